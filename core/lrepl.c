@@ -1,0 +1,300 @@
+/* The interactive loop: readline with persistent history, multi-line input,
+ * results printed by lua/pmcsh/repl.lua, completion asked of that module,
+ * and Ctrl-C that abandons the line at the prompt or stops running code. */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <readline/readline.h>
+#include <readline/history.h>
+
+#include <lua.h>
+#include <lauxlib.h>
+
+#include "lhost.h"
+#include "interrupt.h"
+
+#define HISTORY_MAX 1000
+#define PROMPT "> "
+#define PROMPT2 ">> "
+#define EOFMARK "<eof>"
+
+static lua_State *repl_L;
+static int repl_ref = LUA_NOREF;	/* the pmcsh.repl module table */
+static int line_cancelled;
+static char history_path[4096];
+
+/* Ctrl-C while readline waits: SIGINT is blocked while readline runs and
+ * unblocked only inside ppoll, so the flag is never missed; the line (and
+ * any unfinished statement) is dropped by accepting it empty, marked
+ * cancelled. */
+static sigset_t wait_mask;
+
+static int repl_getc(FILE *in)
+{
+	struct pollfd pfd = {.fd = fileno(in), .events = POLLIN};
+	unsigned char c;
+	for (;;) {
+		if (pmcsh_interrupted) {
+			pmcsh_interrupted = 0;
+			line_cancelled = 1;
+			rl_replace_line("", 0);
+			return '\n';
+		}
+		if (ppoll(&pfd, 1, NULL, &wait_mask) < 0) {
+			if (errno == EINTR)
+				continue;
+			return EOF;
+		}
+		ssize_t n = read(pfd.fd, &c, 1);
+		if (n == 1)
+			return c;
+		if (n == 0 || errno != EINTR)
+			return EOF;
+	}
+}
+
+/* Reads one line; NULL at end of input.  Sets *cancelled on Ctrl-C. */
+static char *read_line(const char *prompt, int *cancelled)
+{
+	sigset_t block;
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	line_cancelled = 0;
+	pmcsh_interrupted = 0;
+	sigprocmask(SIG_BLOCK, &block, &wait_mask);
+	char *line = readline(prompt);
+	sigprocmask(SIG_SETMASK, &wait_mask, NULL);
+	*cancelled = line_cancelled;
+	return line;
+}
+
+/* Pushes repl[name] (a function) on the stack. */
+static void push_repl_fn(lua_State *L, const char *name)
+{
+	lua_rawgeti(L, LUA_REGISTRYINDEX, repl_ref);
+	lua_getfield(L, -1, name);
+	lua_remove(L, -2);
+}
+
+/* ---- completion -------------------------------------------------------- */
+
+static char **matches;
+static int nmatches, next_match;
+
+static void free_matches(void)
+{
+	for (int i = next_match; i < nmatches; i++)
+		free(matches[i]);
+	free(matches);
+	matches = NULL;
+	nmatches = next_match = 0;
+}
+
+static char *match_generator(const char *text, int state)
+{
+	(void)text;
+	(void)state;
+	return next_match < nmatches ? matches[next_match++] : NULL;
+}
+
+/* Asks repl.complete(line_before_cursor, word) for candidates. */
+static char **attempt_completion(const char *text, int start, int end)
+{
+	(void)end;
+	lua_State *L = repl_L;
+	rl_attempted_completion_over = 1;
+	free_matches();
+	int top = lua_gettop(L);
+	push_repl_fn(L, "complete");
+	lua_pushlstring(L, rl_line_buffer, (size_t)rl_point);
+	lua_pushstring(L, text);
+	lua_pushinteger(L, start);
+	if (lua_pcall(L, 3, 1, 0) == LUA_OK && lua_istable(L, -1)) {
+		int n = (int)luaL_len(L, -1);
+		matches = calloc((size_t)n + 1, sizeof *matches);
+		for (int i = 1; matches && i <= n; i++) {
+			lua_rawgeti(L, -1, i);
+			const char *s = lua_tostring(L, -1);
+			if (s)
+				matches[nmatches++] = strdup(s);
+			lua_pop(L, 1);
+		}
+	}
+	lua_settop(L, top);
+	if (nmatches == 0)
+		return NULL;
+	rl_completion_append_character = '\0';
+	return rl_completion_matches(text, match_generator);
+}
+
+/* Inside an open string only quotes break words, so event names such as
+ * "msr/tsc/" or "page-faults:u" complete whole. */
+static char *word_break_hook(void)
+{
+	static char code_breaks[] = " \t\n\"\\'`@$><=;|&{(,+-*/%^~#[]";
+	static char string_breaks[] = "\"'";
+	char quote = 0;
+	for (int i = 0; i < rl_point; i++) {
+		char c = rl_line_buffer[i];
+		if (quote) {
+			if (c == '\\')
+				i++;
+			else if (c == quote)
+				quote = 0;
+		} else if (c == '"' || c == '\'') {
+			quote = c;
+		}
+	}
+	return quote ? string_breaks : code_breaks;
+}
+
+/* ---- reading a statement ---------------------------------------------- */
+
+static int incomplete(lua_State *L, int status)
+{
+	if (status == LUA_ERRSYNTAX) {
+		size_t lmsg;
+		const char *msg = lua_tolstring(L, -1, &lmsg);
+		size_t lmark = sizeof(EOFMARK) - 1;
+		if (lmsg >= lmark && strcmp(msg + lmsg - lmark, EOFMARK) == 0) {
+			lua_pop(L, 1);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Loads the statement in the buffer on top (as an expression first), reading
+ * continuation lines while it is incomplete.  Returns the load status with
+ * the chunk or error on top, -1 at end of input, -2 when Ctrl-C dropped it. */
+static int load_statement(lua_State *L)
+{
+	int cancelled;
+	char *line = read_line(PROMPT, &cancelled);
+	if (line == NULL)
+		return -1;
+	if (cancelled) {
+		free(line);
+		return -2;
+	}
+	luaL_Buffer b;
+	lua_pushstring(L, line);
+	free(line);
+	const char *src = lua_tostring(L, -1);
+	const char *retsrc = lua_pushfstring(L, "return %s;", src);
+	int status = luaL_loadbuffer(L, retsrc, strlen(retsrc), "=stdin");
+	if (status == LUA_OK) {
+		lua_remove(L, -2); /* the "return" text */
+		goto done;
+	}
+	lua_pop(L, 2);
+	for (;;) {
+		src = lua_tostring(L, -1);
+		status = luaL_loadbuffer(L, src, strlen(src), "=stdin");
+		if (!incomplete(L, status))
+			break;
+		char *more = read_line(PROMPT2, &cancelled);
+		if (more == NULL || cancelled) {
+			free(more);
+			lua_pop(L, 1);
+			return more ? -2 : -1;
+		}
+		luaL_buffinit(L, &b);
+		lua_pushvalue(L, -2);
+		luaL_addvalue(&b);
+		luaL_addchar(&b, '\n');
+		luaL_addstring(&b, more);
+		free(more);
+		luaL_pushresult(&b);
+		lua_remove(L, -2);
+	}
+done:
+	/* stack: source, chunk-or-error */
+	src = lua_tostring(L, -2);
+	if (src && *src) {
+		add_history(src);
+		if (history_path[0]) {
+			append_history(1, history_path);
+			history_truncate_file(history_path, HISTORY_MAX);
+		}
+	}
+	lua_remove(L, -2);
+	return status;
+}
+
+static void history_setup(void)
+{
+	const char *home = getenv("HOME");
+	history_path[0] = '\0';
+	if (home && *home) {
+		snprintf(history_path, sizeof history_path, "%s/.pmcsh_history", home);
+		FILE *f = fopen(history_path, "a"); /* create it so append works */
+		if (f)
+			fclose(f);
+		read_history(history_path);
+	}
+	stifle_history(HISTORY_MAX);
+}
+
+/* Prints an error from a REPL statement (message and traceback). */
+static void report_error(lua_State *L)
+{
+	if (lua_type(L, -1) == LUA_TTABLE)
+		lua_getfield(L, -1, "message");
+	const char *msg = lua_tostring(L, -1);
+	fprintf(stderr, "%s\n", msg ? msg : "(error object is not a string)");
+	fflush(stderr);
+	lua_settop(L, 0);
+}
+
+/* Runs the REPL until end of input; returns the exit status (0). */
+int repl_run(lua_State *L)
+{
+	repl_L = L;
+	lua_getglobal(L, "require");
+	lua_pushliteral(L, "pmcsh.repl");
+	if (host_docall(L, 1, 1) != LUA_OK)
+		return host_report(L, LUA_ERRRUN);
+	repl_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+	push_repl_fn(L, "setup");
+	if (host_docall(L, 0, 0) != LUA_OK)
+		report_error(L);
+
+	rl_readline_name = "pmcsh";
+	rl_attempted_completion_function = attempt_completion;
+	rl_completion_word_break_hook = word_break_hook;
+	rl_getc_function = repl_getc;
+	rl_catch_signals = 0;	/* our SIGINT handler stays; repl_getc sees it */
+	history_setup();
+
+	lua_settop(L, 0);
+	int status;
+	while ((status = load_statement(L)) != -1) {
+		if (status == -2)
+			continue;
+		if (status == LUA_OK)
+			status = host_docall(L, 0, LUA_MULTRET);
+		if (status == LUA_OK) {
+			int n = lua_gettop(L);
+			if (n > 0) {
+				push_repl_fn(L, "show");
+				lua_insert(L, 1);
+				if (host_docall(L, n, 0) != LUA_OK)
+					report_error(L);
+			}
+		} else {
+			report_error(L);
+		}
+		lua_settop(L, 0);
+		fflush(stdout);
+	}
+	fputc('\n', stdout);
+	fflush(stdout);
+	free_matches();
+	return 0;
+}

@@ -1,0 +1,248 @@
+/* pmcsh._sys: what the Lua library needs of the system that Lua lacks:
+ * terminals, a monotonic clock, signals, and processes on a pty. */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lpmcsh.h"
+#include "pty.h"
+
+#define PTY_MT "pmcsh.pty"
+
+struct lpty {
+	int fd;		/* -1 once closed */
+	pid_t pid;	/* 0 once reaped */
+	int status;
+};
+
+static int fail(lua_State *L, int err, const char *what)
+{
+	luaL_pushfail(L);
+	lua_pushfstring(L, "%s: %s", what, strerror(err));
+	lua_pushinteger(L, err);
+	return 3;
+}
+
+static int fd_of(lua_State *L, int idx)
+{
+	static const char *const names[] = {"stdin", "stdout", "stderr", NULL};
+	if (lua_type(L, idx) == LUA_TSTRING)
+		return luaL_checkoption(L, idx, NULL, names);
+	return (int)luaL_checkinteger(L, idx);
+}
+
+static int sys_isatty(lua_State *L)
+{
+	lua_pushboolean(L, isatty(fd_of(L, 1)));
+	return 1;
+}
+
+static int sys_now(lua_State *L)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	lua_pushnumber(L, (lua_Number)ts.tv_sec + ts.tv_nsec * 1e-9);
+	return 1;
+}
+
+static int sys_getpid(lua_State *L)
+{
+	lua_pushinteger(L, getpid());
+	return 1;
+}
+
+static int sys_kill(lua_State *L)
+{
+	pid_t pid = (pid_t)luaL_checkinteger(L, 1);
+	int sig = (int)luaL_optinteger(L, 2, SIGTERM);
+	if (kill(pid, sig) < 0)
+		return fail(L, errno, "kill");
+	lua_pushboolean(L, 1);
+	return 1;
+}
+
+static int sys_sleep(lua_State *L)
+{
+	double s = luaL_checknumber(L, 1);
+	luaL_argcheck(L, s >= 0, 1, "negative duration");
+	struct timespec ts = {(time_t)s, (long)((s - (time_t)s) * 1e9)};
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+	return 0;
+}
+
+/* ---- pty --------------------------------------------------------------- */
+
+static struct lpty *check_pty(lua_State *L)
+{
+	struct lpty *p = luaL_checkudata(L, 1, PTY_MT);
+	if (p->fd < 0)
+		luaL_error(L, "attempt to use a closed pty");
+	return p;
+}
+
+static void reap(struct lpty *p)
+{
+	if (p->pid > 0) {
+		p->status = pty_wait(p->pid);
+		p->pid = 0;
+	}
+}
+
+/* One close for :close(), __gc and __close: kills a running child. */
+static int pty_close(lua_State *L)
+{
+	struct lpty *p = luaL_checkudata(L, 1, PTY_MT);
+	if (p->pid > 0)
+		kill(p->pid, SIGKILL);
+	reap(p);
+	if (p->fd >= 0) {
+		close(p->fd);
+		p->fd = -1;
+	}
+	return 0;
+}
+
+/* sys.spawn_pty(argv [, env]) -> pty | fail, msg, errno.  env is a list of
+ * "K=V" strings replacing the environment. */
+static int sys_spawn_pty(lua_State *L)
+{
+	luaL_checktype(L, 1, LUA_TTABLE);
+	int argc = (int)luaL_len(L, 1);
+	luaL_argcheck(L, argc > 0, 1, "empty command");
+	int envc = lua_istable(L, 2) ? (int)luaL_len(L, 2) : -1;
+	struct lpty *p = lua_newuserdatauv(L, sizeof *p, 0);
+	p->fd = -1;
+	p->pid = 0;
+	p->status = -1;
+	luaL_setmetatable(L, PTY_MT);
+	/* the strings stay alive on the Lua stack until exec */
+	char **argv = lua_newuserdatauv(L, sizeof(char *) * ((size_t)argc + 1), 0);
+	for (int i = 0; i < argc; i++) {
+		lua_rawgeti(L, 1, i + 1);
+		argv[i] = (char *)luaL_checkstring(L, -1);
+		lua_pop(L, 1);	/* table keeps it alive */
+	}
+	argv[argc] = NULL;
+	char **envp = NULL;
+	if (envc >= 0) {
+		envp = lua_newuserdatauv(L, sizeof(char *) * ((size_t)envc + 1), 0);
+		for (int i = 0; i < envc; i++) {
+			lua_rawgeti(L, 2, i + 1);
+			envp[i] = (char *)luaL_checkstring(L, -1);
+			lua_pop(L, 1);
+		}
+		envp[envc] = NULL;
+	}
+	int r = pty_spawn(argv, envp, &p->pid, &p->fd);
+	if (r < 0)
+		return fail(L, -r, "forkpty");
+	lua_settop(L, 3);
+	lua_pushvalue(L, 3);
+	return 1;
+}
+
+/* p:read([timeout_s]) -> text ("" on timeout) | nil at end of output. */
+static int pty_lread(lua_State *L)
+{
+	struct lpty *p = check_pty(L);
+	int ms = (int)(luaL_optnumber(L, 2, 0.1) * 1000);
+	char buf[4096];
+	ssize_t n = pty_read(p->fd, buf, sizeof buf, ms);
+	if (n == -EIO)
+		return 0;
+	if (n < 0)
+		return fail(L, (int)-n, "read");
+	lua_pushlstring(L, buf, (size_t)n);
+	return 1;
+}
+
+static int pty_lwrite(lua_State *L)
+{
+	struct lpty *p = check_pty(L);
+	size_t len;
+	const char *s = luaL_checklstring(L, 2, &len);
+	int r = pty_write(p->fd, s, len);
+	if (r < 0)
+		return fail(L, -r, "write");
+	lua_settop(L, 1);
+	return 1;
+}
+
+static int pty_lkill(lua_State *L)
+{
+	struct lpty *p = check_pty(L);
+	int sig = (int)luaL_optinteger(L, 2, SIGTERM);
+	if (p->pid > 0 && kill(p->pid, sig) < 0)
+		return fail(L, errno, "kill");
+	lua_pushboolean(L, 1);
+	return 1;
+}
+
+/* p:wait() -> exit status (128+signal when killed). */
+static int pty_lwait(lua_State *L)
+{
+	struct lpty *p = check_pty(L);
+	reap(p);
+	lua_pushinteger(L, p->status);
+	return 1;
+}
+
+static int pty_pid(lua_State *L)
+{
+	lua_pushinteger(L, check_pty(L)->pid);
+	return 1;
+}
+
+static const luaL_Reg sys_funcs[] = {
+	{"isatty", sys_isatty},
+	{"now", sys_now},
+	{"getpid", sys_getpid},
+	{"kill", sys_kill},
+	{"sleep", sys_sleep},
+	{"spawn_pty", sys_spawn_pty},
+	{NULL, NULL}
+};
+
+static const luaL_Reg pty_methods[] = {
+	{"read", pty_lread},
+	{"write", pty_lwrite},
+	{"kill", pty_lkill},
+	{"wait", pty_lwait},
+	{"pid", pty_pid},
+	{"close", pty_close},
+	{NULL, NULL}
+};
+
+static const luaL_Reg pty_meta[] = {
+	{"__index", NULL},
+	{"__gc", pty_close},
+	{"__close", pty_close},
+	{NULL, NULL}
+};
+
+static void create_pty_meta(lua_State *L)
+{
+	luaL_newmetatable(L, PTY_MT);
+	luaL_setfuncs(L, pty_meta, 0);
+	luaL_newlibtable(L, pty_methods);
+	luaL_setfuncs(L, pty_methods, 0);
+	lua_setfield(L, -2, "__index");
+	lua_pop(L, 1);
+}
+
+int luaopen_pmcsh_sys(lua_State *L)
+{
+	luaL_newlib(L, sys_funcs);
+	create_pty_meta(L);
+	lua_pushinteger(L, SIGINT);
+	lua_setfield(L, -2, "SIGINT");
+	lua_pushinteger(L, SIGKILL);
+	lua_setfield(L, -2, "SIGKILL");
+	lua_pushinteger(L, SIGTERM);
+	lua_setfield(L, -2, "SIGTERM");
+	return 1;
+}

@@ -1,0 +1,313 @@
+-- Recipes: runnable experiments found on a path, with options declared once
+-- by the recipe and parsed, validated and documented here.
+local paths = require("pmcsh.paths")
+local doc = require("pmcsh.help").doc
+
+local M = {}
+
+-- A usage error: the host prints the message and exits with status 2.
+local usage_mt = {__tostring = function(e) return e.message end}
+function M.usage(msg)
+  return setmetatable({usage = true, message = msg}, usage_mt)
+end
+
+local function usage_error(fmt, ...)
+  error(M.usage(string.format(fmt, ...)), 0)
+end
+
+-- The folders searched, in order: the user's own, PMCSH_PATH, the shipped.
+function M.path()
+  local dirs = {}
+  local home = os.getenv("HOME")
+  if home and home ~= "" then dirs[#dirs + 1] = home .. "/.pmcsh/recipes" end
+  for dir in (os.getenv("PMCSH_PATH") or ""):gmatch("[^:]+") do dirs[#dirs + 1] = dir end
+  dirs[#dirs + 1] = paths.scripts
+  return dirs
+end
+
+local function readable(file)
+  local f = io.open(file, "r")
+  if f then f:close() return true end
+  return false
+end
+
+-- The file of recipe `name`, or nil.
+function M.find(name)
+  if not name:match("^[%w_%-]+$") then return nil end
+  for _, dir in ipairs(M.path()) do
+    local file = dir .. "/" .. name .. ".lua"
+    if readable(file) then return file, dir end
+  end
+  return nil
+end
+
+local cache = {}
+
+local TYPES = {int = true, number = true, string = true, flag = true, list = true, size = true}
+
+local function check_recipe(r, file)
+  if type(r) ~= "table" or type(r.run) ~= "function" then
+    error(string.format("%s: a recipe returns a table with a run function", file), 0)
+  end
+  r.options = r.options or {}
+  for i, o in ipairs(r.options) do
+    if type(o.name) ~= "string" or not TYPES[o.type] then
+      error(string.format("%s: option %d needs a name and a type (%s)", file, i,
+        "int, number, string, flag, list or size"), 0)
+    end
+  end
+  return r
+end
+
+-- Loads recipe `name` (cached); raises a usage error when there is none.
+function M.load(name)
+  local file = M.find(name)
+  if not file then
+    usage_error("no such file or recipe: %s (pmcsh --help lists the recipes)", name)
+  end
+  if cache[file] then return cache[file], file end
+  local chunk, err = loadfile(file)
+  if not chunk then error(err, 0) end
+  local r = check_recipe(chunk(), file)
+  r.name = name
+  cache[file] = r
+  return r, file
+end
+
+-- Every recipe on the path, the first of a name shadowing later ones.
+function M.list()
+  local out, seen = {}, {}
+  for _, dir in ipairs(M.path()) do
+    local p = io.popen("ls -1 '" .. dir:gsub("'", "'\\''") .. "' 2>/dev/null")
+    local names = {}
+    for line in p:lines() do
+      local name = line:match("^([%w_%-]+)%.lua$")
+      if name then names[#names + 1] = name end
+    end
+    p:close()
+    table.sort(names)
+    for _, name in ipairs(names) do
+      if not seen[name] then
+        seen[name] = true
+        local ok, r = pcall(M.load, name)
+        out[#out + 1] = {name = name, dir = dir,
+          description = ok and r.description or ("(cannot load: " .. tostring(r) .. ")")}
+      end
+    end
+  end
+  return out
+end
+
+function M.print_list()
+  local list = M.list()
+  print("Recipes (pmcsh RECIPE --help):")
+  if #list == 0 then print("  (none found)") end
+  for _, r in ipairs(list) do
+    print(string.format("  %-14s %s  [%s]", r.name, r.description or "", r.dir))
+  end
+  return 0
+end
+
+-- ---- option values ----------------------------------------------------
+
+local SIZE_UNITS = {[""] = 1, b = 1, k = 1024, m = 1024 ^ 2, g = 1024 ^ 3, t = 1024 ^ 4}
+
+-- "64M", "1GiB", "4k", "1048576" -> bytes (binary units), or nil.
+function M.parse_size(s)
+  if math.type(s) == "integer" then return s end
+  if type(s) ~= "string" then return nil end
+  local num, unit = s:lower():match("^%s*(%d+%.?%d*)%s*([kmgtb]?)i?b?%s*$")
+  if not num then return nil end
+  return math.tointeger(math.floor(tonumber(num) * SIZE_UNITS[unit] + 0.5))
+end
+
+-- Splits "a,b,c" at commas, except those inside a sysfs event's slashes
+-- ("uncore_imc_0/event=0x4,umask=0x3/" stays whole).
+function M.split_list(s)
+  local out, cur, slashes = {}, {}, 0
+  for c in s:gmatch(".") do
+    if c == "," and slashes % 2 == 0 then
+      out[#out + 1] = table.concat(cur); cur = {}; slashes = 0
+    else
+      if c == "/" then slashes = slashes + 1 end
+      cur[#cur + 1] = c
+    end
+  end
+  out[#out + 1] = table.concat(cur)
+  local clean = {}
+  for _, item in ipairs(out) do
+    item = item:match("^%s*(.-)%s*$")
+    if item ~= "" then clean[#clean + 1] = item end
+  end
+  return clean
+end
+
+local function convert(o, v)
+  local t = o.type
+  local r
+  if t == "flag" then
+    if type(v) == "boolean" then r = v
+    elseif v == "true" or v == "1" or v == "yes" then r = true
+    elseif v == "false" or v == "0" or v == "no" then r = false end
+  elseif t == "int" then
+    r = math.tointeger(tonumber(v))
+  elseif t == "number" then
+    r = tonumber(v)
+  elseif t == "string" then
+    if type(v) == "string" or type(v) == "number" then r = tostring(v) end
+  elseif t == "list" then
+    if type(v) == "table" then r = v elseif type(v) == "string" then r = M.split_list(v) end
+  elseif t == "size" then
+    r = M.parse_size(type(v) == "number" and math.tointeger(v) or v)
+  end
+  if r == nil then
+    usage_error("option --%s: expected %s, got %q", o.name,
+      ({int = "an integer", number = "a number", string = "a string", flag = "true or false",
+        list = "a comma-separated list", size = "a size such as 64M or 1G"})[t], tostring(v))
+  end
+  if o.choices then
+    local ok = false
+    for _, c in ipairs(o.choices) do if c == r then ok = true end end
+    if not ok then
+      usage_error("option --%s: %q is not one of %s", o.name, tostring(r), table.concat(o.choices, ", "))
+    end
+  end
+  if o.min and type(r) == "number" and r < o.min then
+    usage_error("option --%s: %s is below the minimum %s", o.name, tostring(r), tostring(o.min))
+  end
+  return r
+end
+
+local function option_named(r, name)
+  for _, o in ipairs(r.options) do
+    if o.name == name or o.short == name then return o end
+  end
+  return nil
+end
+
+local function defaults(r)
+  local opts = {}
+  for _, o in ipairs(r.options) do
+    if o.default ~= nil then opts[o.name] = o.default
+    elseif o.type == "flag" then opts[o.name] = false end
+  end
+  return opts
+end
+
+-- Parses command-line words for recipe r: returns opts, positional args.
+-- "--name value", "--name=value", "-s value", flags without a value, "--".
+function M.parse(r, argv)
+  local opts, args = defaults(r), {}
+  local i = 1
+  while i <= #argv do
+    local a = argv[i]
+    if a == "--" then
+      for j = i + 1, #argv do args[#args + 1] = argv[j] end
+      break
+    end
+    local long, inline = a:match("^%-%-([%w_%-]+)=(.*)$")
+    long = long or a:match("^%-%-([%w_%-]+)$")
+    local short = not long and a:match("^%-(%a)$")
+    if long or short then
+      local key = long or short
+      local o = option_named(r, key) or option_named(r, (key:gsub("%-", "_")))
+      if not o then
+        usage_error("%s: unknown option '%s' (pmcsh %s --help lists the options)", r.name, a, r.name)
+      end
+      local v = inline
+      if v == nil then
+        if o.type == "flag" then
+          v = true
+        else
+          i = i + 1
+          v = argv[i]
+          if v == nil then usage_error("%s: option '%s' needs a value", r.name, a) end
+        end
+      end
+      opts[o.name] = convert(o, v)
+    elseif a:match("^%-.") and not tonumber(a) then
+      usage_error("%s: unknown option '%s' (pmcsh %s --help lists the options)", r.name, a, r.name)
+    else
+      if not r.usage then
+        usage_error("%s: unexpected argument '%s' (pmcsh %s --help)", r.name, a, r.name)
+      end
+      args[#args + 1] = a
+    end
+    i = i + 1
+  end
+  return opts, args
+end
+
+-- The text of `pmcsh NAME --help`.
+function M.help_text(name)
+  local r, file = M.load(name)
+  local lines = {
+    string.format("usage: pmcsh %s [options]%s", name, r.usage and (" " .. r.usage) or ""),
+    "", r.description or "",
+  }
+  if r.help then lines[#lines + 1] = "\n" .. r.help end
+  if #r.options > 0 then lines[#lines + 1] = "\noptions:" end
+  local metavar = {int = "N", number = "X", string = "STR", list = "LIST", size = "SIZE", flag = ""}
+  for _, o in ipairs(r.options) do
+    local flag = (o.short and ("-" .. o.short .. ", ") or "    ") .. "--" .. o.name
+    local mv = o.choices and table.concat(o.choices, "|") or metavar[o.type]
+    if mv ~= "" then flag = flag .. " " .. mv end
+    local def = ""
+    if o.default ~= nil and o.type ~= "flag" then
+      def = " (default " .. (type(o.default) == "table" and table.concat(o.default, ",") or tostring(o.default)) .. ")"
+    end
+    lines[#lines + 1] = string.format("  %-28s %s%s", flag, o.help or "", def)
+  end
+  lines[#lines + 1] = "\nfrom " .. file
+  return table.concat(lines, "\n")
+end
+
+local function finish(status)
+  if status == nil or status == true then return 0 end
+  if status == false then return 1 end
+  return math.tointeger(status) or 1
+end
+
+-- Host entry: pmcsh NAME args...  Returns the exit status.
+function M.main(name, ...)
+  local argv = {...}
+  local r = M.load(name)
+  for _, a in ipairs(argv) do
+    if a == "--" then break end
+    if a == "--help" or a == "-h" then
+      print(M.help_text(name))
+      return 0
+    end
+  end
+  local opts, args = M.parse(r, argv)
+  return finish(r.run(opts, args))
+end
+
+-- From Lua: recipe.run("survey", {reps = 5}) -> what the recipe's run
+-- returns.  Option values are checked as on the command line; positional
+-- arguments go in opts.args.
+function M.run(name, given)
+  given = given or {}
+  local r = M.load(name)
+  local opts = defaults(r)
+  local args = given.args or {}
+  for k, v in pairs(given) do
+    if k ~= "args" then
+      local o = option_named(r, k)
+      if not o then usage_error("%s: unknown option '%s'", name, tostring(k)) end
+      opts[o.name] = convert(o, v)
+    end
+  end
+  return r.run(opts, args)
+end
+
+doc(M, "recipe", [[
+Recipes: runnable experiments (scripts/NAME.lua, ~/.pmcsh/recipes, PMCSH_PATH).
+A recipe file returns {description=, options={{name=, type=, default=, help=}...},
+usage=, run=function(opts, args) ... end}; the host parses --options for it.]])
+doc(M.run, "recipe.run", [[
+recipe.run(name, opts) runs a recipe from Lua with an options table, e.g.
+recipe.run("demo", {size = "64M"}); positional arguments go in opts.args.]])
+doc(M.list, "recipe.list", [[recipe.list() returns {name=, description=, dir=} for every recipe found.]])
+
+return M

@@ -1,0 +1,170 @@
+-- The Lua half of the REPL: how results print, what Tab proposes, and the
+-- few convenience globals (pmc, stream, chase, recipe, help).
+local complete = require("pmcsh.complete")
+local help = require("pmcsh.help")
+
+local M = {}
+
+local MAX_DEPTH = 4
+local MAX_ITEMS = 200
+
+local keywords = {
+  "and", "break", "do", "else", "elseif", "end", "false", "for", "function",
+  "goto", "if", "in", "local", "nil", "not", "or", "repeat", "return", "then",
+  "true", "until", "while",
+}
+
+-- Globals made on first use, so the REPL starts fast and a module that
+-- cannot load here only fails when it is used.
+local lazy = {
+  pmc = "pmcsh.pmc", stream = "pmcsh.stream", chase = "pmcsh.chase",
+  recipe = "pmcsh.recipe", metrics = "pmcsh.metrics",
+}
+
+local function is_identifier(s)
+  return type(s) == "string" and s:match("^[%a_][%w_]*$") ~= nil
+end
+
+local function key_order(a, b)
+  local ta, tb = type(a), type(b)
+  if ta ~= tb then return ta == "number" end
+  if ta == "number" or ta == "string" then return a < b end
+  return tostring(a) < tostring(b)
+end
+
+local function scalar(v)
+  if type(v) == "string" then return (string.format("%q", v):gsub("\\\n", "\\n")) end
+  if math.type(v) == "float" and v == math.floor(v) and math.abs(v) < 1e15 then
+    return string.format("%.1f", v)
+  end
+  return tostring(v)
+end
+
+-- Renders v readably: nested tables indented, keys sorted, cycles and depth
+-- bounded, long tables cut with a count of what was left out.
+function M.format(v, depth, seen, indent)
+  depth, seen, indent = depth or 0, seen or {}, indent or ""
+  if type(v) ~= "table" then return scalar(v) end
+  local mt = getmetatable(v)
+  if mt and mt.__tostring then return tostring(v) end
+  if seen[v] then return "<cycle " .. tostring(v) .. ">" end
+  if depth >= MAX_DEPTH then return "{...}" end
+  local n = #v
+  local keys = {}
+  for k in pairs(v) do
+    if not (math.type(k) == "integer" and k >= 1 and k <= n) then keys[#keys + 1] = k end
+  end
+  if n == 0 and #keys == 0 then return "{}" end
+  table.sort(keys, key_order)
+  seen[v] = true
+  local inner = indent .. "  "
+  local parts, count = {}, 0
+  for i = 1, n do
+    count = count + 1
+    if count > MAX_ITEMS then break end
+    parts[#parts + 1] = M.format(v[i], depth + 1, seen, inner)
+  end
+  for _, k in ipairs(keys) do
+    count = count + 1
+    if count > MAX_ITEMS then break end
+    local ks = is_identifier(k) and k or "[" .. scalar(k) .. "]"
+    parts[#parts + 1] = ks .. " = " .. M.format(v[k], depth + 1, seen, inner)
+  end
+  if count > MAX_ITEMS then
+    parts[#parts + 1] = string.format("-- %d more", n + #keys - MAX_ITEMS)
+  end
+  seen[v] = nil
+  local flat = "{" .. table.concat(parts, ", ") .. "}"
+  if #flat + #indent <= 78 and not flat:find("\n") then return flat end
+  return "{\n" .. inner .. table.concat(parts, ",\n" .. inner) .. "\n" .. indent .. "}"
+end
+
+-- Prints the results of a REPL statement, one per line.
+function M.show(...)
+  for i = 1, select("#", ...) do
+    print(M.format((select(i, ...))))
+  end
+end
+
+-- Fields proposed after "x." or "x:" for a value: its own keys, then those
+-- reachable through __index tables.
+local function fields(v, methods_only)
+  local out, seen = {}, {}
+  local function add(t)
+    for k, val in pairs(t) do
+      if is_identifier(k) and not seen[k] and (not methods_only or type(val) == "function") then
+        seen[k] = true
+        out[#out + 1] = k
+      end
+    end
+  end
+  local guard = 0
+  while v ~= nil and guard < 8 do
+    guard = guard + 1
+    if type(v) == "table" then add(v) end
+    local mt = getmetatable(v)
+    local idx = type(mt) == "table" and rawget(mt, "__index") or nil
+    if type(v) == "string" then idx = string end
+    if type(idx) ~= "table" then break end
+    v = idx
+  end
+  return out
+end
+
+local function resolve(path)
+  local v = _G
+  for name in path:gmatch("[^.:]+") do
+    if type(v) ~= "table" and type(v) ~= "userdata" and type(v) ~= "string" then return nil end
+    local ok, nv = pcall(function() return v[name] end)
+    if not ok then return nil end
+    v = nv
+  end
+  return v
+end
+
+local function matching(list, prefix, lead)
+  local out = {}
+  for _, s in ipairs(list) do
+    if s:sub(1, #prefix) == prefix then out[#out + 1] = (lead or "") .. s end
+  end
+  table.sort(out)
+  return out
+end
+
+-- Candidates for `word`, with `line` the text before the cursor.
+function M.complete(line, word)
+  local hooked = complete.ask(line, word)
+  if hooked then return hooked end
+  if complete.in_string(line) then return {} end
+  local base, sep, prefix = word:match("^(.-)([.:])([%w_]*)$")
+  if base and base ~= "" then
+    local v = resolve(base)
+    if v == nil then return {} end
+    return matching(fields(v, sep == ":"), prefix, base .. sep)
+  end
+  local names = {}
+  for k in pairs(_G) do if is_identifier(k) then names[#names + 1] = k end end
+  for k in pairs(lazy) do if rawget(_G, k) == nil then names[#names + 1] = k end end
+  for _, k in ipairs(keywords) do names[#names + 1] = k end
+  return matching(names, word)
+end
+
+-- Called once when the REPL starts.
+function M.setup()
+  rawset(_G, "help", help.help)
+  local mt = getmetatable(_G) or {}
+  local old = mt.__index
+  mt.__index = function(t, k)
+    local mod = lazy[k]
+    if mod then
+      local v = require(mod)
+      rawset(t, k, v)
+      return v
+    end
+    if type(old) == "function" then return old(t, k) end
+    if type(old) == "table" then return old[k] end
+  end
+  setmetatable(_G, mt)
+end
+
+return M

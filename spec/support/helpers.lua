@@ -1,0 +1,52 @@
+-- Helpers shared by the specs.
+local paths = require("pmcsh.paths")
+local M = {}
+
+M.exe = paths.exe
+
+local function shquote(s)
+  return "'" .. tostring(s):gsub("'", "'\\''") .. "'"
+end
+M.shquote = shquote
+
+local function slurp(path)
+  local f = io.open(path, "rb")
+  if not f then return "" end
+  local s = f:read("a")
+  f:close()
+  return s
+end
+M.slurp = slurp
+
+-- Runs the pmcsh binary with `args` (a list), optional stdin text and env
+-- prefix; returns {code=, out=, err=}.
+function M.run(args, opts)
+  opts = opts or {}
+  local cmd = {}
+  for _, a in ipairs(args) do cmd[#cmd + 1] = shquote(a) end
+  local errf, inf = os.tmpname(), os.tmpname()
+  local f = assert(io.open(inf, "wb")); f:write(opts.stdin or ""); f:close()
+  local line = (opts.env or "") .. " " .. shquote(M.exe) .. " " .. table.concat(cmd, " ")
+    .. " <" .. inf .. " 2>" .. errf
+  local p = assert(io.popen(line, "r"))
+  local out = p:read("a")
+  local _, _, code = p:close()
+  local err = slurp(errf)
+  os.remove(errf); os.remove(inf)
+  return {code = code, out = out, err = err}
+end
+
+-- Marks the enclosing spec pending with `reason` unless `cond` holds;
+-- returns cond, so a spec reads: if not helpers.require(ok, why) then return end
+function M.require(cond, reason)
+  if not cond then pending(reason) end
+  return cond
+end
+
+function M.tmpdir()
+  local p = assert(io.popen("mktemp -d"))
+  local d = p:read("l"); p:close()
+  return d
+end
+
+return M
