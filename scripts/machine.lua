@@ -1,0 +1,102 @@
+-- What this machine offers for measurement: CPU, PMUs, permissions, caches,
+-- huge pages, clocks.  Reads /proc and /sys only.
+local function read(path)
+  local f = io.open(path, "r")
+  if not f then return nil end
+  local s = f:read("a")
+  f:close()
+  return (s:gsub("%s+$", ""))
+end
+
+local function ls(dir)
+  local out = {}
+  local p = io.popen("ls -1 '" .. dir .. "' 2>/dev/null")
+  for line in p:lines() do out[#out + 1] = line end
+  p:close()
+  return out
+end
+
+local PARANOID = {
+  ["-1"] = "no restrictions",
+  ["0"] = "CPU-wide and kernel counting allowed",
+  ["1"] = "per-process user and kernel counting; no CPU-wide without CAP_PERFMON",
+  ["2"] = "user-only counting of own processes (:u) without CAP_PERFMON",
+}
+
+local function cpu_flags()
+  local info = read("/proc/cpuinfo") or ""
+  local flags = {}
+  for f in (info:match("\nflags%s*:%s*([^\n]*)") or ""):gmatch("%S+") do flags[f] = true end
+  return info:match("model name%s*:%s*([^\n]*)") or "unknown", flags
+end
+
+local function caches()
+  local out, seen = {}, {}
+  for _, cpu in ipairs(ls("/sys/devices/system/cpu")) do
+    if cpu:match("^cpu%d+$") then
+      local base = "/sys/devices/system/cpu/" .. cpu .. "/cache/"
+      for _, idx in ipairs(ls(base)) do
+        if idx:match("^index%d+$") then
+          local d = base .. idx .. "/"
+          local key = (read(d .. "level") or "?") .. (read(d .. "type") or "") .. (read(d .. "shared_cpu_list") or "")
+          if not seen[key] then
+            seen[key] = true
+            out[#out + 1] = {level = tonumber(read(d .. "level")), type = read(d .. "type"),
+              size = read(d .. "size"), shared = read(d .. "shared_cpu_list"),
+              line = read(d .. "coherency_line_size")}
+          end
+        end
+      end
+    end
+  end
+  table.sort(out, function(a, b)
+    if a.level ~= b.level then return (a.level or 0) < (b.level or 0) end
+    return (a.shared or "") < (b.shared or "")
+  end)
+  return out
+end
+
+return {
+  description = "what this machine offers for measurement: PMUs, permissions, caches, clocks",
+  options = {
+    {name = "json", type = "flag", help = "one JSON object instead of text"},
+  },
+  run = function(opts)
+    local model, flags = cpu_flags()
+    local pmus = ls("/sys/bus/event_source/devices")
+    local has_cpu_pmu = false
+    for _, p in ipairs(pmus) do
+      if p == "cpu" or p == "cpu_core" or p == "cpu_atom" or p:match("^armv") then has_cpu_pmu = true end
+    end
+    local paranoid = read("/proc/sys/kernel/perf_event_paranoid") or "?"
+    local m = {
+      cpu = model,
+      cpus = #ls("/sys/devices/system/cpu") > 0 and read("/sys/devices/system/cpu/online") or "?",
+      pmus = pmus,
+      hardware_pmu = has_cpu_pmu,
+      perf_event_paranoid = tonumber(paranoid),
+      caches = caches(),
+      hugepages_2m = tonumber(read("/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages") or "0"),
+      hugepages_1g = tonumber(read("/sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages") or "0"),
+      thp = read("/sys/kernel/mm/transparent_hugepage/enabled"),
+      constant_tsc = flags.constant_tsc and flags.nonstop_tsc or false,
+    }
+    if opts.json then
+      print(require("cjson").encode(m))
+      return 0
+    end
+    print(string.format("cpu          %s (online %s)", m.cpu, m.cpus))
+    print(string.format("PMUs         %s", table.concat(pmus, " ")))
+    print(string.format("hardware PMU %s", has_cpu_pmu and "yes"
+      or "no: cycles, instructions and other hardware events cannot be counted here"))
+    print(string.format("paranoid     %s (%s)", paranoid, PARANOID[paranoid] or "restricted"))
+    for _, c in ipairs(m.caches) do
+      print(string.format("cache        L%d %-12s %6s  line %s B  cpus %s", c.level or 0, c.type or "?",
+        c.size or "?", c.line or "?", c.shared or "?"))
+    end
+    print(string.format("huge pages   2M reserved %d, 1G reserved %d; THP %s", m.hugepages_2m,
+      m.hugepages_1g, m.thp or "?"))
+    print(string.format("TSC          %s", m.constant_tsc and "constant and nonstop" or "not constant"))
+    return 0
+  end,
+}
