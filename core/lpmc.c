@@ -1,8 +1,1087 @@
-/* Placeholder until the pmc binding lands. */
-#include "lpmcsh.h"
+/* pmcsh._pmc: counter groups for Lua.  Converts between Lua and the pure C
+ * counter layer (counter.c); the facade lua/pmcsh/pmc.lua adds the friendly
+ * API.  Also the window the engines use (lpmc.h) and a few calibration
+ * probes whose measured work is C inside one C call. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "lpmc.h"
+#include "counter.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define GROUP_MT "pmcsh.group"
+#define WINDOW_MT "pmcsh.window"
+
+struct lgroup {
+	int closed;
+	struct pmc_group g;
+	struct pmc_target target;
+	struct pmc_event *ev;   /* points into the tail of this userdata */
+	struct pmc_sub *sub;
+};
+
+static double now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static int fail(lua_State *L, const char *msg, int err)
+{
+	luaL_pushfail(L);
+	lua_pushstring(L, msg);
+	lua_pushinteger(L, err);
+	return 3;
+}
+
+static struct lgroup *checkgroup(lua_State *L, int idx)
+{
+	struct lgroup *lg = luaL_checkudata(L, idx, GROUP_MT);
+	if (lg->closed)
+		luaL_error(L, "attempt to use a closed group");
+	return lg;
+}
+
+/* Resolves the event names in the list at `idx` into ev[] (n of them).
+ * Argument misuse raises; an unknown event returns -errno with msg. */
+static int resolve_list(lua_State *L, int idx, struct pmc_event *ev, int n, char *msg)
+{
+	for (int i = 0; i < n; i++) {
+		lua_geti(L, idx, i + 1);
+		if (lua_type(L, -1) != LUA_TSTRING)  /* before lua_tostring converts it */
+			luaL_error(L, "bad argument #1 (events): entry %d is not a string", i + 1);
+		const char *name = lua_tostring(L, -1);
+		int r = pmc_resolve(name, &ev[i], msg, PMC_ERR_MAX);
+		lua_pop(L, 1);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+static int list_len(lua_State *L, int idx, const char *what)
+{
+	luaL_argexpected(L, lua_istable(L, idx), idx, "table of event names");
+	int n = (int)luaL_len(L, idx);
+	luaL_argcheck(L, n >= 1, idx, "no events given");
+	if (n > PMC_MAX_EVENTS)
+		luaL_error(L, "bad argument #%d (%s): at most %d events in one group", idx, what, PMC_MAX_EVENTS);
+	return n;
+}
+
+/* Target options from the table at `idx`: pid, cpus, inherit, pinned. */
+static void read_target(lua_State *L, int idx, struct pmc_target *t)
+{
+	memset(t, 0, sizeof *t);
+	if (lua_isnoneornil(L, idx))
+		return;
+	luaL_checktype(L, idx, LUA_TTABLE);
+	if (lua_getfield(L, idx, "pid") != LUA_TNIL) {
+		lua_Integer pid = luaL_checkinteger(L, -1);
+		luaL_argcheck(L, pid >= 0, idx, "pid must be >= 0 (0: the calling thread)");
+		t->pid = (pid_t)pid;
+	}
+	lua_pop(L, 1);
+	if (lua_getfield(L, idx, "cpus") != LUA_TNIL) {
+		luaL_argexpected(L, lua_istable(L, -1), idx, "cpus as a list of cpu numbers");
+		int n = (int)luaL_len(L, -1);
+		luaL_argcheck(L, n >= 1 && n <= PMC_MAX_CPUS, idx, "cpus: give 1 to 256 cpu numbers");
+		for (int i = 0; i < n; i++) {
+			lua_geti(L, -1, i + 1);
+			lua_Integer c = luaL_checkinteger(L, -1);
+			luaL_argcheck(L, c >= 0, idx, "cpus: cpu numbers are >= 0");
+			t->cpus[i] = (int)c;
+			lua_pop(L, 1);
+		}
+		t->ncpus = n;
+		t->pid = -1;
+	}
+	lua_pop(L, 1);
+	lua_getfield(L, idx, "inherit");
+	t->inherit = lua_toboolean(L, -1);
+	lua_getfield(L, idx, "pinned");
+	t->pinned = lua_toboolean(L, -1);
+	lua_pop(L, 2);
+}
+
+/* Allocates a closed group userdata for n events (left on the stack). */
+static struct lgroup *newgroup(lua_State *L, int n)
+{
+	size_t size = sizeof(struct lgroup) + (size_t)n * (sizeof(struct pmc_event) + sizeof(struct pmc_sub));
+	struct lgroup *lg = lua_newuserdatauv(L, size, 1);
+	memset(lg, 0, size);
+	lg->closed = 1;  /* until every fd is open */
+	lg->ev = (struct pmc_event *)(lg + 1);
+	lg->sub = (struct pmc_sub *)(lg->ev + n);
+	lg->g.ev = lg->ev;
+	lg->g.sub = lg->sub;
+	lg->g.nev = n;
+	luaL_setmetatable(L, GROUP_MT);
+	return lg;
+}
+
+/* _pmc.open(events, opts) -> group | nil, msg, errno.  The group starts
+ * disabled with its baseline at zero. */
+static int l_open(lua_State *L)
+{
+	int n = list_len(L, 1, "events");
+	struct pmc_target t;
+	read_target(L, 2, &t);
+	struct lgroup *lg = newgroup(L, n);
+	char msg[PMC_ERR_MAX];
+	int r = resolve_list(L, 1, lg->ev, n, msg);
+	if (r)
+		return fail(L, msg, -r);
+	pmc_group_layout(&lg->g);
+	int bad;
+	r = pmc_group_open(&lg->g, &t, &bad);
+	if (r) {
+		pmc_open_strerror(&lg->ev[bad >= 0 ? bad : 0], -r, msg, sizeof msg);
+		return fail(L, msg, -r);
+	}
+	lg->target = t;
+	lg->closed = 0;
+	return 1;
+}
+
+static int g_close(lua_State *L)
+{
+	struct lgroup *lg = luaL_checkudata(L, 1, GROUP_MT);
+	if (!lg->closed) {
+		lg->closed = 1;
+		pmc_group_close(&lg->g);
+	}
+	return 0;
+}
+
+/* Pushes a reading: a table indexed by position and by event name, each
+ * entry {name, value, raw, enabled, running, multiplexed, unit?}. */
+static void push_reading(lua_State *L, const struct pmc_event *ev, int n, const struct pmc_count *c)
+{
+	lua_createtable(L, n, n);
+	for (int i = 0; i < n; i++) {
+		lua_createtable(L, 0, 7);
+		lua_pushstring(L, ev[i].name);
+		lua_setfield(L, -2, "name");
+		if (c[i].value == (double)(lua_Integer)c[i].value && !c[i].multiplexed && ev[i].scale == 1.0)
+			lua_pushinteger(L, (lua_Integer)c[i].value);
+		else
+			lua_pushnumber(L, c[i].value);
+		lua_setfield(L, -2, "value");
+		lua_pushinteger(L, (lua_Integer)c[i].raw);
+		lua_setfield(L, -2, "raw");
+		lua_pushinteger(L, (lua_Integer)c[i].enabled);
+		lua_setfield(L, -2, "enabled");
+		lua_pushinteger(L, (lua_Integer)c[i].running);
+		lua_setfield(L, -2, "running");
+		lua_pushboolean(L, c[i].multiplexed);
+		lua_setfield(L, -2, "multiplexed");
+		if (ev[i].unit[0]) {
+			lua_pushstring(L, ev[i].unit);
+			lua_setfield(L, -2, "unit");
+		}
+		lua_pushvalue(L, -1);
+		lua_seti(L, -3, i + 1);
+		lua_setfield(L, -2, ev[i].name);
+	}
+}
+
+static void unsched_msg(const struct pmc_event *ev, const struct pmc_count *c, char *msg, size_t len)
+{
+	(void)c;
+	snprintf(msg, len, "group cannot be scheduled: %s was enabled but never ran on the PMU (more events than "
+		 "counters, or a pinned group evicted by another user); split it into smaller groups "
+		 "(pmc.group with fewer events, or one pmc.group per event)", ev->name);
+}
+
+/* Reads the current delta; pushes the reading, or nil, msg, errno. */
+static int read_push(lua_State *L, struct lgroup *lg)
+{
+	struct pmc_count c[PMC_MAX_EVENTS];
+	char msg[PMC_ERR_MAX];
+	int bad = 0;
+	int r = pmc_group_snapshot(&lg->g);
+	if (r == 0)
+		r = pmc_group_delta(&lg->g, c, &bad);
+	if (r == -EBUSY) {
+		unsched_msg(&lg->ev[bad >= 0 ? bad : 0], c, msg, sizeof msg);
+		return fail(L, msg, EBUSY);
+	}
+	if (r)
+		return fail(L, strerror(-r), -r);
+	push_reading(L, lg->ev, lg->g.nev, c);
+	return 1;
+}
+
+/* g:start(): new baseline, then enable.  Returns g. */
+static int g_start(lua_State *L)
+{
+	struct lgroup *lg = checkgroup(L, 1);
+	int r = pmc_group_snapshot(&lg->g);
+	if (r == 0) {
+		pmc_group_rebase(&lg->g);
+		r = pmc_group_enable(&lg->g);
+	}
+	if (r)
+		return fail(L, r == -EBUSY ? "group cannot be scheduled (a pinned group in error state)" : strerror(-r),
+			    -r);
+	lua_settop(L, 1);
+	return 1;
+}
+
+static int g_stop(lua_State *L)
+{
+	struct lgroup *lg = checkgroup(L, 1);
+	int r = pmc_group_disable(&lg->g);
+	if (r)
+		return fail(L, strerror(-r), -r);
+	lua_settop(L, 1);
+	return 1;
+}
+
+static int g_reset(lua_State *L)
+{
+	struct lgroup *lg = checkgroup(L, 1);
+	int r = pmc_group_snapshot(&lg->g);
+	if (r)
+		return fail(L, strerror(-r), -r);
+	pmc_group_rebase(&lg->g);
+	lua_settop(L, 1);
+	return 1;
+}
+
+static int g_read(lua_State *L)
+{
+	return read_push(L, checkgroup(L, 1));
+}
+
+/* g:measure(fn, ...) -> reading, fn's results.  For Lua code: the window
+ * holds the interpreter's own work too.  An error in fn is re-raised after
+ * the counters are stopped. */
+static int g_measure(lua_State *L)
+{
+	struct lgroup *lg = checkgroup(L, 1);
+	luaL_checktype(L, 2, LUA_TFUNCTION);
+	int nargs = lua_gettop(L) - 2;
+	int r = pmc_group_snapshot(&lg->g);
+	if (r)
+		return fail(L, strerror(-r), -r);
+	pmc_group_rebase(&lg->g);
+	pmc_group_enable(&lg->g);
+	int st = lua_pcall(L, nargs, LUA_MULTRET, 0);
+	pmc_group_disable(&lg->g);
+	if (st != LUA_OK)
+		return lua_error(L);
+	int nres = lua_gettop(L) - 1;
+	int got = read_push(L, lg);
+	if (got != 1)
+		return got;
+	lua_insert(L, 2);
+	return nres + 1;
+}
+
+static int g_nfds(lua_State *L)
+{
+	struct lgroup *lg = luaL_checkudata(L, 1, GROUP_MT);
+	lua_pushinteger(L, lg->closed ? 0 : pmc_group_nfds(&lg->g));
+	return 1;
+}
+
+/* g:events() -> list of {name, canon, pmu, type, config, ...}. */
+static void push_encoding(lua_State *L, const struct pmc_event *e)
+{
+	lua_createtable(L, 0, 12);
+	lua_pushstring(L, e->name); lua_setfield(L, -2, "name");
+	lua_pushstring(L, e->canon); lua_setfield(L, -2, "canonical");
+	lua_pushstring(L, e->pmu); lua_setfield(L, -2, "pmu");
+	lua_pushinteger(L, e->attr.type); lua_setfield(L, -2, "type");
+	lua_pushinteger(L, (lua_Integer)e->attr.config); lua_setfield(L, -2, "config");
+	lua_pushinteger(L, (lua_Integer)e->attr.config1); lua_setfield(L, -2, "config1");
+	lua_pushinteger(L, (lua_Integer)e->attr.config2); lua_setfield(L, -2, "config2");
+	lua_pushboolean(L, e->attr.exclude_user); lua_setfield(L, -2, "exclude_user");
+	lua_pushboolean(L, e->attr.exclude_kernel); lua_setfield(L, -2, "exclude_kernel");
+	lua_pushboolean(L, e->attr.exclude_hv); lua_setfield(L, -2, "exclude_hv");
+	lua_pushnumber(L, e->scale); lua_setfield(L, -2, "scale");
+	if (e->unit[0]) { lua_pushstring(L, e->unit); lua_setfield(L, -2, "unit"); }
+	lua_pushboolean(L, e->needs_cpu_pmu); lua_setfield(L, -2, "hardware");
+	if (e->ncpumask) {
+		lua_createtable(L, e->ncpumask, 0);
+		for (int i = 0; i < e->ncpumask; i++) {
+			lua_pushinteger(L, e->cpumask[i]);
+			lua_seti(L, -2, i + 1);
+		}
+		lua_setfield(L, -2, "cpumask");
+	}
+}
+
+static int g_events(lua_State *L)
+{
+	struct lgroup *lg = checkgroup(L, 1);
+	lua_createtable(L, lg->g.nev, 0);
+	for (int i = 0; i < lg->g.nev; i++) {
+		push_encoding(L, &lg->ev[i]);
+		lua_seti(L, -2, i + 1);
+	}
+	lua_pushinteger(L, lg->g.nsub);
+	return 2;
+}
+
+static int g_tostring(lua_State *L)
+{
+	struct lgroup *lg = luaL_checkudata(L, 1, GROUP_MT);
+	if (lg->closed) {
+		lua_pushstring(L, "pmc.group (closed)");
+		return 1;
+	}
+	luaL_Buffer b;
+	luaL_buffinit(L, &b);
+	luaL_addstring(&b, "pmc.group{");
+	for (int i = 0; i < lg->g.nev; i++) {
+		if (i)
+			luaL_addstring(&b, ", ");
+		luaL_addstring(&b, lg->ev[i].name);
+	}
+	lua_pushfstring(L, "} (%d perf group%s%s)", lg->g.nsub, lg->g.nsub > 1 ? "s" : "",
+			lg->g.enabled ? ", counting" : "");
+	luaL_addvalue(&b);
+	luaL_pushresult(&b);
+	return 1;
+}
+
+/* ---- the engines' window (lpmc.h) --------------------------------------- */
+
+struct lpmc_window {
+	struct lgroup *lg;       /* kept alive by user value 1 */
+	int ncopies;
+	struct pmc_group *copies;  /* one per tid, sharing lg->ev */
+	int nreps, nev, err, err_rep, err_ev;
+	uint64_t *raw, *en, *run;  /* [nreps][nev] */
+};
+
+static void window_free(struct lpmc_window *w)
+{
+	if (w->copies) {
+		for (int i = 0; i < w->ncopies; i++) {
+			pmc_group_close(&w->copies[i]);
+			free(w->copies[i].sub);
+		}
+		free(w->copies);
+		w->copies = NULL;
+	}
+	free(w->raw);
+	w->raw = w->en = w->run = NULL;
+	w->ncopies = 0;
+}
+
+static int w_gc(lua_State *L)
+{
+	window_free(luaL_checkudata(L, 1, WINDOW_MT));
+	return 0;
+}
+
+static int w_all(struct lpmc_window *w, int (*fn)(struct pmc_group *))
+{
+	int r = fn(&w->lg->g);
+	for (int i = 0; i < w->ncopies && !r; i++)
+		r = fn(&w->copies[i]);
+	return r;
+}
+
+static int w_snapshot_rebase(struct pmc_group *g)
+{
+	int r = pmc_group_snapshot(g);
+	if (!r)
+		pmc_group_rebase(g);
+	return r;
+}
+
+/* Before the loop: read (counters are disabled, so this is not counted),
+ * then enable: the window holds only the enable ioctls. */
+static int w_begin(void *ctx, int rep)
+{
+	(void)rep;
+	struct lpmc_window *w = ctx;
+	int r = w_all(w, w_snapshot_rebase);
+	if (!r)
+		r = w_all(w, pmc_group_enable);
+	return r;
+}
+
+static int w_end(void *ctx, int rep)
+{
+	struct lpmc_window *w = ctx;
+	int r = w_all(w, pmc_group_disable);
+	if (!r)
+		r = w_all(w, pmc_group_snapshot);
+	if (r || rep < 0 || rep >= w->nreps)
+		return r;
+	size_t o = (size_t)rep * (size_t)w->nev;
+	memset(w->raw + o, 0, sizeof(uint64_t) * (size_t)w->nev);
+	memset(w->en + o, 0, sizeof(uint64_t) * (size_t)w->nev);
+	memset(w->run + o, 0, sizeof(uint64_t) * (size_t)w->nev);
+	pmc_group_accumulate(&w->lg->g, w->raw + o, w->en + o, w->run + o);
+	for (int i = 0; i < w->ncopies; i++)
+		pmc_group_accumulate(&w->copies[i], w->raw + o, w->en + o, w->run + o);
+	for (int e = 0; e < w->nev; e++)
+		if (w->en[o + e] > 0 && w->run[o + e] == 0 && !w->err) {
+			w->err = -EBUSY;
+			w->err_rep = rep;
+			w->err_ev = e;
+			return -EBUSY;
+		}
+	return 0;
+}
+
+struct lpmc_window *lpmc_window_new(lua_State *L, int idx, int nreps, const pid_t *tids, int ntids,
+				    struct kwindow *kw)
+{
+	idx = lua_absindex(L, idx);
+	struct lgroup *lg = checkgroup(L, idx);
+	luaL_argcheck(L, nreps >= 1, idx, "window needs at least one repetition");
+	struct lpmc_window *w = lua_newuserdatauv(L, sizeof *w, 1);
+	memset(w, 0, sizeof *w);
+	luaL_setmetatable(L, WINDOW_MT);
+	lua_pushvalue(L, idx);
+	lua_setiuservalue(L, -2, 1);
+	w->lg = lg;
+	w->nreps = nreps;
+	w->nev = lg->g.nev;
+	size_t cells = (size_t)nreps * (size_t)w->nev;
+	w->raw = calloc(3 * cells, sizeof(uint64_t));
+	w->copies = ntids > 0 ? calloc((size_t)ntids, sizeof *w->copies) : NULL;
+	if (!w->raw || (ntids > 0 && !w->copies)) {
+		window_free(w);
+		lua_pop(L, 1);
+		fail(L, "out of memory for the counter window", ENOMEM);
+		return NULL;
+	}
+	w->en = w->raw + cells;
+	w->run = w->en + cells;
+	for (int i = 0; i < ntids; i++) {
+		struct pmc_group *c = &w->copies[i];
+		c->nev = lg->g.nev;
+		c->ev = lg->ev;
+		c->sub = calloc((size_t)lg->g.nev, sizeof *c->sub);
+		w->ncopies = i + 1;
+		if (!c->sub) {
+			window_free(w);
+			lua_pop(L, 1);
+			fail(L, "out of memory for the counter window", ENOMEM);
+			return NULL;
+		}
+		pmc_group_layout(c);
+		struct pmc_target t = {.pid = tids[i]};
+		int bad;
+		int r = pmc_group_open(c, &t, &bad);
+		if (r) {
+			char msg[PMC_ERR_MAX];
+			pmc_open_strerror(&lg->ev[bad >= 0 ? bad : 0], -r, msg, sizeof msg);
+			window_free(w);
+			lua_pop(L, 1);
+			fail(L, msg, -r);
+			return NULL;
+		}
+	}
+	kw->ctx = w;
+	kw->begin = w_begin;
+	kw->end = w_end;
+	return w;
+}
+
+static void counts_from(const struct lpmc_window *w, const uint64_t *raw, const uint64_t *en, const uint64_t *run,
+			struct pmc_count *c)
+{
+	for (int e = 0; e < w->nev; e++) {
+		c[e].raw = raw[e];
+		c[e].enabled = en[e];
+		c[e].running = run[e];
+		pmc_scale(raw[e], en[e], run[e], w->lg->ev[e].scale, &c[e].value, &c[e].multiplexed);
+	}
+}
+
+void lpmc_window_push(lua_State *L, struct lpmc_window *w, int nreps_done)
+{
+	if (w->err == -EBUSY) {
+		char msg[PMC_ERR_MAX];
+		unsched_msg(&w->lg->ev[w->err_ev], NULL, msg, sizeof msg);
+		lua_pushnil(L);
+		lua_pushstring(L, msg);
+		return;
+	}
+	if (nreps_done > w->nreps)
+		nreps_done = w->nreps;
+	if (nreps_done < 0)
+		nreps_done = 0;
+	struct pmc_count c[PMC_MAX_EVENTS];
+	uint64_t sraw[PMC_MAX_EVENTS] = {0}, sen[PMC_MAX_EVENTS] = {0}, srun[PMC_MAX_EVENTS] = {0};
+	for (int r = 0; r < nreps_done; r++)
+		for (int e = 0; e < w->nev; e++) {
+			size_t o = (size_t)r * (size_t)w->nev + (size_t)e;
+			sraw[e] += w->raw[o];
+			sen[e] += w->en[o];
+			srun[e] += w->run[o];
+		}
+	counts_from(w, sraw, sen, srun, c);
+	push_reading(L, w->lg->ev, w->nev, c);
+	lua_createtable(L, nreps_done, 0);
+	for (int r = 0; r < nreps_done; r++) {
+		size_t o = (size_t)r * (size_t)w->nev;
+		counts_from(w, w->raw + o, w->en + o, w->run + o, c);
+		push_reading(L, w->lg->ev, w->nev, c);
+		lua_seti(L, -2, r + 1);
+	}
+}
+
+/* ---- calibration probes: measured work in C, one call ------------------- */
+
+static volatile uint64_t probe_sink;
+
+/* _pmc.probe(g, kind, arg[, path]) -> reading, wall_ns, thread_cpu_ns.  kind: "touch" (first touch
+ * of `arg` bytes of a fresh anonymous mapping), "read" (read() `arg` bytes of
+ * file `path` (default /dev/zero) into a fresh, untouched mapping: faults
+ * taken in the kernel),
+ * "spin" (busy loop for `arg` ns), "sleep" (nanosleep `arg` ns), "empty". */
+static int l_probe(lua_State *L)
+{
+	struct lgroup *lg = checkgroup(L, 1);
+	static const char *const kinds[] = {"touch", "read", "spin", "sleep", "empty", NULL};
+	int kind = luaL_checkoption(L, 2, NULL, kinds);
+	lua_Integer arg = luaL_optinteger(L, 3, 0);
+	luaL_argcheck(L, arg >= 0, 3, "must be >= 0");
+	size_t bytes = (size_t)arg;
+	char *buf = NULL;
+	int zfd = -1;
+	if (kind <= 1 && bytes) {
+		buf = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (buf == MAP_FAILED)
+			return fail(L, "mmap failed for the probe buffer", errno);
+		madvise(buf, bytes, MADV_NOHUGEPAGE);  /* the prediction assumes 4 KiB pages */
+	}
+	const char *path = luaL_optstring(L, 4, "/dev/zero");
+	if (kind == 1 && (zfd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+		int e = errno;
+		if (buf)
+			munmap(buf, bytes);
+		lua_pushfstring(L, "cannot open %s: %s", path, strerror(e));
+		return fail(L, lua_tostring(L, -1), e);
+	}
+	long page = sysconf(_SC_PAGESIZE);
+	struct timespec c0, c1;
+	int r = pmc_group_snapshot(&lg->g);
+	if (r == 0)
+		pmc_group_rebase(&lg->g);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
+	double t0 = now_ns();
+	pmc_group_enable(&lg->g);
+	/* ---- window ---- */
+	switch (kind) {
+	case 0:
+		for (size_t i = 0; i < bytes; i += (size_t)page)
+			((volatile char *)buf)[i] = 1;
+		break;
+	case 1:
+		for (size_t done = 0; done < bytes;) {
+			ssize_t n = read(zfd, buf + done, bytes - done);
+			if (n <= 0)
+				break;
+			done += (size_t)n;
+		}
+		break;
+	case 2: {
+		double end = now_ns() + (double)arg;
+		uint64_t x = 0;
+		while (now_ns() < end)
+			for (int i = 0; i < 1000; i++)
+				x = x * 6364136223846793005ULL + 1;
+		probe_sink = x;
+		break;
+	}
+	case 3: {
+		struct timespec ts = {arg / 1000000000, arg % 1000000000};
+		while (nanosleep(&ts, &ts) && errno == EINTR)
+			;
+		break;
+	}
+	default:
+		break;
+	}
+	pmc_group_disable(&lg->g);
+	/* ---- end of window ---- */
+	double wall = now_ns() - t0;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+	if (zfd >= 0)
+		close(zfd);
+	if (buf)
+		munmap(buf, bytes);
+	if (r)
+		return fail(L, strerror(-r), -r);
+	int got = read_push(L, lg);
+	if (got != 1)
+		return got;
+	lua_pushnumber(L, wall);
+	lua_pushnumber(L, (double)(c1.tv_sec - c0.tv_sec) * 1e9 + (double)(c1.tv_nsec - c0.tv_nsec));
+	return 3;
+}
+
+/* ---- child command ------------------------------------------------------- */
+
+/* _pmc.run(events, argv, opts) -> reading, {status=, signal=, elapsed=} |
+ * nil, msg, errno.  The child waits on a pipe until the group is opened on
+ * it (inherit, enable_on_exec), so counting starts at exec and includes its
+ * children; the parent's own work is not counted. */
+static int l_run(lua_State *L)
+{
+	int n = list_len(L, 1, "events");
+	luaL_checktype(L, 2, LUA_TTABLE);
+	int argc = (int)luaL_len(L, 2);
+	luaL_argcheck(L, argc >= 1, 2, "empty command");
+	const char **argv = lua_newuserdatauv(L, sizeof(char *) * (size_t)(argc + 1), 0);
+	for (int i = 0; i < argc; i++) {
+		lua_geti(L, 2, i + 1);
+		luaL_argcheck(L, lua_type(L, -1) == LUA_TSTRING, 2, "command words must be strings");
+		argv[i] = lua_tostring(L, -1);
+		lua_pop(L, 1);  /* still referenced by the table */
+	}
+	argv[argc] = NULL;
+	struct lgroup *lg = newgroup(L, n);
+	char msg[PMC_ERR_MAX];
+	int r = resolve_list(L, 1, lg->ev, n, msg);
+	if (r)
+		return fail(L, msg, -r);
+	pmc_group_layout(&lg->g);
+
+	int go[2], ex[2];
+	if (pipe2(go, O_CLOEXEC) < 0)
+		return fail(L, "pipe failed", errno);
+	if (pipe2(ex, O_CLOEXEC) < 0) {
+		int e = errno;
+		close(go[0]); close(go[1]);
+		return fail(L, "pipe failed", e);
+	}
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0) {
+		int e = errno;
+		close(go[0]); close(go[1]); close(ex[0]); close(ex[1]);
+		return fail(L, "fork failed", e);
+	}
+	if (pid == 0) {
+		char c;
+		close(go[1]);
+		close(ex[0]);
+		signal(SIGINT, SIG_DFL);
+		if (read(go[0], &c, 1) != 1)
+			_exit(127);  /* the parent gave up */
+		execvp(argv[0], (char *const *)argv);
+		int e = errno;
+		if (write(ex[1], &e, sizeof e) < 0)
+			_exit(126);
+		_exit(127);
+	}
+	close(go[0]);
+	close(ex[1]);
+	struct pmc_target t = {.pid = pid, .inherit = 1, .enable_on_exec = 1};
+	int bad;
+	r = pmc_group_open(&lg->g, &t, &bad);
+	if (r) {
+		close(go[1]);
+		close(ex[0]);
+		waitpid(pid, NULL, 0);
+		pmc_open_strerror(&lg->ev[bad >= 0 ? bad : 0], -r, msg, sizeof msg);
+		return fail(L, msg, -r);
+	}
+	lg->closed = 0;  /* from here the userdata's __gc closes the fds */
+	double t0 = now_ns();
+	ssize_t w = write(go[1], "g", 1);
+	close(go[1]);
+	int child_errno = 0;
+	ssize_t got = w == 1 ? read(ex[0], &child_errno, sizeof child_errno) : 0;
+	close(ex[0]);
+	int status;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	double elapsed = now_ns() - t0;
+	if (got == (ssize_t)sizeof child_errno) {
+		snprintf(msg, sizeof msg, "cannot run '%s': %s", argv[0], strerror(child_errno));
+		return fail(L, msg, child_errno);
+	}
+	int nres = read_push(L, lg);  /* baseline is zero: counts since exec */
+	lg->closed = 1;
+	pmc_group_close(&lg->g);
+	if (nres != 1)
+		return nres;
+	lua_createtable(L, 0, 3);
+	if (WIFEXITED(status)) {
+		lua_pushinteger(L, WEXITSTATUS(status));
+		lua_setfield(L, -2, "status");
+	} else if (WIFSIGNALED(status)) {
+		lua_pushinteger(L, WTERMSIG(status));
+		lua_setfield(L, -2, "signal");
+		lua_pushinteger(L, 128 + WTERMSIG(status));
+		lua_setfield(L, -2, "status");
+	}
+	lua_pushnumber(L, elapsed / 1e9);
+	lua_setfield(L, -2, "elapsed");
+	return 2;
+}
+
+/* ---- pure functions for specs and the facade ------------------------------ */
+
+/* _pmc.scale(raw, enabled, running[, scale]) -> value, multiplexed | nil, msg, EBUSY */
+static int l_scale(lua_State *L)
+{
+	lua_Integer raw = luaL_checkinteger(L, 1), en = luaL_checkinteger(L, 2), run = luaL_checkinteger(L, 3);
+	double scale = luaL_optnumber(L, 4, 1.0);
+	luaL_argcheck(L, raw >= 0, 1, "must be >= 0");
+	luaL_argcheck(L, en >= 0, 2, "must be >= 0");
+	luaL_argcheck(L, run >= 0 && run <= en, 3, "must be between 0 and enabled");
+	double v;
+	int mux;
+	if (pmc_scale((uint64_t)raw, (uint64_t)en, (uint64_t)run, scale, &v, &mux))
+		return fail(L, "group cannot be scheduled: enabled but never running", EBUSY);
+	lua_pushnumber(L, v);
+	lua_pushboolean(L, mux);
+	return 2;
+}
+
+static uint64_t field_u64(lua_State *L, int t, const char *k)
+{
+	lua_getfield(L, t, k);
+	lua_Integer v = luaL_optinteger(L, -1, 0);
+	lua_pop(L, 1);
+	return (uint64_t)v;
+}
+
+/* _pmc.replay{events=, base={enabled=,running=,raw={}}, cur={...}} -> reading
+ * | nil, msg, errno: a recorded pair of snapshots through the same delta and
+ * reading code as g:read() (one perf group, one instance). */
+static int l_replay(lua_State *L)
+{
+	luaL_checktype(L, 1, LUA_TTABLE);
+	lua_getfield(L, 1, "events");
+	int evidx = lua_gettop(L);
+	int n = list_len(L, evidx, "events");
+	struct lgroup *lg = newgroup(L, n);
+	char msg[PMC_ERR_MAX];
+	int r = resolve_list(L, evidx, lg->ev, n, msg);
+	if (r)
+		return fail(L, msg, -r);
+	struct pmc_inst *in = calloc(1, sizeof *in);
+	if (!in)
+		return fail(L, "out of memory", ENOMEM);
+	lg->g.nsub = 1;
+	lg->sub[0].n = n;
+	for (int i = 0; i < n; i++)
+		lg->sub[0].ev[i] = i;
+	lg->sub[0].ninst = 1;
+	lg->sub[0].inst = in;
+	static const char *snaps[] = {"base", "cur"};
+	for (int s = 0; s < 2; s++) {
+		lua_getfield(L, 1, snaps[s]);
+		int t = lua_gettop(L);
+		luaL_argexpected(L, lua_istable(L, t), 1, "base and cur snapshots");
+		uint64_t *rawp = s ? in->cur_raw : in->base_raw;
+		*(s ? &in->cur_en : &in->base_en) = field_u64(L, t, "enabled");
+		*(s ? &in->cur_run : &in->base_run) = field_u64(L, t, "running");
+		lua_getfield(L, t, "raw");
+		for (int i = 0; i < n; i++) {
+			lua_geti(L, -1, i + 1);
+			rawp[i] = (uint64_t)luaL_optinteger(L, -1, 0);
+			lua_pop(L, 1);
+		}
+		lua_pop(L, 2);
+	}
+	struct pmc_count c[PMC_MAX_EVENTS];
+	int bad;
+	r = pmc_group_delta(&lg->g, c, &bad);
+	free(in);
+	lg->sub[0].inst = NULL;
+	lg->sub[0].ninst = 0;
+	if (r) {
+		unsched_msg(&lg->ev[bad], c, msg, sizeof msg);
+		return fail(L, msg, EBUSY);
+	}
+	push_reading(L, lg->ev, n, c);
+	return 1;
+}
+
+/* ---- info and list --------------------------------------------------------- */
+
+static int force_begin(lua_State *L, int idx, char *msg)
+{
+	const char *force = luaL_optstring(L, idx, NULL);
+	if (!force)
+		return 0;
+	return pmc_pfm_init(force, msg, PMC_ERR_MAX);
+}
+
+static void force_end(int forced)
+{
+	if (forced)
+		pmc_pfm_init(NULL, NULL, 0);
+}
+
+static int attr_cb(void *ctx, const struct pmc_attr *a)
+{
+	lua_State *L = ctx;
+	lua_createtable(L, 0, 5);
+	lua_pushstring(L, a->name); lua_setfield(L, -2, "name");
+	lua_pushstring(L, a->desc); lua_setfield(L, -2, "description");
+	lua_pushstring(L, a->type == 1 ? "umask" : a->type == 2 ? "bool" : a->type == 3 ? "integer" : "other");
+	lua_setfield(L, -2, "kind");
+	if (a->type == 1) {
+		lua_pushinteger(L, (lua_Integer)a->code);
+		lua_setfield(L, -2, "code");
+	}
+	lua_pushboolean(L, a->is_dfl); lua_setfield(L, -2, "default");
+	lua_seti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
+	return 0;
+}
+
+/* _pmc.info(name[, force_pmu]) -> table | nil, msg, errno */
+static int l_info(lua_State *L)
+{
+	const char *name = luaL_checkstring(L, 1);
+	char msg[PMC_ERR_MAX];
+	int forced = !lua_isnoneornil(L, 2);
+	if (force_begin(L, 2, msg))
+		return fail(L, msg, EINVAL);
+	struct pmc_event *ev = lua_newuserdatauv(L, sizeof *ev, 0);
+	int r = pmc_resolve(name, ev, msg, sizeof msg);
+	if (r) {
+		force_end(forced);
+		return fail(L, msg, -r);
+	}
+	push_encoding(L, ev);
+	const char *desc = NULL;
+	lua_newtable(L);
+	pmc_event_attrs(ev, &desc, attr_cb, L);
+	lua_setfield(L, -2, "attributes");
+	if (!desc && ev->source == PMC_SRC_SYSFS)
+		desc = "sysfs PMU event";
+	lua_pushstring(L, desc ? desc : "");
+	lua_setfield(L, -2, "description");
+	lua_pushstring(L, forced ? lua_tostring(L, 2) : "host");
+	lua_setfield(L, -2, "model");
+	lua_pushboolean(L, forced ? 0 : pmc_try_open(ev));
+	lua_setfield(L, -2, "opens");
+	force_end(forced);
+	return 1;
+}
+
+struct list_ctx {
+	lua_State *L;
+	const char *pattern;
+	int probe;
+	lua_Integer n;
+};
+
+static int list_cb(void *ctx, const struct pmc_listed *e)
+{
+	struct list_ctx *c = ctx;
+	lua_State *L = c->L;
+	if (c->pattern && !strcasestr(e->name, c->pattern) && !strcasestr(e->desc, c->pattern))
+		return 0;
+	lua_createtable(L, 0, 4);
+	lua_pushstring(L, e->name); lua_setfield(L, -2, "name");
+	lua_pushstring(L, e->pmu); lua_setfield(L, -2, "pmu");
+	lua_pushstring(L, e->desc); lua_setfield(L, -2, "description");
+	if (c->probe >= 0) {  /* 1: try opening it; 0: another model, never opens here */
+		struct pmc_event ev;
+		char msg[PMC_ERR_MAX];
+		int ok = c->probe && pmc_resolve(e->name, &ev, msg, sizeof msg) == 0 && pmc_try_open(&ev);
+		lua_pushboolean(L, ok);
+		lua_setfield(L, -2, "opens");
+	}
+	lua_seti(L, -2, ++c->n);
+	return 0;
+}
+
+/* _pmc.list([substring[, force_pmu[, noprobe]]]) -> array of {name, pmu, description, opens} */
+static int l_list(lua_State *L)
+{
+	struct list_ctx c = {L, luaL_optstring(L, 1, NULL), 1, 0};
+	if (c.pattern && !*c.pattern)
+		c.pattern = NULL;
+	char msg[PMC_ERR_MAX];
+	int forced = !lua_isnoneornil(L, 2);
+	if (force_begin(L, 2, msg))
+		return fail(L, msg, EINVAL);
+	c.probe = lua_toboolean(L, 3) ? -1 : !forced;
+	lua_newtable(L);
+	int r = pmc_list(list_cb, &c);
+	force_end(forced);
+	if (r)
+		return fail(L, "libpfm4 failed to initialise", -r);
+	return 1;
+}
+
+/* _pmc.environment() -> {cpu_pmu=, paranoid=, forced=} */
+static int l_environment(lua_State *L)
+{
+	lua_createtable(L, 0, 3);
+	lua_pushboolean(L, pmc_have_cpu_pmu());
+	lua_setfield(L, -2, "cpu_pmu");
+	lua_pushinteger(L, pmc_paranoid());
+	lua_setfield(L, -2, "paranoid");
+	const char *f = pmc_pfm_forced();
+	if (f) {
+		lua_pushstring(L, f);
+		lua_setfield(L, -2, "forced");
+	}
+	return 1;
+}
+
+/* ---- overhead ---------------------------------------------------------------- */
+
+/* _pmc.overhead(g, n) -> {window_ns=, enable_disable_ns=, read_ns=,
+ * rdpmc = {available=, reason=|read_ns=}, counted = reading of one empty
+ * window averaged} */
+static int l_overhead(lua_State *L)
+{
+	struct lgroup *lg = checkgroup(L, 1);
+	lua_Integer n = luaL_optinteger(L, 2, 10000);
+	luaL_argcheck(L, n >= 10, 2, "at least 10 iterations");
+	struct pmc_group *g = &lg->g;
+	/* 1: full empty window via the read() path: enable, disable, read */
+	double t0 = now_ns();
+	for (lua_Integer i = 0; i < n; i++) {
+		pmc_group_enable(g);
+		pmc_group_disable(g);
+		pmc_group_snapshot(g);
+	}
+	double t1 = now_ns();
+	for (lua_Integer i = 0; i < n; i++) {
+		pmc_group_enable(g);
+		pmc_group_disable(g);
+	}
+	double t2 = now_ns();
+	for (lua_Integer i = 0; i < n; i++)
+		pmc_group_snapshot(g);
+	double t3 = now_ns();
+	lua_createtable(L, 0, 6);
+	lua_pushnumber(L, (t1 - t0) / (double)n);
+	lua_setfield(L, -2, "window_ns");
+	lua_pushnumber(L, (t2 - t1) / (double)n);
+	lua_setfield(L, -2, "enable_disable_ns");
+	lua_pushnumber(L, (t3 - t2) / (double)n);
+	lua_setfield(L, -2, "read_ns");
+	lua_pushinteger(L, n);
+	lua_setfield(L, -2, "iterations");
+	/* rdpmc path */
+	lua_createtable(L, 0, 3);
+	char why[PMC_ERR_MAX] = "";
+	int fd = g->sub[0].inst[0].fd[0];
+	int ok = pmc_rdpmc_probe(fd, why, sizeof why);
+	lua_pushboolean(L, ok);
+	lua_setfield(L, -2, "available");
+	if (ok) {
+		void *pg = pmc_rdpmc_map(fd);
+		uint64_t v;
+		pmc_group_enable(g);
+		double r0 = now_ns();
+		int fell = 0;
+		for (lua_Integer i = 0; i < n; i++)
+			fell += pmc_rdpmc_read(pg, &v) != 0;
+		double r1 = now_ns();
+		pmc_group_disable(g);
+		pmc_rdpmc_unmap(pg);
+		lua_pushnumber(L, (r1 - r0) / (double)n);
+		lua_setfield(L, -2, "read_ns");
+		lua_pushinteger(L, fell);
+		lua_setfield(L, -2, "fallbacks");
+	} else {
+		lua_pushstring(L, why);
+		lua_setfield(L, -2, "reason");
+	}
+	lua_setfield(L, -2, "rdpmc");
+	/* what the counters themselves see of one empty window */
+	int r = pmc_group_snapshot(g);
+	if (r == 0) {
+		pmc_group_rebase(g);
+		for (lua_Integer i = 0; i < n; i++) {
+			pmc_group_enable(g);
+			pmc_group_disable(g);
+		}
+		struct pmc_count c[PMC_MAX_EVENTS];
+		int bad;
+		pmc_group_snapshot(g);
+		if (pmc_group_delta(g, c, &bad) == 0) {
+			for (int i = 0; i < g->nev; i++) {
+				c[i].value /= (double)n;
+				c[i].multiplexed = 0;
+			}
+			push_reading(L, lg->ev, g->nev, c);
+			lua_setfield(L, -2, "counted_per_window");
+		}
+	}
+	return 1;
+}
+
+/* ---- registration ---------------------------------------------------------------- */
+
+static const luaL_Reg funcs[] = {
+	{"open", l_open},
+	{"run", l_run},
+	{"probe", l_probe},
+	{"scale", l_scale},
+	{"replay", l_replay},
+	{"info", l_info},
+	{"list", l_list},
+	{"environment", l_environment},
+	{"overhead", l_overhead},
+	{NULL, NULL}
+};
+
+static const luaL_Reg group_methods[] = {
+	{"start", g_start},
+	{"stop", g_stop},
+	{"reset", g_reset},
+	{"read", g_read},
+	{"measure", g_measure},
+	{"close", g_close},
+	{"nfds", g_nfds},
+	{"events", g_events},
+	{NULL, NULL}
+};
+
+static const luaL_Reg group_meta[] = {
+	{"__gc", g_close},
+	{"__close", g_close},
+	{"__tostring", g_tostring},
+	{"__index", NULL},
+	{NULL, NULL}
+};
+
+static void createmeta(lua_State *L)
+{
+	luaL_newmetatable(L, GROUP_MT);
+	luaL_setfuncs(L, group_meta, 0);
+	luaL_newlibtable(L, group_methods);
+	luaL_setfuncs(L, group_methods, 0);
+	lua_setfield(L, -2, "__index");
+	lua_pop(L, 1);
+	luaL_newmetatable(L, WINDOW_MT);
+	lua_pushcfunction(L, w_gc);
+	lua_setfield(L, -2, "__gc");
+	lua_pushcfunction(L, w_gc);
+	lua_setfield(L, -2, "__close");
+	lua_pop(L, 1);
+}
 
 int luaopen_pmcsh_pmc(lua_State *L)
 {
-	lua_newtable(L);
+	createmeta(L);
+	luaL_newlib(L, funcs);
 	return 1;
 }

@@ -36,11 +36,19 @@ function M.run(args, opts)
   return {code = code, out = out, err = err}
 end
 
--- Marks the enclosing spec pending with `reason` unless `cond` holds;
--- returns cond, so a spec reads: if not helpers.require(ok, why) then return end
+-- Marks the calling spec pending with `reason` unless `cond` holds; returns
+-- cond, so a spec reads: if not helpers.require(ok, why) then return end.
+-- busted's pending lives in the spec file's environment, found through the
+-- caller's _ENV.
 function M.require(cond, reason)
-  if not cond then pending(reason) end
-  return cond
+  if cond then return cond end
+  local caller = debug.getinfo(2, "f").func
+  for i = 1, math.huge do
+    local name, env = debug.getupvalue(caller, i)
+    if not name then break end
+    if name == "_ENV" and type(env) == "table" and env.pending then env.pending(reason) end
+  end
+  error("helpers.require: no busted pending in the caller's environment", 2)
 end
 
 function M.tmpdir()

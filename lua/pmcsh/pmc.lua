@@ -1,0 +1,226 @@
+-- pmc: performance counter groups (perf_event_open, event names from
+-- libpfm4 and sysfs).  The C binding pmcsh._pmc does the work; this module
+-- gives it the friendly API, documentation and completion.
+local C = require("pmcsh._pmc")
+local doc = require("pmcsh.help").doc
+
+local pmc = {}
+
+-- Splits {"a", "b", pid = 1} into the event list and the option table.
+local function split_spec(spec, opts)
+  if type(spec) == "string" then spec = {spec} end
+  if type(spec) ~= "table" then
+    error("bad argument #1 to 'group' (table of event names expected, got " .. type(spec) .. ")", 3)
+  end
+  local events, o = {}, {}
+  for i = 1, #spec do events[i] = spec[i] end
+  for k, v in pairs(spec) do
+    if type(k) ~= "number" then o[k] = v end
+  end
+  for k, v in pairs(opts or {}) do o[k] = v end
+  return events, o
+end
+
+function pmc.group(spec, opts)
+  local events, o = split_spec(spec, opts)
+  if #events == 0 then error("bad argument #1 to 'group' (no events given)", 2) end
+  return C.open(events, o)
+end
+
+doc(pmc.group, "pmc.group", [=[
+pmc.group{ev, ...[, pid=, cpus={...}, inherit=, pinned=]} -> group | nil, msg, errno
+Opens the events as perf groups, one per PMU (events of different PMUs become
+sibling groups transparently), disabled.  Targets: the calling thread
+(default), pid=N (a thread or process), cpus={0,1} (cpu-wide, needs
+privileges).  Uncore PMUs (with a cpumask in sysfs) open on the cpus of their
+cpumask.  Event names: libpfm4 (INST_RETIRED:ANY_P:u, perf::PAGE-FAULTS:k),
+perf's generic names (cycles, task-clock, page-faults:u), raw r01c0, sysfs
+pmu/event/ and pmu/k=v,.../ (msr/tsc/).
+Methods: g:start() (new baseline, enable), g:stop(), g:reset(), g:read(),
+g:measure(fn, ...) -> reading, fn's results, g:close() (also <close>), g:events().
+A reading is indexed by position and by the event string as written:
+r[1].value, r["page-faults:u"].value, each {name, value (scaled), raw, enabled,
+running (ns), multiplexed, unit?}.  A group the PMU could not schedule is an
+error (nil, msg, errno), never zeros.]=])
+
+-- {"a", "b"} -> {"a:u", "a:k", "b:u", "b:k"}
+function pmc.split(list)
+  if type(list) ~= "table" then
+    error("bad argument #1 to 'split' (table of event names expected, got " .. type(list) .. ")", 2)
+  end
+  local out = {}
+  for i, e in ipairs(list) do
+    if type(e) ~= "string" then error(string.format("bad argument #1 to 'split' (entry %d is not a string)", i), 2) end
+    if e:match(":[ukhGH]+$") or e:match("/[ukhGH]+$") then
+      error(string.format("bad argument #1 to 'split' (%s already has a :u/:k modifier)", e), 2)
+    end
+    out[#out + 1] = e .. ":u"
+    out[#out + 1] = e .. ":k"
+  end
+  return out
+end
+
+doc(pmc.split, "pmc.split", [=[
+pmc.split{ev, ...} -> {ev:u, ev:k, ...}: the user/OS pairs of each event, for
+pmc.group(pmc.split{"page-faults", "task-clock"}).]=])
+
+-- Runs a command once under counters.
+local function run_once(events, cmd)
+  return C.run(events, cmd)
+end
+
+function pmc.run(o)
+  if type(o) ~= "table" then error("bad argument #1 to 'run' (table expected)", 2) end
+  if type(o.events) ~= "table" or #o.events == 0 then
+    error("bad argument #1 to 'run' (events: list of event names expected)", 2)
+  end
+  if type(o.cmd) ~= "table" or #o.cmd == 0 then
+    error("bad argument #1 to 'run' (cmd: list {program, args...} expected)", 2)
+  end
+  local reps = o.reps or 1
+  if math.type(reps) ~= "integer" or reps < 1 then error("bad argument #1 to 'run' (reps must be >= 1)", 2) end
+  if reps == 1 then return run_once(o.events, o.cmd) end
+  local runs, infos = {}, {}
+  for i = 1, reps do
+    local r, info, errno = run_once(o.events, o.cmd)
+    if not r then return nil, info, errno end
+    runs[i], infos[i] = r, info
+  end
+  return runs, infos
+end
+
+doc(pmc.run, "pmc.run", [=[
+pmc.run{events={...}, cmd={"prog", "arg", ...}[, reps=1]} -> reading, info
+Runs cmd as a child, counting from its exec (children included, the parent's
+work excluded).  info = {status=, signal=?, elapsed= seconds}.  With reps > 1
+returns the list of readings and the list of infos.]=])
+
+local function forced(opts)
+  if opts == nil then return nil end
+  if type(opts) == "string" then return opts end
+  if type(opts) ~= "table" then error("bad argument #2 (options table expected)", 3) end
+  return opts.pmu
+end
+
+function pmc.info(name, opts)
+  if type(name) ~= "string" then error("bad argument #1 to 'info' (event name expected)", 2) end
+  local t, msg, errno = C.info(name, forced(opts))
+  if not t then return nil, msg, errno end
+  t.umasks, t.modifiers = {}, {}
+  for _, a in ipairs(t.attributes) do
+    local into = a.kind == "umask" and t.umasks or t.modifiers
+    into[#into + 1] = a
+  end
+  return t
+end
+
+doc(pmc.info, "pmc.info", [=[
+pmc.info(name[, {pmu="skl"}]) -> {name, canonical, pmu, description, type,
+config, config1, config2, exclude_user, exclude_kernel, exclude_hv, scale,
+unit?, umasks, modifiers, opens} | nil, msg, errno
+The exact perf_event_attr encoding of an event.  pmu= encodes for another CPU
+model through libpfm4's forced PMU (LIBPFM_FORCE_PMU), e.g. {pmu="skl"} or
+{pmu="amd64_fam19h_zen3"}: for planning a survey on another machine.]=])
+
+function pmc.list(pattern, opts)
+  if pattern ~= nil and type(pattern) ~= "string" then
+    error("bad argument #1 to 'list' (pattern string expected)", 2)
+  end
+  return C.list(pattern, forced(opts))
+end
+
+doc(pmc.list, "pmc.list", [=[
+pmc.list([substring[, {pmu="skl"}]]) -> {{name, pmu, description, opens}, ...}
+Every event of the present PMUs (libpfm4 and sysfs) whose name or description
+contains substring (case-insensitive); opens tells whether it opens here.
+With pmu=, the events of another CPU model (opens is false).]=])
+
+function pmc.overhead(opts)
+  opts = opts or {}
+  local g, msg, errno = pmc.group(opts.events or {"task-clock"})
+  if not g then return nil, msg, errno end
+  local t = C.overhead(g, opts.n or 20000)
+  t.events = opts.events or {"task-clock"}
+  g:close()
+  return t
+end
+
+doc(pmc.overhead, "pmc.overhead", [=[
+pmc.overhead([{events={...}, n=20000}]) -> {window_ns, enable_disable_ns,
+read_ns, rdpmc={available, reason | read_ns}, counted_per_window}
+The measured cost of an empty window: enable+disable ioctls, read() of the
+group, and the user-space rdpmc read where the kernel allows it;
+counted_per_window is what the counters themselves see of one empty window.]=])
+
+function pmc.probe(g, kind, arg)
+  return C.probe(g, kind, arg)
+end
+
+doc(pmc.probe, "pmc.probe", [=[
+pmc.probe(g, kind, arg) -> reading, wall_ns
+Calibration work measured in one C call: "touch" (first touch of arg bytes of
+a fresh anonymous mapping, 4 KiB pages), "read" (read() of arg bytes from
+/dev/zero into a fresh mapping: the faults are taken in the kernel), "spin"
+(busy loop for arg ns), "sleep" (arg ns), "empty".]=])
+
+pmc.scale = C.scale
+doc(pmc.scale, "pmc.scale", [=[
+pmc.scale(raw, enabled, running[, scale]) -> value, multiplexed | nil, msg, errno
+The multiplexing arithmetic: raw * scale * enabled / running; an event that
+was enabled but never running cannot be extrapolated (an error, not zero).]=])
+
+pmc.replay = C.replay
+pmc.environment = C.environment
+
+-- One line per entry: value, unit, name, running %.
+function pmc.format(r)
+  local lines = {}
+  for _, e in ipairs(r) do
+    local pct = e.enabled > 0 and 100 * e.running / e.enabled or 100
+    lines[#lines + 1] = string.format("%18s %-8s %-28s%s", 
+      math.type(e.value) == "integer" and tostring(e.value) or string.format("%.2f", e.value),
+      e.unit or "", e.name, pct < 100 and string.format(" (%.1f%%)", pct) or "")
+  end
+  return table.concat(lines, "\n")
+end
+
+doc(pmc.format, "pmc.format", [=[
+pmc.format(reading) -> string: one line per event (value, unit, name, and
+the running percentage when multiplexed).]=])
+
+doc(pmc, "pmc", [=[
+Performance counters: perf_event groups with libpfm4 and sysfs event names.
+  local g <close> = assert(pmc.group{"task-clock", "page-faults:u", "page-faults:k"})
+  g:start(); ...; g:stop(); print(pmc.format(g:read()))
+  pmc.run{events={"task-clock"}, cmd={"ls"}}     pmc.list("fault")   pmc.info("cycles")]=])
+
+-- Completion of event names inside strings on lines that mention pmc.
+local names
+local function all_names()
+  if names then return names end
+  names = {"cycles", "instructions", "task-clock", "cpu-clock", "page-faults", "minor-faults",
+           "major-faults", "context-switches", "cpu-migrations", "cache-misses", "cache-references",
+           "branches", "branch-misses"}
+  local ok, list = pcall(C.list, nil, nil, true)
+  if ok and list then
+    for _, e in ipairs(list) do names[#names + 1] = e.name end
+  end
+  return names
+end
+
+local ok_c, complete = pcall(require, "pmcsh.complete")
+if ok_c then
+  complete.register(function(line, word)
+    if not line:find("pmc%.") or not complete.in_string(line) then return nil end
+    local mod = word:match(":[ukhGH]*$")
+    local out = {}
+    for _, n in ipairs(all_names()) do
+      if n:sub(1, #word) == word or n:lower():sub(1, #word) == word:lower() then out[#out + 1] = n end
+    end
+    if mod == nil and #out == 0 then return nil end
+    table.sort(out)
+    return out
+  end)
+end
+
+return pmc

@@ -1,0 +1,112 @@
+-- pmcsh stat: perf-stat-like counting of a command, with mean and relative
+-- standard error over repeated runs.
+local function mean_rse(xs)
+  local n, s = #xs, 0
+  for _, x in ipairs(xs) do s = s + x end
+  local m = s / n
+  if n < 2 then return m, 0 end
+  local v = 0
+  for _, x in ipairs(xs) do v = v + (x - m) ^ 2 end
+  local se = math.sqrt(v / (n - 1) / n)      -- standard error of the mean
+  return m, m ~= 0 and 100 * se / math.abs(m) or 0
+end
+
+-- perf shows clocks in msec
+local function shown(name, v, unit)
+  local base = name:gsub(":[ukhGH]+$", "")
+  if base == "task-clock" or base == "cpu-clock" then return v / 1e6, "msec" end
+  return v, unit or ""
+end
+
+local function fmtnum(v)
+  if v == math.floor(v) and math.abs(v) < 2^53 then return string.format("%d", v) end
+  return string.format("%.2f", v)
+end
+
+return {
+  description = "count events of a command, like perf stat (mean and relative stderr over -r runs)",
+  usage = "-- cmd [args...]",
+  help = [[
+  pmcsh stat -e task-clock,page-faults:u,page-faults:k -- dd if=/dev/zero of=/dev/null bs=1M count=100
+  pmcsh stat -e task-clock -r 10 -x, -- ls        CSV in perf stat's field order
+  pmcsh stat -e page-faults --json -- ls          JSON lines with perf stat's keys
+The command is counted from its exec, children included; the output goes to
+stderr, like perf stat's (the command keeps stdout).]],
+  options = {
+    {name = "events", short = "e", type = "list", default = {"task-clock", "context-switches", "cpu-migrations",
+      "page-faults"}, help = "comma-separated events"},
+    {name = "repeat", short = "r", type = "int", default = 1, min = 1, help = "runs to average"},
+    {name = "field-separator", short = "x", type = "string", help = "CSV output with this separator"},
+    {name = "json", type = "flag", help = "JSON lines (perf stat's keys)"},
+  },
+  run = function(opts, args)
+    local recipe = require("pmcsh.recipe")
+    local pmc = require("pmcsh.pmc")
+    if #args == 0 then error(recipe.usage("stat: no command given (pmcsh stat -e EV -- cmd args)"), 0) end
+    local sep = opts["field-separator"] or opts.field_separator
+    if sep and opts.json then error(recipe.usage("stat: -x and --json exclude each other"), 0) end
+    local events = opts.events
+    local vals, runs, ens, elapsed = {}, {}, {}, {}
+    for i = 1, #events do vals[i], runs[i], ens[i] = {}, 0, 0 end
+    local status = 0
+    for rep = 1, opts["repeat"] do
+      local r, info, errno = pmc.run{events = events, cmd = args}
+      if not r then
+        io.stderr:write("pmcsh stat: ", info, "\n")
+        return errno == 2 and 2 or 1
+      end
+      for i = 1, #events do
+        vals[i][rep] = r[i].value
+        runs[i] = runs[i] + r[i].running
+        ens[i] = ens[i] + r[i].enabled
+      end
+      elapsed[rep] = info.elapsed
+      status = info.status or status
+    end
+    local n = opts["repeat"]
+    local el, el_rse = mean_rse(elapsed)
+    local out = io.stderr
+    local cjson = opts.json and require("cjson")
+    if not sep and not cjson then
+      out:write(string.format("\n Performance counter stats for '%s'%s:\n\n", table.concat(args, " "),
+        n > 1 and string.format(" (%d runs)", n) or ""))
+    end
+    for i, name in ipairs(events) do
+      local m, rse = mean_rse(vals[i])
+      local v, unit = shown(name, m, nil)
+      local info = pmc.info(name)
+      if info and info.unit and unit == "" then unit = info.unit end
+      local pct = ens[i] > 0 and 100 * runs[i] / ens[i] or 100
+      local runtime = math.floor(runs[i] / n + 0.5)
+      local metric, munit
+      if unit == "msec" and el > 0 then metric, munit = m / (el * 1e9), "CPUs utilized" end
+      if cjson then
+        local o = {["counter-value"] = string.format("%f", v), unit = unit, event = name,
+                   ["event-runtime"] = runtime, ["pcnt-running"] = pct}
+        if n > 1 then o.variance = rse end
+        if metric then o["metric-value"] = string.format("%f", metric); o["metric-unit"] = munit end
+        out:write(cjson.encode(o), "\n")
+      elseif sep then
+        local f = {unit == "msec" and string.format("%.2f", v) or fmtnum(v), unit, name}
+        if n > 1 then f[#f + 1] = string.format("%.2f%%", rse) end
+        f[#f + 1] = tostring(runtime)
+        f[#f + 1] = string.format("%.2f", pct)
+        f[#f + 1] = metric and string.format("%.3f", metric) or ""
+        f[#f + 1] = munit or ""
+        out:write(table.concat(f, sep), "\n")
+      else
+        local num = unit == "msec" and string.format("%.2f", v) or fmtnum(v)
+        local line = string.format("%18s %-5s %-32s", num, unit, name)
+        if metric then line = line .. string.format(" # %8.3f %s", metric, munit) end
+        if n > 1 then line = line .. string.format("  ( +- %5.2f%% )", rse) end
+        if pct < 100 then line = line .. string.format(" (%.2f%%)", pct) end
+        out:write(line, "\n")
+      end
+    end
+    if not sep and not cjson then
+      out:write(string.format("\n%18.9f seconds time elapsed%s\n\n", el,
+        n > 1 and string.format("  ( +- %5.2f%% )", el_rse) or ""))
+    end
+    return status
+  end,
+}
