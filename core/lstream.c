@@ -1,8 +1,610 @@
-/* Placeholder until the stream binding lands. */
+/* pmcsh._stream: the STREAM engine (kernels/stream*.c) as a Lua userdata.
+ * The only door between Lua and the engine: options are checked here,
+ * results become plain tables here; every measured repetition happens
+ * inside one call to s:run.  The friendly API is lua/pmcsh/stream.lua. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 #include "lpmcsh.h"
+#include "lpmc.h"
+#include "../kernels/stream.h"
 
-int luaopen_pmcsh_stream(lua_State *L)
+#define STREAM_MT "pmcsh.stream"
+
+/* luaL_argcheck that builds its message only when the check fails. */
+#define ARGCHECK(L, cond, arg, msg) \
+	do { if (!(cond)) luaL_argerror(L, arg, msg); } while (0)
+
+typedef struct {
+	struct stream *s;	/* NULL once closed (and until created) */
+	int pages;
+} LStream;
+
+static const char *const page_names[] = {"4k", "thp", "2m", "1g", NULL};
+static const char *const array_names[] = {"a", "b", "c", NULL};
+
+static LStream *checkstream(lua_State *L)
+{
+	LStream *ls = luaL_checkudata(L, 1, STREAM_MT);
+	if (!ls->s)
+		luaL_error(L, "attempt to use a closed stream");
+	return ls;
+}
+
+static void setint(lua_State *L, const char *k, lua_Integer v)
+{
+	lua_pushinteger(L, v);
+	lua_setfield(L, -2, k);
+}
+
+static void setnum(lua_State *L, const char *k, double v)
+{
+	lua_pushnumber(L, v);
+	lua_setfield(L, -2, k);
+}
+
+static void setstr(lua_State *L, const char *k, const char *v)
+{
+	lua_pushstring(L, v);
+	lua_setfield(L, -2, k);
+}
+
+static void setbool(lua_State *L, const char *k, int v)
+{
+	lua_pushboolean(L, v);
+	lua_setfield(L, -2, k);
+}
+
+/* Raises on keys of option table `idx` that are not in `known`. */
+static void check_keys(lua_State *L, int idx, int arg, const char *const known[])
+{
+	lua_pushnil(L);
+	while (lua_next(L, idx)) {
+		int ok = 0;
+		if (lua_type(L, -2) == LUA_TSTRING)
+			for (int i = 0; known[i]; i++)
+				if (!strcmp(known[i], lua_tostring(L, -2)))
+					ok = 1;
+		if (!ok) {
+			lua_pushvalue(L, -2);
+			luaL_argerror(L, arg, lua_pushfstring(L, "unknown option '%s'", luaL_tolstring(L, -1, NULL)));
+		}
+		lua_pop(L, 1);
+	}
+}
+
+/* Integer field `k` of the table at `idx`, `def` when absent. */
+static lua_Integer opt_int(lua_State *L, int idx, int arg, const char *k, lua_Integer def)
+{
+	lua_Integer v = def;
+	int t = lua_getfield(L, idx, k);
+	if (t != LUA_TNIL) {
+		int isint;
+		v = lua_tointegerx(L, -1, &isint);
+		if (!isint)
+			luaL_argerror(L, arg, lua_pushfstring(L, "%s: an integer expected, got %s", k,
+				      t == LUA_TNUMBER ? "a fraction" : luaL_typename(L, -1)));
+	}
+	lua_pop(L, 1);
+	return v;
+}
+
+static int opt_bool(lua_State *L, int idx, const char *k, int def)
+{
+	int t = lua_getfield(L, idx, k), v = t == LUA_TNIL ? def : lua_toboolean(L, -1);
+	lua_pop(L, 1);
+	return v;
+}
+
+/* stream.new{n=, threads=, cpus=, pages=, offset=, touch=, pin=}
+ * Leaves the new pmcsh.stream userdata, or fail, message, errno when the
+ * machine cannot give the memory, huge pages or threads. */
+static int stream_new(lua_State *L)
+{
+	static const char *const known[] = {"n", "threads", "cpus", "pages", "offset", "touch", "pin", NULL};
+	int allowed[STREAM_MAX_THREADS], cpus[STREAM_MAX_THREADS];
+	struct stream_opts o = {0};
+	char msg[512];
+
+	if (lua_isnoneornil(L, 1))
+		lua_newtable(L), lua_replace(L, 1);
+	luaL_checktype(L, 1, LUA_TTABLE);
+	check_keys(L, 1, 1, known);
+	int nallowed = stream_allowed_cpus(allowed, STREAM_MAX_THREADS);
+	if (nallowed < 0)
+		return luaL_fileresult(L, 0, "sched_getaffinity");
+
+	lua_Integer n = opt_int(L, 1, 1, "n", (lua_Integer)stream_default_n());
+	long pagesz = sysconf(_SC_PAGESIZE), phys = sysconf(_SC_PHYS_PAGES);
+	double total = 3.0 * (double)n * sizeof(double);
+	ARGCHECK(L, n > 0, 1, lua_pushfstring(L, "n: must be a positive number of elements, got %I", n));
+	ARGCHECK(L, phys <= 0 || total <= (double)phys * pagesz, 1,
+		      lua_pushfstring(L, "n: 3 arrays of %I doubles need %d MiB, more than this machine's %d MiB of memory",
+				      n, (int)(total / 1048576), (int)((double)phys * pagesz / 1048576)));
+	o.n = (size_t)n;
+
+	lua_Integer threads = opt_int(L, 1, 1, "threads", nallowed);
+	ARGCHECK(L, threads >= 1, 1, lua_pushfstring(L, "threads: must be at least 1, got %I", threads));
+	int tcpu = lua_getfield(L, 1, "cpus");
+	if (tcpu != LUA_TNIL) {
+		ARGCHECK(L, tcpu == LUA_TTABLE, 1, "cpus: a list of cpu numbers expected");
+		lua_Integer nc = (lua_Integer)lua_rawlen(L, -1);
+		ARGCHECK(L, nc >= 1 && nc <= STREAM_MAX_THREADS, 1, "cpus: a non-empty list expected");
+		if (lua_getfield(L, 1, "threads") == LUA_TNIL)
+			threads = nc;
+		lua_pop(L, 1);
+		ARGCHECK(L, threads == nc, 1,
+			      lua_pushfstring(L, "cpus: %I cpus given for %I threads", nc, threads));
+		for (int i = 0; i < nc; i++) {
+			lua_rawgeti(L, -1, i + 1);
+			int isint, ok = 0;
+			lua_Integer c = lua_tointegerx(L, -1, &isint);
+			lua_pop(L, 1);
+			for (int k = 0; k < nallowed; k++)
+				ok |= allowed[k] == c;
+			ARGCHECK(L, isint && ok, 1, lua_pushfstring(L,
+				      "cpus: entry %d is not a cpu this process may run on (sched_getaffinity)", i + 1));
+			cpus[i] = (int)c;
+		}
+	} else {
+		ARGCHECK(L, threads <= nallowed, 1, lua_pushfstring(L,
+			      "threads: %I exceeds the %d cpus this process may run on (sched_getaffinity); "
+			      "at most %d, or give cpus= to share cpus", threads, nallowed, nallowed));
+		for (int i = 0; i < threads; i++)
+			cpus[i] = allowed[i];
+	}
+	lua_pop(L, 1);
+	o.threads = (int)threads;
+	o.cpus = cpus;
+
+	lua_getfield(L, 1, "pages");
+	if (lua_isnil(L, -1)) {
+		o.pages = STREAM_PAGES_THP;
+	} else {
+		const char *p = lua_tostring(L, -1);
+		o.pages = -1;
+		for (int i = 0; p && page_names[i]; i++)
+			if (!strcmp(p, page_names[i]))
+				o.pages = i;
+		ARGCHECK(L, o.pages >= 0, 1, lua_pushfstring(L,
+			      "pages: unsupported page policy '%s' (use \"4k\", \"thp\", \"2m\" or \"1g\")",
+			      p ? p : luaL_typename(L, -1)));
+	}
+	lua_pop(L, 1);
+
+	lua_Integer off = opt_int(L, 1, 1, "offset", 0);
+	ARGCHECK(L, off >= 0 && off < 4096 && off % 8 == 0, 1,
+		      "offset: bytes added to each array start, a multiple of 8 below 4096");
+	o.offset = (size_t)off;
+	o.touch = opt_bool(L, 1, "touch", 1);
+	o.pin = opt_bool(L, 1, "pin", 1);
+
+	/* The handle exists, closed, before anything is acquired. */
+	LStream *ls = lua_newuserdatauv(L, sizeof *ls, 0);
+	ls->s = NULL;
+	ls->pages = o.pages;
+	luaL_setmetatable(L, STREAM_MT);
+	int rc = stream_create(&ls->s, &o, msg, sizeof msg);
+	if (rc < 0) {
+		luaL_pushfail(L);
+		lua_pushstring(L, msg);
+		lua_pushinteger(L, -rc);
+		return 3;
+	}
+	return 1;
+}
+
+static int stream_close(lua_State *L)
+{
+	LStream *ls = luaL_checkudata(L, 1, STREAM_MT);
+	struct stream *s = ls->s;
+	ls->s = NULL;
+	stream_destroy(s);
+	return 0;
+}
+
+static int stream_tostring(lua_State *L)
+{
+	LStream *ls = luaL_checkudata(L, 1, STREAM_MT);
+	if (!ls->s)
+		lua_pushliteral(L, "stream (closed)");
+	else
+		lua_pushfstring(L, "stream (n=%I, threads=%d, pages=%s): %p", (lua_Integer)stream_n(ls->s),
+				stream_threads(ls->s), page_names[ls->pages], (void *)ls);
+	return 1;
+}
+
+static const struct stream_kernel *checkkernel(lua_State *L, int arg)
+{
+	const char *name = luaL_checkstring(L, arg);
+	const struct stream_kernel *k = stream_kernel_find(name);
+	if (!k) {
+		luaL_Buffer b;
+		luaL_buffinit(L, &b);
+		for (const struct stream_kernel *d = stream_kernels; d->name; d++) {
+			if (d != stream_kernels)
+				luaL_addstring(&b, ", ");
+			luaL_addstring(&b, d->name);
+		}
+		luaL_pushresult(&b);
+		luaL_argerror(L, arg, lua_pushfstring(L, "unknown kernel '%s' (kernels: %s)", name, lua_tostring(L, -1)));
+	}
+	return k;
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+	return (a > b) - (a < b);
+}
+
+/* s:run(kernel, {reps=, warmup=, group=, reference=})
+ * All repetitions in this one call; the group's window is opened only
+ * around each timed repetition's loop.  Leaves the result table (or fail,
+ * message, errno when the counter window cannot be set up).  A failed
+ * validation and an interrupt raise errors. */
+static int stream_runm(lua_State *L)
+{
+	static const char *const known[] = {"reps", "warmup", "group", "reference", NULL};
+	LStream *ls = checkstream(L);
+	struct stream *s = ls->s;
+	const struct stream_kernel *k = checkkernel(L, 2);
+	if (lua_isnoneornil(L, 3))
+		lua_settop(L, 2), lua_newtable(L);
+	luaL_checktype(L, 3, LUA_TTABLE);
+	lua_settop(L, 3);
+	check_keys(L, 3, 3, known);
+	lua_Integer reps = opt_int(L, 3, 3, "reps", 10);
+	ARGCHECK(L, reps >= 1 && reps <= 1000000, 3, "reps: between 1 and 1000000");
+	int warmup;
+	if (lua_getfield(L, 3, "warmup") == LUA_TNUMBER) {
+		warmup = (int)lua_tointeger(L, -1);
+		ARGCHECK(L, warmup >= 0 && warmup <= 1000, 3, "warmup: true, false or 0..1000 repetitions");
+	} else {
+		warmup = lua_isnil(L, -1) ? 1 : lua_toboolean(L, -1);
+	}
+	lua_pop(L, 1);
+	int ref = opt_bool(L, 3, "reference", 0);
+	int gtype = lua_getfield(L, 3, "group");	/* stack 4: the group or nil */
+
+	if (!stream_kernel_available(k)) {
+		luaL_pushfail(L);
+		lua_pushfstring(L, "kernel '%s' needs %s streaming stores, which this cpu lacks: use '%s'",
+				k->name, stream_nt_isa() ? stream_nt_isa() : "non-temporal", k->plain ? k->plain : "triad");
+		lua_pushinteger(L, EOPNOTSUPP);
+		return 3;
+	}
+
+	struct kwindow kw = {0};
+	struct lpmc_window *w = NULL;
+	if (gtype != LUA_TNIL) {
+		ARGCHECK(L, luaL_testudata(L, 4, "pmcsh.group"), 3, lua_pushfstring(L,
+			 "group: a pmcsh.group expected (pmc.group{...}), got %s", luaL_typename(L, 4)));
+		pid_t tids[STREAM_MAX_THREADS];
+		int ntids = stream_worker_tids(s, tids, STREAM_MAX_THREADS);
+		w = lpmc_window_new(L, 4, (int)reps, tids, ntids, &kw);
+		if (!w)
+			return 3;
+	}
+	/* stack 5 (with a group): the window; 6: scratch for times */
+	double *times = lua_newuserdatauv(L, (size_t)reps * (sizeof(double) + sizeof(uint64_t)), 0);
+	uint64_t *tsc = (uint64_t *)(times + reps);
+	double sum = 0;
+	int done = 0;
+	int rc = stream_run(s, k, ref, (int)reps, warmup, w ? &kw : NULL, times, tsc, &sum, &done);
+
+	char msg[512];
+	int vrc = stream_validate(s, k, sum, msg, sizeof msg);
+	if (rc == -EINTR)
+		return luaL_error(L, "interrupted");
+	if (rc < 0) {
+		luaL_pushfail(L);
+		lua_pushfstring(L, "counter window failed during %s: %s", k->name, strerror(-rc));
+		lua_pushinteger(L, -rc);
+		return 3;
+	}
+	if (vrc < 0)
+		return luaL_error(L, "%s (kernel %s%s)", msg, k->name, ref ? ", reference loop" : "");
+
+	size_t n = stream_n(s);
+	double *sorted = malloc(done * sizeof *sorted);
+	if (!sorted)
+		return luaL_error(L, "out of memory");
+	memcpy(sorted, times, done * sizeof *sorted);
+	qsort(sorted, done, sizeof *sorted, cmp_double);
+	double mn = sorted[0], mx = sorted[done - 1];
+	double med = done % 2 ? sorted[done / 2] : 0.5 * (sorted[done / 2 - 1] + sorted[done / 2]);
+	double avg = 0;
+	for (int r = 0; r < done; r++)
+		avg += times[r] / done;
+	free(sorted);
+
+	lua_createtable(L, 0, 28);
+	setstr(L, "kernel", k->name);
+	setbool(L, "reference", ref);
+	setint(L, "n", (lua_Integer)n);
+	setint(L, "threads", stream_threads(s));
+	setint(L, "reps", done);
+	setint(L, "warmup", warmup);
+	lua_createtable(L, done, 0);
+	for (int r = 0; r < done; r++) {
+		lua_pushnumber(L, times[r]);
+		lua_rawseti(L, -2, r + 1);
+	}
+	lua_setfield(L, -2, "times");
+	setnum(L, "min", mn);
+	setnum(L, "median", med);
+	setnum(L, "max", mx);
+	setnum(L, "avg", avg);
+	setint(L, "bytes_per_iter", k->bytes);
+	setint(L, "bytes_per_iter_wa", k->bytes_wa);
+	setnum(L, "mbps", 1e-6 * k->bytes * (double)n / mn);
+	setnum(L, "mbps_wa", 1e-6 * k->bytes_wa * (double)n / mn);
+	setint(L, "iterations", (lua_Integer)n * done);
+	if (!strcmp(k->name, "sum"))
+		setnum(L, "sum", sum);
+	setstr(L, "clock", "CLOCK_MONOTONIC");
+	double tick = stream_clock_tick();
+	setnum(L, "tick", tick);
+	if (stream_tsc_usable()) {
+		double tt = 0, ts = 0;
+		lua_createtable(L, done, 0);
+		for (int r = 0; r < done; r++) {
+			lua_pushinteger(L, (lua_Integer)tsc[r]);
+			lua_rawseti(L, -2, r + 1);
+			tt += times[r];
+			ts += (double)tsc[r];
+		}
+		lua_setfield(L, -2, "tsc");
+		setnum(L, "tsc_hz", ts / tt);
+	}
+	setbool(L, "validated", 1);
+	if (mn < 20 * tick) {
+		lua_createtable(L, 1, 0);
+		lua_pushfstring(L, "the shortest repetition (%f us) is under 20 clock ticks (%f us each): "
+				"use a larger n", mn * 1e6, tick * 1e6);
+		lua_rawseti(L, -2, 1);
+		lua_setfield(L, -2, "warnings");
+	}
+	if (w) {
+		lpmc_window_push(L, w, done);
+		lua_setfield(L, -3, "per_rep");
+		lua_setfield(L, -2, "counts");
+	}
+	return 1;
+}
+
+/* s:parts() -> {{first=, count=, cpu=, tid=}, ...}: the static partition
+ * (first is 1-based, as Lua indexes). */
+static int stream_parts(lua_State *L)
+{
+	struct stream *s = checkstream(L)->s;
+	int nt = stream_threads(s);
+	pid_t tids[STREAM_MAX_THREADS];
+	stream_worker_tids(s, tids, STREAM_MAX_THREADS);
+	lua_createtable(L, nt, 0);
+	for (int i = 0; i < nt; i++) {
+		size_t lo, cnt;
+		int cpu;
+		stream_part(s, i, &lo, &cnt, &cpu);
+		lua_createtable(L, 0, 4);
+		setint(L, "first", (lua_Integer)lo + 1);
+		setint(L, "count", (lua_Integer)cnt);
+		if (cpu >= 0)
+			setint(L, "cpu", cpu);
+		setint(L, "tid", i ? tids[i - 1] : gettid());
+		lua_rawseti(L, -2, i + 1);
+	}
+	return 1;
+}
+
+/* s:pages() -> {policy=, a={kernel_page=, rss=, thp=, hugetlb=}, b=, c=,
+ * page_size=} in bytes, from /proc/self/smaps (what the kernel gave).
+ * page_size is the page size backing most of the resident arrays. */
+static int stream_pagesm(lua_State *L)
+{
+	LStream *ls = checkstream(L);
+	double rss = 0, thp = 0, kps = 0;
+	lua_createtable(L, 0, 6);
+	setstr(L, "policy", page_names[ls->pages]);
+	for (int k = 0; k < 3; k++) {
+		struct stream_pageinfo pi;
+		int rc = stream_pageinfo(ls->s, k, &pi);
+		if (rc < 0)
+			return luaL_fileresult(L, 0, "/proc/self/smaps");
+		lua_createtable(L, 0, 4);
+		setint(L, "kernel_page", pi.kernel_page_kb * 1024);
+		setint(L, "rss", pi.rss_kb * 1024);
+		setint(L, "thp", pi.anon_huge_kb * 1024);
+		setint(L, "hugetlb", pi.hugetlb_kb * 1024);
+		lua_setfield(L, -2, array_names[k]);
+		rss += pi.rss_kb;
+		thp += pi.anon_huge_kb;
+		kps = pi.kernel_page_kb;
+	}
+	setint(L, "page_size", (lua_Integer)(kps > 4 ? kps * 1024 : (rss > 0 && thp * 2 > rss ? 2097152 : kps * 1024)));
+	setnum(L, "thp_fraction", rss > 0 ? thp / rss : 0);
+	return 1;
+}
+
+static int checkarray(lua_State *L, int arg)
+{
+	return luaL_checkoption(L, arg, NULL, array_names);
+}
+
+static size_t checkindex(lua_State *L, struct stream *s, int arg)
+{
+	lua_Integer i = luaL_checkinteger(L, arg);
+	ARGCHECK(L, i >= 1 && (size_t)i <= stream_n(s), arg, "index out of 1..n");
+	return (size_t)i - 1;
+}
+
+/* s:poke(array, i, value): overwrite one element (to show validation at
+ * work); s:peek(array, i) reads one. */
+static int stream_poke(lua_State *L)
+{
+	struct stream *s = checkstream(L)->s;
+	int a = checkarray(L, 2);
+	size_t i = checkindex(L, s, 3);
+	stream_array(s, a)[i] = luaL_checknumber(L, 4);
+	return 0;
+}
+
+static int stream_peek(lua_State *L)
+{
+	struct stream *s = checkstream(L)->s;
+	int a = checkarray(L, 2);
+	size_t i = checkindex(L, s, 3);
+	lua_pushnumber(L, stream_array(s, a)[i]);
+	return 1;
+}
+
+static int stream_resetm(lua_State *L)
+{
+	stream_reset(checkstream(L)->s);
+	return 0;
+}
+
+/* s:validate() -> true, or raises with what is wrong. */
+static int stream_validatem(lua_State *L)
+{
+	char msg[512];
+	if (stream_validate(checkstream(L)->s, NULL, 0, msg, sizeof msg) < 0)
+		return luaL_error(L, "%s", msg);
+	lua_pushboolean(L, 1);
+	return 1;
+}
+
+/* s:info() -> {n=, threads=, pages=, offset=, touched=, bytes=, expected={a,b,c}} */
+static int stream_info(lua_State *L)
+{
+	LStream *ls = checkstream(L);
+	struct stream *s = ls->s;
+	lua_createtable(L, 0, 8);
+	setint(L, "n", (lua_Integer)stream_n(s));
+	setint(L, "threads", stream_threads(s));
+	setstr(L, "pages", page_names[ls->pages]);
+	setint(L, "offset", (lua_Integer)stream_offset(s));
+	setbool(L, "touched", stream_touched(s));
+	setint(L, "array_bytes", (lua_Integer)(stream_n(s) * sizeof(double)));
+	lua_createtable(L, 0, 3);
+	for (int k = 0; k < 3; k++)
+		setnum(L, array_names[k], stream_expected(s, k));
+	lua_setfield(L, -2, "expected");
+	return 1;
+}
+
+/* stream.kernels() -> the descriptor table, default first. */
+static int stream_kernels_l(lua_State *L)
 {
 	lua_newtable(L);
+	int i = 0;
+	for (const struct stream_kernel *k = stream_kernels; k->name; k++) {
+		lua_createtable(L, 0, 14);
+		setstr(L, "name", k->name);
+		setstr(L, "description", k->description);
+		setstr(L, "symbol", k->symbol);
+		setint(L, "bytes", k->bytes);
+		setint(L, "bytes_wa", k->bytes_wa);
+		setint(L, "loads", k->loads);
+		setint(L, "stores", k->stores);
+		setint(L, "flops", k->flops);
+		lua_createtable(L, 3, 0);
+		for (int a = 0, j = 0; a < 3; a++)
+			if (k->reads & (1u << a))
+				lua_pushstring(L, array_names[a]), lua_rawseti(L, -2, ++j);
+		lua_setfield(L, -2, "reads");
+		lua_createtable(L, 3, 0);
+		for (int a = 0, j = 0; a < 3; a++)
+			if (k->writes & (1u << a))
+				lua_pushstring(L, array_names[a]), lua_rawseti(L, -2, ++j);
+		lua_setfield(L, -2, "writes");
+		setbool(L, "nt", k->nt);
+		if (k->plain)
+			setstr(L, "plain", k->plain);
+		setbool(L, "available", stream_kernel_available(k));
+		lua_rawseti(L, -2, ++i);
+	}
+	return 1;
+}
+
+/* stream.machine() -> {llc_bytes=, llc_count=, default_n=, cpus={...},
+ * tick=, tsc=, nt_isa=, mem_available=} */
+static int stream_machine(lua_State *L)
+{
+	int cpus[STREAM_MAX_THREADS], nc = stream_allowed_cpus(cpus, STREAM_MAX_THREADS), ncache;
+	size_t llc = stream_llc_bytes(&ncache);
+	lua_createtable(L, 0, 8);
+	setint(L, "llc_bytes", (lua_Integer)llc);
+	setint(L, "llc_count", ncache);
+	setint(L, "default_n", (lua_Integer)stream_default_n());
+	lua_createtable(L, nc > 0 ? nc : 0, 0);
+	for (int i = 0; i < nc; i++)
+		lua_pushinteger(L, cpus[i]), lua_rawseti(L, -2, i + 1);
+	lua_setfield(L, -2, "cpus");
+	setnum(L, "tick", stream_clock_tick());
+	setbool(L, "tsc", stream_tsc_usable());
+	if (stream_nt_isa())
+		setstr(L, "nt_isa", stream_nt_isa());
+	long kb = stream_mem_available_kb();
+	if (kb >= 0)
+		setint(L, "mem_available", (lua_Integer)kb * 1024);
+	setnum(L, "scalar", STREAM_SCALAR);
+	return 1;
+}
+
+static const luaL_Reg funcs[] = {
+	{"new", stream_new},
+	{"kernels", stream_kernels_l},
+	{"machine", stream_machine},
+	{NULL, NULL}
+};
+
+static const luaL_Reg methods[] = {
+	{"run", stream_runm},
+	{"parts", stream_parts},
+	{"pages", stream_pagesm},
+	{"poke", stream_poke},
+	{"peek", stream_peek},
+	{"reset", stream_resetm},
+	{"validate", stream_validatem},
+	{"info", stream_info},
+	{"close", stream_close},
+	{NULL, NULL}
+};
+
+static const luaL_Reg metamethods[] = {
+	{"__gc", stream_close},
+	{"__close", stream_close},
+	{"__tostring", stream_tostring},
+	{"__index", NULL},
+	{NULL, NULL}
+};
+
+static void createmeta(lua_State *L)
+{
+	luaL_newmetatable(L, STREAM_MT);
+	luaL_setfuncs(L, metamethods, 0);
+	luaL_newlibtable(L, methods);
+	luaL_setfuncs(L, methods, 0);
+	lua_setfield(L, -2, "__index");
+	lua_pop(L, 1);
+}
+
+/* The module table; `methods` is the shared method table of every stream,
+ * so the Lua facade can wrap a method once for all. */
+int luaopen_pmcsh_stream(lua_State *L)
+{
+	luaL_newlib(L, funcs);
+	createmeta(L);
+	luaL_getmetatable(L, STREAM_MT);
+	lua_getfield(L, -1, "__index");
+	lua_setfield(L, -3, "methods");
+	lua_pop(L, 1);
 	return 1;
 }

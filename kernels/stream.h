@@ -1,0 +1,135 @@
+/* STREAM kernels and the engine that runs them: descriptors, buffers, a pool
+ * of pinned threads, timing and validation.  Pure C: functions return 0 or
+ * -errno and leave a human-readable detail in a caller's buffer; they never
+ * print and never exit.  The Lua binding is core/lstream.c. */
+#ifndef PMCSH_STREAM_H
+#define PMCSH_STREAM_H
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "window.h"
+
+/* The three arrays, as masks for a kernel's reads and writes. */
+enum { STREAM_A = 1, STREAM_B = 2, STREAM_C = 4 };
+
+/* One part of a kernel: the arrays already offset to the part's first
+ * element, `n` elements.  Returns the partial sum for `sum`, 0 otherwise. */
+typedef double (*stream_fn)(double *restrict a, double *restrict b,
+			    double *restrict c, double s, size_t n);
+
+/* A kernel describes itself; reports compute from this, never from
+ * constants elsewhere.  Per iteration (one element of each array):
+ * bytes = STREAM convention (bytes the program reads and writes),
+ * bytes_wa = with the write-allocate read of each stored line (0 extra for
+ * non-temporal stores). */
+struct stream_kernel {
+	const char *name;
+	const char *description;
+	const char *symbol;	/* the function, for disassembly */
+	int bytes, bytes_wa;
+	int loads, stores, flops;
+	unsigned reads, writes;	/* STREAM_A|B|C */
+	int nt;			/* non-temporal stores */
+	const char *plain;	/* the temporal kernel an nt one mirrors */
+	stream_fn fn;		/* pmcsh's loop (kernels/stream.c) */
+	stream_fn ref;		/* the textbook loop (kernels/ref_stream.c) */
+};
+
+/* The table, default (triad) first, ended by a zero entry. */
+extern const struct stream_kernel stream_kernels[];
+const struct stream_kernel *stream_kernel_find(const char *name);
+/* 1 when this CPU runs the kernel (nt kernels need the streaming-store ISA
+ * the file was compiled for); 0 otherwise. */
+int stream_kernel_available(const struct stream_kernel *k);
+/* The instruction set the nt kernels use ("avx512f", "avx", "sse2", or NULL). */
+const char *stream_nt_isa(void);
+
+/* Reference loops (kernels/ref_stream.c), written as stream.c writes them. */
+double ref_stream_copy(double *a, double *b, double *c, double s, size_t n);
+double ref_stream_scale(double *a, double *b, double *c, double s, size_t n);
+double ref_stream_add(double *a, double *b, double *c, double s, size_t n);
+double ref_stream_triad(double *a, double *b, double *c, double s, size_t n);
+double ref_stream_sum(double *a, double *b, double *c, double s, size_t n);
+double ref_stream_fill(double *a, double *b, double *c, double s, size_t n);
+
+/* ---- the engine (kernels/stream_run.c) ---- */
+
+enum stream_pages { STREAM_PAGES_4K, STREAM_PAGES_THP, STREAM_PAGES_2M, STREAM_PAGES_1G };
+
+#define STREAM_SCALAR 3.0
+#define STREAM_MAX_THREADS 1024
+
+struct stream_opts {
+	size_t n;		/* elements per array */
+	int threads;		/* parts; part 0 runs on the calling thread */
+	const int *cpus;	/* cpu of each part (threads entries) */
+	int pages;		/* enum stream_pages */
+	size_t offset;		/* bytes added to each array start (multiple of 8) */
+	int touch;		/* first-touch (initialise) now; else at first run */
+	int pin;		/* pin threads (calling thread only during calls) */
+};
+
+/* What smaps says about one array's mapping. */
+struct stream_pageinfo {
+	long kernel_page_kb;	/* KernelPageSize */
+	long rss_kb;		/* Rss */
+	long anon_huge_kb;	/* AnonHugePages (THP) */
+	long hugetlb_kb;	/* Private/Shared_Hugetlb */
+};
+
+struct stream;
+
+/* Allocates the arrays, starts the pool (threads-1 pinned workers) and,
+ * with touch, initialises each part from the thread that owns it
+ * (a=1, b=2, c=0).  On failure returns -errno, *out NULL, and a sentence
+ * saying what to do in msg. */
+int stream_create(struct stream **out, const struct stream_opts *o,
+		  char *msg, size_t msglen);
+/* Joins the workers and unmaps; NULL is fine. */
+void stream_destroy(struct stream *s);
+
+size_t stream_n(const struct stream *s);
+int stream_threads(const struct stream *s);
+/* Thread ids of the workers (parts 1..threads-1); returns their count. */
+int stream_worker_tids(const struct stream *s, pid_t *tids, int max);
+/* Part `i`: first element, count, cpu. */
+void stream_part(const struct stream *s, int i, size_t *lo, size_t *cnt, int *cpu);
+double *stream_array(const struct stream *s, int which); /* 0,1,2 = a,b,c */
+size_t stream_offset(const struct stream *s);
+int stream_touched(const struct stream *s);
+/* The value every element of array `which` should hold now. */
+double stream_expected(const struct stream *s, int which);
+
+/* Reads /proc/self/smaps for the mapping holding array `which`. */
+int stream_pageinfo(const struct stream *s, int which, struct stream_pageinfo *pi);
+
+/* Runs `k` (its reference loop with ref) `warmup` untimed then `reps` timed
+ * repetitions, all threads started together per repetition; the window `w`
+ * (may be NULL) is opened right around each timed repetition's loop.
+ * Fills times[r] (seconds, CLOCK_MONOTONIC) and, when tsc is non-NULL and
+ * the TSC usable, tsc[r] (ticks).  *sum gets the last timed sum for `sum`.
+ * Between repetitions checks the interrupt flag: returns -EINTR with
+ * *done the timed reps completed.  The expected array values are advanced
+ * for every repetition that ran. */
+int stream_run(struct stream *s, const struct stream_kernel *k, int ref,
+	       int reps, int warmup, const struct kwindow *w,
+	       double *times, uint64_t *tsc, double *sum, int *done);
+
+/* Checks every array against its expected value as STREAM does (average
+ * relative error against 1e-13) and the sum; 0 when good, else -EDOM with
+ * the detail in msg.  After a failure the arrays are re-initialised. */
+int stream_validate(struct stream *s, const struct stream_kernel *last,
+		    double sum, char *msg, size_t msglen);
+/* Re-initialises a=1, b=2, c=0 from the owning threads. */
+int stream_reset(struct stream *s);
+
+/* Environment helpers. */
+int stream_allowed_cpus(int *cpus, int max);	/* sched_getaffinity */
+size_t stream_llc_bytes(int *ncaches);		/* sum of LLCs, each once */
+size_t stream_default_n(void);			/* 4x LLCs per array */
+double stream_clock_tick(void);		/* observed CLOCK_MONOTONIC granularity, s */
+int stream_tsc_usable(void);			/* constant_tsc and nonstop_tsc */
+long stream_mem_available_kb(void);		/* MemAvailable, -1 unknown */
+long stream_hugepages_free(long page_kb);	/* free reserved huge pages, -1 unknown */
+
+#endif

@@ -1,0 +1,762 @@
+/* The STREAM engine: arrays with a page policy, a pool of pinned workers
+ * that first-touch and stream their static part, timed repetitions with a
+ * counter window around each, and STREAM's validation.  Pure C. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <glob.h>
+#include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+#include "stream.h"
+#include "../core/interrupt.h"
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#define HAVE_TSC 1
+#else
+#define HAVE_TSC 0
+#endif
+
+#ifndef MAP_HUGE_SHIFT
+#define MAP_HUGE_SHIFT 26
+#endif
+#define MAP_HUGE_2M (21 << MAP_HUGE_SHIFT)
+#define MAP_HUGE_1G (30 << MAP_HUGE_SHIFT)
+
+#define TWO_MIB (2ul << 20)
+#define STREAM_EPS 1e-13	/* STREAM's bound for 8-byte reals */
+#define SUM_EPS 1e-9		/* reordered summation of n terms */
+
+struct part {
+	size_t lo, cnt;
+	int cpu;
+	pid_t tid;
+	pthread_t th;
+	int started;
+	double *a, *b, *c;	/* arrays offset to lo */
+	double result;		/* kernel's partial sum */
+	double err[3];		/* validation: sum of |x - expected| */
+	size_t bad[3];		/* first element off by more than the bound */
+	char pad[64];
+};
+
+struct map {
+	void *base;		/* what mmap returned */
+	size_t len;
+	double *arr;
+};
+
+enum job { JOB_NONE, JOB_KERNEL, JOB_INIT, JOB_CHECK };
+
+struct stream {
+	size_t n;
+	int threads, pages, touched, pin;
+	size_t offset;
+	struct map map[3];
+	double expect[3];
+	struct part *parts;
+
+	/* pool: workers sleep on cv between calls and spin on gen inside one */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int quit;
+	_Atomic int active;
+	_Atomic unsigned gen;
+	_Atomic int done;
+	enum job job;
+	stream_fn kfn;
+
+	cpu_set_t saved;	/* the caller's affinity during a call */
+	int saved_ok;
+};
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#endif
+}
+
+static inline int64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static inline uint64_t tsc_now(void)
+{
+#if HAVE_TSC
+	return __rdtsc();
+#else
+	return 0;
+#endif
+}
+
+/* One part's share of a job (the kernel job is run inline by callers). */
+static void part_work(struct stream *s, int i)
+{
+	struct part *p = &s->parts[i];
+	switch (s->job) {
+	case JOB_KERNEL:
+		p->result = s->kfn(p->a, p->b, p->c, STREAM_SCALAR, p->cnt);
+		break;
+	case JOB_INIT:
+		for (size_t j = 0; j < p->cnt; j++) {
+			p->a[j] = 1.0;
+			p->b[j] = 2.0;
+			p->c[j] = 0.0;
+		}
+		break;
+	case JOB_CHECK: {
+		double *x[3] = {p->a, p->b, p->c};
+		for (int k = 0; k < 3; k++) {
+			double e = s->expect[k], lim = STREAM_EPS * (e != 0 ? fabs(e) : 1), sum = 0;
+			size_t bad = (size_t)-1;
+			for (size_t j = 0; j < p->cnt; j++) {
+				double d = fabs(x[k][j] - e);
+				sum += d;
+				if (d > lim && bad == (size_t)-1)
+					bad = p->lo + j;
+			}
+			p->err[k] = sum;
+			p->bad[k] = bad;
+		}
+		break;
+	}
+	case JOB_NONE:
+		break;
+	}
+}
+
+/* Worker main: the stream and part index travel in a small struct. */
+struct wstart {
+	struct stream *s;
+	int i;
+};
+
+static void *worker_main(void *arg)
+{
+	struct wstart ws = *(struct wstart *)arg;
+	struct stream *s = ws.s;
+	struct part *p = &s->parts[ws.i];
+	unsigned seen = 0;
+	free(arg);
+	p->tid = gettid();
+	for (;;) {
+		pthread_mutex_lock(&s->mu);
+		while (!atomic_load(&s->active) && !s->quit)
+			pthread_cond_wait(&s->cv, &s->mu);
+		int quit = s->quit;
+		pthread_mutex_unlock(&s->mu);
+		if (quit)
+			break;
+		for (;;) {
+			unsigned g = atomic_load_explicit(&s->gen, memory_order_acquire);
+			if (g != seen) {
+				seen = g;
+				part_work(s, ws.i);
+				atomic_fetch_add_explicit(&s->done, 1, memory_order_release);
+				continue;
+			}
+			if (!atomic_load_explicit(&s->active, memory_order_acquire))
+				break;
+			cpu_relax();
+		}
+	}
+	return NULL;
+}
+
+/* A call: workers start spinning, the caller moves to its cpu. */
+static void session_begin(struct stream *s)
+{
+	if (s->pin) {
+		cpu_set_t set;
+		s->saved_ok = pthread_getaffinity_np(pthread_self(), sizeof s->saved, &s->saved) == 0;
+		CPU_ZERO(&set);
+		CPU_SET(s->parts[0].cpu, &set);
+		pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+	}
+	if (s->threads > 1) {
+		pthread_mutex_lock(&s->mu);
+		atomic_store(&s->active, 1);
+		pthread_cond_broadcast(&s->cv);
+		pthread_mutex_unlock(&s->mu);
+	}
+}
+
+static void session_end(struct stream *s)
+{
+	atomic_store(&s->active, 0);
+	if (s->pin && s->saved_ok)
+		pthread_setaffinity_np(pthread_self(), sizeof s->saved, &s->saved);
+}
+
+/* Starts the workers on the current job and does part 0; returns when all
+ * parts are done (the workers' writes visible). */
+static inline void dispatch(struct stream *s)
+{
+	if (s->threads > 1) {
+		atomic_store_explicit(&s->done, 0, memory_order_relaxed);
+		atomic_fetch_add_explicit(&s->gen, 1, memory_order_release);
+	}
+	part_work(s, 0);
+	if (s->threads > 1)
+		while (atomic_load_explicit(&s->done, memory_order_acquire) < s->threads - 1)
+			cpu_relax();
+}
+
+static void run_job(struct stream *s, enum job j)
+{
+	session_begin(s);
+	s->job = j;
+	dispatch(s);
+	session_end(s);
+}
+
+/* ---- sizes and environment ---- */
+
+static int read_file(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	size_t r = fread(buf, 1, len - 1, f);
+	fclose(f);
+	buf[r] = 0;
+	while (r && (buf[r - 1] == '\n' || buf[r - 1] == ' '))
+		buf[--r] = 0;
+	return 0;
+}
+
+int stream_allowed_cpus(int *cpus, int max)
+{
+	cpu_set_t set;
+	int k = 0;
+	if (sched_getaffinity(0, sizeof set, &set) < 0)
+		return -errno;
+	for (int c = 0; c < CPU_SETSIZE && k < max; c++)
+		if (CPU_ISSET(c, &set))
+			cpus[k++] = c;
+	return k;
+}
+
+/* The last-level cache of each cpu is its highest-level data or unified
+ * cache; a cache shared by several cpus appears under each of them with the
+ * same shared_cpu_list, and counts once. */
+size_t stream_llc_bytes(int *ncaches)
+{
+	glob_t g;
+	struct { int level; char shared[256]; size_t size; } *seen = NULL;
+	int nseen = 0;
+	size_t total = 0;
+	if (ncaches)
+		*ncaches = 0;
+	if (glob("/sys/devices/system/cpu/cpu[0-9]*", 0, NULL, &g) != 0)
+		return 0;
+	seen = calloc(g.gl_pathc * 2 + 1, sizeof *seen);
+	for (size_t i = 0; seen && i < g.gl_pathc; i++) {
+		char path[512], buf[256];
+		int best = -1;
+		size_t bsize = 0;
+		char bshared[256] = "";
+		for (int idx = 0; idx < 16; idx++) {
+			snprintf(path, sizeof path, "%s/cache/index%d/level", g.gl_pathv[i], idx);
+			if (read_file(path, buf, sizeof buf) < 0)
+				break;
+			int level = atoi(buf);
+			snprintf(path, sizeof path, "%s/cache/index%d/type", g.gl_pathv[i], idx);
+			if (read_file(path, buf, sizeof buf) < 0 || strcmp(buf, "Instruction") == 0)
+				continue;
+			if (level <= best)
+				continue;
+			snprintf(path, sizeof path, "%s/cache/index%d/size", g.gl_pathv[i], idx);
+			if (read_file(path, buf, sizeof buf) < 0)
+				continue;
+			char *end;
+			size_t sz = strtoull(buf, &end, 10);
+			if (*end == 'K') sz <<= 10;
+			else if (*end == 'M') sz <<= 20;
+			else if (*end == 'G') sz <<= 30;
+			snprintf(path, sizeof path, "%s/cache/index%d/shared_cpu_list", g.gl_pathv[i], idx);
+			if (read_file(path, bshared, sizeof bshared) < 0)
+				snprintf(bshared, sizeof bshared, "%s", g.gl_pathv[i]);
+			best = level;
+			bsize = sz;
+		}
+		if (best < 0)
+			continue;
+		int dup = 0;
+		for (int k = 0; k < nseen; k++)
+			if (seen[k].level == best && strcmp(seen[k].shared, bshared) == 0)
+				dup = 1;
+		if (dup)
+			continue;
+		seen[nseen].level = best;
+		snprintf(seen[nseen].shared, sizeof seen[nseen].shared, "%s", bshared);
+		seen[nseen].size = bsize;
+		nseen++;
+		total += bsize;
+	}
+	free(seen);
+	globfree(&g);
+	if (ncaches)
+		*ncaches = nseen;
+	return total;
+}
+
+/* STREAM's rule: each array at least 4x the sum of the last-level caches.
+ * Without sysfs, STREAM's own default of 10 million. */
+size_t stream_default_n(void)
+{
+	size_t llc = stream_llc_bytes(NULL);
+	if (!llc)
+		return 10000000;
+	size_t n = (4 * llc + 7) / 8;
+	return (n + 1023) & ~(size_t)1023;
+}
+
+/* Like STREAM's checktick: the smallest step the clock is seen to take
+ * (includes the cost of reading it). */
+double stream_clock_tick(void)
+{
+	int64_t best = INT64_MAX;
+	for (int i = 0; i < 64; i++) {
+		int64_t t0 = now_ns(), t1;
+		while ((t1 = now_ns()) == t0)
+			;
+		if (t1 - t0 < best)
+			best = t1 - t0;
+	}
+	struct timespec res;
+	if (clock_getres(CLOCK_MONOTONIC, &res) == 0) {
+		int64_t r = (int64_t)res.tv_sec * 1000000000 + res.tv_nsec;
+		if (r > best)
+			best = r;
+	}
+	return best * 1e-9;
+}
+
+int stream_tsc_usable(void)
+{
+#if HAVE_TSC
+	static int cached = -1;
+	if (cached >= 0)
+		return cached;
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	char line[8192];
+	cached = 0;
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof line, f)) {
+		if (strncmp(line, "flags", 5) == 0) {
+			cached = strstr(line, " constant_tsc") && strstr(line, " nonstop_tsc");
+			break;
+		}
+	}
+	fclose(f);
+	return cached;
+#else
+	return 0;
+#endif
+}
+
+long stream_mem_available_kb(void)
+{
+	FILE *f = fopen("/proc/meminfo", "r");
+	char line[256];
+	long kb = -1;
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "MemAvailable: %ld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
+long stream_hugepages_free(long page_kb)
+{
+	char path[128], buf[64];
+	snprintf(path, sizeof path, "/sys/kernel/mm/hugepages/hugepages-%ldkB/free_hugepages", page_kb);
+	if (read_file(path, buf, sizeof buf) < 0)
+		return -1;
+	return atol(buf);
+}
+
+/* ---- create / destroy ---- */
+
+static int map_array(struct stream *s, int k, char *msg, size_t msglen)
+{
+	struct map *m = &s->map[k];
+	size_t bytes = s->offset + s->n * sizeof(double);
+	if (s->pages == STREAM_PAGES_2M || s->pages == STREAM_PAGES_1G) {
+		size_t hp = s->pages == STREAM_PAGES_2M ? TWO_MIB : 1ul << 30;
+		int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB |
+			(s->pages == STREAM_PAGES_2M ? MAP_HUGE_2M : MAP_HUGE_1G);
+		m->len = (bytes + hp - 1) & ~(hp - 1);
+		m->base = mmap(NULL, m->len, PROT_READ | PROT_WRITE, flags, -1, 0);
+		if (m->base == MAP_FAILED) {
+			int e = errno;
+			m->base = NULL;
+			snprintf(msg, msglen, "mmap of %zu MiB in %s huge pages failed (%s): reserve more in "
+				 "/sys/kernel/mm/hugepages/hugepages-%lukB/nr_hugepages",
+				 m->len >> 20, hp == TWO_MIB ? "2 MiB" : "1 GiB", strerror(e), hp >> 10);
+			return -e;
+		}
+		m->arr = (double *)((char *)m->base + s->offset);
+		return 0;
+	}
+	/* 2 MiB-aligned start so THP can back the array from its first byte. */
+	size_t len = (bytes + TWO_MIB - 1) & ~(TWO_MIB - 1);
+	m->len = len + TWO_MIB;
+	m->base = mmap(NULL, m->len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m->base == MAP_FAILED) {
+		int e = errno;
+		m->base = NULL;
+		snprintf(msg, msglen, "mmap of %zu MiB failed (%s): use a smaller n", m->len >> 20, strerror(e));
+		return -e;
+	}
+	char *start = (char *)(((uintptr_t)m->base + TWO_MIB - 1) & ~(TWO_MIB - 1));
+	int adv = s->pages == STREAM_PAGES_THP ? MADV_HUGEPAGE : MADV_NOHUGEPAGE;
+	if (madvise(start, len, adv) < 0) {
+		int e = errno;
+		snprintf(msg, msglen, "madvise(%s) failed (%s): %s", s->pages == STREAM_PAGES_THP ?
+			 "MADV_HUGEPAGE" : "MADV_NOHUGEPAGE", strerror(e),
+			 e == EINVAL ? "this kernel has no transparent huge pages; use pages=\"4k\"" :
+			 "check /sys/kernel/mm/transparent_hugepage");
+		return -e;
+	}
+	m->arr = (double *)(start + s->offset);
+	return 0;
+}
+
+static int check_memory(const struct stream_opts *o, char *msg, size_t msglen)
+{
+	size_t bytes = 3 * (o->offset + o->n * sizeof(double));
+	if (o->pages == STREAM_PAGES_2M || o->pages == STREAM_PAGES_1G) {
+		long kb = o->pages == STREAM_PAGES_2M ? 2048 : 1048576;
+		size_t hp = (size_t)kb << 10;
+		long need = 3 * (long)((o->offset + o->n * sizeof(double) + hp - 1) / hp);
+		long have = stream_hugepages_free(kb);
+		if (have < 0) {
+			snprintf(msg, msglen, "this kernel offers no %s huge pages (no "
+				 "/sys/kernel/mm/hugepages/hugepages-%ldkB): use pages=\"thp\" or \"4k\"",
+				 kb == 2048 ? "2 MiB" : "1 GiB", kb);
+			return -EOPNOTSUPP;
+		}
+		if (have < need) {
+			snprintf(msg, msglen, "pages=\"%s\" needs %ld free %s huge pages, %ld are reserved and free: "
+				 "echo %ld > /sys/kernel/mm/hugepages/hugepages-%ldkB/nr_hugepages",
+				 kb == 2048 ? "2m" : "1g", need, kb == 2048 ? "2 MiB" : "1 GiB", have, need, kb);
+			return -ENOMEM;
+		}
+		return 0;
+	}
+	long avail = stream_mem_available_kb();
+	if (avail >= 0 && bytes / 1024 > (size_t)avail) {
+		snprintf(msg, msglen, "3 arrays of %zu MiB need %zu MiB but only %ld MiB are available: use a smaller n",
+			 (o->n * sizeof(double)) >> 20, bytes >> 20, avail >> 10);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static int start_workers(struct stream *s, char *msg, size_t msglen)
+{
+	sigset_t all, old;
+	int rc = 0;
+	/* Workers never take the host's Ctrl-C; the caller polls the flag. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	for (int i = 1; i < s->threads; i++) {
+		pthread_attr_t attr;
+		struct wstart *ws = malloc(sizeof *ws);
+		if (!ws) {
+			rc = -ENOMEM;
+			break;
+		}
+		ws->s = s;
+		ws->i = i;
+		pthread_attr_init(&attr);
+		if (s->pin) {
+			cpu_set_t set;
+			CPU_ZERO(&set);
+			CPU_SET(s->parts[i].cpu, &set);
+			pthread_attr_setaffinity_np(&attr, sizeof set, &set);
+		}
+		int e = pthread_create(&s->parts[i].th, &attr, worker_main, ws);
+		pthread_attr_destroy(&attr);
+		if (e) {
+			free(ws);
+			snprintf(msg, msglen, "cannot start worker thread %d on cpu %d (%s)", i, s->parts[i].cpu, strerror(e));
+			rc = -e;
+			break;
+		}
+		s->parts[i].started = 1;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc == 0)
+		run_job(s, JOB_NONE);	/* all workers up, tids published */
+	return rc;
+}
+
+int stream_create(struct stream **out, const struct stream_opts *o, char *msg, size_t msglen)
+{
+	struct stream *s;
+	int rc;
+	*out = NULL;
+	msg[0] = 0;
+	if (o->n == 0 || o->threads < 1 || o->threads > STREAM_MAX_THREADS || o->offset % 8) {
+		snprintf(msg, msglen, "invalid stream options");
+		return -EINVAL;
+	}
+	if ((rc = check_memory(o, msg, msglen)) < 0)
+		return rc;
+	s = calloc(1, sizeof *s);
+	if (!s)
+		return -ENOMEM;
+	s->n = o->n;
+	s->threads = o->threads;
+	s->pages = o->pages;
+	s->offset = o->offset;
+	s->pin = o->pin;
+	pthread_mutex_init(&s->mu, NULL);
+	pthread_cond_init(&s->cv, NULL);
+	s->parts = aligned_alloc(64, ((sizeof *s->parts * o->threads) + 63) & ~(size_t)63);
+	if (!s->parts) {
+		rc = -ENOMEM;
+		goto error;
+	}
+	memset(s->parts, 0, sizeof *s->parts * o->threads);
+	for (int k = 0; k < 3; k++)
+		if ((rc = map_array(s, k, msg, msglen)) < 0)
+			goto error;
+	/* Static partition; inner boundaries on multiples of 8 elements so no
+	 * two threads write one cache line (with offset 0). */
+	for (int i = 0; i < s->threads; i++) {
+		size_t lo = i ? (s->n / s->threads * i + s->n % s->threads * i / s->threads) & ~(size_t)7 : 0;
+		size_t hi = i + 1 < s->threads ?
+			(s->n / s->threads * (i + 1) + s->n % s->threads * (i + 1) / s->threads) & ~(size_t)7 : s->n;
+		struct part *p = &s->parts[i];
+		p->lo = lo;
+		p->cnt = hi > lo ? hi - lo : 0;
+		p->cpu = o->cpus ? o->cpus[i] : -1;
+		p->a = s->map[0].arr + lo;
+		p->b = s->map[1].arr + lo;
+		p->c = s->map[2].arr + lo;
+	}
+	if (!o->cpus)
+		s->pin = 0;
+	s->parts[0].tid = gettid();
+	if ((rc = start_workers(s, msg, msglen)) < 0)
+		goto error;
+	if (o->touch)
+		stream_reset(s);
+	*out = s;
+	return 0;
+error:
+	if (!msg[0])
+		snprintf(msg, msglen, "%s", strerror(-rc));
+	stream_destroy(s);
+	return rc;
+}
+
+void stream_destroy(struct stream *s)
+{
+	if (!s)
+		return;
+	pthread_mutex_lock(&s->mu);
+	s->quit = 1;
+	atomic_store(&s->active, 0);
+	pthread_cond_broadcast(&s->cv);
+	pthread_mutex_unlock(&s->mu);
+	for (int i = 1; s->parts && i < s->threads; i++)
+		if (s->parts[i].started)
+			pthread_join(s->parts[i].th, NULL);
+	for (int k = 0; k < 3; k++)
+		if (s->map[k].base)
+			munmap(s->map[k].base, s->map[k].len);
+	free(s->parts);
+	pthread_mutex_destroy(&s->mu);
+	pthread_cond_destroy(&s->cv);
+	free(s);
+}
+
+size_t stream_n(const struct stream *s) { return s->n; }
+int stream_threads(const struct stream *s) { return s->threads; }
+size_t stream_offset(const struct stream *s) { return s->offset; }
+int stream_touched(const struct stream *s) { return s->touched; }
+double *stream_array(const struct stream *s, int which) { return s->map[which].arr; }
+double stream_expected(const struct stream *s, int which) { return s->expect[which]; }
+
+int stream_worker_tids(const struct stream *s, pid_t *tids, int max)
+{
+	int k = 0;
+	for (int i = 1; i < s->threads && k < max; i++)
+		tids[k++] = s->parts[i].tid;
+	return k;
+}
+
+void stream_part(const struct stream *s, int i, size_t *lo, size_t *cnt, int *cpu)
+{
+	*lo = s->parts[i].lo;
+	*cnt = s->parts[i].cnt;
+	*cpu = s->parts[i].cpu;
+}
+
+/* smaps: the entry whose range holds the array's first byte. */
+int stream_pageinfo(const struct stream *s, int which, struct stream_pageinfo *pi)
+{
+	uintptr_t addr = (uintptr_t)s->map[which].arr;
+	FILE *f = fopen("/proc/self/smaps", "r");
+	char line[512];
+	int in = 0, found = 0;
+	memset(pi, 0, sizeof *pi);
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof line, f)) {
+		unsigned long lo, hi;
+		long v;
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' ')) {
+			if (found && in)
+				break;
+			in = addr >= lo && addr < hi;
+			found |= in;
+			continue;
+		}
+		if (!in)
+			continue;
+		if (sscanf(line, "KernelPageSize: %ld kB", &v) == 1) pi->kernel_page_kb = v;
+		else if (sscanf(line, "Rss: %ld kB", &v) == 1) pi->rss_kb = v;
+		else if (sscanf(line, "AnonHugePages: %ld kB", &v) == 1) pi->anon_huge_kb = v;
+		else if (sscanf(line, "Private_Hugetlb: %ld kB", &v) == 1) pi->hugetlb_kb += v;
+		else if (sscanf(line, "Shared_Hugetlb: %ld kB", &v) == 1) pi->hugetlb_kb += v;
+	}
+	fclose(f);
+	return found ? 0 : -ENOENT;
+}
+
+/* ---- run / validate ---- */
+
+static void advance(struct stream *s, const struct stream_kernel *k)
+{
+	double *e = s->expect, S = STREAM_SCALAR;
+	const char *n = k->plain ? k->plain : k->name;
+	if (!strcmp(n, "copy")) e[2] = e[0];
+	else if (!strcmp(n, "scale")) e[1] = S * e[2];
+	else if (!strcmp(n, "add")) e[2] = e[0] + e[1];
+	else if (!strcmp(n, "triad")) e[0] = e[1] + S * e[2];
+	else if (!strcmp(n, "fill")) e[0] = S;
+}
+
+int stream_run(struct stream *s, const struct stream_kernel *k, int ref,
+	       int reps, int warmup, const struct kwindow *w,
+	       double *times, uint64_t *tsc, double *sum, int *done)
+{
+	stream_fn fn = ref ? k->ref : k->fn;
+	int rc = 0, timed = 0, tscok = tsc && stream_tsc_usable();
+	double *a = s->map[0].arr, *b = s->map[1].arr, *c = s->map[2].arr;
+	size_t n = s->n;
+	*done = 0;
+	*sum = 0;
+	if (!fn)
+		return -EOPNOTSUPP;
+	s->touched = 1;		/* from here on the arrays hold kernel results */
+	session_begin(s);
+	s->job = JOB_KERNEL;
+	s->kfn = fn;
+	for (int r = -(warmup > 0 ? warmup : 0); r < reps; r++) {
+		if (pmcsh_stop_requested()) {
+			rc = -EINTR;
+			break;
+		}
+		if (r >= 0 && (rc = kwindow_begin(w, r)) < 0)
+			break;
+		int64_t t0 = now_ns();
+		uint64_t c0 = tsc_now();
+		double t;
+		if (s->threads == 1) {
+			t = fn(a, b, c, STREAM_SCALAR, n);	/* exactly the plain loop */
+		} else {
+			dispatch(s);
+			t = 0;
+			for (int i = 0; i < s->threads; i++)
+				t += s->parts[i].result;
+		}
+		uint64_t c1 = tsc_now();
+		int64_t t1 = now_ns();
+		if (r >= 0) {
+			rc = kwindow_end(w, r);
+			times[r] = (t1 - t0) * 1e-9;
+			if (tsc)
+				tsc[r] = tscok ? c1 - c0 : 0;
+			*sum = t;
+			timed++;
+		}
+		advance(s, k);
+		if (rc < 0)
+			break;
+	}
+	session_end(s);
+	*done = timed;
+	return rc;
+}
+
+int stream_reset(struct stream *s)
+{
+	run_job(s, JOB_INIT);
+	s->expect[0] = 1.0;
+	s->expect[1] = 2.0;
+	s->expect[2] = 0.0;
+	s->touched = 1;
+	return 0;
+}
+
+int stream_validate(struct stream *s, const struct stream_kernel *last, double sum,
+		    char *msg, size_t msglen)
+{
+	static const char names[] = "abc";
+	int rc = 0;
+	run_job(s, JOB_CHECK);
+	for (int k = 0; k < 3 && !rc; k++) {
+		double err = 0, e = s->expect[k];
+		size_t bad = (size_t)-1;
+		for (int i = 0; i < s->threads; i++) {
+			err += s->parts[i].err[k];
+			if (bad == (size_t)-1)
+				bad = s->parts[i].bad[k];
+		}
+		double rel = err / s->n / (e != 0 ? fabs(e) : 1);
+		if (rel > STREAM_EPS) {
+			double *x = s->map[k].arr;
+			snprintf(msg, msglen, "validation failed: array %c has average relative error %.3g "
+				 "(bound %g); every element should be %.17g, element %zu is %.17g "
+				 "(arrays re-initialised)", names[k], rel, STREAM_EPS, e,
+				 bad == (size_t)-1 ? 1 : bad + 1, x[bad == (size_t)-1 ? 0 : bad]);
+			rc = -EDOM;
+		}
+	}
+	if (!rc && last && !strcmp(last->plain ? last->plain : last->name, "sum")) {
+		double want = s->n * s->expect[0];
+		if (fabs(sum - want) > SUM_EPS * (want != 0 ? fabs(want) : 1)) {
+			snprintf(msg, msglen, "validation failed: sum of a is %.17g, expected %.17g "
+				 "(relative bound %g; arrays re-initialised)", sum, want, SUM_EPS);
+			rc = -EDOM;
+		}
+	}
+	/* A failure leaves unknown values; repeated kernels can also grow the
+	 * values towards overflow: start again from a=1, b=2, c=0. */
+	if (rc || fabs(s->expect[0]) > 1e150 || fabs(s->expect[1]) > 1e150 || fabs(s->expect[2]) > 1e150)
+		stream_reset(s);
+	return rc;
+}

@@ -1,0 +1,355 @@
+-- pmcsh.stream: the STREAM kernels (McCalpin) as pmcsh measures them:
+-- threaded, validated, with a counter group opened only around each timed
+-- repetition's loop.  The engine is C (kernels/stream*.c via pmcsh._stream);
+-- this module adds the friendly parts: warnings, documentation, disasm.
+local C = require("pmcsh._stream")
+local doc = require("pmcsh.help").doc
+
+local M = {}
+
+local function warn(msg)
+  io.stderr:write("pmcsh.stream: warning: ", msg, "\n")
+end
+
+local function descriptor(name)
+  for _, d in ipairs(C.kernels()) do
+    if d.name == name then return d end
+  end
+  return nil
+end
+
+M.kernels = doc(function() return C.kernels() end, "stream.kernels", [[
+stream.kernels() -> list of descriptors, default (triad) first:
+  {name=, description=, symbol=, bytes=, bytes_wa=, loads=, stores=, flops=,
+   reads={"b","c"}, writes={"a"}, nt=, plain=, available=}
+bytes is per iteration (one element of each array) in the STREAM convention
+(copy 16, scale 16, add 24, triad 24); bytes_wa adds the write-allocate read
+of every temporally stored line.  The *_nt kernels use non-temporal stores
+(available=false when this CPU lacks them).  Reports compute from these.]])
+
+M.machine = doc(function() return C.machine() end, "stream.machine", [[
+stream.machine() -> {llc_bytes=, llc_count=, default_n=, cpus={...}, tick=,
+tsc=, nt_isa=, mem_available=, scalar=}: what the engine sees: the sum of
+the last-level caches (each shared cache once), STREAM's default n (each
+array 4x that), the cpus this process may run on, the observed
+CLOCK_MONOTONIC granularity (s) and whether the TSC is constant.]])
+
+local NEW_OPTS = {n = true, threads = true, cpus = true, pages = true, offset = true,
+  touch = true, pin = true, quiet = true}
+
+M.new = doc(function(opts)
+  opts = opts or {}
+  if type(opts) ~= "table" then
+    error("bad argument #1 to 'new' (table of options expected, got " .. type(opts) .. ")", 2)
+  end
+  local copt = {}
+  for k, v in pairs(opts) do
+    if not NEW_OPTS[k] then
+      error(string.format("bad argument #1 to 'new' (unknown option '%s')", tostring(k)), 2)
+    end
+    if k ~= "quiet" then copt[k] = v end
+  end
+  local s, msg, errno = C.new(copt)
+  if not s then return nil, msg, errno end
+  if not opts.quiet then
+    local m = C.machine()
+    if opts.n and math.type(opts.n) and opts.n < m.default_n then
+      warn(string.format("n=%d breaks STREAM's rule: each array (%.1f MiB) should be at least 4x "
+        .. "the last-level caches (%.1f MiB in %d), n >= %d; the arrays partly stay in cache",
+        opts.n, opts.n * 8 / 2^20, m.llc_bytes / 2^20, m.llc_count, m.default_n))
+    end
+    if s:info().touched then
+      local pg = s:pages()
+      local policy = pg.policy
+      if policy == "thp" and pg.thp_fraction < 0.5 then
+        warn(string.format("pages=\"thp\" asked, but only %.0f%% of the arrays are in transparent huge "
+          .. "pages (see /sys/kernel/mm/transparent_hugepage/enabled)", pg.thp_fraction * 100))
+      elseif policy == "4k" and pg.thp_fraction > 0 then
+        warn(string.format("pages=\"4k\" asked, but %.0f%% of the arrays are in huge pages",
+          pg.thp_fraction * 100))
+      end
+    end
+  end
+  return s
+end, "stream.new", [[
+stream.new{n=, threads=, cpus=, pages=, offset=, touch=, pin=, quiet=}
+  -> stream, or nil, message, errno
+Three arrays a, b, c of n doubles (default: STREAM's rule, each array 4x the
+sum of the last-level caches; a smaller n is warned about).  threads workers
+(default: every cpu this process may run on), each pinned to its cpu (cpus=
+names them), stream a static part; the calling thread runs part 0.
+pages: "thp" (default, MADV_HUGEPAGE), "4k" (MADV_NOHUGEPAGE), "2m" or "1g"
+(hugetlbfs pages, which must be reserved).  offset: bytes added to each array
+start (STREAM's OFFSET, multiple of 8).  touch=false leaves the arrays
+untouched (zero) until the first run, so its first repetition takes the
+first-touch page faults.  Methods: run, parts, pages, info, poke, peek,
+reset, validate, close.]])
+
+-- Every stream shares C.methods: wrap run once to print its warnings.
+local methods = C.methods
+local run = methods.run   -- the C method, named run in its error messages
+local RUN_OPTS = {reps = true, warmup = true, group = true, reference = true, quiet = true}
+
+function methods.run(s, kernel, opts)
+  local copt = {}
+  if opts ~= nil and type(opts) ~= "table" then
+    error("bad argument #2 to 'run' (table of options expected, got " .. type(opts) .. ")", 2)
+  end
+  for k, v in pairs(opts or {}) do
+    if not RUN_OPTS[k] then
+      error(string.format("bad argument #2 to 'run' (unknown option '%s')", tostring(k)), 2)
+    end
+    if k ~= "quiet" then copt[k] = v end
+  end
+  local r, msg, errno = run(s, kernel, copt)
+  if not r then return nil, msg, errno end
+  if r.warnings and not (opts and opts.quiet) then
+    for _, w in ipairs(r.warnings) do warn(w) end
+  end
+  return r
+end
+
+doc(methods.run, "stream:run", [[
+s:run(kernel, {reps=10, warmup=true, group=g, reference=false, quiet=false})
+  -> result, or nil, message, errno
+Runs warm-up then reps timed repetitions of kernel, all in one C call; the
+pmc group g (optional) is enabled only around each timed repetition's loop,
+on the calling thread and (by copies) on every worker.  The result:
+  times (s, per timed rep), min, median, max, avg, mbps (STREAM: bytes from
+  the descriptor * n / min time, MB = 1e6 bytes), mbps_wa (with
+  write-allocate), bytes_per_iter, bytes_per_iter_wa, iterations (n * reps),
+  tsc (ticks per rep) and tsc_hz where the TSC is constant, tick (clock
+  granularity), sum (kernel sum), counts and per_rep (with a group).
+The arrays are then validated as STREAM does (replaying the kernels run,
+average relative error <= 1e-13); a failure raises an error.  Ctrl-C stops
+between repetitions and raises "interrupted".  reference=true runs the
+textbook loop instead (bench-stream's yardstick).]])
+doc(methods.parts, "stream:parts", [[
+s:parts() -> {{first=, count=, cpu=, tid=}, ...}: the static partition of the
+n elements over the threads (first is 1-based).]])
+doc(methods.pages, "stream:pages", [[
+s:pages() -> {policy=, page_size=, thp_fraction=, a={kernel_page=, rss=,
+thp=, hugetlb=}, b=, c=}: what /proc/self/smaps says backs the arrays (bytes).]])
+doc(methods.poke, "stream:poke", [[
+s:poke(array, i, value): overwrite element i (1-based) of array "a", "b" or
+"c"; the next validation catches it.  s:peek(array, i) reads one.]])
+doc(methods.peek, "stream:peek", [[
+s:peek(array, i) -> the value of element i (1-based) of array "a", "b" or "c".]])
+doc(methods.reset, "stream:reset", [[
+s:reset(): re-initialises a=1, b=2, c=0, each part from the thread that owns it.]])
+doc(methods.info, "stream:info", [[
+s:info() -> {n=, threads=, pages=, offset=, touched=, array_bytes=,
+expected={a=, b=, c=}}: the stream's shape and the value every element of
+each array must hold now (what validation checks).]])
+doc(methods.close, "stream:close", [[
+s:close(): joins the worker threads and unmaps the arrays (also done by
+__gc and __close); using the stream afterwards raises an error.]])
+doc(methods.validate, "stream:validate", [[
+s:validate() -> true, or raises: checks the arrays against the values the
+kernels run so far must have left (then re-initialises them on failure).]])
+
+-------------------------------------------------------------------------------
+-- disasm: what the compiler made of a kernel's loop
+-------------------------------------------------------------------------------
+
+local function exe_path()
+  local ok, paths = pcall(require, "pmcsh.paths")
+  if ok and type(paths) == "table" and paths.exe then return paths.exe end
+  return "/proc/self/exe"
+end
+
+local function shquote(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
+
+-- Doubles one instruction handles: scalar (…sd/…ss) 1, else by register.
+local function width(mnem, ops)
+  if mnem:match("sd$") or mnem:match("^v?movq$") then return 1 end
+  if ops:find("%%zmm") then return 8 end
+  if ops:find("%%ymm") then return 4 end
+  if ops:find("%%xmm") then return 2 end
+  return 1
+end
+
+-- AT&T syntax: destination last.  A store writes memory in its last operand;
+-- a load reads memory in another operand.
+local function split_ops(ops)
+  local out, depth, cur = {}, 0, {}
+  for ch in ops:gmatch(".") do
+    if ch == "(" then depth = depth + 1 elseif ch == ")" then depth = depth - 1 end
+    if ch == "," and depth == 0 then
+      out[#out + 1] = table.concat(cur); cur = {}
+    else
+      cur[#cur + 1] = ch
+    end
+  end
+  if #cur > 0 then out[#out + 1] = table.concat(cur) end
+  return out
+end
+
+local function classify(mnem, ops)
+  if mnem:match("^lea") or mnem:match("^nop") or mnem:match("^prefetch") then return false, false end
+  local o = split_ops(ops)
+  local store, load = false, false
+  for i, op in ipairs(o) do
+    -- memory operands off the stack (%rsp/%rbp) are spills, not the arrays
+    if op:find("%(") and not op:find("%%r[sb]p") then
+      if i == #o and #o > 1 then store = true else load = true end
+    end
+  end
+  return store, load
+end
+
+-- Parses `objdump -d` of one symbol: list of {addr=, text=, mnem=, ops=}.
+local function disassemble(symbol)
+  local cmd = string.format("objdump -d --no-show-raw-insn --disassemble=%s %s 2>&1",
+    symbol, shquote(exe_path()))
+  local p = io.popen(cmd, "r")
+  if not p then return nil, "cannot run objdump (install binutils)" end
+  local out = p:read("a")
+  local ok, _, code = p:close()
+  if not ok then
+    return nil, "objdump failed (" .. tostring(code) .. "): " .. out:sub(1, 200)
+      .. (out:find("not found") and " (install binutils)" or "")
+  end
+  local insns, in_sym = {}, false
+  for line in out:gmatch("[^\n]+") do
+    if line:match("^%x+ <" .. symbol:gsub("%p", "%%%0") .. ">:") then
+      in_sym = true
+    elseif line:match("^%x+ <") then
+      in_sym = false
+    elseif in_sym then
+      local addr, text = line:match("^%s*(%x+):%s*(.-)%s*$")
+      if addr and text ~= "" then
+        local mnem, ops = text:match("^(%S+)%s*(.*)$")
+        insns[#insns + 1] = {addr = tonumber(addr, 16), text = text, mnem = mnem or text, ops = ops or ""}
+      end
+    end
+  end
+  if #insns == 0 then
+    return nil, string.format("symbol %s not found in %s (a stripped binary?)", symbol, exe_path())
+  end
+  return insns
+end
+
+-- Loops are found by their backward jump: a jump to an address at or
+-- before itself, inside the function.  Each loop is measured: instructions,
+-- doubles stored and loaded per pass, hence elements per pass.
+local function loops_of(insns, d)
+  local first = insns[1].addr
+  local loops = {}
+  for i, ins in ipairs(insns) do
+    -- a conditional jump (jmp/ret inside would make it a merge, not a loop)
+    if ins.mnem:match("^j") and ins.mnem ~= "jmp" then
+      local target = tonumber(ins.ops:match("^(%x+)") or "", 16)
+      local straight = true
+      for j = 1, i - 1 do
+        local b = insns[j]
+        if target and b.addr >= target and (b.mnem == "jmp" or b.mnem:match("^ret")) then straight = false end
+      end
+      if target and target <= ins.addr and target >= first and straight then
+        local body = {}
+        local stored, loaded = 0, 0
+        for j = 1, i do
+          local b = insns[j]
+          if b.addr >= target and not b.text:match("nop") then
+            body[#body + 1] = b
+            local st, ld = classify(b.mnem, b.ops)
+            if st then stored = stored + width(b.mnem, b.ops) end
+            if ld then loaded = loaded + width(b.mnem, b.ops) end
+          end
+        end
+        local elements
+        if d.stores > 0 then elements = stored / d.stores
+        elseif d.loads > 0 then elements = loaded / d.loads end
+        if elements and elements > 0 then
+          loops[#loops + 1] = {
+            from = target, to = ins.addr, instructions = #body, elements = elements,
+            per_element = #body / elements, body = body,
+          }
+        end
+      end
+    end
+  end
+  return loops
+end
+
+M.disasm = doc(function(kernel, opts)
+  opts = opts or {}
+  kernel = kernel or C.kernels()[1].name
+  local d = descriptor(kernel)
+  if not d then
+    local names = {}
+    for _, k in ipairs(C.kernels()) do names[#names + 1] = k.name end
+    error(string.format("bad argument #1 to 'disasm' (unknown kernel '%s' (kernels: %s))",
+      tostring(kernel), table.concat(names, ", ")), 2)
+  end
+  local symbol = opts.reference and ("ref_" .. d.symbol) or d.symbol
+  if opts.reference and d.plain then symbol = "ref_stream_" .. d.plain end
+  local insns, err = disassemble(symbol)
+  if not insns then return nil, err end
+  local loops = loops_of(insns, d)
+  if #loops == 0 then
+    return nil, string.format("no loop with %s's stores/loads found in %s", kernel, symbol)
+  end
+  -- The inner loop: the one that moves the most elements per pass (the
+  -- vector body; the others are peel and remainder loops).
+  local main = loops[1]
+  for _, l in ipairs(loops) do
+    if l.elements > main.elements then main = l end
+  end
+  local res = {
+    kernel = kernel, symbol = symbol, instructions = main.instructions,
+    elements = main.elements, per_element = main.per_element,
+    lines = {}, loops = {},
+  }
+  for _, ins in ipairs(main.body) do
+    res.lines[#res.lines + 1] = string.format("%8x:  %s", ins.addr, ins.text)
+  end
+  for _, l in ipairs(loops) do
+    res.loops[#res.loops + 1] = {from = l.from, to = l.to, instructions = l.instructions,
+      elements = l.elements, per_element = l.per_element}
+  end
+  if not opts.quiet then
+    print(string.format("%s (%s): inner loop %x..%x", kernel, symbol, main.from, main.to))
+    for _, line in ipairs(res.lines) do print(line) end
+    print(string.format("%d instructions per iteration, %g elements per iteration: %.3g instructions per element",
+      main.instructions, main.elements, main.per_element))
+    if #loops > 1 then
+      print(string.format("(%d other loops: head/remainder)", #loops - 1))
+    end
+  end
+  return res
+end, "stream.disasm", [[
+stream.disasm(kernel, {reference=false, quiet=false}) -> {kernel=, symbol=,
+  instructions=, elements=, per_element=, lines={...}, loops={...}}
+Disassembles pmcsh's own symbol for the kernel (objdump -d), finds its loops
+by their backward jumps, and prints the inner loop (the one moving the most
+elements per pass) with the instruction count per iteration and per element
+(accounting for unrolling and vector width).  What the compiler made of the
+loop decides what the counters count per element.  reference=true shows the
+textbook loop bench-stream compares against.]])
+
+-- REPL: s:run("tr<TAB> and stream.disasm("co<TAB> complete kernel names.
+local ok_complete, complete = pcall(require, "pmcsh.complete")
+if ok_complete then
+  complete.register(function(line, word)
+    if not (complete.in_string(line) and (line:match("run%s*%(%s*[\"'][%w_]*$")
+        or line:match("disasm%s*%(%s*[\"'][%w_]*$"))) then
+      return nil
+    end
+    local out = {}
+    for _, d in ipairs(C.kernels()) do
+      if d.name:sub(1, #word) == word then out[#out + 1] = d.name end
+    end
+    return out
+  end)
+end
+
+doc(M, "stream", [[
+STREAM memory-bandwidth kernels (copy, scale, add, triad, sum, fill and
+non-temporal variants), threaded, validated, counters inside the window.
+  local s = stream.new{n=2^24, threads=2}
+  local r = s:run("triad", {reps=10, group=pmc.group{"page-faults:u"}})
+  print(r.mbps, r.counts["page-faults:u"].value)
+  stream.disasm("triad")]])
+
+return M

@@ -1,0 +1,269 @@
+-- The STREAM engine: descriptors, validation, counters inside the window,
+-- the partition, and clear errors.  Physical expectations with tolerances.
+local h = require("helpers")
+local stream = require("pmcsh.stream")
+
+local ok_pmc, pmc = pcall(require, "pmcsh.pmc")
+local function group(events)
+  if not h.require(ok_pmc and pmc.group, "pmcsh.pmc has not landed") then return nil end
+  local g, msg = pmc.group(events)
+  if not h.require(g, "cannot open " .. table.concat(events, ",") .. ": " .. tostring(msg)) then return nil end
+  return g
+end
+
+local function by_name()
+  local t = {}
+  for _, d in ipairs(stream.kernels()) do t[d.name] = d end
+  return t
+end
+
+local ncpus = #stream.machine().cpus
+local PAGE = 4096
+
+describe("stream kernels", function()
+  it("describe themselves: STREAM bytes 16/16/24/24, write-allocate adds a line read per store", function()
+    local k = by_name()
+    assert.are.equal("triad", stream.kernels()[1].name)   -- default first
+    assert.are.same({16, 16, 24, 24}, {k.copy.bytes, k.scale.bytes, k.add.bytes, k.triad.bytes})
+    assert.are.same({24, 24, 32, 32}, {k.copy.bytes_wa, k.scale.bytes_wa, k.add.bytes_wa, k.triad.bytes_wa})
+    assert.are.same({8, 8, 8, 16}, {k.sum.bytes, k.sum.bytes_wa, k.fill.bytes, k.fill.bytes_wa})
+    for _, d in ipairs(stream.kernels()) do
+      -- bytes = 8 per load and per store; nt stores skip the write-allocate read
+      assert.are.equal(8 * (d.loads + d.stores), d.bytes, d.name)
+      assert.are.equal(d.bytes + (d.nt and 0 or 8 * d.stores), d.bytes_wa, d.name)
+      if d.nt then assert.is_truthy(k[d.plain], d.name) end
+    end
+    assert.are.same({2, 1, 2}, {k.triad.loads, k.triad.stores, k.triad.flops})
+  end)
+
+  it("default n follows STREAM's rule: each array >= 4x the last-level caches", function()
+    local m = stream.machine()
+    if not h.require(m.llc_bytes > 0, "no cache sizes in sysfs") then return end
+    assert.is_true(m.default_n * 8 >= 4 * m.llc_bytes)
+    assert.is_true(m.default_n * 8 < 4 * m.llc_bytes + 8 * 1024 + 8)
+  end)
+
+  it("run returns times and STREAM bandwidth computed from the descriptor", function()
+    local n = 2^20
+    local s = assert(stream.new{n = n, threads = 1, quiet = true})
+    local r = assert(s:run("triad", {reps = 5, quiet = true}))
+    assert.are.equal(5, #r.times)
+    assert.are.equal(n * 5, r.iterations)
+    assert.are.equal(24, r.bytes_per_iter)
+    assert.is_true(r.min <= r.median and r.median <= r.max)
+    assert.is_true(r.min > 0)
+    assert.near(24 * n / r.min / 1e6, r.mbps, r.mbps * 1e-12)
+    assert.near(32 * n / r.min / 1e6, r.mbps_wa, r.mbps_wa * 1e-12)
+    assert.is_true(r.validated)
+    if r.tsc then   -- the TSC and CLOCK_MONOTONIC agree on each repetition (±5%)
+      for i = 1, 5 do assert.near(r.tsc[i] / r.tsc_hz, r.times[i], 0.05 * r.times[i] + 2e-6) end
+    end
+    s:close()
+  end)
+
+  it("sum reads a: n elements of 1.0 sum to n", function()
+    local n = 1000003
+    local s = assert(stream.new{n = n, threads = ncpus, quiet = true})
+    local r = assert(s:run("sum", {reps = 2}))
+    assert.are.equal(n * 1.0, r.sum)
+    s:close()
+  end)
+
+  it("runs every available kernel, and its reference loop, validated", function()
+    local s = assert(stream.new{n = 100003, threads = ncpus, offset = 8, quiet = true})
+    for _, d in ipairs(stream.kernels()) do
+      if d.available then
+        assert(s:run(d.name, {reps = 2}))
+        assert(s:run(d.name, {reps = 2, reference = true}))
+      end
+    end
+    s:close()
+  end)
+end)
+
+describe("stream validation", function()
+  it("catches a corrupted element, then starts again from clean arrays", function()
+    local s = assert(stream.new{n = 2^16, threads = ncpus, quiet = true})
+    assert(s:run("copy", {reps = 2}))
+    s:poke("b", 1234, 1e6)   -- copy leaves b alone; validation checks all arrays
+    assert.has_error(function() s:run("copy", {reps = 1}) end)
+    local ok, err = pcall(s.run, s, "copy", {reps = 1})
+    assert.is_true(ok, err)   -- re-initialised after the failure
+    s:poke("a", 7, 0.5)       -- a feeds copy: c[7] follows a[7]
+    ok, err = pcall(s.run, s, "copy", {reps = 1})
+    assert.is_false(ok)
+    assert.matches("validation failed: array a", err)
+    assert.matches("element 7 is 0.5", err)
+    assert.are.equal(1.0, s:peek("a", 7))  -- a = 1 again
+    s:close()
+  end)
+end)
+
+describe("stream threads", function()
+  it("partition exactly n, contiguous, one part per thread", function()
+    for _, n in ipairs({1, 7, 64, 1000003, 2^20 + 5}) do
+      for t = 1, ncpus + 1 do
+        local cpus = {}
+        for i = 1, t do cpus[i] = stream.machine().cpus[(i - 1) % ncpus + 1] end
+        local s = assert(stream.new{n = n, cpus = cpus, quiet = true})
+        local parts = s:parts()
+        assert.are.equal(t, #parts)
+        local next_first = 1
+        for i, p in ipairs(parts) do
+          assert.are.equal(next_first, p.first, "n=" .. n .. " part " .. i)
+          assert.are.equal(cpus[i], p.cpu)
+          next_first = p.first + p.count
+        end
+        assert.are.equal(n + 1, next_first)
+        assert(s:run("triad", {reps = 1}))   -- every part ran, or validation fails
+        s:close()
+      end
+    end
+  end)
+end)
+
+describe("stream counters inside the window", function()
+  -- 8 Mi doubles = 64 MiB per array = 16384 pages of 4 KiB.
+  local n, pages = 8 * 2^20, 8 * 2^20 * 8 / PAGE
+
+  it("fresh arrays: the first repetition takes one fault per 4 KiB page written, the next none", function()
+    local g = group({"page-faults:u"})
+    if not g then return end
+    for _, t in ipairs({1, ncpus}) do
+      local s = assert(stream.new{n = n, threads = t, pages = "4k", touch = false, quiet = true})
+      local r = assert(s:run("fill", {reps = 2, warmup = false, group = g}))
+      local first, second = r.per_rep[1]["page-faults:u"].value, r.per_rep[2]["page-faults:u"].value
+      assert.near(pages, first, pages * 0.02)           -- 16384 ±2%, all threads counted
+      assert.is_true(second <= pages * 0.001, "second rep faults: " .. second)
+      assert.are.equal(first + second, r.counts["page-faults:u"].value)
+      s:close()
+    end
+    g:close()
+  end)
+
+  it("fresh triad faults on all three arrays (reads map the zero page)", function()
+    local g = group({"page-faults:u"})
+    if not g then return end
+    local s = assert(stream.new{n = n, threads = ncpus, pages = "4k", touch = false, quiet = true})
+    local r = assert(s:run("triad", {reps = 1, warmup = false, group = g}))
+    assert.near(3 * pages, r.counts["page-faults:u"].value, 3 * pages * 0.02)
+    s:close()
+    g:close()
+  end)
+
+  it("arrays first-touched at creation (STREAM's way) and a warmed run: almost no faults", function()
+    local g = group({"page-faults:u"})
+    if not g then return end
+    local s = assert(stream.new{n = n, threads = ncpus, pages = "4k", quiet = true})
+    local r = assert(s:run("fill", {reps = 3, warmup = false, group = g}))
+    assert.is_true(r.counts["page-faults:u"].value <= pages * 0.001)
+    r = assert(s:run("triad", {reps = 3, group = g}))
+    assert.is_true(r.counts["page-faults:u"].value <= pages * 0.001)
+    s:close()
+    g:close()
+  end)
+
+  it("thp: one fault per 2 MiB huge page on fresh arrays", function()
+    local g = group({"page-faults:u"})
+    if not g then return end
+    local s = assert(stream.new{n = n, threads = ncpus, pages = "thp", touch = false, quiet = true})
+    local r = assert(s:run("fill", {reps = 1, warmup = false, group = g}))
+    local ps = s:pages()
+    if not h.require(ps.a.thp == n * 8, "transparent huge pages not granted here") then return end
+    assert.near(n * 8 / 2^21, r.counts["page-faults:u"].value, 2)
+    s:close()
+    g:close()
+  end)
+end)
+
+describe("stream pages", function()
+  it("reports the page size smaps shows: 4k stays 4 KiB, thp gets 2 MiB where THP works", function()
+    local s = assert(stream.new{n = 2^22, threads = 1, pages = "4k", quiet = true})
+    local p = s:pages()
+    assert.are.equal("4k", p.policy)
+    assert.are.equal(4096, p.page_size)
+    assert.are.equal(0, p.a.thp)
+    assert.are.equal(2^22 * 8, p.a.rss)
+    s:close()
+    s = assert(stream.new{n = 2^22, threads = 1, pages = "thp", quiet = true})
+    p = s:pages()
+    if h.require(p.thp_fraction > 0, "no transparent huge pages on this kernel") then
+      assert.are.equal(2097152, p.page_size)
+    end
+    s:close()
+  end)
+end)
+
+describe("stream errors", function()
+  it("bad sizes, kernels, threads and page policies raise errors naming the argument", function()
+    local function err_of(f) local ok, e = pcall(f); assert.is_false(ok); return e end
+    assert.matches("n: must be a positive", err_of(function() stream.new{n = 0} end))
+    assert.matches("n: must be a positive", err_of(function() stream.new{n = -5} end))
+    assert.matches("n: 3 arrays .* more than this machine's", err_of(function() stream.new{n = 2^50} end))
+    assert.matches("n: an integer expected", err_of(function() stream.new{n = 1.5} end))
+    assert.matches("threads: " .. (ncpus + 1) .. " exceeds the " .. ncpus,
+      err_of(function() stream.new{n = 1000, threads = ncpus + 1} end))
+    assert.matches("cpus: entry 1 is not a cpu", err_of(function() stream.new{n = 1000, cpus = {4095}} end))
+    assert.matches("unsupported page policy '64k'", err_of(function() stream.new{n = 1000, pages = "64k"} end))
+    assert.matches("unknown option 'size'", err_of(function() stream.new{size = 10} end))
+    local s = assert(stream.new{n = 1000, threads = 1, quiet = true})
+    assert.matches("unknown kernel 'nope' %(kernels: triad, copy", err_of(function() s:run("nope") end))
+    assert.matches("reps: between 1", err_of(function() s:run("copy", {reps = 0}) end))
+    assert.matches("group: a pmcsh.group expected", err_of(function() s:run("copy", {group = {}}) end))
+    s:close()
+    s:close()   -- idempotent
+    assert.matches("attempt to use a closed stream", err_of(function() s:run("copy") end))
+  end)
+
+  it("hugetlb pages that are not reserved: nil, a message saying what to do, errno", function()
+    for _, p in ipairs({"2m", "1g"}) do
+      local s, msg, errno = stream.new{n = 2^20, pages = p, quiet = true}
+      if s then
+        s:close()     -- reserved here: nothing to check
+      else
+        assert.matches("huge pages", msg)
+        assert.is_true(errno == 12 or errno == 95)   -- ENOMEM, EOPNOTSUPP
+      end
+    end
+  end)
+
+  it("a bad size exits nonzero with the message, never a crash", function()
+    local r = h.run({"-e", "require('pmcsh.stream').new{n = 0}"})
+    assert.are.equal(1, r.code)
+    assert.matches("n: must be a positive number of elements, got 0", r.err)
+  end)
+
+  it("Ctrl-C stops between repetitions with \"interrupted\"", function()
+    local script = os.tmpname()
+    local f = assert(io.open(script, "w"))
+    f:write([[
+local s = assert(require('pmcsh.stream').new{n = 2^20, threads = 1, quiet = true})
+io.stdout:write("ready\n"); io.stdout:flush()
+s:run("triad", {reps = 1000000})
+]])
+    f:close()
+    local cmd = string.format("%s %s & pid=$!; sleep 1; kill -INT $pid; wait $pid; echo status=$?",
+      h.shquote(h.exe), h.shquote(script))
+    local p = io.popen("(" .. cmd .. ") 2>&1")
+    local out = p:read("a"); p:close()
+    os.remove(script)
+    assert.matches("ready", out)
+    assert.matches("interrupted", out)
+    assert.matches("status=1", out)
+  end)
+end)
+
+describe("stream.disasm", function()
+  it("finds the kernel's inner loop and counts instructions per element", function()
+    local k = by_name()
+    for _, name in ipairs({"copy", "triad", "sum"}) do
+      local r = assert(stream.disasm(name, {quiet = true}))
+      assert.are.equal(k[name].symbol, r.symbol)
+      assert.is_true(r.instructions >= 2 and #r.lines == r.instructions)
+      assert.is_true(r.elements >= 1)
+      assert.near(r.instructions / r.elements, r.per_element, 1e-12)
+      -- a vectorised STREAM loop needs at most a few instructions per element
+      assert.is_true(r.per_element < 8, name .. ": " .. r.per_element)
+    end
+  end)
+end)
