@@ -1,8 +1,455 @@
-/* Placeholder until the chase binding lands. */
+/* pmcsh._chase: the pointer-chase engines (kernels/chase.c) as a Lua
+ * userdata "pmcsh.chain".  Options are checked here and results become plain
+ * tables here; every timed sample happens inside one call to c:run (the
+ * counter window, when a group is given, wraps each sample in C).  The
+ * friendly API is lua/pmcsh/chase.lua. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
 #include "lpmcsh.h"
+#include "lpmc.h"
+#include "../kernels/chase.h"
+
+#define CHAIN_MT "pmcsh.chain"
+#define MAX_SAMPLES 100000
+
+typedef struct {
+	struct chase_chain c;   /* c.map == NULL once closed (and until built) */
+	void *cursor;           /* where c:plain() goes on from */
+	/* where c:run{k=k} goes on from: pos[k][0..k-1], NULL until the first */
+	void *pos[CHASE_MAX_K + 1][CHASE_MAX_K];
+} LChain;
+
+static LChain *checkchain(lua_State *L)
+{
+	LChain *lc = luaL_checkudata(L, 1, CHAIN_MT);
+	if (!lc->c.map)
+		luaL_error(L, "attempt to use a closed chain");
+	return lc;
+}
+
+/* Pushes fail, message, errno (the environment tier); returns 3. */
+static int fail(lua_State *L, const char *msg, int err)
+{
+	luaL_pushfail(L);
+	lua_pushstring(L, msg);
+	lua_pushinteger(L, err);
+	return 3;
+}
+
+/* ---- option tables ---------------------------------------------------- */
+
+static void check_keys(lua_State *L, int idx, int arg, const char *const *known)
+{
+	lua_pushnil(L);
+	while (lua_next(L, idx)) {
+		lua_pop(L, 1);
+		int ok = 0;
+		if (lua_type(L, -1) == LUA_TSTRING)
+			for (const char *const *k = known; *k; k++)
+				ok |= strcmp(*k, lua_tostring(L, -1)) == 0;
+		if (!ok)
+			luaL_argerror(L, arg, lua_pushfstring(L, "unknown option '%s'", luaL_tolstring(L, -1, NULL)));
+	}
+}
+
+static lua_Integer opt_int(lua_State *L, int idx, int arg, const char *k, lua_Integer def)
+{
+	lua_Integer v = def;
+	int t = lua_getfield(L, idx, k);
+	if (t != LUA_TNIL) {
+		int isint;
+		v = lua_tointegerx(L, -1, &isint);
+		if (!isint)
+			luaL_argerror(L, arg, lua_pushfstring(L, "%s: an integer expected, got %s", k,
+							     luaL_typename(L, -1)));
+	}
+	lua_pop(L, 1);
+	return v;
+}
+
+static double opt_num(lua_State *L, int idx, int arg, const char *k, double def)
+{
+	double v = def;
+	int t = lua_getfield(L, idx, k);
+	if (t != LUA_TNIL) {
+		int isnum;
+		v = lua_tonumberx(L, -1, &isnum);
+		if (!isnum)
+			luaL_argerror(L, arg, lua_pushfstring(L, "%s: a number expected, got %s", k,
+							     luaL_typename(L, -1)));
+	}
+	lua_pop(L, 1);
+	return v;
+}
+
+/* Index of the name in field k among names[] (default 0). */
+static int opt_name(lua_State *L, int idx, int arg, const char *k, const char *const *names, int n)
+{
+	int t = lua_getfield(L, idx, k), r = -1;
+	if (t == LUA_TNIL)
+		r = 0;
+	else if (t == LUA_TSTRING)
+		for (int i = 0; i < n; i++)
+			if (strcmp(names[i], lua_tostring(L, -1)) == 0)
+				r = i;
+	if (r < 0) {
+		luaL_Buffer b;
+		luaL_buffinit(L, &b);
+		for (int i = 0; i < n; i++) {
+			if (i)
+				luaL_addstring(&b, ", ");
+			luaL_addstring(&b, names[i]);
+		}
+		luaL_pushresult(&b);
+		luaL_argerror(L, arg, lua_pushfstring(L, "%s: unknown value '%s' (one of %s)", k,
+						     luaL_tolstring(L, -2, NULL), lua_tostring(L, -2)));
+	}
+	lua_pop(L, 1);
+	return r;
+}
+
+static void setint(lua_State *L, const char *k, lua_Integer v) { lua_pushinteger(L, v); lua_setfield(L, -2, k); }
+static void setnum(lua_State *L, const char *k, double v) { lua_pushnumber(L, v); lua_setfield(L, -2, k); }
+static void setstr(lua_State *L, const char *k, const char *v) { lua_pushstring(L, v); lua_setfield(L, -2, k); }
+
+/* ---- module functions --------------------------------------------------- */
+
+/* chase.orders() / chase.page_policies(): lists of {name=, description=},
+ * default first. */
+static int l_orders(lua_State *L)
+{
+	lua_createtable(L, CHASE_NORDERS, 0);
+	for (int i = 0; i < CHASE_NORDERS; i++) {
+		lua_createtable(L, 0, 2);
+		setstr(L, "name", chase_orders[i].name);
+		setstr(L, "description", chase_orders[i].description);
+		lua_rawseti(L, -2, i + 1);
+	}
+	return 1;
+}
+
+static int l_pages(lua_State *L)
+{
+	lua_createtable(L, CHASE_NPAGES, 0);
+	for (int i = 0; i < CHASE_NPAGES; i++) {
+		lua_createtable(L, 0, 2);
+		setstr(L, "name", chase_pages[i].name);
+		setstr(L, "description", chase_pages[i].description);
+		lua_rawseti(L, -2, i + 1);
+	}
+	return 1;
+}
+
+static const char *const chain_keys[] = {"size", "stride", "order", "pages", "tlb_pages", "seed", NULL};
+
+/* chain{size=, stride=64, order="random", pages="4k", tlb_pages=64, seed=1}
+ * -> chain userdata (owns the mapping), or fail, message, errno when the
+ * memory cannot be had.  Bad options raise, naming the option. */
+static int l_chain(lua_State *L)
+{
+	const char *order_names[CHASE_NORDERS], *page_names[CHASE_NPAGES];
+	for (int i = 0; i < CHASE_NORDERS; i++)
+		order_names[i] = chase_orders[i].name;
+	for (int i = 0; i < CHASE_NPAGES; i++)
+		page_names[i] = chase_pages[i].name;
+	luaL_checktype(L, 1, LUA_TTABLE);
+	check_keys(L, 1, 1, chain_keys);
+
+	lua_Integer size = opt_int(L, 1, 1, "size", -1);
+	lua_Integer stride = opt_int(L, 1, 1, "stride", 64);
+	lua_Integer tlbp = opt_int(L, 1, 1, "tlb_pages", 64);
+	lua_Integer seed = opt_int(L, 1, 1, "seed", 1);
+	if (lua_getfield(L, 1, "size") == LUA_TNIL)
+		luaL_argerror(L, 1, "size: required (bytes the chain spans)");
+	lua_pop(L, 1);
+	if (size <= 0)
+		luaL_argerror(L, 1, lua_pushfstring(L, "size: must be positive, got %I", size));
+	if (stride <= 0 || stride % (lua_Integer)sizeof(void *))
+		luaL_argerror(L, 1, lua_pushfstring(L, "stride: must be a positive multiple of the pointer size "
+						     "(%d bytes), got %I", (int)sizeof(void *), stride));
+	if (tlbp <= 0)
+		luaL_argerror(L, 1, lua_pushfstring(L, "tlb_pages: must be positive, got %I", tlbp));
+	struct chase_params p = {
+		.size = (size_t)size, .stride = (size_t)stride,
+		.order = opt_name(L, 1, 1, "order", order_names, CHASE_NORDERS),
+		.pages = opt_name(L, 1, 1, "pages", page_names, CHASE_NPAGES),
+		.tlb_pages = (size_t)tlbp, .seed = (uint64_t)seed,
+	};
+	const char *why;
+	if (chase_check(&p, &why))
+		luaL_argerror(L, 1, lua_pushfstring(L, "size %I, stride %I: %s", size, stride, why));
+
+	LChain *lc = lua_newuserdatauv(L, sizeof *lc, 0);
+	memset(lc, 0, sizeof *lc);   /* closed until built */
+	luaL_setmetatable(L, CHAIN_MT);
+	int err = chase_build(&lc->c, &p);
+	if (err == -ENOMEM && (p.pages == CHASE_PAGES_2M || p.pages == CHASE_PAGES_1G))
+		return fail(L, lua_pushfstring(L, "cannot map %I bytes of %s huge pages: too few reserved "
+				"(see /sys/kernel/mm/hugepages/hugepages-%s/nr_hugepages, or use pages=\"thp\")",
+				size, p.pages == CHASE_PAGES_2M ? "2 MiB" : "1 GiB",
+				p.pages == CHASE_PAGES_2M ? "2048kB" : "1048576kB"), ENOMEM);
+	if (err == -EINTR)
+		return fail(L, "interrupted", EINTR);
+	if (err)
+		return fail(L, lua_pushfstring(L, "cannot build a chain of %I bytes: %s", size, strerror(-err)), -err);
+	return 1;
+}
+
+/* ---- chain methods ------------------------------------------------------ */
+
+/* c:info() -> {size=, n=, stride=, order=, pages=, word=, tlb_pages=, seed=};
+ * size is what the chain spans (n * stride). */
+static int c_info(lua_State *L)
+{
+	struct chase_chain *c = &checkchain(L)->c;
+	lua_createtable(L, 0, 8);
+	setint(L, "size", (lua_Integer)(c->n * c->p.stride));
+	setint(L, "n", (lua_Integer)c->n);
+	setint(L, "stride", (lua_Integer)c->p.stride);
+	setstr(L, "order", chase_orders[c->p.order].name);
+	setstr(L, "pages", chase_pages[c->p.pages].name);
+	setint(L, "word", (lua_Integer)c->word);
+	setint(L, "tlb_pages", (lua_Integer)c->p.tlb_pages);
+	setint(L, "seed", (lua_Integer)c->p.seed);
+	return 1;
+}
+
+/* c:next(e) -> the element (0-based) that element e points to: read from
+ * the chain itself, so a walk in Lua checks what the engine chases. */
+static int c_next(lua_State *L)
+{
+	struct chase_chain *c = &checkchain(L)->c;
+	lua_Integer e = luaL_checkinteger(L, 2);
+	luaL_argcheck(L, e >= 0 && (size_t)e < c->n, 2, "element index out of range (0 .. n-1)");
+	lua_pushinteger(L, (lua_Integer)chase_next(c, (size_t)e));
+	return 1;
+}
+
+static int check_k(lua_State *L, const struct chase_chain *c, lua_Integer k, int arg)
+{
+	if (k < 1 || k > CHASE_MAX_K)
+		luaL_argerror(L, arg, lua_pushfstring(L, "k: the number of chains must be in 1..%d, got %I",
+						     CHASE_MAX_K, k));
+	if ((size_t)k > c->n)
+		luaL_argerror(L, arg, lua_pushfstring(L, "k: %I chains need at least %I elements, the chain has %I",
+						     k, k, (lua_Integer)c->n));
+	return (int)k;
+}
+
+/* c:heads(k) -> list of the k starting elements (0-based), evenly spaced
+ * along the cycle. */
+static int c_heads(lua_State *L)
+{
+	struct chase_chain *c = &checkchain(L)->c;
+	int k = check_k(L, c, luaL_checkinteger(L, 2), 2);
+	lua_createtable(L, k, 0);
+	for (int j = 0; j < k; j++) {
+		lua_pushinteger(L, c->head[k][j]);
+		lua_rawseti(L, -2, j + 1);
+	}
+	return 1;
+}
+
+static const char *const run_keys[] = {"k", "samples", "sample_ms", "warmup_ms", "group", NULL};
+
+/* c:run{k=1, samples=5, sample_ms=20, warmup_ms=, group=} -> {samples={ns per load...},
+ * loads=, k=, warmup_ns=, warmup_s=, counts=, per_rep=}, or fail, message,
+ * errno (EINTR when Ctrl-C stopped it).  One C call: warm-up, then each
+ * timed sample inside the optional counter window. */
+static int c_run(lua_State *L)
+{
+	LChain *lc = checkchain(L);
+	struct chase_chain *c = &lc->c;
+	if (lua_isnoneornil(L, 2)) {
+		lua_settop(L, 1);
+		lua_newtable(L);
+	}
+	luaL_checktype(L, 2, LUA_TTABLE);
+	lua_settop(L, 2);
+	check_keys(L, 2, 2, run_keys);
+	int k = check_k(L, c, opt_int(L, 2, 2, "k", 1), 2);
+	lua_Integer samples = opt_int(L, 2, 2, "samples", 5);
+	double ms = opt_num(L, 2, 2, "sample_ms", 20);
+	luaL_argcheck(L, samples >= 1 && samples <= MAX_SAMPLES, 2, "samples: must be in 1..100000");
+	double wms = opt_num(L, 2, 2, "warmup_ms", 0);
+	luaL_argcheck(L, ms > 0 && ms <= 60000, 2, "sample_ms: must be in (0, 60000]");
+	luaL_argcheck(L, wms >= 0 && wms <= 600000, 2, "warmup_ms: must be in [0, 600000] (0: the default)");
+
+	int gtype = lua_getfield(L, 2, "group");   /* stack 3: the group or nil */
+	struct kwindow kw = {0};
+	struct lpmc_window *w = NULL;
+	if (gtype != LUA_TNIL) {
+		w = lpmc_window_new(L, 3, (int)samples, NULL, 0, &kw);   /* stack 4 */
+		if (!w)
+			return 3;
+	}
+	double *ns = lua_newuserdatauv(L, (size_t)samples * sizeof *ns, 0);
+	struct chase_result res;
+	int err = chase_run(c, k, lc->pos[k], (int)samples, ms * 1e-3, wms * 1e-3, w ? &kw : NULL, ns, &res);
+	if (err == -EINTR)
+		return fail(L, "interrupted", EINTR);
+	if (err)
+		return fail(L, lua_pushfstring(L, "chase failed: %s", strerror(-err)), -err);
+
+	lua_createtable(L, 0, 8);
+	lua_createtable(L, res.samples_done, 0);
+	for (int s = 0; s < res.samples_done; s++) {
+		lua_pushnumber(L, ns[s]);
+		lua_rawseti(L, -2, s + 1);
+	}
+	lua_setfield(L, -2, "samples");
+	setint(L, "k", k);
+	setint(L, "loads", (lua_Integer)res.loads);
+	setnum(L, "warmup_ns", res.warmup_ns);
+	setnum(L, "warmup_s", res.warmup_s);
+	if (w) {
+		lpmc_window_push(L, w, res.samples_done);
+		lua_setfield(L, -3, "per_rep");
+		lua_setfield(L, -2, "counts");
+	}
+	return 1;
+}
+
+/* c:plain(loads) -> ns per load of the plain reference loop (p = *p), going
+ * on from where the previous c:plain stopped. */
+static int c_plain(lua_State *L)
+{
+	LChain *lc = checkchain(L);
+	lua_Integer loads = luaL_checkinteger(L, 2);
+	luaL_argcheck(L, loads >= 1, 2, "loads must be positive");
+	lua_pushnumber(L, chase_plain(&lc->c, (uint64_t)loads, &lc->cursor));
+	return 1;
+}
+
+static const char *const loaded_keys[] = {"delays", "threads", "bw_size", "samples", "sample_ms", NULL};
+
+/* c:loaded{delays={...}, threads=1, bw_size=, samples=5, sample_ms=20}
+ * -> list of {delay=, ns=, median_ns=, mbps=}, or fail, message, errno. */
+static int c_loaded(lua_State *L)
+{
+	struct chase_chain *c = &checkchain(L)->c;
+	luaL_checktype(L, 2, LUA_TTABLE);
+	lua_settop(L, 2);
+	check_keys(L, 2, 2, loaded_keys);
+	lua_Integer threads = opt_int(L, 2, 2, "threads", 1);
+	lua_Integer bw = opt_int(L, 2, 2, "bw_size", 256 << 20);
+	lua_Integer samples = opt_int(L, 2, 2, "samples", 5);
+	double ms = opt_num(L, 2, 2, "sample_ms", 20);
+	luaL_argcheck(L, threads >= 1 && threads <= 1024, 2, "threads: must be in 1..1024");
+	luaL_argcheck(L, bw >= 4096, 2, "bw_size: must be at least 4096 bytes");
+	luaL_argcheck(L, samples >= 1 && samples <= MAX_SAMPLES, 2, "samples: must be in 1..100000");
+	luaL_argcheck(L, ms > 0 && ms <= 60000, 2, "sample_ms: must be in (0, 60000]");
+	if (lua_getfield(L, 2, "delays") != LUA_TTABLE)
+		luaL_argerror(L, 2, "delays: a list of injection delays expected");
+	int nd = (int)luaL_len(L, 3);
+	luaL_argcheck(L, nd >= 1 && nd <= 1000, 2, "delays: 1 to 1000 entries");
+	long *delays = lua_newuserdatauv(L, nd * (sizeof(long) + sizeof(struct chase_loaded_row)), 0);
+	struct chase_loaded_row *rows = (struct chase_loaded_row *)(delays + nd);
+	for (int i = 0; i < nd; i++) {
+		int isint;
+		lua_rawgeti(L, 3, i + 1);
+		lua_Integer d = lua_tointegerx(L, -1, &isint);
+		if (!isint || d < 0)
+			luaL_argerror(L, 2, lua_pushfstring(L, "delays[%d]: a non-negative integer expected", i + 1));
+		delays[i] = (long)d;
+		lua_pop(L, 1);
+	}
+	int done;
+	int err = chase_loaded(c, delays, nd, (int)threads, (size_t)bw, (int)samples, ms * 1e-3, rows, &done);
+	if (err == -EINTR)
+		return fail(L, "interrupted", EINTR);
+	if (err)
+		return fail(L, lua_pushfstring(L, "loaded latency failed: %s", strerror(-err)), -err);
+	lua_createtable(L, done, 0);
+	for (int i = 0; i < done; i++) {
+		lua_createtable(L, 0, 4);
+		setint(L, "delay", rows[i].delay);
+		setnum(L, "mbps", rows[i].mbps);
+		setnum(L, "ns", rows[i].ns);
+		setnum(L, "median_ns", rows[i].median_ns);
+		lua_rawseti(L, -2, i + 1);
+	}
+	return 1;
+}
+
+/* The one close for c:close(), __gc and __close: idempotent. */
+static int c_close(lua_State *L)
+{
+	LChain *lc = luaL_checkudata(L, 1, CHAIN_MT);
+	chase_free(&lc->c);
+	lc->cursor = NULL;
+	memset(lc->pos, 0, sizeof lc->pos);
+	return 0;
+}
+
+static int c_tostring(lua_State *L)
+{
+	LChain *lc = luaL_checkudata(L, 1, CHAIN_MT);
+	if (!lc->c.map)
+		lua_pushliteral(L, "chain (closed)");
+	else
+		lua_pushfstring(L, "chain (%s, %I bytes, stride %I, %s pages)", chase_orders[lc->c.p.order].name,
+				(lua_Integer)(lc->c.n * lc->c.p.stride), (lua_Integer)lc->c.p.stride,
+				chase_pages[lc->c.p.pages].name);
+	return 1;
+}
+
+/* cpus() -> how many cpus this process may run on. */
+static int l_cpus(lua_State *L)
+{
+	cpu_set_t set;
+	int n = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
+	lua_pushinteger(L, n > 0 ? n : 1);
+	return 1;
+}
+
+static const luaL_Reg funcs[] = {
+	{"chain", l_chain},
+	{"cpus", l_cpus},
+	{"orders", l_orders},
+	{"page_policies", l_pages},
+	{NULL, NULL}
+};
+
+static const luaL_Reg methods[] = {
+	{"info", c_info},
+	{"next", c_next},
+	{"heads", c_heads},
+	{"run", c_run},
+	{"plain", c_plain},
+	{"loaded", c_loaded},
+	{"close", c_close},
+	{NULL, NULL}
+};
+
+static const luaL_Reg metamethods[] = {
+	{"__index", NULL},
+	{"__gc", c_close},
+	{"__close", c_close},
+	{"__tostring", c_tostring},
+	{NULL, NULL}
+};
+
+static void createmeta(lua_State *L)
+{
+	luaL_newmetatable(L, CHAIN_MT);
+	luaL_setfuncs(L, metamethods, 0);
+	luaL_newlibtable(L, methods);
+	luaL_setfuncs(L, methods, 0);
+	lua_setfield(L, -2, "__index");
+	lua_pop(L, 1);
+}
 
 int luaopen_pmcsh_chase(lua_State *L)
 {
-	lua_newtable(L);
+	luaL_newlib(L, funcs);
+	createmeta(L);
+	lua_pushinteger(L, CHASE_MAX_K);
+	lua_setfield(L, -2, "max_k");
 	return 1;
 }

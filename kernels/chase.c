@@ -1,0 +1,510 @@
+/* Pointer-chase engines (see chase.h).  Chains are built once (mmap, shuffle,
+ * link) and chased many times; the chase loop is one unrolled loop per k. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "chase.h"
+#include "../core/interrupt.h"
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef MAP_HUGE_SHIFT
+#define MAP_HUGE_SHIFT 26
+#endif
+#define MiB2 (2UL << 20)
+#define GiB1 (1UL << 30)
+
+const struct chase_order_desc chase_orders[CHASE_NORDERS] = {
+	[CHASE_RANDOM] = {"random", "a random permutation of all elements (one cycle)", 1, 0},
+	[CHASE_STRIDE] = {"stride", "sequential at a fixed stride: prefetchable, for comparison", 0, 0},
+	[CHASE_PAGEWISE] = {"page", "the elements of each 4 KiB page in scrambled order, pages in random order (par_mem)", 1, 1},
+	[CHASE_TLB] = {"tlb", "random within groups of tlb_pages 4 KiB pages, groups in random order (multichase)", 1, 1},
+};
+
+const struct chase_pages_desc chase_pages[CHASE_NPAGES] = {
+	[CHASE_PAGES_4K] = {"4k", "4 KiB pages (MADV_NOHUGEPAGE)", 4096},
+	[CHASE_PAGES_THP] = {"thp", "transparent huge pages (MADV_HUGEPAGE, 2 MiB aligned)", MiB2},
+	[CHASE_PAGES_2M] = {"2m", "reserved 2 MiB huge pages (MAP_HUGETLB)", MiB2},
+	[CHASE_PAGES_1G] = {"1g", "reserved 1 GiB huge pages (MAP_HUGETLB)", GiB1},
+};
+
+static volatile uintptr_t chase_sink;   /* final pointers end here: no load is dead */
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* splitmix64: small, seedable, good enough to shuffle. */
+static uint64_t rng_next(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+/* Uniform in [0, bound): multiply-shift, bias below bound / 2^64. */
+static uint32_t rng_below(uint64_t *s, uint32_t bound)
+{
+	return (uint32_t)(((unsigned __int128)rng_next(s) * bound) >> 64);
+}
+
+static void shuffle(uint32_t *a, size_t n, uint64_t *s)
+{
+	for (size_t i = n; i > 1; i--) {
+		uint32_t j = rng_below(s, (uint32_t)i);
+		uint32_t t = a[i - 1]; a[i - 1] = a[j]; a[j] = t;
+	}
+}
+
+int chase_check(const struct chase_params *p, const char **why)
+{
+	if (p->order < 0 || p->order >= CHASE_NORDERS) { *why = "unknown order"; return -EINVAL; }
+	if (p->pages < 0 || p->pages >= CHASE_NPAGES) { *why = "unknown page policy"; return -EINVAL; }
+	if (p->stride < sizeof(void *) || p->stride % sizeof(void *)) {
+		*why = "stride must be a positive multiple of the pointer size (8 bytes)";
+		return -EINVAL;
+	}
+	if (p->size == 0) { *why = "size must be positive"; return -EINVAL; }
+	if (p->size < p->stride) { *why = "size is smaller than one stride"; return -EINVAL; }
+	if (p->size / p->stride > CHASE_MAX_ELEMS) {
+		*why = "size too large: more than 2^32-1 elements (use a larger stride)";
+		return -EINVAL;
+	}
+	long pg = sysconf(_SC_PAGESIZE), np = sysconf(_SC_PHYS_PAGES);
+	if (pg > 0 && np > 0 && p->size > (size_t)pg * (size_t)np) {
+		*why = "size too large: more than this machine's physical memory";
+		return -EINVAL;
+	}
+	if (p->order == CHASE_TLB && p->tlb_pages == 0) { *why = "tlb_pages must be positive"; return -EINVAL; }
+	return 0;
+}
+
+void chase_free(struct chase_chain *c)
+{
+	if (c->map)
+		munmap(c->map, c->map_len);
+	c->map = c->base = NULL;
+	c->map_len = 0;
+}
+
+/* Maps `bytes` with the page policy; base aligned to the policy's page. */
+static int map_pages(struct chase_chain *c, size_t bytes, int pages)
+{
+	size_t align = chase_pages[pages].align;
+	size_t len = (bytes + align - 1) / align * align;
+	int flags = MAP_PRIVATE | MAP_ANONYMOUS;
+	size_t extra = 0;
+
+	if (pages == CHASE_PAGES_2M)
+		flags |= MAP_HUGETLB | (21 << MAP_HUGE_SHIFT);
+	else if (pages == CHASE_PAGES_1G)
+		flags |= MAP_HUGETLB | (30 << MAP_HUGE_SHIFT);
+	else if (pages == CHASE_PAGES_THP)
+		extra = align;   /* over-map, then start at a 2 MiB boundary */
+	void *m = mmap(NULL, len + extra, PROT_READ | PROT_WRITE, flags, -1, 0);
+	if (m == MAP_FAILED)
+		return -errno;
+	c->map = m;
+	c->map_len = len + extra;
+	c->base = (char *)(((uintptr_t)m + align - 1) & ~(uintptr_t)(align - 1));
+	if (pages == CHASE_PAGES_4K)
+		madvise(c->map, c->map_len, MADV_NOHUGEPAGE);
+	else if (pages == CHASE_PAGES_THP && madvise(c->base, len, MADV_HUGEPAGE) < 0) {
+		int e = -errno;
+		chase_free(c);
+		return e;
+	}
+	return 0;
+}
+
+#define ELEM(c, e) ((void **)((c)->base + (size_t)(e) * (c)->p.stride + (c)->word))
+
+/* The sequence: blocks of `bs` elements, each shuffled inside (seq), full
+ * blocks visited in the order perm[], a partial last block stays last.
+ * Position i along the cycle holds element at_pos(i). */
+struct layout { const uint32_t *seq, *perm; size_t bs, nfull; };
+
+static uint32_t at_pos(const struct layout *l, size_t i)
+{
+	size_t b = i / l->bs;
+	if (b < l->nfull)
+		return l->seq[(size_t)l->perm[b] * l->bs + i % l->bs];
+	return l->seq[i];
+}
+
+int chase_build(struct chase_chain *c, const struct chase_params *p)
+{
+	const char *why;
+	int err = chase_check(p, &why);
+	memset(c, 0, sizeof *c);
+	if (err)
+		return err;
+	c->p = *p;
+	c->n = p->size / p->stride;
+	if ((err = map_pages(c, c->n * p->stride, p->pages)))
+		return err;
+
+	uint64_t s = p->seed ^ 0x636861736531ULL;  /* "chase1" */
+	c->word = rng_below(&s, (uint32_t)(p->stride / sizeof(void *))) * sizeof(void *);
+
+	size_t n = c->n, bs = n;
+	if (p->order == CHASE_PAGEWISE)
+		bs = p->stride >= CHASE_PAGE ? 1 : CHASE_PAGE / p->stride;
+	else if (p->order == CHASE_TLB) {
+		size_t g = p->tlb_pages * CHASE_PAGE;
+		bs = p->stride >= g ? 1 : g / p->stride;
+	}
+	if (bs > n)
+		bs = n;
+	size_t nfull = n / bs;
+	uint32_t *seq = malloc(n * sizeof *seq), *perm = malloc(nfull * sizeof *perm);
+	if (!seq || !perm) {
+		free(seq); free(perm); chase_free(c);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++)
+		seq[i] = (uint32_t)i;
+	for (size_t b = 0; b < nfull; b++)
+		perm[b] = (uint32_t)b;
+	if (chase_orders[p->order].shuffle_within) {
+		for (size_t b = 0; b < nfull; b++)
+			shuffle(seq + b * bs, bs, &s);
+		shuffle(seq + nfull * bs, n - nfull * bs, &s);
+	}
+	if (chase_orders[p->order].shuffle_blocks)
+		shuffle(perm, nfull, &s);
+	if (pmcsh_stop_requested())
+		goto interrupted;
+
+	struct layout l = {seq, perm, bs, nfull};
+	uint32_t first = at_pos(&l, 0), prev = first;
+	for (size_t i = 1; i < n; i++) {
+		uint32_t e = at_pos(&l, i);
+		*ELEM(c, prev) = ELEM(c, e);
+		prev = e;
+		if (!(i & 0xfffff) && pmcsh_stop_requested())
+			goto interrupted;
+	}
+	*ELEM(c, prev) = ELEM(c, first);   /* close the ring */
+	for (int k = 1; k <= CHASE_MAX_K; k++)
+		for (int j = 0; j < k; j++)
+			c->head[k][j] = at_pos(&l, (size_t)((unsigned __int128)j * n / k));
+	free(seq);
+	free(perm);
+	return 0;
+interrupted:   /* Ctrl-C during a large build */
+	free(seq);
+	free(perm);
+	chase_free(c);
+	return -EINTR;
+}
+
+size_t chase_next(const struct chase_chain *c, size_t e)
+{
+	char *q = *ELEM(c, e);
+	return (size_t)(q - c->word - c->base) / c->p.stride;
+}
+
+void chase_heads(const struct chase_chain *c, int k, void **heads)
+{
+	for (int j = 0; j < k; j++)
+		heads[j] = ELEM(c, c->head[k][j]);
+}
+
+/* One runner per k: k pointers in registers, CHASE_UNROLL dependent steps of
+ * each per trip, interleaved so the k loads of a step are independent.  Two
+ * empty asm statements keep the compiler honest: the volatile one with a
+ * memory clobber after each round of k loads stops it from regrouping the
+ * loads chain by chain (it would: they are independent, and 100 loads of
+ * one chain in a row put the other chains out of the out-of-order window);
+ * the "+r" one makes each pointer opaque so the loads are not vectorised
+ * into gathers.  The pointers go back to p[] (the next sample continues where
+ * this one ended) and into a volatile sink. */
+#define R10(x) x x x x x x x x x x
+#define R100(x) R10(R10(x))
+#define S1(K, j) if (j < K) { q##j = *(void **)q##j; __asm__("" : "+r"(q##j)); }
+#define STEP_ALL(K)                                                         \
+	S1(K, 0) S1(K, 1) S1(K, 2) S1(K, 3) S1(K, 4) S1(K, 5) S1(K, 6)     \
+	S1(K, 7) S1(K, 8) S1(K, 9) S1(K, 10) S1(K, 11) S1(K, 12)           \
+	S1(K, 13) S1(K, 14) S1(K, 15) __asm__ __volatile__("" ::: "memory");
+#define Q_IN(j) void *q##j = p[j < kk ? j : 0];
+#define Q_OUT(j) if (j < kk) { p[j] = q##j; x ^= (uintptr_t)q##j; }
+#define ALL16(M) M(0) M(1) M(2) M(3) M(4) M(5) M(6) M(7) M(8) M(9) M(10)    \
+	M(11) M(12) M(13) M(14) M(15)
+#define DEFINE_RUNNER(K)                                                    \
+static void run_##K(void **p, uint64_t trips)                              \
+{                                                                          \
+	const int kk = K;                                                  \
+	ALL16(Q_IN)                                                        \
+	while (trips--) {                                                  \
+		R100(STEP_ALL(K))                                          \
+	}                                                                  \
+	uintptr_t x = 0;                                                   \
+	ALL16(Q_OUT)                                                       \
+	chase_sink = x;                                                    \
+}
+DEFINE_RUNNER(1) DEFINE_RUNNER(2) DEFINE_RUNNER(3) DEFINE_RUNNER(4)
+DEFINE_RUNNER(5) DEFINE_RUNNER(6) DEFINE_RUNNER(7) DEFINE_RUNNER(8)
+DEFINE_RUNNER(9) DEFINE_RUNNER(10) DEFINE_RUNNER(11) DEFINE_RUNNER(12)
+DEFINE_RUNNER(13) DEFINE_RUNNER(14) DEFINE_RUNNER(15) DEFINE_RUNNER(16)
+
+static void (*const runners[CHASE_MAX_K + 1])(void **, uint64_t) = {
+	NULL, run_1, run_2, run_3, run_4, run_5, run_6, run_7, run_8,
+	run_9, run_10, run_11, run_12, run_13, run_14, run_15, run_16,
+};
+
+/* Warm-up: chunks of doubling length until one full pass of the cycle is
+ * done or `cap` seconds passed.  Returns trips per second of the last chunk
+ * (the steady state), 0 on Ctrl-C. */
+static double warm_up(void (*run)(void **, uint64_t), void **q, uint64_t pass_trips,
+		      double cap, double *ns_per_trip, double *spent)
+{
+	double t_start = now_s(), rate = 0;
+	uint64_t done = 0, chunk = 1;
+	for (;;) {
+		if (pmcsh_stop_requested())
+			return 0;
+		uint64_t t = chunk;
+		if (done < pass_trips && t > pass_trips - done)
+			t = pass_trips - done;
+		double t0 = now_s();
+		run(q, t);
+		double t1 = now_s();
+		done += t;
+		if (t1 > t0)
+			rate = t / (t1 - t0);
+		*ns_per_trip = (t1 - t0) * 1e9 / t;
+		if ((done >= pass_trips && t1 - t0 > 2e-3) || t1 - t_start > cap)
+			break;
+		if (t1 - t0 < 0.05)
+			chunk *= 2;
+	}
+	*spent = now_s() - t_start;
+	return rate;
+}
+
+int chase_run(const struct chase_chain *c, int k, void **pos, int samples, double sample_s,
+	      double warmup_s, const struct kwindow *w, double *ns, struct chase_result *res)
+{
+	void *own[CHASE_MAX_K], **q = pos ? pos : own;
+	memset(res, 0, sizeof *res);
+	if (!c->map || k < 1 || k > CHASE_MAX_K || (size_t)k > c->n || samples < 0)
+		return -EINVAL;
+	void (*run)(void **, uint64_t) = runners[k];
+	if (!pos || !pos[0])
+		chase_heads(c, k, q);
+
+	uint64_t pass = (c->n / k + CHASE_UNROLL - 1) / CHASE_UNROLL;
+	double cap = warmup_s > 0 ? warmup_s : 4 * sample_s > 0.2 ? 4 * sample_s : 0.2, ns_trip = 0;
+	double rate = warm_up(run, q, pass ? pass : 1, cap, &ns_trip, &res->warmup_s);
+	if (rate <= 0)
+		return -EINTR;
+	res->warmup_ns = ns_trip / ((double)CHASE_UNROLL * k);
+	uint64_t trips = (uint64_t)(rate * sample_s);
+	if (trips < 1)
+		trips = 1;
+	res->loads = trips * CHASE_UNROLL * (uint64_t)k;
+
+	for (int s = 0; s < samples; s++) {
+		if (pmcsh_stop_requested())
+			return -EINTR;
+		int err = kwindow_begin(w, s);
+		if (err)
+			return err;
+		double t0 = now_s();
+		run(q, trips);
+		double t1 = now_s();
+		if ((err = kwindow_end(w, s)))
+			return err;
+		ns[s] = (t1 - t0) * 1e9 / (double)res->loads;
+		res->samples_done = s + 1;
+	}
+	return 0;
+}
+
+double chase_plain(const struct chase_chain *c, uint64_t loads, void **cursor)
+{
+	void **p = *cursor ? *cursor : ELEM(c, c->head[1][0]);
+	double t0 = now_s();
+	for (uint64_t i = 0; i < loads; i++)
+		p = (void **)*p;
+	double t1 = now_s();
+	chase_sink = (uintptr_t)p;
+	*cursor = p;
+	return loads ? (t1 - t0) * 1e9 / loads : 0;
+}
+
+/* Loaded latency.  Each bandwidth thread reads its buffer one 64-byte line at
+ * a time (one load per line: the line is what memory moves) and spins
+ * `delay` iterations of an empty loop after each line, publishing the bytes
+ * it read every 4 KiB. */
+#define BW_LINE 64
+#define BW_CHUNK 4096
+
+struct bw_thread {
+	pthread_t th;
+	char *buf;
+	size_t len;
+	long delay;
+	int cpu;              /* -1: not pinned */
+	_Atomic uint64_t bytes;
+	atomic_int *stop;
+};
+
+static void *bw_main(void *arg)
+{
+	struct bw_thread *t = arg;
+	uint64_t acc = 0, bytes = 0;
+	if (t->cpu >= 0) {
+		cpu_set_t set;
+		CPU_ZERO(&set);
+		CPU_SET(t->cpu, &set);
+		pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+	}
+	while (!atomic_load_explicit(t->stop, memory_order_relaxed)) {
+		for (size_t off = 0; off + BW_CHUNK <= t->len; off += BW_CHUNK) {
+			for (size_t l = 0; l < BW_CHUNK; l += BW_LINE) {
+				acc += *(const uint64_t *)(t->buf + off + l);
+				for (long d = t->delay; d > 0; d--)
+					__asm__ __volatile__("");
+			}
+			bytes += BW_CHUNK;
+			atomic_store_explicit(&t->bytes, bytes, memory_order_relaxed);
+			if (atomic_load_explicit(t->stop, memory_order_relaxed))
+				break;
+		}
+	}
+	chase_sink = (uintptr_t)acc;
+	return NULL;
+}
+
+/* The window of the loaded chase: sums the bandwidth threads' bytes and the
+ * time over the timed samples only (not the warm-up). */
+struct bw_window { struct bw_thread *t; int n; uint64_t b0, bytes; double t0, secs; };
+
+static uint64_t bw_bytes(struct bw_window *w)
+{
+	uint64_t b = 0;
+	for (int i = 0; i < w->n; i++)
+		b += atomic_load_explicit(&w->t[i].bytes, memory_order_relaxed);
+	return b;
+}
+
+static int bw_begin(void *ctx, int rep)
+{
+	struct bw_window *w = ctx;
+	(void)rep;
+	w->b0 = bw_bytes(w);
+	w->t0 = now_s();
+	return 0;
+}
+
+static int bw_end(void *ctx, int rep)
+{
+	struct bw_window *w = ctx;
+	(void)rep;
+	w->secs += now_s() - w->t0;
+	w->bytes += bw_bytes(w) - w->b0;
+	return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+int chase_loaded(const struct chase_chain *c, const long *delays, int ndelays,
+		 int threads, size_t bw_size, int samples, double sample_s,
+		 struct chase_loaded_row *rows, int *rows_done)
+{
+	int err = 0, me = sched_getcpu(), have_mask = 0;
+	void *pos[CHASE_MAX_K] = {NULL};   /* the chase goes on from delay to delay */
+	cpu_set_t old, only;
+	*rows_done = 0;
+	if (!c->map || threads < 1 || threads > 1024 || bw_size < BW_CHUNK || samples < 1)
+		return -EINVAL;
+	bw_size = bw_size / BW_CHUNK * BW_CHUNK;
+	struct bw_thread *t = calloc(threads, sizeof *t);
+	double *ns = calloc(samples, sizeof *ns);
+	atomic_int stop;
+	if (!t || !ns) {
+		err = -ENOMEM;
+		goto out;
+	}
+	/* Pin the chase where it runs and the bandwidth threads elsewhere. */
+	have_mask = sched_getaffinity(0, sizeof old, &old) == 0;
+	int cpus[CPU_SETSIZE], ncpus = 0;
+	for (int i = 0; have_mask && i < CPU_SETSIZE; i++)
+		if (CPU_ISSET(i, &old) && i != me)
+			cpus[ncpus++] = i;
+	if (have_mask && me >= 0) {
+		CPU_ZERO(&only);
+		CPU_SET(me, &only);
+		sched_setaffinity(0, sizeof only, &only);
+	}
+	for (int i = 0; i < threads; i++) {
+		t[i].len = bw_size;
+		t[i].buf = mmap(NULL, bw_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (t[i].buf == MAP_FAILED) {
+			t[i].buf = NULL;
+			err = -errno;
+			goto out;
+		}
+		madvise(t[i].buf, bw_size, MADV_HUGEPAGE);
+		memset(t[i].buf, 1, bw_size);
+		t[i].cpu = ncpus ? cpus[i % ncpus] : -1;
+		t[i].stop = &stop;
+	}
+	for (int d = 0; d < ndelays; d++) {
+		struct bw_window bw = {t, threads, 0, 0, 0, 0};
+		struct kwindow kw = {&bw, bw_begin, bw_end};
+		struct chase_result res;
+		int started = 0;
+		atomic_store(&stop, 0);
+		for (int i = 0; i < threads; i++) {
+			t[i].delay = delays[d];
+			atomic_store(&t[i].bytes, 0);
+			if ((err = -pthread_create(&t[i].th, NULL, bw_main, &t[i])))
+				break;
+			started++;
+		}
+		if (!err) {
+			struct timespec ramp = {0, 20 * 1000 * 1000};
+			nanosleep(&ramp, NULL);
+			err = chase_run(c, 1, pos, samples, sample_s, 0, &kw, ns, &res);
+		}
+		atomic_store(&stop, 1);
+		for (int i = 0; i < started; i++)
+			pthread_join(t[i].th, NULL);
+		if (err)
+			break;
+		qsort(ns, samples, sizeof *ns, cmp_double);
+		rows[d].delay = delays[d];
+		rows[d].ns = ns[0];
+		rows[d].median_ns = samples % 2 ? ns[samples / 2] : (ns[samples / 2 - 1] + ns[samples / 2]) / 2;
+		rows[d].mbps = bw.secs > 0 ? bw.bytes / bw.secs / 1e6 : 0;
+		*rows_done = d + 1;
+	}
+out:
+	if (t)
+		for (int i = 0; i < threads; i++)
+			if (t[i].buf)
+				munmap(t[i].buf, bw_size);
+	if (have_mask)
+		sched_setaffinity(0, sizeof old, &old);
+	free(t);
+	free(ns);
+	return err;
+}

@@ -1,0 +1,112 @@
+/* Pointer-chase engines: dependent-load chains for memory latency and
+ * memory-level parallelism (lmbench lat_mem_rd / par_mem, multichase).
+ * Building a chain is separate from chasing it.  Pure C: functions return 0
+ * or -errno, never print, never exit. */
+#ifndef PMCSH_CHASE_H
+#define PMCSH_CHASE_H
+#include <stddef.h>
+#include <stdint.h>
+#include "window.h"
+
+#define CHASE_MAX_K 16      /* independent chains interleaved in one loop */
+#define CHASE_UNROLL 100    /* steps of every chain per loop trip */
+#define CHASE_PAGE 4096     /* the unit of the page and tlb orders */
+#define CHASE_MAX_ELEMS 0xffffffffu
+
+/* Visiting orders, one descriptor table, default first (multichase style).
+ * Every order is a single cycle through all elements: the elements are cut
+ * into blocks of `block(c)` consecutive elements, the elements of each block
+ * are shuffled, the blocks are shuffled, and the result is linked in a ring. */
+enum chase_order { CHASE_RANDOM, CHASE_STRIDE, CHASE_PAGEWISE, CHASE_TLB, CHASE_NORDERS };
+
+struct chase_order_desc {
+	const char *name;
+	const char *description;
+	int shuffle_within;   /* shuffle the elements of a block */
+	int shuffle_blocks;   /* shuffle the blocks */
+};
+extern const struct chase_order_desc chase_orders[CHASE_NORDERS];
+
+/* Page policies, shared with the bandwidth kernels' vocabulary; default first. */
+enum chase_pages { CHASE_PAGES_4K, CHASE_PAGES_THP, CHASE_PAGES_2M, CHASE_PAGES_1G, CHASE_NPAGES };
+struct chase_pages_desc {
+	const char *name;
+	const char *description;
+	size_t align;         /* mapping alignment and length granule */
+};
+extern const struct chase_pages_desc chase_pages[CHASE_NPAGES];
+
+struct chase_params {
+	size_t size;          /* bytes the chain spans (rounded down to stride) */
+	size_t stride;        /* bytes per element, a multiple of sizeof(void *) */
+	int order;            /* enum chase_order */
+	int pages;            /* enum chase_pages */
+	size_t tlb_pages;     /* tlb order: pages (CHASE_PAGE) per group */
+	uint64_t seed;
+};
+
+struct chase_chain {
+	struct chase_params p;
+	char *map;            /* the mapping, map_len bytes, NULL when closed */
+	size_t map_len;
+	char *base;           /* first element (aligned inside map) */
+	size_t n;             /* elements */
+	size_t word;          /* byte offset of the pointer inside every element */
+	/* head[k][j]: element at position floor(j*n/k) along the cycle, kept
+	 * from the build so the sequence itself need not be. */
+	uint32_t head[CHASE_MAX_K + 1][CHASE_MAX_K];
+};
+
+/* Checks parameters without allocating: 0, or -EINVAL with *why set. */
+int chase_check(const struct chase_params *p, const char **why);
+
+/* Maps the memory and links the cycle.  0 or -errno (-ENOMEM with no huge
+ * pages reserved, -EINVAL for bad parameters, -EINTR on Ctrl-C).  On error the chain is left
+ * closed (chase_free is still safe). */
+int chase_build(struct chase_chain *c, const struct chase_params *p);
+void chase_free(struct chase_chain *c);
+
+/* Element index the pointer of element e leads to. */
+size_t chase_next(const struct chase_chain *c, size_t e);
+/* The k heads, evenly spaced along the cycle (par_mem): element at position
+ * floor(j*n/k) for j = 0..k-1, written to heads[] as addresses. */
+void chase_heads(const struct chase_chain *c, int k, void **heads);
+
+struct chase_result {
+	int samples_done;     /* timed samples completed */
+	uint64_t loads;       /* dependent loads per timed sample, all chains */
+	double warmup_ns;     /* ns per load of the warm-up sample */
+	double warmup_s;      /* seconds spent warming up */
+};
+
+/* Chases k interleaved chains (one unrolled loop, CHASE_UNROLL steps of each
+ * chain per trip) from pos[0..k-1]: the k heads when pos is NULL or pos[0]
+ * is NULL; pos is left where the chase stopped, so that successive runs go
+ * on along the cycle instead of re-walking a stretch the caches and TLBs
+ * still hold.  First a warm-up (one full pass of the chain, or at most
+ * warmup_s, by default (<= 0) max(200 ms, 4 * sample_s), in chunks) that
+ * sizes the samples to about sample_s seconds, then `samples` timed
+ * samples, each wrapped by `w` (may be NULL), recorded in ns[] as ns per
+ * load.  Stops between samples when Ctrl-C was pressed (-EINTR;
+ * res->samples_done says how many are valid). */
+int chase_run(const struct chase_chain *c, int k, void **pos, int samples, double sample_s,
+	      double warmup_s, const struct kwindow *w, double *ns, struct chase_result *res);
+
+/* The reference: the plain C loop anyone would write, `p = *p` `loads` times
+ * from *cursor (the head when NULL), no unrolling, no window; *cursor is
+ * left where it stopped so that repeated calls continue along the cycle.
+ * Returns ns per load. */
+double chase_plain(const struct chase_chain *c, uint64_t loads, void **cursor);
+
+/* Loaded latency: `threads` bandwidth threads read their own buffer of
+ * bw_size bytes (THP pages when possible), one 64-byte line then an
+ * injection delay of `delay` iterations of an empty loop (about one cycle
+ * each), while the calling thread chases (k = 1).  Per delay: warm-up, then
+ * `samples` samples; out_ns = best ns per load, out_mbps = MB/s (1e6 bytes)
+ * read by all bandwidth threads while the timed samples ran. */
+struct chase_loaded_row { long delay; double ns; double median_ns; double mbps; };
+int chase_loaded(const struct chase_chain *c, const long *delays, int ndelays,
+		 int threads, size_t bw_size, int samples, double sample_s,
+		 struct chase_loaded_row *rows, int *rows_done);
+
+#endif

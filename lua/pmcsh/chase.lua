@@ -1,0 +1,303 @@
+-- pmcsh.chase: dependent-load chains (lmbench lat_mem_rd and par_mem,
+-- multichase) for memory latency, memory-level parallelism, latency versus
+-- size and loaded latency.  The engine is C (kernels/chase.c via
+-- pmcsh._chase): a chain is built once, then chased in one C call per
+-- measurement; this module adds sizes, statistics and documentation.
+local C = require("pmcsh._chase")
+local doc = require("pmcsh.help").doc
+
+local M = {}
+
+local CHAIN_KEYS = {size = true, stride = true, order = true, pages = true, tlb_pages = true, seed = true}
+local RUN_KEYS = {samples = true, sample_ms = true, group = true}
+
+-- "64M", "1G", 4096 -> bytes; anything else is left for C to reject.
+local function size_of(v, what)
+  if type(v) == "string" then
+    local n = require("pmcsh.recipe").parse_size(v)
+    if not n then error(string.format("bad argument #1 (%s: not a size: %q)", what, v), 3) end
+    return n
+  end
+  if type(v) == "number" and math.type(v) == "float" and v == math.floor(v) then
+    return math.tointeger(v)
+  end
+  return v
+end
+
+local function check_opts(opts, fname, allowed)
+  if opts == nil then opts = {} end
+  if type(opts) ~= "table" then
+    error(string.format("bad argument #1 to '%s' (table of options expected, got %s)", fname, type(opts)), 3)
+  end
+  for k in pairs(opts) do
+    if not (allowed[k] or CHAIN_KEYS[k] or RUN_KEYS[k] or k == "chain") then
+      error(string.format("bad argument #1 to '%s' (unknown option '%s')", fname, tostring(k)), 3)
+    end
+  end
+  return opts
+end
+
+local function pick(opts, keys)
+  local t = {}
+  for k in pairs(keys) do t[k] = opts[k] end
+  return t
+end
+
+local function median(xs)
+  local s = {}
+  for i, v in ipairs(xs) do s[i] = v end
+  table.sort(s)
+  local n = #s
+  if n == 0 then return nil end
+  if n % 2 == 1 then return s[(n + 1) // 2] end
+  return (s[n // 2] + s[n // 2 + 1]) / 2
+end
+
+local function min(xs)
+  local m = math.huge
+  for _, v in ipairs(xs) do if v < m then m = v end end
+  return m
+end
+
+-- The chain for opts: opts.chain when given (not closed by us), else a new
+-- one.  Returns chain, owned (or nil, msg, errno).
+local function chain_for(opts)
+  if opts.chain then return opts.chain, false end
+  local copts = pick(opts, CHAIN_KEYS)
+  if copts.size == nil then error("bad argument #1 (size: required, bytes such as 262144 or \"256M\")", 3) end
+  copts.size = size_of(copts.size, "size")
+  copts.stride = size_of(copts.stride, "stride")
+  local c, msg, errno = C.chain(copts)
+  if not c then return nil, msg, errno end
+  return c, true
+end
+
+local function describe(res, c)
+  local info = c:info()
+  res.size, res.stride, res.order, res.pages = info.size, info.stride, info.order, info.pages
+  return res
+end
+
+M.orders = doc(function() return C.orders() end, "chase.orders", [[
+chase.orders() -> list of {name=, description=}, default (random) first:
+  random  a random permutation of all elements (one cycle)
+  stride  sequential at a fixed stride: prefetchable, kept for comparison
+  page    the elements of each 4 KiB page scrambled, pages in random order
+          (TLB-friendly, as lmbench par_mem builds them)
+  tlb     random within groups of tlb_pages 4 KiB pages (default 64),
+          groups in random order (multichase's TLB locality)]])
+
+M.page_policies = doc(function() return C.page_policies() end, "chase.page_policies", [[
+chase.page_policies() -> list of {name=, description=}, default (4k) first:
+4k (MADV_NOHUGEPAGE), thp (MADV_HUGEPAGE), 2m and 1g (MAP_HUGETLB: needs
+pages reserved in /sys/kernel/mm/hugepages/*/nr_hugepages).]])
+
+M.chain = doc(function(opts)
+  opts = check_opts(opts, "chain", {})
+  return chain_for(opts)
+end, "chase.chain", [[
+chase.chain{size=, stride=64, order="random", pages="4k", tlb_pages=64, seed=1}
+  -> chain, or nil, message, errno
+Builds a chain: size bytes (a number or "256M") cut into elements of stride
+bytes (a multiple of the pointer size), linked into ONE cycle through all
+elements in the given order.  The pointer sits at the same random word of
+every element (drawn per chain from seed).  The chain owns its memory:
+c:close() (or <close>, or the collector) frees it.  Methods:
+  c:info()   -> {size=, n=, stride=, order=, pages=, word=, tlb_pages=, seed=}
+  c:next(e)  -> the element (0-based) that element e points to
+  c:heads(k) -> the k starting elements, evenly spaced along the cycle
+  c:run{k=1, samples=5, sample_ms=20, warmup_ms=, group=} -> {samples={ns...},
+             loads=, k=, warmup_ns=, warmup_s=, counts=, per_rep=}
+             (warm-up: one pass of the chain, at most warmup_ms, by default
+             max(200, 4 * sample_ms); a chain already warm needs little)
+  c:plain(loads) -> ns per load of the plain C loop `p = *p` (the reference)
+  c:loaded{delays=, threads=, bw_size=, samples=, sample_ms=} -> rows]])
+
+M.latency = doc(function(opts)
+  opts = check_opts(opts, "latency", {k = true})
+  local c, msg, errno = chain_for(opts)
+  if not c then return nil, msg, errno end
+  local r, rmsg, rerr = c:run{k = opts.k or 1, samples = opts.samples, sample_ms = opts.sample_ms,
+    group = opts.group}
+  local res
+  if r then
+    res = describe({ns = min(r.samples), median_ns = median(r.samples), samples = r.samples,
+      k = r.k, loads = r.loads, warmup_ns = r.warmup_ns, counts = r.counts, per_rep = r.per_rep}, c)
+    local secs = 0
+    for _, v in ipairs(r.samples) do secs = secs + v * r.loads * 1e-9 end
+    res.elapsed_s = secs
+  end
+  if opts.chain == nil then c:close() end
+  if not r then return nil, rmsg, rerr end
+  return res
+end, "chase.latency", [[
+chase.latency{size=, order="random", stride=64, pages="4k", samples=5,
+              sample_ms=20, group=, k=1, tlb_pages=, seed=, chain=}
+  -> {ns=, median_ns=, samples={...}, loads=, elapsed_s=, size=, stride=,
+      order=, pages=, warmup_ns=, counts=, per_rep=}, or nil, message, errno
+Memory latency as ns per dependent load.  The first sample is a warm-up
+(one pass of the chain, at most max(200 ms, 4 samples)) and is not kept;
+then `samples` samples of about sample_ms each.  ns is the best sample,
+median_ns the median.  With group (a pmc group) the counters run around
+each timed sample only: counts is their sum, per_rep each sample's reading,
+elapsed_s the time they cover.  chain= reuses a chain from chase.chain.
+Ctrl-C stops between samples (nil, "interrupted", EINTR).]])
+
+M.parallelism = doc(function(opts)
+  opts = check_opts(opts, "parallelism", {max = true})
+  local max = opts.max or C.max_k
+  if math.type(max) ~= "integer" or max < 1 or max > C.max_k then
+    error(string.format("bad argument #1 to 'parallelism' (max: the number of chains must be in 1..%d, got %s)",
+      C.max_k, tostring(max)), 2)
+  end
+  local c, msg, errno = chain_for(opts)
+  if not c then return nil, msg, errno end
+  local res = describe({rows = {}}, c)
+  local t1, mlp, err = nil, 0, nil
+  for k = 1, max do
+    local r, rmsg, rerr = c:run{k = k, samples = opts.samples, sample_ms = opts.sample_ms}
+    if not r then err = {rmsg, rerr}; break end
+    local ns = min(r.samples)
+    t1 = t1 or ns
+    local row = {k = k, ns = ns, median_ns = median(r.samples), speedup = t1 / ns}
+    res.rows[#res.rows + 1] = row
+    if row.speedup > mlp then mlp = row.speedup end
+  end
+  -- t1 once more at the end: the best of both, so that a slow first
+  -- measurement on a noisy machine does not inflate every speedup
+  if not err and max > 1 then
+    local r, rmsg, rerr = c:run{k = 1, samples = opts.samples, sample_ms = opts.sample_ms}
+    if not r then err = {rmsg, rerr} else
+      local again = min(r.samples)
+      if again < t1 then
+        t1 = again
+        res.rows[1].ns = again
+        mlp = 0
+        for _, row in ipairs(res.rows) do
+          row.speedup = t1 / row.ns
+          if row.speedup > mlp then mlp = row.speedup end
+        end
+      end
+    end
+  end
+  if opts.chain == nil then c:close() end
+  if err then return nil, err[1], err[2] end
+  res.mlp = mlp
+  return res
+end, "chase.parallelism", [[
+chase.parallelism{size=, max=16, order=, stride=, pages=, samples=, sample_ms=, chain=}
+  -> {rows={{k=, ns=, median_ns=, speedup=}, ...}, mlp=, size=, ...}
+Memory-level parallelism as lmbench par_mem defines it: k pointers start
+evenly spaced along ONE chain and run forward together in one unrolled loop
+(k = 1..max).  ns is ns per load with k chains (tk/k, tk the time of one
+step of all k), speedup = t1 / (tk/k), and mlp the best speedup: how many
+misses the hierarchy overlaps at this size.  Each ns is the best of
+`samples`; t1 is measured first and again last, the better kept.]])
+
+local function sizes(from, to, per_octave, stride)
+  local out, seen = {}, {}
+  local i = 0
+  while true do
+    local s = math.floor(from * 2 ^ (i / per_octave) + 0.5)
+    if s > to then break end
+    s = s // stride * stride
+    if s >= stride and not seen[s] then seen[s] = true; out[#out + 1] = s end
+    i = i + 1
+  end
+  return out
+end
+
+M.sweep = doc(function(opts)
+  opts = check_opts(opts, "sweep", {from = true, to = true, per_octave = true, k = true})
+  local from = size_of(opts.from or 4096, "from")
+  local to = size_of(opts.to or 256 * 2 ^ 20 // 1, "to")
+  local po = opts.per_octave or 4
+  local stride = size_of(opts.stride or 64, "stride")
+  if math.type(from) ~= "integer" or from <= 0 then error("bad argument #1 to 'sweep' (from: a positive size expected)", 2) end
+  if math.type(to) ~= "integer" or to < from then error("bad argument #1 to 'sweep' (to: a size >= from expected)", 2) end
+  if math.type(po) ~= "integer" or po < 1 or po > 64 then
+    error("bad argument #1 to 'sweep' (per_octave: an integer in 1..64 expected)", 2)
+  end
+  if opts.chain then error("bad argument #1 to 'sweep' (chain: a sweep builds its own chains)", 2) end
+  local res = {rows = {}, order = opts.order or "random", stride = stride, pages = opts.pages or "4k"}
+  for _, s in ipairs(sizes(from, to, po, stride)) do
+    local o = pick(opts, CHAIN_KEYS)
+    o.size, o.stride, o.k = s, stride, opts.k
+    o.samples, o.sample_ms = opts.samples, opts.sample_ms
+    local r, msg, errno = M.latency(o)
+    if not r then return nil, msg, errno end
+    res.rows[#res.rows + 1] = {size = r.size, ns = r.ns, median_ns = r.median_ns}
+  end
+  return res
+end, "chase.sweep", [[
+chase.sweep{from=4096, to="256M", per_octave=4, order=, stride=, pages=, samples=, sample_ms=}
+  -> {rows={{size=bytes, ns=, median_ns=}, ...}, order=, stride=, pages=}
+Latency versus size (lmbench lat_mem_rd): one chain per size, sizes
+geometric from `from` to `to` with per_octave points per doubling (rounded
+down to the stride).  The steps of the curve are the caches: compare with
+chase.caches().]])
+
+M.loaded = doc(function(opts)
+  opts = check_opts(opts, "loaded", {delays = true, threads = true, bw_size = true})
+  local threads = opts.threads or math.max(1, C.cpus() - 1)
+  local delays = opts.delays or {0, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 20000}
+  if opts.size == nil and opts.chain == nil then
+    local o = {size = 256 * 1024 * 1024}
+    for k, v in pairs(opts) do o[k] = v end
+    opts = o
+  end
+  local c, msg, errno = chain_for(opts)
+  if not c then return nil, msg, errno end
+  local idle, imsg, ierr = c:run{k = 1, samples = opts.samples, sample_ms = opts.sample_ms}
+  local rows
+  if idle then
+    rows, imsg, ierr = c:loaded{delays = delays, threads = threads, bw_size = size_of(opts.bw_size, "bw_size"),
+      samples = opts.samples, sample_ms = opts.sample_ms}
+  end
+  local res = idle and rows and describe({rows = rows, idle_ns = min(idle.samples), threads = threads}, c)
+  if opts.chain == nil then c:close() end
+  if not res then return nil, imsg, ierr end
+  return res
+end, "chase.loaded", [[
+chase.loaded{size="256M", delays={0, 10, ..., 20000}, threads=cpus-1, bw_size="256M",
+             order=, stride=, pages=, samples=, sample_ms=}
+  -> {rows={{delay=, mbps=, ns=, median_ns=}, ...}, idle_ns=, threads=, size=, ...}
+Loaded latency, as Intel MLC's table: the calling thread chases (k = 1)
+while `threads` bandwidth threads, pinned to the other cpus, each read
+their own bw_size buffer (THP) one 64-byte line at a time with an injection
+delay of `delay` empty-loop iterations (about one cycle each) after every
+line.  mbps is the MB/s (1e6 bytes) the bandwidth threads read during the
+timed samples, ns the best latency under that load; idle_ns is the latency
+with no load.  Larger delays, less bandwidth, latency falls toward idle.]])
+
+M.caches = doc(function()
+  local out = {}
+  for i = 0, 15 do
+    local dir = "/sys/devices/system/cpu/cpu0/cache/index" .. i .. "/"
+    local function rd(f)
+      local h = io.open(dir .. f)
+      if not h then return nil end
+      local s = h:read("l"); h:close(); return s
+    end
+    local size = rd("size")
+    if not size then break end
+    local typ = rd("type")
+    if typ ~= "Instruction" then
+      out[#out + 1] = {level = tonumber(rd("level")), type = typ,
+        size = require("pmcsh.recipe").parse_size(size), line = tonumber(rd("coherency_line_size")),
+        shared_cpu_list = rd("shared_cpu_list")}
+    end
+  end
+  return out
+end, "chase.caches", [[
+chase.caches() -> list of {level=, type=, size=bytes, line=, shared_cpu_list=}:
+the data and unified caches of cpu0 as sysfs reports them, the sizes where
+chase.sweep's curve should step.]])
+
+return doc(M, "chase", [[
+pointer chases: memory latency, memory-level parallelism, latency versus size, loaded latency
+Dependent-load chains (lmbench lat_mem_rd and par_mem, multichase): a chain
+is built once (chase.chain: order, stride, page policy), then chased in one
+C call with up to 16 chains interleaved in an unrolled loop (100 steps of
+each chain per trip).  chase.latency, chase.parallelism, chase.sweep,
+chase.loaded build their own chain unless given one.]])

@@ -1,0 +1,204 @@
+-- pmcsh bench-chase: the chase engine checked against a plain C chase over
+-- the same chain, the prefetched stride order, and the latency-versus-size
+-- curve against the caches sysfs reports.
+local function fmt_size(b)
+  if b >= 2^30 and b % 2^30 == 0 then return string.format("%dG", b // 2^30) end
+  if b >= 2^20 and b % 2^20 == 0 then return string.format("%dM", b // 2^20) end
+  if b >= 2^10 and b % 2^10 == 0 then return string.format("%dK", b // 2^10) end
+  if b >= 2^20 then return string.format("%.1fM", b / 2^20) end
+  if b >= 2^10 then return string.format("%.1fK", b / 2^10) end
+  return tostring(b)
+end
+
+local function min(xs)
+  local m = math.huge
+  for _, v in ipairs(xs) do if v < m then m = v end end
+  return m
+end
+
+local function median(xs)
+  local s = {}
+  for i, v in ipairs(xs) do s[i] = v end
+  table.sort(s)
+  local n = #s
+  return n % 2 == 1 and s[(n + 1) // 2] or (s[n // 2] + s[n // 2 + 1]) / 2
+end
+
+-- Engine and plain loop over one chain, in pairs taken back to back (an
+-- engine sample and a plain run of as many loads, which first alternating),
+-- after one warm-up, so that the drifts of a shared machine hit both alike.
+-- The verdict is on the median of the paired ratios: the best samples alone
+-- are extreme values of a wide distribution on a noisy host.
+local function versus_plain(chase, o, npairs, sample_ms, out)
+  local c = assert(chase.chain{size = o.size, order = o.order, pages = o.pages, stride = 64})
+  local eng, plain, ratios = {}, {}, {}
+  local loads = assert(c:run{samples = 1, sample_ms = sample_ms}).loads
+  c:plain(loads)
+  for i = 1, npairs do
+    local e, p
+    if i % 2 == 1 then
+      e = assert(c:run{samples = 1, sample_ms = sample_ms, warmup_ms = 1}).samples[1]
+      p = c:plain(loads)
+    else
+      p = c:plain(loads)
+      e = assert(c:run{samples = 1, sample_ms = sample_ms, warmup_ms = 1}).samples[1]
+    end
+    eng[i], plain[i], ratios[i] = e, p, e / p
+  end
+  local info = c:info()
+  c:close()
+  local row = {order = info.order, size = info.size, pages = info.pages, pairs = npairs,
+    engine_ns = min(eng), plain_ns = min(plain), engine_median_ns = median(eng), plain_median_ns = median(plain),
+    ratio = median(ratios)}
+  row.within_2pct = math.abs(row.ratio - 1) <= 0.02
+  out[#out + 1] = row
+  return row
+end
+
+return {
+  description = "pointer-chase engine vs a plain C chase, stride vs random, latency-versus-size curve vs sysfs caches",
+  help = [[
+Three checks in one run.  (1) At --size (256M) the random and tlb orders
+chased by the engine (one unrolled C loop, 100 loads per trip) against the
+plain loop `p = *p` over the SAME chain, rounds interleaved, best of each:
+they should agree within 2%.  (2) The stride order at 64 B over the same
+size: prefetched, far smaller.  (3) The sweep from --from to --to, with
+the data and unified cache sizes of cpu0 from sysfs marked where they fall
+and the latency step across each.  --mlp adds par_mem's parallelism at
+--size, --loaded a short loaded-latency table.  Timings on a shared machine
+wander: run it on a quiet one.]],
+  options = {
+    {name = "size", type = "size", default = 256 * 1024 * 1024, help = "chain size for the comparisons"},
+    {name = "pages", type = "string", choices = {"4k", "thp", "2m", "1g"}, default = "4k", help = "page policy"},
+    {name = "pairs", type = "int", default = 200, min = 1, help = "engine/plain comparison: sample pairs"},
+    {name = "sample_ms", type = "number", default = 5, help = "engine/plain comparison: ms per sample"},
+    {name = "samples", type = "int", default = 5, min = 1, help = "samples per sweep point and per k"},
+    {name = "from", type = "size", default = 4096, help = "sweep: smallest size"},
+    {name = "to", type = "size", default = 256 * 1024 * 1024, help = "sweep: largest size"},
+    {name = "per_octave", type = "int", default = 4, min = 1, help = "sweep: points per doubling"},
+    {name = "mlp", type = "flag", help = "also measure memory-level parallelism (k = 1..16) at --size"},
+    {name = "loaded", type = "flag", help = "also measure loaded latency at --size"},
+    {name = "plot", type = "string", help = "write the curve to this .png or .svg (gnuplot)"},
+    {name = "json", type = "flag", help = "print one JSON object"},
+  },
+  run = function(opts)
+    local chase = require("pmcsh.chase")
+    local recipe = require("pmcsh.recipe")
+    if opts.size <= 0 or opts.from <= 0 then error(recipe.usage("bench-chase: --size and --from must be positive"), 0) end
+    if opts.to < opts.from then error(recipe.usage("bench-chase: --to must be >= --from"), 0) end
+    local say = opts.json and function() end or function(...) print(string.format(...)) end
+    local res = {caches = chase.caches(), versus_plain = {}}
+
+    say("caches (sysfs, cpu0): %s", (function()
+      local t = {}
+      for _, c in ipairs(res.caches) do t[#t + 1] = string.format("L%d %s %s", c.level, c.type, fmt_size(c.size)) end
+      return table.concat(t, ", ")
+    end)())
+
+    say("\n1. engine vs plain C chase over the same chain (%s, 64 B stride, %s pages, %d pairs of %g ms)",
+      fmt_size(opts.size), opts.pages, opts.pairs, opts.sample_ms)
+    say("   %-7s %10s %10s %12s %12s %8s", "order", "engine ns", "plain ns", "engine p50", "plain p50", "ratio")
+    for _, order in ipairs({"random", "tlb"}) do
+      local r = versus_plain(chase, {size = opts.size, order = order, pages = opts.pages}, opts.pairs,
+        opts.sample_ms, res.versus_plain)
+      say("   %-7s %10.1f %10.1f %12.1f %12.1f %8.3f  %s", order, r.engine_ns, r.plain_ns, r.engine_median_ns,
+        r.plain_median_ns, r.ratio, r.within_2pct and "within 2%" or "NOT within 2%")
+    end
+    say("   (ns: best sample; ratio: median of the paired engine/plain ratios, the verdict)")
+
+    local st = assert(chase.latency{size = opts.size, order = "stride", stride = 64, pages = opts.pages,
+      samples = opts.samples})
+    local rnd = res.versus_plain[1].engine_ns
+    res.stride = {ns = st.ns, random_ns = rnd, ratio = rnd / st.ns}
+    say("\n2. stride order, 64 B, %s: %.2f ns/load; random %.1f ns is %.0fx that (prefetched)",
+      fmt_size(opts.size), st.ns, rnd, rnd / st.ns)
+
+    local sw = assert(chase.sweep{from = opts.from, to = opts.to, per_octave = opts.per_octave,
+      pages = opts.pages, samples = opts.samples})
+    res.sweep = sw.rows
+    say("\n3. latency versus size (random, 64 B, %s pages)", opts.pages)
+    say("   %10s %9s", "size", "ns/load")
+    local prev = 0
+    for _, row in ipairs(sw.rows) do
+      local mark = {}
+      for _, c in ipairs(res.caches) do
+        if c.size > prev and c.size <= row.size then mark[#mark + 1] = string.format("<- L%d %s", c.level, fmt_size(c.size)) end
+      end
+      say("   %10s %9.2f %s", fmt_size(row.size), row.ns, table.concat(mark, " "))
+      prev = row.size
+    end
+    -- the step across each cache: latency at 2x its size over latency at half
+    local function at(size)
+      local best, d = nil, math.huge
+      for _, row in ipairs(sw.rows) do
+        local dd = math.abs(math.log(row.size / size))
+        if dd < d then best, d = row, dd end
+      end
+      return best
+    end
+    res.steps = {}
+    say("\n   steps (latency at 2x the cache size over latency at half of it):")
+    for _, c in ipairs(res.caches) do
+      if c.size / 2 >= opts.from and c.size * 2 <= opts.to then
+        local lo, hi = at(c.size / 2), at(c.size * 2)
+        local s = {level = c.level, size = c.size, below_ns = lo.ns, above_ns = hi.ns, ratio = hi.ns / lo.ns}
+        res.steps[#res.steps + 1] = s
+        say("   L%d %-6s %s %.2f ns -> %s %.2f ns  x%.2f", c.level, fmt_size(c.size), fmt_size(lo.size), lo.ns,
+          fmt_size(hi.size), hi.ns, s.ratio)
+      end
+    end
+
+    -- the steps the curve itself shows: on the curve smoothed by a running
+    -- median of 3, runs of points each >= 25% above the one before, matched
+    -- to a sysfs cache within a factor of 2
+    local sm = {}
+    for i, row in ipairs(sw.rows) do
+      local a, b, c = sw.rows[math.max(1, i - 1)].ns, row.ns, sw.rows[math.min(#sw.rows, i + 1)].ns
+      sm[i] = math.max(math.min(a, b), math.min(math.max(a, b), c))
+    end
+    res.observed_steps = {}
+    local i = 2
+    while i <= #sm do
+      if sm[i] >= 1.25 * sm[i - 1] then
+        local j = i
+        while j + 1 <= #sm and sm[j + 1] >= 1.25 * sm[j] do j = j + 1 end
+        local lo, hi = sw.rows[i - 1], sw.rows[j]
+        local match
+        for _, c in ipairs(res.caches) do
+          if c.size >= lo.size / 2 and c.size <= hi.size * 2 then match = c end
+        end
+        res.observed_steps[#res.observed_steps + 1] = {from = lo.size, to = hi.size, ratio = sm[j] / sm[i - 1],
+          cache_level = match and match.level, cache_size = match and match.size}
+        say("   observed step %s -> %s: x%.2f  %s", fmt_size(lo.size), fmt_size(hi.size), sm[j] / sm[i - 1],
+          match and string.format("(L%d %s per sysfs)", match.level, fmt_size(match.size))
+            or "(no sysfs cache there)")
+        i = j + 1
+      end
+      i = i + 1
+    end
+
+    if opts.mlp then
+      local p = assert(chase.parallelism{size = opts.size, pages = opts.pages, samples = opts.samples})
+      res.parallelism = p
+      say("\n4. memory-level parallelism at %s (par_mem): mlp %.1f", fmt_size(opts.size), p.mlp)
+      for _, row in ipairs(p.rows) do say("   k=%-2d %8.2f ns/load  speedup %5.2f", row.k, row.ns, row.speedup) end
+    end
+    if opts.loaded then
+      local l = assert(chase.loaded{size = opts.size, pages = opts.pages, samples = opts.samples})
+      res.loaded = l
+      say("\n5. loaded latency at %s, %d bandwidth thread(s): idle %.1f ns", fmt_size(opts.size), l.threads, l.idle_ns)
+      say("   %8s %10s %9s", "delay", "MB/s", "ns/load")
+      for _, row in ipairs(l.rows) do say("   %8d %10.0f %9.1f", row.delay, row.mbps, row.ns) end
+    end
+    if opts.plot then
+      local pts = {}
+      for _, row in ipairs(sw.rows) do pts[#pts + 1] = {row.size / 1024, row.ns} end
+      local ok, msg = require("pmcsh.plot").lines(opts.plot, {title = "pmcsh chase: latency versus size",
+        xlabel = "KiB", ylabel = "ns per load", logx = true, logy = true,
+        series = {{title = "random, 64 B, " .. opts.pages, points = pts}}})
+      if not ok then io.stderr:write("bench-chase: ", msg, "\n") else say("\nplot: %s", opts.plot) end
+    end
+    if opts.json then print(require("cjson").encode(res)) end
+    return 0
+  end,
+}

@@ -1,0 +1,240 @@
+-- pmcsh.chase: chains are single cycles in the promised order, the k heads
+-- split the cycle evenly, latency orders the hierarchy, counters around a
+-- chase are real, bad input is a clear error.
+local chase = require("pmcsh.chase")
+local helpers = require("spec.support.helpers")
+
+local MiB = 1024 * 1024
+
+-- pending() lives in the spec's environment, not in helpers'.
+local function need(cond, reason)
+  if not cond then pending(reason) end
+  return cond
+end
+
+-- Walks the chain from element `from` until it comes back; returns the
+-- elements in cycle order (fails if an element repeats before that).
+local function walk(c, from)
+  local n = c:info().n
+  local seq, seen, e = {}, {}, from
+  repeat
+    assert(not seen[e], "element " .. e .. " visited twice before closing the cycle")
+    seen[e] = true
+    seq[#seq + 1] = e
+    e = c:next(e)
+    assert(#seq <= n, "walk longer than the chain")
+  until e == from
+  return seq
+end
+
+-- How many times, along the cycle, the block (element // per) changes.
+local function block_changes(seq, per)
+  local changes = 0
+  for i = 1, #seq do
+    local a, b = seq[i] // per, seq[i % #seq + 1] // per
+    if a ~= b then changes = changes + 1 end
+  end
+  return changes
+end
+
+describe("chase chains", function()
+  it("every order is one cycle through all elements", function()
+    for _, o in ipairs(chase.orders()) do
+      local c <close> = assert(chase.chain{size = MiB, stride = 64, order = o.name, tlb_pages = 4})
+      local info = c:info()
+      assert.are.equal(16384, info.n)
+      assert.are.equal(MiB, info.size)
+      assert.is_true(info.word % 8 == 0 and info.word < 64, "word offset inside the element")
+      local seq = walk(c, c:heads(1)[1])
+      assert.are.equal(16384, #seq, o.name .. ": cycle length")
+    end
+  end)
+
+  it("visits in the order promised: stride sequential, page and tlb grouped, random scattered", function()
+    local n = 16384          -- 1 MiB of 64-byte elements: 256 pages, 64 lines each
+    local function seq_of(order, extra)
+      local o = {size = MiB, stride = 64, order = order, tlb_pages = 4}
+      for k, v in pairs(extra or {}) do o[k] = v end
+      local c <close> = assert(chase.chain(o))
+      return walk(c, 0)
+    end
+    local s = seq_of("stride")
+    for i = 1, n do assert.are.equal((i - 1) % n, s[i]) end
+    -- each page is one contiguous run of the cycle: exactly 256 page changes
+    s = seq_of("page")
+    assert.are.equal(256, block_changes(s, 64))
+    assert.is_true(block_changes(s, 1) > 0 and (function()
+      local seqsteps = 0
+      for i = 1, n - 1 do if s[i + 1] == s[i] + 1 then seqsteps = seqsteps + 1 end end
+      return seqsteps < n / 8     -- lines inside a page are scrambled
+    end)())
+    -- tlb: groups of 4 pages (256 elements) are contiguous runs: 64 changes,
+    -- but pages inside a group interleave (more than 256 page changes)
+    s = seq_of("tlb")
+    assert.are.equal(64, block_changes(s, 256))
+    assert.is_true(block_changes(s, 64) > 1024)
+    -- random: almost every step leaves its page (a 1/256 chance to stay)
+    s = seq_of("random")
+    assert.is_true(block_changes(s, 64) > n * 0.98)
+    -- a stride that is not a power of two is still one full cycle
+    local c <close> = assert(chase.chain{size = MiB, stride = 72, order = "page"})
+    assert.are.equal(MiB // 72, #walk(c, 0))
+  end)
+
+  it("places the k heads evenly spaced along the cycle, their segments disjoint", function()
+    local c <close> = assert(chase.chain{size = MiB, stride = 64})
+    local n = c:info().n
+    local seq = walk(c, c:heads(1)[1])
+    local pos = {}
+    for i, e in ipairs(seq) do pos[e] = i - 1 end
+    for _, k in ipairs({1, 2, 3, 5, 7, 16}) do
+      local heads = c:heads(k)
+      assert.are.equal(k, #heads)
+      local covered = {}
+      for j = 1, k do
+        assert.are.equal((j - 1) * n // k, pos[heads[j]], "head " .. j .. " of " .. k)
+        -- walk head j up to head j+1: no element twice across all heads
+        local stop = heads[j % k + 1]
+        local e, steps = heads[j], 0
+        repeat
+          assert.is_nil(covered[e], "segments overlap")
+          covered[e] = true
+          e = c:next(e); steps = steps + 1
+        until e == stop
+        local want = (k == 1) and n or (j * n // k - (j - 1) * n // k)
+        assert.are.equal(want, steps)
+      end
+    end
+  end)
+end)
+
+describe("chase latency", function()
+  it("is a few ns inside L1 and at least 5x that over 256 MiB, random", function()
+    local l1 = assert(chase.latency{size = 16 * 1024, samples = 5})
+    local mem = assert(chase.latency{size = "256M", samples = 3})
+    assert.is_true(l1.ns > 0.1 and l1.ns < 10, "L1 latency " .. l1.ns .. " ns")
+    assert.is_true(mem.ns >= 5 * l1.ns, string.format("256 MiB %.1f ns vs 16 KiB %.2f ns", mem.ns, l1.ns))
+    assert.are.equal(3, #mem.samples)
+    assert.is_true(mem.median_ns >= mem.ns)
+  end)
+
+  it("prefetches the stride order: at 64 MiB random is at least 4x stride", function()
+    local seqr = assert(chase.latency{size = "64M", order = "stride", samples = 3})
+    local rnd = assert(chase.latency{size = "64M", order = "random", samples = 3})
+    assert.is_true(rnd.ns >= 4 * seqr.ns, string.format("random %.1f ns, stride %.1f ns", rnd.ns, seqr.ns))
+  end)
+
+  it("overlaps misses: 4 chains at 64 MiB give a speedup above 1.5", function()
+    local p = assert(chase.parallelism{size = "64M", max = 4, samples = 3})
+    assert.are.equal(4, #p.rows)
+    for k, row in ipairs(p.rows) do assert.are.equal(k, row.k) end
+    assert.are.equal(1.0, p.rows[1].speedup)
+    assert.is_true(p.rows[4].speedup > 1.5, "speedup " .. p.rows[4].speedup)
+    assert.is_true(p.mlp >= p.rows[4].speedup)
+  end)
+
+  it("sweeps sizes geometrically, slower past L1", function()
+    local s = assert(chase.sweep{from = 4096, to = 256 * 1024, per_octave = 1, samples = 3})
+    local want = {4096, 8192, 16384, 32768, 65536, 131072, 262144}
+    assert.are.equal(#want, #s.rows)
+    for i, row in ipairs(s.rows) do assert.are.equal(want[i], row.size) end
+    assert.is_true(s.rows[7].ns > s.rows[1].ns, "256 KiB vs 4 KiB")
+  end)
+
+  it("counts a chase for real: task-clock equals the chase's time within 2%", function()
+    local pmc = require("pmcsh.pmc")
+    local g, msg = pmc.group{"task-clock"}
+    if not need(g, "no task-clock: " .. tostring(msg)) then return end
+    -- the scheduler's own account of this thread: ns on cpu, ns waiting to run
+    local function schedstat()
+      local f = io.open("/proc/thread-self/schedstat")
+      if not f then return nil end
+      local run, wait = f:read("n", "n"); f:close()
+      return run, wait
+    end
+    local run0, wait0 = schedstat()
+    local r = assert(chase.latency{size = "4M", samples = 8, sample_ms = 20, group = g})
+    local run1, wait1 = schedstat()
+    g:close()
+    assert.are.equal(8, #r.per_rep)
+    local tc, wall = 0, 0
+    for i, rep in ipairs(r.per_rep) do
+      local w = r.samples[i] * r.loads          -- the sample's time, ns
+      local t = rep["task-clock"].value
+      assert.is_true(t <= w * 1.02 + 20e3, string.format("sample %d: task-clock %.0f ns above its time %.0f", i, t, w))
+      tc, wall = tc + t, wall + w
+    end
+    assert.near(tc, r.counts["task-clock"].value, 1)   -- counts is the sum of per_rep
+    assert.near(wall, r.elapsed_s * 1e9, wall * 1e-9)
+    -- equality needs the cpu to ourselves: skip it when we waited to run
+    local waited = run0 and (wait1 - wait0) / ((run1 - run0) + (wait1 - wait0)) or 0
+    if not need(waited < 0.02, string.format("busy machine: this thread waited %.0f%% of the time on the "
+        .. "run queue, task-clock (%.0f%% of the chase's time) cannot equal it", waited * 100, tc / wall * 100)) then
+      return
+    end
+    assert.is_true(math.abs(tc - wall) <= wall * 0.02,
+      string.format("task-clock %.0f ns, chase %.0f ns", tc, wall))
+  end)
+
+  it("measures loaded latency: bandwidth falls with the injection delay", function()
+    local r = assert(chase.loaded{size = "64M", delays = {0, 5000}, threads = 1, bw_size = "64M",
+      samples = 2, sample_ms = 10})
+    assert.are.equal(2, #r.rows)
+    assert.are.equal(0, r.rows[1].delay)
+    assert.is_true(r.rows[1].mbps > 5 * r.rows[2].mbps,
+      string.format("%.0f MB/s at delay 0, %.0f at 5000", r.rows[1].mbps, r.rows[2].mbps))
+    assert.is_true(r.rows[2].mbps > 0)
+    assert.is_true(r.idle_ns > 0)
+  end)
+end)
+
+describe("chase errors", function()
+  local function err_of(f, ...)
+    local ok, e = pcall(f, ...)
+    assert.is_false(ok, "expected an error")
+    return tostring(e)
+  end
+
+  it("rejects sizes that are zero, negative or too large", function()
+    assert.matches("size: must be positive", err_of(chase.latency, {size = 0}))
+    assert.matches("size: must be positive", err_of(chase.latency, {size = -4096}))
+    assert.matches("size too large", err_of(chase.latency, {size = 1 << 50}))
+    assert.matches("size: required", err_of(chase.latency, {}))
+    assert.matches("not a size", err_of(chase.latency, {size = "lots"}))
+    assert.matches("smaller than one stride", err_of(chase.chain, {size = 32, stride = 64}))
+  end)
+
+  it("rejects k outside 1..16 and strides that are not pointer multiples", function()
+    local c <close> = assert(chase.chain{size = 64 * 1024})
+    assert.matches("1%.%.16", err_of(c.run, c, {k = 0}))
+    assert.matches("1%.%.16", err_of(c.run, c, {k = 17}))
+    assert.matches("1%.%.16", err_of(chase.parallelism, {size = 65536, max = 17}))
+    assert.matches("multiple of the pointer size", err_of(chase.latency, {size = 65536, stride = 12}))
+    assert.matches("multiple of the pointer size", err_of(chase.latency, {size = 65536, stride = 0}))
+    assert.matches("unknown value 'zigzag'", err_of(chase.chain, {size = 65536, order = "zigzag"}))
+    assert.matches("unknown option 'sise'", err_of(chase.latency, {sise = 65536}))
+  end)
+
+  it("raises on a closed chain", function()
+    local c = assert(chase.chain{size = 65536})
+    c:close(); c:close()
+    assert.matches("attempt to use a closed chain", err_of(c.run, c))
+    assert.are.equal("chain (closed)", tostring(c))
+  end)
+
+  it("says what to do when no huge pages are reserved", function()
+    local f = io.open("/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages")
+    local free = f and tonumber(f:read("l")); if f then f:close() end
+    if not need(free == 0, "2 MiB huge pages are reserved here: nothing to refuse") then return end
+    local c, msg, errno = chase.chain{size = 4 * MiB, pages = "2m"}
+    assert.is_nil(c)
+    assert.matches("nr_hugepages", msg)
+    assert.are.equal(12, errno)   -- ENOMEM
+  end)
+
+  it("exits nonzero with the message from the command line", function()
+    local r = helpers.run({"-e", "require('pmcsh.chase').latency{size = 0}"})
+    assert.are_not.equal(0, r.code)
+    assert.matches("size: must be positive", r.err)
+  end)
+end)
