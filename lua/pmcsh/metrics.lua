@@ -1,0 +1,156 @@
+-- Normalization and derived metrics: the small arithmetic every recipe shares.
+--
+-- A reading (from pmc or from stream/chase `counts`) maps event names to
+-- entries {value=, raw=, enabled=, running=, multiplexed=}.  Here it becomes
+-- plain numbers: per loop iteration, per byte, per second, or per another
+-- event; and derived metrics are Lua functions over event names, evaluated
+-- after the read (never inside a measured window).
+--
+-- Nothing here divides by zero silently: a ratio with a zero or missing
+-- denominator is nil, and the caller prints it as "n/a".
+local M = {}
+
+local ok_help, help = pcall(require, "pmcsh.help")
+local doc = ok_help and help.doc or function(obj) return obj end
+
+-- The scaled value of `name` in a reading, or nil when the event is absent.
+local function value_of(reading, name)
+  local e = reading and reading[name]
+  if type(e) == "table" then return e.value end
+  if type(e) == "number" then return e end
+  return nil
+end
+M.value = value_of
+
+-- a / b, or nil when either is missing or b is zero.
+local function ratio(a, b)
+  if type(a) ~= "number" or type(b) ~= "number" or b == 0 then return nil end
+  return a / b
+end
+M.ratio = ratio
+
+function M.per_iteration(count, iterations) return ratio(count, iterations) end
+function M.per_byte(count, bytes) return ratio(count, bytes) end
+function M.per_second(count, seconds) return ratio(count, seconds) end
+
+-- Every event of a reading as name -> number (positional entries skipped).
+function M.values(reading)
+  local out = {}
+  for k, e in pairs(reading or {}) do
+    if type(k) == "string" then
+      local v = value_of(reading, k)
+      if v then out[k] = v end
+    end
+  end
+  return out
+end
+
+-- The names of a reading's events, in the order they were given (r[1], r[2]...).
+function M.names(reading)
+  local out = {}
+  for i = 1, #(reading or {}) do
+    local e = reading[i]
+    out[i] = e.name or e.event
+  end
+  return out
+end
+
+-- Normalises every event of `reading` by one denominator.
+--   by = "iteration" (ctx.iterations), "byte" (ctx.bytes), "second"
+--   (ctx.seconds), or the name of another event in the reading.
+-- Returns name -> number (nil entries where the denominator is missing/0).
+function M.normalize(reading, by, ctx)
+  ctx = ctx or {}
+  local denom
+  if by == "iteration" then denom = ctx.iterations
+  elseif by == "byte" then denom = ctx.bytes
+  elseif by == "second" then denom = ctx.seconds
+  elseif type(by) == "string" then denom = value_of(reading, by)
+    if denom == nil then
+      return nil, string.format("cannot normalize by %q: no such event in the reading", by)
+    end
+  else
+    error("bad argument #2 to 'normalize' (iteration, byte, second or an event name expected)", 2)
+  end
+  local out = {}
+  for name, v in pairs(M.values(reading)) do out[name] = ratio(v, denom) end
+  return out
+end
+
+-- Order statistics over a list of numbers: {n, mean, median, min, max,
+-- spread}; spread is (max - min) relative to the mean (0 when all equal,
+-- nil when the mean is 0 but values differ).
+function M.stats(list)
+  local n = #list
+  if n == 0 then return {n = 0} end
+  local s, sum = {}, 0
+  for i = 1, n do s[i] = list[i]; sum = sum + list[i] end
+  table.sort(s)
+  local median = (n % 2 == 1) and s[(n + 1) // 2] or (s[n // 2] + s[n // 2 + 1]) / 2
+  local mean = sum / n
+  local spread
+  if s[n] == s[1] then spread = 0 else spread = ratio(s[n] - s[1], math.abs(mean)) end
+  return {n = n, mean = mean, median = median, min = s[1], max = s[n], spread = spread}
+end
+
+-- A derived metric is {name=, unit=, desc=, events={...}, fn=function(e, ctx)}.
+-- `e` is a table name -> number of the reading; ctx carries iterations,
+-- bytes, seconds.  Returns value or nil, reason (missing event, zero
+-- denominator, error in the formula: never NaN passed off as a number).
+function M.eval(metric, reading, ctx)
+  local vals = M.values(reading)
+  for _, name in ipairs(metric.events or {}) do
+    if vals[name] == nil then
+      return nil, string.format("metric %s needs event %s, not in the reading", metric.name or "?", name)
+    end
+  end
+  local ok, v = pcall(metric.fn, vals, ctx or {})
+  if not ok then return nil, string.format("metric %s failed: %s", metric.name or "?", v) end
+  if type(v) ~= "number" or v ~= v or v == math.huge or v == -math.huge then
+    return nil, string.format("metric %s is undefined here (division by zero?)", metric.name or "?")
+  end
+  return v
+end
+
+-- Evaluates a list of metrics; returns a list of {name=, value=, unit=, reason=}.
+function M.eval_all(metrics, reading, ctx)
+  local out = {}
+  for i, m in ipairs(metrics) do
+    local v, why = M.eval(m, reading, ctx)
+    out[i] = {name = m.name, value = v, unit = m.unit, reason = why}
+  end
+  return out
+end
+
+-- Common derived metrics over generic perf names (used when those events exist).
+M.common = {
+  {name = "IPC", events = {"instructions", "cycles"}, desc = "instructions per cycle",
+   fn = function(e) return e.instructions / e.cycles end},
+  {name = "GHz", events = {"cycles", "task-clock"}, desc = "cycles per ns of task clock",
+   fn = function(e) return e.cycles / e["task-clock"] end},
+  {name = "faults/page", events = {"page-faults"}, unit = "per 4 KiB page",
+   desc = "page faults per 4 KiB page of the bytes moved",
+   fn = function(e, c) return e["page-faults"] / (c.bytes / 4096) end},
+  {name = "tsc GHz", events = {"msr/tsc/"}, desc = "TSC ticks per ns of wall time",
+   fn = function(e, c) return e["msr/tsc/"] / c.seconds / 1e9 end},
+}
+
+-- Formats a number for a table cell: fixed 4 decimals in the usual range,
+-- exponent form for very large and very small nonzero values (a stray
+-- context switch per million iterations is not 0.0000), "n/a" for nil.
+function M.fmt(v, width)
+  width = width or 10
+  if v == nil then return string.format("%" .. width .. "s", "n/a") end
+  local a = math.abs(v)
+  if a >= 1e7 or (a > 0 and a < 1e-3) then return string.format("%" .. width .. ".3e", v) end
+  return string.format("%" .. width .. ".4f", v)
+end
+
+doc(M, "metrics", [[
+metrics: normalization and derived metrics shared by the recipes.
+  metrics.normalize(reading, by, ctx)   by = "iteration"|"byte"|"second"|EVENT
+  metrics.stats(list)                   {n, mean, median, min, max, spread}
+  metrics.eval(metric, reading, ctx)    metric = {name=, events={...}, fn=function(e, ctx)}
+  metrics.per_iteration / per_byte / per_second / ratio (nil on a zero denominator)]])
+
+return M

@@ -1,0 +1,96 @@
+-- pmcsh bandwidth: memory-controller bandwidth from uncore counters,
+-- per socket (each counted once) and in total.
+return {
+  description = "memory-controller bandwidth (uncore iMC/UMC): read, write, total GB/s per socket",
+  usage = "[-- cmd args...]",
+  help = [[
+Counts the memory controllers system-wide over a window: a duration
+(--seconds), a command (after --), or a stream kernel run (--kernel), and
+prints read, write and total GB/s per socket and in total.  With --kernel the
+bytes the kernel moved (STREAM convention and with write-allocate) are printed
+beside the bytes the controllers saw.  Needs a memory-controller PMU
+(Intel uncore_imc*, AMD amd_umc_*) and cpu-wide counting rights.]],
+  options = {
+    {name = "seconds", short = "s", type = "number", default = 1, help = "window length with no command or kernel"},
+    {name = "kernel", short = "k", type = "string", help = "run this stream kernel as the window (cross-check)"},
+    {name = "n", type = "size", help = "elements per array for --kernel (default: STREAM's rule)"},
+    {name = "reps", short = "r", type = "int", default = 10, min = 1, help = "timed repetitions for --kernel"},
+    {name = "threads", short = "t", type = "int", help = "stream threads for --kernel (default: all allowed cpus)"},
+    {name = "json", type = "flag", help = "print one JSON object"},
+  },
+  run = function(opts, args)
+    local uncore = require("pmcsh.uncore")
+    local recipe = require("pmcsh.recipe")
+    if opts.kernel and #args > 0 then
+      error(recipe.usage("bandwidth: give --kernel or a command, not both"), 0)
+    end
+    if opts.seconds <= 0 then error(recipe.usage("bandwidth: --seconds must be positive"), 0) end
+    local stream
+    if opts.kernel then
+      stream = require("pmcsh.stream")
+      local known = {}
+      for _, d in ipairs(stream.kernels()) do known[#known + 1] = d.name end
+      local ok = false
+      for _, k in ipairs(known) do if k == opts.kernel then ok = true end end
+      if not ok then
+        error(recipe.usage(string.format("bandwidth: unknown kernel %q (kernels: %s)", opts.kernel,
+          table.concat(known, ", "))), 0)
+      end
+    end
+    local ctrls, seen = uncore.find()
+    if #ctrls == 0 then
+      io.stderr:write("pmcsh bandwidth: ", uncore.none_message(seen), "\n")
+      return 1
+    end
+    local window, s
+    if opts.kernel then
+      local so = {n = opts.n, threads = opts.threads}
+      local err
+      s, err = stream.new(so)
+      if not s then io.stderr:write("pmcsh bandwidth: ", err, "\n"); return 1 end
+      window = function() return assert(s:run(opts.kernel, {reps = opts.reps, warmup = true})) end
+    elseif #args > 0 then
+      window = function()
+        local q = {}
+        for i, a in ipairs(args) do q[i] = "'" .. a:gsub("'", "'\\''") .. "'" end
+        return os.execute(table.concat(q, " "))
+      end
+    else
+      local sys = require("pmcsh._sys")
+      window = function() sys.sleep(opts.seconds) end
+    end
+    local agg, res = uncore.measure(ctrls, window)
+    if not agg then
+      io.stderr:write("pmcsh bandwidth: ", tostring(res), "\n")
+      return 1
+    end
+    local cross
+    if opts.kernel then
+      -- warm-up included: the controllers saw every repetition the window ran
+      local reps_run = res.reps + (res.warmup or 0)
+      local per_rep = res.n or (res.iterations / res.reps)
+      cross = {
+        kernel = opts.kernel,
+        stream_bytes = res.bytes_per_iter * per_rep * reps_run,
+        stream_bytes_wa = (res.bytes_per_iter_wa or res.bytes_per_iter) * per_rep * reps_run,
+        controller_bytes = agg.total.total_bytes,
+      }
+    end
+    if opts.json then
+      local cjson = require("cjson")
+      print(cjson.encode({sockets = agg.sockets, total = agg.total, seconds = agg.seconds,
+                          cross_check = cross}))
+    else
+      io.write(uncore.format(agg))
+      if cross then
+        io.write(string.format(
+          "\n%s moved %.3f GB (STREAM convention), %.3f GB with write-allocate;\n" ..
+          "the memory controllers saw %.3f GB (%.2fx the write-allocate bytes)\n",
+          cross.kernel, cross.stream_bytes / 1e9, cross.stream_bytes_wa / 1e9,
+          cross.controller_bytes / 1e9, cross.controller_bytes / cross.stream_bytes_wa))
+      end
+    end
+    if s then s:close() end
+    return 0
+  end,
+}

@@ -1,0 +1,78 @@
+-- pmcsh latency: memory latency versus size (lmbench lat_mem_rd) over the
+-- chase module's prefetcher-proof chains.
+local ORDERS = {"random", "stride", "page", "tlb"}
+local PAGES = {"4k", "thp", "2m", "1g"}
+
+return {
+  description = "memory latency versus size (lat_mem_rd): ns per dependent load",
+  help = [[
+Builds one chain per size (geometric, per_octave points per doubling) and
+chases it: ns per dependent load, best and median of the samples.  The steps
+of the curve are the caches (their sysfs sizes are printed below the table).
+--series prints lmbench's "size_MB ns" lines, ready for a plotting program.]],
+  options = {
+    {name = "from", type = "size", default = 4096, help = "smallest chain (bytes)"},
+    {name = "to", type = "size", default = 256 * 1024 * 1024, help = "largest chain (bytes)"},
+    {name = "per_octave", type = "int", default = 4, min = 1, help = "sizes per doubling"},
+    {name = "order", type = "string", choices = ORDERS, default = "random", help = "chain order"},
+    {name = "stride", type = "size", default = 64, help = "bytes per element (a multiple of 8)"},
+    {name = "pages", type = "string", choices = PAGES, default = "4k", help = "page policy"},
+    {name = "samples", type = "int", default = 5, min = 1, help = "timed samples per size"},
+    {name = "sample_ms", type = "number", default = 20, help = "length of one sample (ms)"},
+    {name = "series", type = "flag", help = "print \"size_MB ns\" lines only (lmbench format)"},
+    {name = "json", type = "flag", help = "one JSON object per size"},
+    {name = "plot", type = "string", help = "draw the curve to FILE.png or FILE.svg (gnuplot)"},
+  },
+  run = function(opts)
+    local recipe = require("pmcsh.recipe")
+    local function usage(msg) error(recipe.usage("latency: " .. msg), 0) end
+    if opts.series and opts.json then usage("--series and --json exclude each other") end
+    if opts.from < 1 then usage("--from must be positive") end
+    if opts.to < opts.from then usage("--to must be at least --from") end
+    if opts.stride < 8 or opts.stride % 8 ~= 0 then usage("--stride must be a multiple of 8 bytes") end
+    if opts.per_octave > 64 then usage("--per_octave must be at most 64") end
+    if opts.sample_ms <= 0 then usage("--sample_ms must be positive") end
+    local chase = require("pmcsh.chase")
+    local res, err = chase.sweep{from = opts.from, to = opts.to, per_octave = opts.per_octave,
+      order = opts.order, stride = opts.stride, pages = opts.pages, samples = opts.samples,
+      sample_ms = opts.sample_ms}
+    if not res then
+      io.stderr:write("pmcsh latency: ", tostring(err), "\n")
+      return 1
+    end
+    if opts.json then
+      local cjson = require("cjson")
+      for _, r in ipairs(res.rows) do
+        print(cjson.encode({size = r.size, size_mb = r.size / 2^20, ns = r.ns, median_ns = r.median_ns,
+                            order = res.order, stride = res.stride, pages = res.pages}))
+      end
+    elseif opts.series then
+      print(string.format('"stride=%d order=%s pages=%s', res.stride, res.order, res.pages))
+      for _, r in ipairs(res.rows) do print(string.format("%.5f %.3f", r.size / 2^20, r.ns)) end
+      print()
+    else
+      print(string.format("# latency (lat_mem_rd): order=%s stride=%d pages=%s; ns per dependent load, "
+        .. "best and median of %d samples", res.order, res.stride, res.pages, opts.samples))
+      print(string.format("%12s %10s %10s %10s", "size", "size_MB", "ns", "median_ns"))
+      for _, r in ipairs(res.rows) do
+        print(string.format("%12d %10.5f %10.3f %10.3f", r.size, r.size / 2^20, r.ns, r.median_ns))
+      end
+      local cs = {}
+      for _, c in ipairs(chase.caches()) do
+        cs[#cs + 1] = string.format("L%d %s", c.level, c.size >= 2^20 and string.format("%gM", c.size / 2^20)
+          or string.format("%gK", c.size / 1024))
+      end
+      if #cs > 0 then print("# caches (sysfs): " .. table.concat(cs, ", ")) end
+    end
+    if opts.plot then
+      local pts = {}
+      for _, r in ipairs(res.rows) do pts[#pts + 1] = {r.size / 2^20, r.ns} end
+      local ok, perr = require("pmcsh.plot").lines(opts.plot, {
+        title = string.format("latency, %s order, stride %d, %s pages", res.order, res.stride, res.pages),
+        xlabel = "size (MB)", ylabel = "ns per load", logx = true,
+        series = {{title = res.order, points = pts}}})
+      if not ok then io.stderr:write("pmcsh latency: ", perr, "\n"); return 1 end
+    end
+    return 0
+  end,
+}

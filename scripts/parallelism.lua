@@ -1,0 +1,94 @@
+-- pmcsh parallelism: memory-level parallelism versus size (lmbench par_mem)
+-- over the chase module.
+local ORDERS = {"random", "stride", "page", "tlb"}
+local PAGES = {"4k", "thp", "2m", "1g"}
+
+return {
+  description = "memory-level parallelism versus size (par_mem): overlapped misses",
+  help = [[
+At each size, k = 1..max pointers start evenly spaced along one chain and run
+together; the parallelism is the best speedup t1 / (tk / k), as par_mem
+defines it.  --detail prints ns per load and the speedup for every k;
+--series prints "size_MB parallelism" lines, ready for a plotting program.]],
+  options = {
+    {name = "sizes", type = "list", help = "chain sizes (e.g. 32K,4M,256M); default: from..to per octave"},
+    {name = "from", type = "size", default = 64 * 1024, help = "smallest chain (bytes)"},
+    {name = "to", type = "size", default = 256 * 1024 * 1024, help = "largest chain (bytes)"},
+    {name = "per_octave", type = "int", default = 1, min = 1, help = "sizes per doubling"},
+    {name = "max", type = "int", default = 16, min = 1, help = "most chains chased together (1..16)"},
+    {name = "order", type = "string", choices = ORDERS, default = "random", help = "chain order"},
+    {name = "stride", type = "size", default = 64, help = "bytes per element (a multiple of 8)"},
+    {name = "pages", type = "string", choices = PAGES, default = "4k", help = "page policy"},
+    {name = "samples", type = "int", default = 3, min = 1, help = "timed samples per k"},
+    {name = "sample_ms", type = "number", default = 10, help = "length of one sample (ms)"},
+    {name = "detail", type = "flag", help = "print ns and speedup for every k"},
+    {name = "series", type = "flag", help = "print \"size_MB parallelism\" lines only"},
+    {name = "json", type = "flag", help = "one JSON object per size"},
+    {name = "plot", type = "string", help = "draw parallelism versus size to FILE.png or FILE.svg"},
+  },
+  run = function(opts)
+    local recipe = require("pmcsh.recipe")
+    local function usage(msg) error(recipe.usage("parallelism: " .. msg), 0) end
+    if (opts.series and 1 or 0) + (opts.json and 1 or 0) + (opts.detail and 1 or 0) > 1 then
+      usage("--detail, --series and --json exclude each other")
+    end
+    if opts.max > 16 then usage("--max must be in 1..16") end
+    if opts.stride < 8 or opts.stride % 8 ~= 0 then usage("--stride must be a multiple of 8 bytes") end
+    if opts.to < opts.from then usage("--to must be at least --from") end
+    if opts.sample_ms <= 0 then usage("--sample_ms must be positive") end
+    local sizes = {}
+    if opts.sizes then
+      for _, s in ipairs(opts.sizes) do
+        local b = recipe.parse_size(s)
+        if not b or b < opts.stride then usage(string.format("bad size %q in --sizes", s)) end
+        sizes[#sizes + 1] = b
+      end
+    else
+      local i = 0
+      while true do
+        local s = math.floor(opts.from * 2 ^ (i / opts.per_octave) + 0.5)
+        if s > opts.to then break end
+        sizes[#sizes + 1] = s // opts.stride * opts.stride
+        i = i + 1
+      end
+    end
+    local chase = require("pmcsh.chase")
+    local cjson = opts.json and require("cjson")
+    local pts = {}
+    if opts.series then
+      print(string.format('"stride=%d order=%s pages=%s', opts.stride, opts.order, opts.pages))
+    elseif not opts.json then
+      print(string.format("# memory-level parallelism (par_mem): order=%s stride=%d pages=%s, k = 1..%d",
+        opts.order, opts.stride, opts.pages, opts.max))
+      if not opts.detail then print(string.format("%12s %10s %10s %10s", "size", "size_MB", "mlp", "ns(k=1)")) end
+    end
+    for _, size in ipairs(sizes) do
+      local r, err = chase.parallelism{size = size, max = opts.max, order = opts.order, stride = opts.stride,
+        pages = opts.pages, samples = opts.samples, sample_ms = opts.sample_ms}
+      if not r then io.stderr:write("pmcsh parallelism: ", tostring(err), "\n"); return 1 end
+      local mb = r.size / 2^20
+      pts[#pts + 1] = {mb, r.mlp}
+      if opts.json then
+        print(cjson.encode({size = r.size, size_mb = mb, mlp = r.mlp, rows = r.rows}))
+      elseif opts.series then
+        print(string.format("%.5f %.3f", mb, r.mlp))
+      elseif opts.detail then
+        print(string.format("\nsize %d (%.5f MB): parallelism %.3f", r.size, mb, r.mlp))
+        print(string.format("%4s %10s %10s", "k", "ns/load", "speedup"))
+        for _, row in ipairs(r.rows) do print(string.format("%4d %10.3f %10.3f", row.k, row.ns, row.speedup)) end
+      else
+        print(string.format("%12d %10.5f %10.3f %10.3f", r.size, mb, r.mlp, r.rows[1].ns))
+      end
+      io.stdout:flush()
+    end
+    if opts.series then print() end
+    if opts.plot then
+      local ok, perr = require("pmcsh.plot").lines(opts.plot, {
+        title = string.format("memory-level parallelism, %s order", opts.order),
+        xlabel = "size (MB)", ylabel = "parallelism (best speedup)", logx = true,
+        series = {{title = opts.order, points = pts}}})
+      if not ok then io.stderr:write("pmcsh parallelism: ", perr, "\n"); return 1 end
+    end
+    return 0
+  end,
+}

@@ -1,0 +1,83 @@
+-- pmcsh survey: events per loop iteration of the STREAM loops, for every
+-- event this machine counts (Heller's PMC survey of STREAM, generalised).
+return {
+  description = "every-event survey of the STREAM loops: events per loop iteration",
+  help = [[
+Counts each event over each kernel (reps timed repetitions of n elements) and
+prints count / (n * reps) per event and kernel, with the spread over the
+repetitions.  Events are packed into as few groups as the PMU schedules without
+multiplexing; events that cannot be counted here are listed with the reason.
+Bandwidth with no counters open is printed beside the counted runs'.
+
+  pmcsh survey                                   the events this machine counts
+  pmcsh survey -e page-faults,msr/tsc/ --split   user (:u) and OS (:k) rows
+  pmcsh survey --pairs pairs-skl                 dual-event pairs, user then OS
+  pmcsh survey --out s.jsonl ...                 stream rows to a file; then
+  pmcsh survey --resume s.jsonl                  continue an interrupted survey
+  pmcsh survey --report s.jsonl [--csv|--json]   render a finished file]],
+  options = {
+    {name = "events", short = "e", type = "list", help = "events to survey (default: those this machine counts)"},
+    {name = "pattern", type = "string", help = "survey the events of `pmcsh list PATTERN`"},
+    {name = "umasks", type = "flag", help = "expand each event into its umasks"},
+    {name = "split", type = "flag", help = "count each event user-only and OS-only (two rows)"},
+    {name = "pairs", type = "string", help = "dual-event pairs: events/ file name or \"A,B C,D\""},
+    {name = "kernels", short = "k", type = "list", default = {"copy", "scale", "add", "triad"},
+     help = "stream kernels to survey"},
+    {name = "n", type = "size", help = "elements per array (2M = 2*2^20; default: STREAM's 4x LLC rule)"},
+    {name = "reps", short = "r", type = "int", default = 10, min = 1, help = "timed repetitions per run"},
+    {name = "threads", short = "t", type = "int", default = 1, min = 1, help = "stream threads"},
+    {name = "pages", type = "string", choices = {"4k", "thp", "2m", "1g"}, default = "4k", help = "page policy"},
+    {name = "fresh", type = "flag", help = "fresh arrays per run, no warm-up: first touch inside the first timed repetition"},
+    {name = "no-baseline", type = "flag", help = "skip the runs with no counters"},
+    {name = "out", short = "o", type = "string", help = "append each finished run to this JSON-lines file"},
+    {name = "resume", type = "string", help = "continue the survey in this file (its options are used)"},
+    {name = "report", type = "string", help = "render the table from a survey file, measuring nothing"},
+    {name = "stat", type = "string", choices = {"mean", "median", "min", "max"}, default = "mean",
+     help = "value shown per cell: mean is count/(n*reps)"},
+    {name = "csv", type = "flag", help = "print CSV: event,kernel1,kernel2,..."},
+    {name = "json", type = "flag", help = "print one JSON object per event"},
+    {name = "plot", type = "string", help = "chart of the table to FILE.png or FILE.svg (gnuplot)"},
+  },
+  run = function(opts)
+    local survey = require("pmcsh.survey")
+    if opts.csv and opts.json then survey.usage("survey: --csv and --json exclude each other") end
+    local n_src = (opts.report and 1 or 0) + (opts.resume and 1 or 0)
+    if n_src > 1 then survey.usage("survey: --report and --resume exclude each other") end
+    if opts.out and (opts.report or opts.resume) then
+      survey.usage("survey: --out writes a new survey; --resume appends to its own file")
+    end
+    local st, err, errno
+    if opts.report then
+      st, err = survey.load(opts.report)
+    else
+      st, err, errno = survey.run{
+        events = opts.events, pattern = opts.pattern, umasks = opts.umasks,
+        split = opts.split, pairs = opts.pairs, kernels = opts.kernels,
+        n = opts.n, reps = opts.reps, threads = opts.threads, pages = opts.pages,
+        fresh = opts.fresh, baseline = not opts["no-baseline"],
+        out = opts.out, resume = opts.resume,
+      }
+    end
+    if not st then
+      io.stderr:write("pmcsh survey: ", tostring(err), "\n")
+      local file = opts.out or opts.resume
+      if file then
+        io.stderr:write("pmcsh survey: finished runs are kept in ", file,
+                        "; continue with: pmcsh survey --resume ", file, "\n")
+      end
+      return errno == 4 and 130 or 1
+    end
+    local text
+    if opts.csv then text = survey.csv(st, {stat = opts.stat})
+    elseif opts.json then text = survey.json(st, {stat = opts.stat})
+    else text = survey.report(st, {stat = opts.stat}) end
+    io.write(text)
+    io.flush()
+    if opts.plot then
+      local ok, perr = require("pmcsh.plot").survey(st, opts.plot, {stat = opts.stat})
+      if not ok then io.stderr:write("pmcsh survey: ", perr, "\n"); return 1 end
+    end
+    local counted = next(st.cells) ~= nil
+    return counted and 0 or 1
+  end,
+}

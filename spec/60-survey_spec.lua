@@ -1,0 +1,284 @@
+-- The survey: packing, physical per-iteration counts on software events,
+-- the JSON-lines file (resume after SIGKILL, report from a file), formats
+-- and errors.  Small arrays (2M doubles = 16 MiB each) and few repetitions
+-- keep it quick.
+local helpers = require("helpers")
+local survey = require("pmcsh.survey")
+local cjson = require("cjson")
+
+-- pending() lives in the spec's environment, not in helpers'
+local function need(cond, reason)
+  if not cond then pending(reason) end
+  return cond
+end
+
+local N = 2 * 1024 * 1024
+local KERNELS = {"copy", "scale", "add", "triad"}
+
+local function rel(a, b) return math.abs(a - b) / math.abs(b) end
+
+local function lines_of(path)
+  local out = {}
+  local f = io.open(path, "r")
+  if not f then return out end
+  for l in f:lines() do out[#out + 1] = l end
+  f:close()
+  return out
+end
+
+local function csv_rows(text)
+  local rows = {}
+  for line in text:gmatch("[^\n]+") do rows[#rows + 1] = line end
+  return rows
+end
+
+describe("survey packing (try-open and back off)", function()
+  -- a fake PMU with 4 counters: a group of more than 4 hardware events
+  -- does not schedule; "X..." events do not exist
+  local function try(labels)
+    if #labels > 4 then return nil, "the PMU multiplexes this group", 22 end
+    for _, l in ipairs(labels) do
+      if l:match("^X") then return nil, "unknown event " .. l, 2 end
+    end
+    return true
+  end
+
+  it("packs events into as few groups as the counters allow", function()
+    local units = survey.plan{events = {"e1", "e2", "e3", "e4", "e5", "e6", "e7", "e8", "e9", "e10"}}
+    local groups, unopened = survey.pack(units, try)
+    assert.are.equal(3, #groups)                   -- ceil(10 / 4)
+    assert.are.same({"e1", "e2", "e3", "e4"}, groups[1].labels)
+    assert.are.same({"e9", "e10"}, groups[3].labels)
+    assert.are.equal(0, #unopened)
+  end)
+
+  it("keeps a split's :u and :k in one run, and pairs together", function()
+    local units, rows = survey.plan{events = {"a", "b", "c"}, split = true, pairs = {{"p", "q"}}}
+    local groups = survey.pack(units, try)
+    for _, g in ipairs(groups) do
+      local set = {}
+      for _, l in ipairs(g.labels) do set[l] = true end
+      for _, base in ipairs({"a", "b", "c"}) do
+        assert.are.equal(set[base .. ":u"], set[base .. ":k"])
+      end
+      assert.are.equal(set["p:u"], set["q:u"])
+      assert.are.equal(set["p:k"], set["q:k"])
+    end
+    assert.are.equal(3, #groups)   -- a+b | c + p:u,q:u | p:k,q:k  (4 counters)
+    assert.are.equal("p:u [p+q]", rows[10].key)
+  end)
+
+  it("lists events that do not open, with the reason, and keeps the rest", function()
+    local units = survey.plan{events = {"e1", "Xbad", "e2"}}
+    local groups, unopened = survey.pack(units, try)
+    assert.are.same({"e1", "e2"}, groups[1].labels)
+    assert.are.equal(1, #unopened)
+    assert.are.equal("Xbad", unopened[1].event)
+    assert.matches("unknown event", unopened[1].reason)
+  end)
+
+  it("parses pair lists and rejects bad ones", function()
+    assert.are.same({{"a", "b"}, {"c", "d"}}, survey.parse_pairs("a,b c,d"))
+    assert.are.same({{"a", "b"}, {"u/e=1,f=2/", "d"}}, survey.parse_pairs("a,b;u/e=1,f=2/,d"))
+    local p, err = survey.parse_pairs("a,b c")
+    assert.is_nil(p); assert.matches("2 to 4 events", err)
+    p, err = survey.parse_pairs("a,,b")
+    assert.is_nil(p); assert.matches("not an event name", err)
+    p, err = survey.parse_pairs("no-such-pairs-file")
+    assert.is_nil(p); assert.matches("no events file", err)
+    for _, name in ipairs({"pairs-skl", "pairs-zen"}) do
+      local t = assert(survey.parse_pairs(name))
+      assert.is_true(#t >= 3)
+    end
+  end)
+end)
+
+describe("survey over software events", function()
+  local stream = require("pmcsh.stream")
+  local desc = {}
+  for _, d in ipairs(stream.kernels()) do desc[d.name] = d end
+  -- arrays a kernel touches, from its descriptor
+  local function arrays(k)
+    local set, n = {}, 0
+    for _, a in ipairs(desc[k].reads) do if not set[a] then set[a] = true; n = n + 1 end end
+    for _, a in ipairs(desc[k].writes) do if not set[a] then set[a] = true; n = n + 1 end end
+    return n
+  end
+
+  it("counts first-touch page faults: 1/512 per fresh array per iteration, 0 when warm", function()
+    -- 8-byte doubles on 4 KiB pages: one fault per 512 iterations per array
+    -- (a read maps the zero page, a write a new page), in the first timed
+    -- repetition only, in user mode
+    local fresh = assert(survey.run{events = {"page-faults"}, split = true, fresh = true,
+                                    n = N, reps = 2, baseline = false, progress = false, quiet = true})
+    for _, k in ipairs(KERNELS) do
+      local u, kk = fresh.cells["page-faults:u"][k], fresh.cells["page-faults:k"][k]
+      local want = arrays(k) / 512
+      assert.is_true(rel(u.per_rep[1], want) < 0.02,
+        string.format("%s: %.6f faults/iteration, want %.6f", k, u.per_rep[1], want))
+      assert.is_true(u.per_rep[2] < 1e-5, k .. ": the second repetition is warm")
+      assert.is_true(rel(u.value, want / 2) < 0.02, k .. ": the mean over 2 reps")
+      assert.is_true(kk.value < 1e-4, k .. ": first touch is user-mode work")
+    end
+    local warm = assert(survey.run{events = {"page-faults"}, split = true, n = N, reps = 3,
+                                   baseline = false, progress = false, quiet = true})
+    for _, k in ipairs(KERNELS) do
+      assert.is_true(warm.cells["page-faults:u"][k].value < 1e-6, k .. ": warmed arrays do not fault")
+    end
+  end)
+
+  it("counts TSC ticks per iteration = tsc_hz * seconds per iteration", function()
+    -- msr/tsc/ counts per task: it stops while another process has the cpu,
+    -- the wall clock does not.  So, repetition by repetition, counted ticks
+    -- never exceed tsc_hz * time, and a repetition nobody preempted matches
+    -- it: compare each repetition with its own time, and take the best.
+    local st = assert(survey.run{events = {"msr/tsc/"}, n = N, reps = 5,
+                                 baseline = false, progress = false, quiet = true})
+    if not need(st.cells["msr/tsc/"], "msr/tsc/ does not open here") then return end
+    for _, r in ipairs(st.runs) do
+      if not need(r.tsc_hz, "no constant TSC: the stream engine reports no tsc_hz") then return end
+      local per = st.cells["msr/tsc/"][r.kernel].per_rep
+      local iters = r.iterations / #r.times
+      local best = 0
+      for i, t in ipairs(r.times) do
+        local ratio = per[i] / (r.tsc_hz * t / iters)
+        assert.is_true(ratio < 1.01, string.format("%s rep %d: %.4f of the wall ticks", r.kernel, i, ratio))
+        best = math.max(best, ratio)
+      end
+      assert.is_true(best > 0.97, string.format("%s: best repetition counted %.4f of its wall ticks", r.kernel, best))
+    end
+  end)
+end)
+
+describe("survey files", function()
+  local dir
+  setup(function() dir = helpers.tmpdir() end)
+  teardown(function() os.execute("rm -rf '" .. dir .. "'") end)
+
+  local ARGS = {"-e", "page-faults,task-clock,msr/tsc/,context-switches", "--split", "--n", "2M"}
+  local function args(extra)
+    local a = {"survey"}
+    for _, x in ipairs(ARGS) do a[#a + 1] = x end
+    for _, x in ipairs(extra) do a[#a + 1] = x end
+    return a
+  end
+
+  it("renders a report, CSV and JSON from a file written by an earlier run", function()
+    local file = dir .. "/s.jsonl"
+    local r = helpers.run(args({"--reps", "3", "--out", file}))
+    assert.are.equal(0, r.code, r.err)
+    assert.matches("Events per loop iteration%s+Copy%s+Scale%s+Add%s+Triad", r.out)
+    local rep = helpers.run({"survey", "--report", file})
+    assert.are.equal(0, rep.code, rep.err)
+    assert.are.equal(r.out, rep.out)                 -- the same table, from the file
+    assert.matches("\npage%-faults:u%s+%d", rep.out)
+    assert.matches("MB/s, no counters", rep.out)
+    local csv = helpers.run({"survey", "--report", file, "--csv"})
+    local rows = csv_rows(csv.out)
+    assert.are.equal("event,copy,scale,add,triad", rows[1])
+    assert.matches("^page%-faults:u,[%d.e-]+,[%d.e-]+,[%d.e-]+,[%d.e-]+$", rows[2])
+    local js = helpers.run({"survey", "--report", file, "--json"})
+    local first = cjson.decode(js.out:match("[^\n]+"))
+    assert.are.equal("page-faults:u", first.event)
+    for _, k in ipairs(KERNELS) do assert.is_number(first[k]) end
+    -- the file itself: flushed JSON lines, header first, done last
+    local l = lines_of(file)
+    assert.are.equal("header", cjson.decode(l[1]).type)
+    assert.are.equal("done", cjson.decode(l[#l]).type)
+  end)
+
+  it("resumes a survey killed with SIGKILL mid-run to the same rows", function()
+    local whole = dir .. "/whole.jsonl"
+    local r = helpers.run(args({"--reps", "40", "--out", whole}))
+    assert.are.equal(0, r.code, r.err)
+
+    local cut = dir .. "/cut.jsonl"
+    local pidf = dir .. "/pid"
+    local cmd = {}
+    for _, a in ipairs(args({"--reps", "40", "--out", cut})) do cmd[#cmd + 1] = helpers.shquote(a) end
+    os.execute(helpers.shquote(helpers.exe) .. " " .. table.concat(cmd, " ") ..
+               " >/dev/null 2>&1 & echo $! > " .. pidf)
+    local pid = tonumber(helpers.slurp(pidf))
+    local sys = require("pmcsh._sys")
+    -- kill it once a few runs are in the file, well before the end
+    local t0 = sys.now()
+    while #lines_of(cut) < 4 and sys.now() - t0 < 30 do sys.sleep(0.002) end
+    sys.kill(pid, 9)
+    os.execute("while kill -0 " .. pid .. " 2>/dev/null; do sleep 0.01; done")
+    local before = lines_of(cut)
+    assert.is_true(#before >= 4)
+    assert.are_not.equal("done", (cjson.decode(before[#before]) or {}).type, "killed before the end")
+
+    local res = helpers.run({"survey", "--resume", cut})
+    assert.are.equal(0, res.code, res.err)
+    -- finished runs were skipped: each (kernel, group) and baseline once
+    local seen, dup = {}, 0
+    for _, line in ipairs(lines_of(cut)) do
+      local ok, o = pcall(cjson.decode, line)
+      if ok and (o.type == "run" or o.type == "baseline") then
+        local key = o.type .. "/" .. o.kernel .. "/" .. tostring(o.group)
+        if seen[key] then dup = dup + 1 end
+        seen[key] = true
+      end
+    end
+    assert.are.equal(0, dup)
+    -- the same rows and columns as the uninterrupted survey
+    local a = csv_rows(helpers.run({"survey", "--report", whole, "--csv"}).out)
+    local b = csv_rows(helpers.run({"survey", "--report", cut, "--csv"}).out)
+    assert.are.equal(#a, #b)
+    for i = 1, #a do
+      assert.are.equal(a[i]:match("^[^,]+"), b[i]:match("^[^,]+"))
+      local _, ca = a[i]:gsub(",", ""); local _, cb = b[i]:gsub(",", "")
+      assert.are.equal(ca, cb)
+      assert.is_nil(b[i]:match(",,"), "no missing cell: " .. b[i])
+    end
+  end)
+
+  it("skips a torn last line when resuming", function()
+    local file = dir .. "/torn.jsonl"
+    assert.are.equal(0, helpers.run(args({"--reps", "2", "--out", file})).code)
+    local l = lines_of(file)
+    -- drop the last two records, tear the one before
+    local f = assert(io.open(file, "w"))
+    for i = 1, #l - 3 do f:write(l[i], "\n") end
+    f:write(l[#l - 2]:sub(1, 20))
+    f:close()
+    local r = helpers.run({"survey", "--resume", file})
+    assert.are.equal(0, r.code, r.err)
+    assert.matches("page%-faults:u", r.out)
+    assert.is_nil(r.out:match("incomplete"))
+  end)
+end)
+
+describe("survey errors", function()
+  local cases = {
+    {{"survey", "-e", "no-such-event"}, "unknown event"},
+    {{"survey", "--pairs", "a,b c"}, "bad pair list"},
+    {{"survey", "--pairs", "no-such-pairs-file"}, "no events file"},
+    {{"survey", "--reps", "0"}, "minimum"},
+    {{"survey", "--stat", "mode"}, "not one of"},
+    {{"survey", "--kernels", "copy,nosuch", "-e", "page-faults"}, "unknown kernel"},
+    {{"survey", "--csv", "--json", "-e", "page-faults"}, "exclude"},
+    {{"survey", "--bogus"}, "unknown option"},
+  }
+  for _, c in ipairs(cases) do
+    it("exits 2 for: " .. table.concat(c[1], " ", 2), function()
+      local r = helpers.run(c[1])
+      assert.are.equal(2, r.code)
+      assert.matches(c[2], r.err)
+      assert.are.equal("", r.out)
+    end)
+  end
+
+  it("exits 1 with a message for a report file that is missing or not a survey", function()
+    local r = helpers.run({"survey", "--report", "/nonexistent/s.jsonl"})
+    assert.are.equal(1, r.code)
+    assert.matches("cannot read survey file", r.err)
+    local tmp = os.tmpname()
+    local f = io.open(tmp, "w"); f:write('{"type":"something"}\n'); f:close()
+    r = helpers.run({"survey", "--report", tmp})
+    os.remove(tmp)
+    assert.are.equal(1, r.code)
+    assert.matches("no survey header", r.err)
+  end)
+end)

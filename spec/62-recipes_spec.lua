@@ -1,0 +1,153 @@
+-- The latency and parallelism recipes, metrics, and plots, run through the
+-- real binary with small sizes and short samples.
+local helpers = require("helpers")
+local metrics = require("pmcsh.metrics")
+local cjson = require("cjson")
+
+local function lines(text)
+  local out = {}
+  for l in text:gmatch("[^\n]+") do out[#out + 1] = l end
+  return out
+end
+
+describe("metrics", function()
+  local reading = {
+    {name = "instructions", value = 3e9}, {name = "cycles", value = 1.5e9}, {name = "page-faults", value = 512},
+  }
+  for _, e in ipairs(reading) do reading[e.name] = e end
+
+  it("normalizes per iteration, per byte, per second and per another event", function()
+    local per = metrics.normalize(reading, "iteration", {iterations = 1e9})
+    assert.are.equal(3, per.instructions)
+    assert.are.equal(512 / 1e9, per["page-faults"])
+    assert.are.equal(1.5, metrics.normalize(reading, "second", {seconds = 1})["cycles"] / 1e9)
+    assert.are.equal(2, metrics.normalize(reading, "cycles")["instructions"])
+    assert.are.equal(1 / 4096, metrics.normalize(reading, "byte", {bytes = 512 * 4096})["page-faults"])
+    local none, err = metrics.normalize(reading, "nosuch")
+    assert.is_nil(none); assert.matches("no such event", err)
+  end)
+
+  it("evaluates metrics as Lua functions, never passing off a zero division as a number", function()
+    local ipc = metrics.common[1]
+    assert.are.equal(2, metrics.eval(ipc, reading))
+    local v, err = metrics.eval(ipc, {instructions = {value = 1}, cycles = {value = 0}})
+    assert.is_nil(v); assert.matches("undefined", err)
+    v, err = metrics.eval(ipc, {instructions = {value = 1}})
+    assert.is_nil(v); assert.matches("needs event cycles", err)
+    assert.is_nil(metrics.ratio(1, 0))
+  end)
+
+  it("gives median and spread over repetitions", function()
+    local s = metrics.stats({4, 1, 3, 2})
+    assert.are.equal(2.5, s.median); assert.are.equal(2.5, s.mean)
+    assert.are.equal(1.2, s.spread)           -- (4 - 1) / 2.5
+    assert.are.equal(0, metrics.stats({7, 7}).spread)
+  end)
+
+  it("loads the events/ groups and their metrics as data", function()
+    local survey = require("pmcsh.survey")
+    for _, name in ipairs({"software", "memory-skl", "memory-zen", "uncore-intel", "uncore-amd"}) do
+      local t = assert(survey.load_data(name))
+      assert.are.equal(name, t.name)
+    end
+    local sw = assert(survey.load_data("software"))
+    local m = sw.metrics[1]
+    local r = {["msr/tsc/"] = {value = 2.445e9}, ["task-clock"] = {value = 1e9}}
+    assert.are.equal(2.445, metrics.eval(m, r))
+  end)
+end)
+
+describe("pmcsh latency", function()
+  it("steps from the L1 to memory: a 64 MiB chain is far slower than a 16 KiB one", function()
+    local r = helpers.run({"latency", "--from", "16K", "--to", "64M", "--per_octave", "1",
+                           "--samples", "3", "--sample_ms", "5", "--json"})
+    assert.are.equal(0, r.code, r.err)
+    local rows = {}
+    for _, l in ipairs(lines(r.out)) do rows[#rows + 1] = cjson.decode(l) end
+    assert.are.equal(13, #rows)                      -- 16K .. 64M, one per octave
+    assert.are.equal(16384, rows[1].size)
+    assert.are.equal(64, rows[13].size_mb)
+    assert.is_true(rows[1].ns < 10, "inside L1: a few ns")
+    assert.is_true(rows[13].ns > 5 * rows[1].ns, "64 MiB is past the caches")
+  end)
+
+  it("prints size_MB ns series for plotting", function()
+    local r = helpers.run({"latency", "--from", "4K", "--to", "32K", "--per_octave", "2",
+                           "--samples", "1", "--sample_ms", "2", "--series"})
+    assert.are.equal(0, r.code, r.err)
+    local l = lines(r.out)
+    assert.are.equal('"stride=64 order=random pages=4k', l[1])
+    assert.are.equal(1 + 7, #l)                      -- header, then 4K 5.7K 8K 11K 16K 23K 32K
+    for i = 2, #l do assert.matches("^%d+%.%d+ %d+%.%d+$", l[i]) end
+  end)
+
+  it("rejects bad options with exit 2", function()
+    for _, c in ipairs({
+      {{"latency", "--stride", "12"}, "multiple of 8"},
+      {{"latency", "--order", "zigzag"}, "not one of"},
+      {{"latency", "--from", "1M", "--to", "4K"}, "at least"},
+      {{"latency", "--from", "lots"}, "size"},
+      {{"latency", "--series", "--json"}, "exclude"},
+    }) do
+      local r = helpers.run(c[1])
+      assert.are.equal(2, r.code, table.concat(c[1], " "))
+      assert.matches(c[2], r.err)
+    end
+  end)
+end)
+
+describe("pmcsh parallelism", function()
+  it("finds several misses overlapped at 64 MiB, each k's speedup from one chain", function()
+    local r = helpers.run({"parallelism", "--sizes", "64M", "--max", "8", "--samples", "2",
+                           "--sample_ms", "5", "--json"})
+    assert.are.equal(0, r.code, r.err)
+    local t = cjson.decode(r.out)
+    assert.are.equal(8, #t.rows)
+    assert.are.equal(1, t.rows[1].speedup)
+    assert.is_true(t.mlp > 2, "an out-of-order core overlaps several misses")
+    local best = 0
+    for _, row in ipairs(t.rows) do best = math.max(best, row.speedup) end
+    assert.are.equal(best, t.mlp)
+  end)
+
+  it("rejects k beyond 16 and bad sizes with exit 2", function()
+    local r = helpers.run({"parallelism", "--max", "17"})
+    assert.are.equal(2, r.code); assert.matches("1..16", r.err)
+    r = helpers.run({"parallelism", "--sizes", "64M,huge"})
+    assert.are.equal(2, r.code); assert.matches("bad size", r.err)
+  end)
+end)
+
+describe("plots", function()
+  local dir
+  setup(function() dir = helpers.tmpdir() end)
+  teardown(function() os.execute("rm -rf '" .. dir .. "'") end)
+  local have = require("pmcsh.plot").gnuplot() ~= nil
+
+  it("draws the latency curve to a PNG through gnuplot", function()
+    if not have then pending("gnuplot is not installed") return end
+    local file = dir .. "/lat.png"
+    local r = helpers.run({"latency", "--from", "4K", "--to", "64K", "--per_octave", "1",
+                           "--samples", "1", "--sample_ms", "2", "--plot", file})
+    assert.are.equal(0, r.code, r.err)
+    local png = helpers.slurp(file)
+    assert.are.equal("\137PNG", png:sub(1, 4))
+  end)
+
+  it("draws the survey chart to an SVG", function()
+    if not have then pending("gnuplot is not installed") return end
+    local file = dir .. "/s.svg"
+    local r = helpers.run({"survey", "-e", "page-faults,msr/tsc/", "--n", "1M", "--reps", "2",
+                           "--plot", file})
+    assert.are.equal(0, r.code, r.err)
+    assert.matches("<svg", helpers.slurp(file))
+  end)
+
+  it("says clearly when gnuplot is missing", function()
+    local r = helpers.run({"latency", "--from", "4K", "--to", "8K", "--samples", "1", "--sample_ms", "1",
+                           "--plot", dir .. "/x.png"}, {env = "PMCSH_GNUPLOT="})
+    assert.are.equal(1, r.code)
+    assert.matches("gnuplot is not installed", r.err)
+    assert.matches("size_MB", r.out)                  -- the table is still printed
+  end)
+end)
