@@ -129,6 +129,7 @@ static char **attempt_completion(const char *text, int start, int end)
 	if (nmatches == 0)
 		return NULL;
 	rl_completion_append_character = '\0';
+	rl_completion_suppress_quote = 1;
 	return rl_completion_matches(text, match_generator);
 }
 

@@ -208,16 +208,29 @@ local function all_names()
   return names
 end
 
+-- After "EVENT:" propose its umasks and modifiers (from pmc.info), else
+-- the event names themselves.
+local function modifiers_of(base)
+  local ok, info = pcall(pmc.info, base)
+  if not ok or type(info) ~= "table" then return {} end
+  local out = {}
+  for _, a in ipairs(info.attributes or {}) do
+    if a.kind == "umask" or a.kind == "bool" then out[#out + 1] = base .. ":" .. a.name end
+  end
+  if #out == 0 and info.pmu ~= "perf" then out = {base .. ":u", base .. ":k"} end
+  return out
+end
+
 local ok_c, complete = pcall(require, "pmcsh.complete")
 if ok_c then
   complete.register(function(line, word)
     if not line:find("pmc%.") or not complete.in_string(line) then return nil end
-    local mod = word:match(":[ukhGH]*$")
+    local base = word:match("^(.*):[^:/]*$")
+    local pool = base and modifiers_of(base) or all_names()
     local out = {}
-    for _, n in ipairs(all_names()) do
+    for _, n in ipairs(pool) do
       if n:sub(1, #word) == word or n:lower():sub(1, #word) == word:lower() then out[#out + 1] = n end
     end
-    if mod == nil and #out == 0 then return nil end
     table.sort(out)
     return out
   end)

@@ -133,6 +133,10 @@ end
 
 -- Candidates for `word`, with `line` the text before the cursor.
 function M.complete(line, word)
+  -- a lazy module named on the line registers its completers when loaded
+  for name in pairs(lazy) do
+    if rawget(_G, name) == nil and line:find("%f[%w_]" .. name .. "[.:]") then pcall(function() return _G[name] end) end
+  end
   local hooked = complete.ask(line, word)
   if hooked then return hooked end
   if complete.in_string(line) then return {} end
