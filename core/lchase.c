@@ -435,20 +435,10 @@ static const luaL_Reg metamethods[] = {
 	{NULL, NULL}
 };
 
-static void createmeta(lua_State *L)
-{
-	luaL_newmetatable(L, CHAIN_MT);
-	luaL_setfuncs(L, metamethods, 0);
-	luaL_newlibtable(L, methods);
-	luaL_setfuncs(L, methods, 0);
-	lua_setfield(L, -2, "__index");
-	lua_pop(L, 1);
-}
-
 int luaopen_pmcsh_chase(lua_State *L)
 {
 	luaL_newlib(L, funcs);
-	createmeta(L);
+	pmcsh_newclass(L, CHAIN_MT, metamethods, methods);
 	lua_pushinteger(L, CHASE_MAX_K);
 	lua_setfield(L, -2, "max_k");
 	return 1;

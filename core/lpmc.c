@@ -1065,12 +1065,7 @@ static const luaL_Reg group_meta[] = {
 
 static void createmeta(lua_State *L)
 {
-	luaL_newmetatable(L, GROUP_MT);
-	luaL_setfuncs(L, group_meta, 0);
-	luaL_newlibtable(L, group_methods);
-	luaL_setfuncs(L, group_methods, 0);
-	lua_setfield(L, -2, "__index");
-	lua_pop(L, 1);
+	pmcsh_newclass(L, GROUP_MT, group_meta, group_methods);
 	luaL_newmetatable(L, WINDOW_MT);
 	lua_pushcfunction(L, w_gc);
 	lua_setfield(L, -2, "__gc");

@@ -18,3 +18,13 @@ void pmcsh_preload(lua_State *L)
 	}
 	lua_pop(L, 1);
 }
+
+void pmcsh_newclass(lua_State *L, const char *name, const luaL_Reg *meta, const luaL_Reg *methods)
+{
+	luaL_newmetatable(L, name);
+	luaL_setfuncs(L, meta, 0);
+	lua_newtable(L);
+	luaL_setfuncs(L, methods, 0);
+	lua_setfield(L, -2, "__index");
+	lua_pop(L, 1);
+}

@@ -586,22 +586,12 @@ static const luaL_Reg metamethods[] = {
 	{NULL, NULL}
 };
 
-static void createmeta(lua_State *L)
-{
-	luaL_newmetatable(L, STREAM_MT);
-	luaL_setfuncs(L, metamethods, 0);
-	luaL_newlibtable(L, methods);
-	luaL_setfuncs(L, methods, 0);
-	lua_setfield(L, -2, "__index");
-	lua_pop(L, 1);
-}
-
 /* The module table; `methods` is the shared method table of every stream,
  * so the Lua facade can wrap a method once for all. */
 int luaopen_pmcsh_stream(lua_State *L)
 {
 	luaL_newlib(L, funcs);
-	createmeta(L);
+	pmcsh_newclass(L, STREAM_MT, metamethods, methods);
 	luaL_getmetatable(L, STREAM_MT);
 	lua_getfield(L, -1, "__index");
 	lua_setfield(L, -3, "methods");

@@ -224,20 +224,10 @@ static const luaL_Reg pty_meta[] = {
 	{NULL, NULL}
 };
 
-static void create_pty_meta(lua_State *L)
-{
-	luaL_newmetatable(L, PTY_MT);
-	luaL_setfuncs(L, pty_meta, 0);
-	luaL_newlibtable(L, pty_methods);
-	luaL_setfuncs(L, pty_methods, 0);
-	lua_setfield(L, -2, "__index");
-	lua_pop(L, 1);
-}
-
 int luaopen_pmcsh_sys(lua_State *L)
 {
 	luaL_newlib(L, sys_funcs);
-	create_pty_meta(L);
+	pmcsh_newclass(L, PTY_MT, pty_meta, pty_methods);
 	lua_pushinteger(L, SIGINT);
 	lua_setfield(L, -2, "SIGINT");
 	lua_pushinteger(L, SIGKILL);

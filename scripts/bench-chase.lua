@@ -10,19 +10,9 @@ local function fmt_size(b)
   return tostring(b)
 end
 
-local function min(xs)
-  local m = math.huge
-  for _, v in ipairs(xs) do if v < m then m = v end end
-  return m
-end
-
-local function median(xs)
-  local s = {}
-  for i, v in ipairs(xs) do s[i] = v end
-  table.sort(s)
-  local n = #s
-  return n % 2 == 1 and s[(n + 1) // 2] or (s[n // 2] + s[n // 2 + 1]) / 2
-end
+local stats = require("pmcsh.metrics").stats
+local function min(xs) return stats(xs).min end
+local function median(xs) return stats(xs).median end
 
 -- Engine and plain loop over one chain, in pairs taken back to back (an
 -- engine sample and a plain run of as many loads, which first alternating),

@@ -43,21 +43,9 @@ local function pick(opts, keys)
   return t
 end
 
-local function median(xs)
-  local s = {}
-  for i, v in ipairs(xs) do s[i] = v end
-  table.sort(s)
-  local n = #s
-  if n == 0 then return nil end
-  if n % 2 == 1 then return s[(n + 1) // 2] end
-  return (s[n // 2] + s[n // 2 + 1]) / 2
-end
-
-local function min(xs)
-  local m = math.huge
-  for _, v in ipairs(xs) do if v < m then m = v end end
-  return m
-end
+local stats = require("pmcsh.metrics").stats
+local function median(xs) return stats(xs).median end
+local function min(xs) return stats(xs).min end
 
 -- The chain for opts: opts.chain when given (not closed by us), else a new
 -- one.  Returns chain, owned (or nil, msg, errno).
