@@ -38,7 +38,7 @@ $(BUILD)/kernels/%.o: kernels/%.c
 -include $(DEP)
 
 # Dependencies: Debian packages, installed when missing.
-PKGS := lua5.4 liblua5.4-dev libreadline-dev libpfm4-dev lua-busted lua-cjson
+PKGS := lua5.4 liblua5.4-dev libreadline-dev libpfm4-dev lua-busted lua-cjson gnuplot-nox
 deps:
 	@sh .ci/deps.sh $(PKGS)
 
