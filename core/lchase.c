@@ -147,24 +147,23 @@ static int l_pages(lua_State *L)
 
 static const char *const chain_keys[] = {"size", "stride", "order", "pages", "tlb_pages", "seed", NULL};
 
-/* chain{size=, stride=64, order="random", pages="4k", tlb_pages=64, seed=1}
- * -> chain userdata (owns the mapping), or fail, message, errno when the
- * memory cannot be had.  Bad options raise, naming the option. */
-static int l_chain(lua_State *L)
+/* Reads and checks the chain options in the table at idx into *p; bad
+ * options raise, naming the option. */
+static void chain_params(lua_State *L, int idx, struct chase_params *p)
 {
 	const char *order_names[CHASE_NORDERS], *page_names[CHASE_NPAGES];
 	for (int i = 0; i < CHASE_NORDERS; i++)
 		order_names[i] = chase_orders[i].name;
 	for (int i = 0; i < CHASE_NPAGES; i++)
 		page_names[i] = chase_pages[i].name;
-	luaL_checktype(L, 1, LUA_TTABLE);
-	check_keys(L, 1, 1, chain_keys);
+	luaL_checktype(L, idx, LUA_TTABLE);
+	check_keys(L, idx, 1, chain_keys);
 
-	lua_Integer size = opt_int(L, 1, 1, "size", -1);
-	lua_Integer stride = opt_int(L, 1, 1, "stride", 64);
-	lua_Integer tlbp = opt_int(L, 1, 1, "tlb_pages", 64);
-	lua_Integer seed = opt_int(L, 1, 1, "seed", 1);
-	if (lua_getfield(L, 1, "size") == LUA_TNIL)
+	lua_Integer size = opt_int(L, idx, 1, "size", -1);
+	lua_Integer stride = opt_int(L, idx, 1, "stride", 64);
+	lua_Integer tlbp = opt_int(L, idx, 1, "tlb_pages", 64);
+	lua_Integer seed = opt_int(L, idx, 1, "seed", 1);
+	if (lua_getfield(L, idx, "size") == LUA_TNIL)
 		luaL_argerror(L, 1, "size: required (bytes the chain spans)");
 	lua_pop(L, 1);
 	if (size <= 0)
@@ -174,15 +173,35 @@ static int l_chain(lua_State *L)
 						     "(%d bytes), got %I", (int)sizeof(void *), stride));
 	if (tlbp <= 0)
 		luaL_argerror(L, 1, lua_pushfstring(L, "tlb_pages: must be positive, got %I", tlbp));
-	struct chase_params p = {
+	*p = (struct chase_params){
 		.size = (size_t)size, .stride = (size_t)stride,
-		.order = opt_name(L, 1, 1, "order", order_names, CHASE_NORDERS),
-		.pages = opt_name(L, 1, 1, "pages", page_names, CHASE_NPAGES),
+		.order = opt_name(L, idx, 1, "order", order_names, CHASE_NORDERS),
+		.pages = opt_name(L, idx, 1, "pages", page_names, CHASE_NPAGES),
 		.tlb_pages = (size_t)tlbp, .seed = (uint64_t)seed,
 	};
 	const char *why;
-	if (chase_check(&p, &why))
+	if (chase_check(p, &why))
 		luaL_argerror(L, 1, lua_pushfstring(L, "size %I, stride %I: %s", size, stride, why));
+}
+
+/* check{size=, stride=, ...} -> true: the options chain{} would accept
+ * (raises as chain does), without building anything. */
+static int l_check(lua_State *L)
+{
+	struct chase_params p;
+	chain_params(L, 1, &p);
+	lua_pushboolean(L, 1);
+	return 1;
+}
+
+/* chain{size=, stride=64, order="random", pages="4k", tlb_pages=64, seed=1}
+ * -> chain userdata (owns the mapping), or fail, message, errno when the
+ * memory cannot be had.  Bad options raise, naming the option. */
+static int l_chain(lua_State *L)
+{
+	struct chase_params p;
+	chain_params(L, 1, &p);
+	lua_Integer size = (lua_Integer)p.size;
 
 	LChain *lc = lua_newuserdatauv(L, sizeof *lc, 0);
 	memset(lc, 0, sizeof *lc);   /* closed until built */
@@ -410,6 +429,7 @@ static int l_cpus(lua_State *L)
 
 static const luaL_Reg funcs[] = {
 	{"chain", l_chain},
+	{"check", l_check},
 	{"cpus", l_cpus},
 	{"orders", l_orders},
 	{"page_policies", l_pages},

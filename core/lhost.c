@@ -69,6 +69,8 @@ static int msghandler(lua_State *L)
 			return 1;
 		msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
 	}
+	if (strstr(msg, "\nstack traceback:"))	/* a recipe's error, traced where it arose */
+		return 1;
 	luaL_traceback(L, L, msg, 1);
 	return 1;
 }

@@ -207,6 +207,11 @@ M.sweep = doc(function(opts)
     error("bad argument #1 to 'sweep' (per_octave: an integer in 1..64 expected)", 2)
   end
   if opts.chain then error("bad argument #1 to 'sweep' (chain: a sweep builds its own chains)", 2) end
+  -- the largest chain is checked before the small ones take their time
+  local last = pick(opts, CHAIN_KEYS)
+  last.size, last.stride = to, stride
+  local ok, why = pcall(C.check, last)
+  if not ok then error((tostring(why):gsub("bad argument #1 to '[%w_.]*check'", "bad argument #1 to 'sweep'")), 2) end
   local res = {rows = {}, order = opts.order or "random", stride = stride, pages = opts.pages or "4k"}
   for _, s in ipairs(sizes(from, to, po, stride)) do
     local o = pick(opts, CHAIN_KEYS)

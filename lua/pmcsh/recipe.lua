@@ -188,7 +188,7 @@ end
 local function defaults(r)
   local opts = {}
   for _, o in ipairs(r.options) do
-    if o.default ~= nil then opts[o.name] = o.default
+    if o.default ~= nil then opts[o.name] = convert(o, o.default)
     elseif o.type == "flag" then opts[o.name] = false end
   end
   return opts
@@ -268,6 +268,20 @@ local function finish(status)
   return math.tointeger(status) or 1
 end
 
+-- Runs r.run(opts, args).  An argument error raised by a module it calls
+-- comes from an option value the module refused (--n 0, --to 1T): it is
+-- reported as bad usage, exit status 2, without a traceback.
+local function run_recipe(r, opts, args)
+  local res = table.pack(xpcall(r.run, function(e)
+    if type(e) == "string" and e:find("bad argument #%d+ to '") then
+      return M.usage(r.name .. ": " .. e:gsub("^[^\n]-:%d+: ", ""))
+    end
+    return debug.traceback(e, 2)
+  end, opts, args))
+  if not res[1] then error(res[2], 0) end
+  return table.unpack(res, 2, res.n)
+end
+
 -- Host entry: pmcsh NAME args...  Returns the exit status.
 function M.main(name, ...)
   local argv = {...}
@@ -280,7 +294,7 @@ function M.main(name, ...)
     end
   end
   local opts, args = M.parse(r, argv)
-  return finish(r.run(opts, args))
+  return finish(run_recipe(r, opts, args))
 end
 
 -- From Lua: recipe.run("survey", {reps = 5}) -> what the recipe's run
