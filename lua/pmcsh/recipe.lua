@@ -208,6 +208,12 @@ function M.parse(r, argv)
     local long, inline = a:match("^%-%-([%w_%-]+)=(.*)$")
     long = long or a:match("^%-%-([%w_%-]+)$")
     local short = not long and a:match("^%-(%a)$")
+    if not long and not short then
+      -- a value attached to a short option, as getopt allows: -x, -r3
+      local s, rest = a:match("^%-(%a)(.+)$")
+      local o = s and option_named(r, s)
+      if o and o.short == s and o.type ~= "flag" then short, inline = s, rest end
+    end
     if long or short then
       local key = long or short
       local o = option_named(r, key) or option_named(r, (key:gsub("%-", "_")))
