@@ -25,6 +25,31 @@
 static int pfm_ready;
 static char pfm_force[64];  /* forced by pmc_pfm_init */
 static char env_force[64];  /* forced by the user's environment */
+/* The PMUs libpfm4 found on this machine, recorded at the first plain
+ * initialisation: pfm_terminate() leaves a forced PMU flagged present, so
+ * after a forced session is_present alone would make skl "present" here. */
+static unsigned char host_pmu[PFM_PMU_MAX];
+static int host_recorded;
+
+static void record_host_pmus(void)
+{
+	for (int p = 0; p < PFM_PMU_MAX; p++) {
+		pfm_pmu_info_t pi = {.size = sizeof(pi)};
+		host_pmu[p] = pfm_get_pmu_info(p, &pi) == PFM_SUCCESS && pi.is_present;
+	}
+	host_recorded = 1;
+}
+
+/* A PMU whose events may be used now: present, and when nothing is forced,
+ * one of the machine's own. */
+static int pmu_usable(int p, const pfm_pmu_info_t *pi)
+{
+	if (!pi->is_present)
+		return 0;
+	if (pfm_force[0] || env_force[0] || !host_recorded)
+		return 1;
+	return p >= 0 && p < PFM_PMU_MAX && host_pmu[p];
+}
 
 /* (Re)initialises libpfm4.  LIBPFM_FORCE_PMU is read by pfm_initialize, so
  * the variable is set around the call and restored after. */
@@ -33,6 +58,8 @@ int pmc_pfm_init(const char *force, char *msg, size_t len)
 	const char *want = force && *force ? force : NULL;
 	if (pfm_ready && ((!want && !pfm_force[0]) || (want && !strcmp(want, pfm_force))))
 		return 0;
+	if (want && !host_recorded && !getenv("LIBPFM_FORCE_PMU"))
+		pmc_pfm_init(NULL, NULL, 0);  /* learn the host's PMUs before forcing */
 	if (pfm_ready)
 		pfm_terminate();
 	pfm_ready = 0;
@@ -76,6 +103,8 @@ int pmc_pfm_init(const char *force, char *msg, size_t len)
 			return -EINVAL;
 		}
 		snprintf(pfm_force, sizeof pfm_force, "%s", want);
+	} else if (!env_force[0] && !host_recorded) {
+		record_host_pmus();
 	}
 	pfm_ready = 1;
 	return 0;
@@ -474,8 +503,11 @@ static int resolve_pfm(const char *name, struct pmc_event *ev, char *msg, size_t
 	pfm_event_info_t info = {.size = sizeof(info)};
 	pfm_pmu_info_t pinfo = {.size = sizeof(pinfo)};
 	if (pfm_get_event_info(arg.idx, PFM_OS_PERF_EVENT_EXT, &info) == PFM_SUCCESS &&
-	    pfm_get_pmu_info(info.pmu, &pinfo) == PFM_SUCCESS)
+	    pfm_get_pmu_info(info.pmu, &pinfo) == PFM_SUCCESS) {
+		if (!pmu_usable(info.pmu, &pinfo))
+			return -ENOENT;
 		snprintf(ev->pmu, sizeof ev->pmu, "%s", pinfo.name);
+	}
 	ev->source = PMC_SRC_PFM;
 	return 0;
 }
@@ -656,17 +688,23 @@ void pmc_group_close(struct pmc_group *g)
 	for (int s = 0; s < g->nsub; s++) {
 		struct pmc_sub *sb = &g->sub[s];
 		for (int k = 0; k < sb->ninst; k++)
-			for (int j = sb->n - 1; j >= 0; j--)  /* siblings before the leader */
+			for (int j = sb->n - 1; j >= 0; j--) {  /* siblings before the leader */
+				if (sb->inst[k].page[j]) {
+					munmap(sb->inst[k].page[j], (size_t)sysconf(_SC_PAGESIZE));
+					sb->inst[k].page[j] = NULL;
+				}
 				if (sb->inst[k].fd[j] >= 0) {
 					close(sb->inst[k].fd[j]);
 					sb->inst[k].fd[j] = -1;
 				}
+			}
 		free(sb->inst);
 		sb->inst = NULL;
 		sb->ninst = 0;
 	}
 	g->open = 0;
 	g->enabled = 0;
+	g->mapped = 0;
 }
 
 int pmc_group_open(struct pmc_group *g, const struct pmc_target *t, int *bad)
@@ -696,6 +734,7 @@ int pmc_group_open(struct pmc_group *g, const struct pmc_target *t, int *bad)
 				in->pid = t->pid;
 				in->cpu = -1;
 			}
+			in->socket = in->cpu >= 0 ? pmc_cpu_socket(in->cpu) : -1;
 			for (int j = 0; j < sb->n; j++) {
 				struct perf_event_attr a = g->ev[sb->ev[j]].attr;
 				a.size = sizeof a;
@@ -784,15 +823,80 @@ static int inst_read(const struct pmc_sub *sb, struct pmc_inst *in)
 	return 0;
 }
 
+/* An instance with mapped pages, while its events are on the PMU: the
+ * leader's page gives the times, each page its count.  -EAGAIN when any is
+ * off the PMU (then read() tells the truth). */
+static int inst_read_fast(const struct pmc_sub *sb, struct pmc_inst *in)
+{
+	uint64_t raw[PMC_MAX_EVENTS];
+	struct pmc_mmap_value v;
+	for (int j = 0; j < sb->n; j++) {
+		int r = pmc_rdpmc_read(in->page[j], &v);
+		if (r)
+			return r;
+		raw[j] = v.count;
+		if (j == 0) {
+			in->cur_en = v.enabled;
+			in->cur_run = v.running;
+		}
+	}
+	memcpy(in->cur_raw, raw, sizeof raw[0] * (size_t)sb->n);
+	return 0;
+}
+
 int pmc_group_snapshot(struct pmc_group *g)
 {
 	for (int s = 0; s < g->nsub; s++)
 		for (int k = 0; k < g->sub[s].ninst; k++) {
-			int r = inst_read(&g->sub[s], &g->sub[s].inst[k]);
+			struct pmc_inst *in = &g->sub[s].inst[k];
+			if (in->page[0]) {
+				if (g->enabled && inst_read_fast(&g->sub[s], in) == 0) {
+					g->fast_reads++;
+					continue;
+				}
+				g->slow_reads++;
+			}
+			int r = inst_read(&g->sub[s], in);
 			if (r)
 				return r;
 		}
 	return 0;
+}
+
+int pmc_cpu_socket(int cpu)
+{
+	char path[128], buf[32];
+	snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/topology/physical_package_id", cpu);
+	if (read_text(path, buf, sizeof buf) <= 0)
+		return 0;
+	int v = atoi(buf);
+	return v < 0 ? 0 : v;
+}
+
+int pmc_inst_delta(const struct pmc_group *g, int ev, int k, struct pmc_count *out, int *ninst, int *cpu,
+		   int *socket)
+{
+	memset(out, 0, sizeof *out);
+	*ninst = 0;
+	for (int s = 0; s < g->nsub; s++) {
+		const struct pmc_sub *sb = &g->sub[s];
+		for (int j = 0; j < sb->n; j++) {
+			if (sb->ev[j] != ev)
+				continue;
+			*ninst = sb->ninst;
+			if (k < 0 || k >= sb->ninst)
+				return -ENOENT;
+			const struct pmc_inst *in = &sb->inst[k];
+			*cpu = in->cpu;
+			*socket = in->socket;
+			out->raw = in->cur_raw[j] - in->base_raw[j];
+			out->enabled = in->cur_en - in->base_en;
+			out->running = in->cur_run - in->base_run;
+			return pmc_scale(out->raw, out->enabled, out->running, g->ev[ev].scale, &out->value,
+					 &out->multiplexed);
+		}
+	}
+	return -ENOENT;
 }
 
 void pmc_group_rebase(struct pmc_group *g)
@@ -853,23 +957,114 @@ void pmc_group_accumulate(const struct pmc_group *g, uint64_t *raw, uint64_t *en
 
 /* ---- rdpmc ---------------------------------------------------------------- */
 
-void *pmc_rdpmc_map(int fd)
+/* The kernel converts cycles to ns as cyc * mult >> shift.  cyc * mult
+ * overflows 64 bits after minutes of TSC, so the high part (cyc >> shift)
+ * and the low part (the remainder, < 2^shift) are multiplied separately. */
+uint64_t pmc_mmap_time_delta(uint64_t cyc, uint16_t shift, uint32_t mult, uint64_t offset)
 {
-	void *p = mmap(NULL, (size_t)sysconf(_SC_PAGESIZE), PROT_READ, MAP_SHARED, fd, 0);
-	return p == MAP_FAILED ? NULL : p;
+	if (shift == 0)
+		return offset + cyc * mult;
+	if (shift >= 64)
+		return offset;
+	uint64_t quot = cyc >> shift;
+	uint64_t rem = cyc & ((1ULL << shift) - 1);
+	return offset + quot * mult + ((rem * mult) >> shift);
 }
 
-void pmc_rdpmc_unmap(void *page)
+/* Only the low bits the clock really has change since time_cycles. */
+uint64_t pmc_mmap_cyc_short(uint64_t cyc, uint64_t time_cycles, uint64_t time_mask)
 {
-	if (page)
-		munmap(page, (size_t)sysconf(_SC_PAGESIZE));
+	return time_cycles + ((cyc - time_cycles) & time_mask);
 }
 
-int pmc_rdpmc_probe(int fd, char *why, size_t len)
+/* rdpmc returns the counter's `width` bits; the kernel keeps the counter
+ * negative (it starts at -period), so the bits are a signed value. */
+int64_t pmc_sign_extend(uint64_t pmc, unsigned width)
 {
+	if (width == 0 || width >= 64)
+		return (int64_t)pmc;
+	unsigned sh = 64 - width;
+	return (int64_t)(pmc << sh) >> sh;
+}
+
+int pmc_mmap_read_ops(const volatile struct perf_event_mmap_page *pc, const struct pmc_mmap_ops *ops,
+		      struct pmc_mmap_value *out)
+{
+	uint32_t seq, idx, mult = 0;
+	uint16_t shift = 0, width;
+	uint64_t count, enabled, running, cyc = 0, toff = 0;
+	int user_time;
+	out->retries = 0;
+	for (;;) {
+		/* lock: a seqcount the kernel bumps around every update of the page */
+		seq = pc->lock;
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		enabled = pc->time_enabled;   /* as of the last update, ns */
+		running = pc->time_running;
+		idx = pc->index;              /* counter number + 1; 0: not on the PMU now */
+		user_time = pc->cap_user_time;
+		if (!pc->cap_user_rdpmc || !idx || !user_time)
+			return -EAGAIN;
+		count = (uint64_t)pc->offset; /* add to the counter's value */
+		width = pc->pmc_width;
+		uint64_t raw = ops->rdpmc(ops->ctx, idx - 1);
+		cyc = ops->rdtsc(ops->ctx);
+		if (pc->cap_user_time_short)
+			cyc = pmc_mmap_cyc_short(cyc, pc->time_cycles, pc->time_mask);
+		shift = pc->time_shift;
+		mult = pc->time_mult;
+		toff = pc->time_offset;
+		count += (uint64_t)pmc_sign_extend(raw, width);
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		if (pc->lock == seq)
+			break;
+		if (++out->retries > 1000)
+			return -EAGAIN;  /* the kernel keeps rewriting it: give up, use read() */
+	}
+	/* the event runs (index != 0): both times advanced since the update */
+	uint64_t delta = pmc_mmap_time_delta(cyc, shift, mult, toff);
+	out->count = count;
+	out->enabled = enabled + delta;
+	out->running = running + delta;
+	return 0;
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+static uint64_t x86_rdpmc(void *ctx, uint32_t counter)
+{
+	(void)ctx;
+	uint32_t lo, hi;
+	__asm__ volatile("rdpmc" : "=a"(lo), "=d"(hi) : "c"(counter));
+	return ((uint64_t)hi << 32) | lo;
+}
+
+static uint64_t x86_rdtsc(void *ctx)
+{
+	(void)ctx;
+	uint32_t lo, hi;
+	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	return ((uint64_t)hi << 32) | lo;
+}
+#endif
+
+int pmc_rdpmc_read(const void *page, struct pmc_mmap_value *out)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	static const struct pmc_mmap_ops ops = {x86_rdpmc, x86_rdtsc, NULL};
+	return pmc_mmap_read_ops(page, &ops, out);
+#else
+	(void)page;
+	(void)out;
+	return -EOPNOTSUPP;
+#endif
+}
+
+int pmc_group_map(struct pmc_group *g, const struct pmc_target *t, char *why, size_t len)
+{
+	g->mapped = 0;
 #if !defined(__x86_64__) && !defined(__i386__)
-	(void)fd;
-	snprintf(why, len, "rdpmc is x86 only; this build reads with read()");
+	(void)t;
+	snprintf(why, len, "unavailable: rdpmc is x86 only; this build reads with read()");
 	return 0;
 #else
 	if (!pmc_have_cpu_pmu()) {
@@ -877,51 +1072,53 @@ int pmc_rdpmc_probe(int fd, char *why, size_t len)
 			 "and rdpmc reads hardware counters only", SYSFS_PMUS);
 		return 0;
 	}
-	struct perf_event_mmap_page *pc = pmc_rdpmc_map(fd);
-	if (!pc) {
-		snprintf(why, len, "unavailable: mmap of the perf page failed (%s)", strerror(errno));
+	if (t->pid != 0 || t->ncpus > 0 || t->inherit) {
+		snprintf(why, len, "unavailable: rdpmc reads the calling thread's own counters only "
+			 "(this group counts %s)", t->ncpus > 0 ? "cpus" : t->inherit ? "children too" : "another task");
 		return 0;
 	}
-	int ok = pc->cap_user_rdpmc && pc->index;
-	if (!ok) {
-		char mode[16] = "?";
-		read_text(SYSFS_PMUS "/cpu/rdpmc", mode, sizeof mode);
-		snprintf(why, len, "unavailable: the kernel does not allow user-space rdpmc for this event "
-			 "(cap_user_rdpmc=%d, index=%u, %s/cpu/rdpmc=%s; 2 allows it everywhere)",
-			 (int)pc->cap_user_rdpmc, pc->index, SYSFS_PMUS, mode);
+	long psz = sysconf(_SC_PAGESIZE);
+	int any = 0;
+	for (int s = 0; s < g->nsub; s++) {
+		struct pmc_sub *sb = &g->sub[s];
+		if (!g->ev[sb->ev[0]].needs_cpu_pmu)
+			continue;  /* software, msr, uncore: read() */
+		for (int k = 0; k < sb->ninst; k++)
+			for (int j = 0; j < sb->n; j++) {
+				void *p = mmap(NULL, (size_t)psz, PROT_READ, MAP_SHARED, sb->inst[k].fd[j], 0);
+				if (p == MAP_FAILED) {
+					snprintf(why, len, "unavailable: mmap of the perf page failed (%s)", strerror(errno));
+					goto undo;
+				}
+				sb->inst[k].page[j] = p;
+				const struct perf_event_mmap_page *pc = p;
+				if (!pc->cap_user_rdpmc || !pc->cap_user_time) {
+					char mode[16] = "?";
+					read_text(SYSFS_PMUS "/cpu/rdpmc", mode, sizeof mode);
+					snprintf(why, len, "unavailable: the kernel does not allow user-space rdpmc for %s "
+						 "(cap_user_rdpmc=%d, cap_user_time=%d, %s/cpu/rdpmc=%s; 2 allows it "
+						 "everywhere)", g->ev[sb->ev[j]].name, (int)pc->cap_user_rdpmc,
+						 (int)pc->cap_user_time, SYSFS_PMUS, mode);
+					goto undo;
+				}
+				any = 1;
+			}
 	}
-	pmc_rdpmc_unmap(pc);
-	return ok;
-#endif
-}
-
-int pmc_rdpmc_read(void *page, uint64_t *value)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	volatile struct perf_event_mmap_page *pc = page;
-	uint32_t seq, idx;
-	uint64_t count;
-	do {
-		seq = pc->lock;
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		idx = pc->index;
-		count = (uint64_t)pc->offset;
-		if (!pc->cap_user_rdpmc || !idx)
-			return -EAGAIN;  /* off the PMU: the caller falls back to read() */
-		uint32_t lo, hi;
-		__asm__ volatile("rdpmc" : "=a"(lo), "=d"(hi) : "c"(idx - 1));
-		int64_t c = (int64_t)(((uint64_t)hi << 32) | lo);
-		int w = pc->pmc_width;
-		c = (int64_t)((uint64_t)c << (64 - w)) >> (64 - w);
-		count += (uint64_t)c;
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	} while (pc->lock != seq);
-	*value = count;
+	if (!any) {
+		snprintf(why, len, "unavailable: no hardware event in this group (rdpmc reads hardware counters only)");
+		return 0;
+	}
+	g->mapped = 1;
+	return 1;
+undo:
+	for (int s = 0; s < g->nsub; s++)
+		for (int k = 0; k < g->sub[s].ninst; k++)
+			for (int j = 0; j < g->sub[s].n; j++)
+				if (g->sub[s].inst[k].page[j]) {
+					munmap(g->sub[s].inst[k].page[j], (size_t)psz);
+					g->sub[s].inst[k].page[j] = NULL;
+				}
 	return 0;
-#else
-	(void)page;
-	(void)value;
-	return -EOPNOTSUPP;
 #endif
 }
 
@@ -935,7 +1132,7 @@ int pmc_list(pmc_list_fn fn, void *ctx)
 	char name[PMC_NAME_MAX];
 	for (int p = 0; p < PFM_PMU_MAX; p++) {
 		pfm_pmu_info_t pi = {.size = sizeof(pi)};
-		if (pfm_get_pmu_info(p, &pi) != PFM_SUCCESS || !pi.is_present)
+		if (pfm_get_pmu_info(p, &pi) != PFM_SUCCESS || !pmu_usable(p, &pi))
 			continue;
 		for (int i = pi.first_event; i != -1; i = pfm_get_event_next(i)) {
 			pfm_event_info_t ei = {.size = sizeof(ei)};
@@ -1003,6 +1200,30 @@ int pmc_try_open(const struct pmc_event *ev)
 		return 0;
 	close((int)fd);
 	return 1;
+}
+
+int pmc_pfm_lookup(const char *name, struct pmc_event *ev)
+{
+	memset(ev, 0, sizeof *ev);
+	ev->scale = 1.0;
+	ev->pfm_idx = -1;
+	if (pfm_need() || !name || strlen(name) >= PMC_NAME_MAX)
+		return -ENOENT;
+	const char *sep = strstr(name, "::");
+	if (strchr(sep ? sep + 2 : name, ':'))
+		return -ENOENT;  /* attributes given: the encoding's error stands */
+	int idx = pfm_find_event(name);
+	pfm_event_info_t info = {.size = sizeof(info)};
+	pfm_pmu_info_t pinfo = {.size = sizeof(pinfo)};
+	if (idx < 0 || pfm_get_event_info(idx, PFM_OS_PERF_EVENT_EXT, &info) != PFM_SUCCESS ||
+	    pfm_get_pmu_info(info.pmu, &pinfo) != PFM_SUCCESS || !pmu_usable(info.pmu, &pinfo))
+		return -ENOENT;
+	snprintf(ev->name, sizeof ev->name, "%s", name);
+	snprintf(ev->pmu, sizeof ev->pmu, "%s", pinfo.name);
+	snprintf(ev->canon, sizeof ev->canon, "%s::%s", pinfo.name, info.name);
+	ev->pfm_idx = idx;
+	ev->source = PMC_SRC_PFM;
+	return 0;
 }
 
 int pmc_event_attrs(const struct pmc_event *ev, const char **desc, pmc_attr_fn fn, void *ctx)

@@ -65,10 +65,12 @@ int pmc_scale(uint64_t raw, uint64_t enabled, uint64_t running, double scale,
 struct pmc_inst {
 	pid_t pid;
 	int cpu;
+	int socket;                    /* physical package of cpu, -1 for a task target */
 	int fd[PMC_MAX_EVENTS];        /* per event of the sub group, -1 when closed */
 	uint64_t id[PMC_MAX_EVENTS];
 	uint64_t base_en, base_run, base_raw[PMC_MAX_EVENTS];  /* baseline snapshot */
 	uint64_t cur_en, cur_run, cur_raw[PMC_MAX_EVENTS];     /* last snapshot */
+	void *page[PMC_MAX_EVENTS];    /* mmap'd perf_event_mmap_page per fd (rdpmc), or NULL */
 };
 
 struct pmc_sub {
@@ -96,6 +98,8 @@ struct pmc_group {
 	struct pmc_sub *sub;    /* room for nev entries, owned by the caller */
 	int open;            /* fds are open */
 	int enabled;
+	int mapped;          /* some instance has rdpmc pages (pmc_group_map) */
+	uint64_t fast_reads, slow_reads;  /* snapshots of mapped instances: rdpmc / read() */
 };
 
 /* Groups `g->ev` by PMU into sub groups (call after filling ev/nev). */
@@ -108,7 +112,8 @@ void pmc_group_close(struct pmc_group *g);
 /* Enable / disable all leaders (two ioctls per sub group instance). */
 int pmc_group_enable(struct pmc_group *g);
 int pmc_group_disable(struct pmc_group *g);
-/* Reads every instance into its cur_* snapshot. -EBUSY: a pinned group in
+/* Reads every instance into its cur_* snapshot (rdpmc for mapped instances
+ * while enabled and on the PMU, read() otherwise). -EBUSY: a pinned group in
  * error state (0 bytes read). */
 int pmc_group_snapshot(struct pmc_group *g);
 /* base_* = cur_* for every instance. */
@@ -116,20 +121,59 @@ void pmc_group_rebase(struct pmc_group *g);
 /* out[i] (nev entries) = cur - base, summed over instances and scaled.
  * Returns 0 or -EBUSY (an enabled group never ran); *bad = the event. */
 int pmc_group_delta(const struct pmc_group *g, struct pmc_count *out, int *bad);
+/* The delta of instance k (0 <= k < *ninst) of event `ev` alone, scaled;
+ * *cpu and *socket say where it counted (-1 for a task target).  Returns 0,
+ * -ENOENT (no such instance) or -EBUSY (never scheduled). */
+int pmc_inst_delta(const struct pmc_group *g, int ev, int k, struct pmc_count *out, int *ninst, int *cpu,
+		   int *socket);
+/* The physical package of `cpu` from sysfs topology, 0 when unknown. */
+int pmc_cpu_socket(int cpu);
 /* Accumulates cur - base of every instance into raw/en/run arrays
  * (per event), used by windows that sum repetitions. */
 void pmc_group_accumulate(const struct pmc_group *g, uint64_t *raw, uint64_t *en, uint64_t *run);
 /* Number of open fds. */
 int pmc_group_nfds(const struct pmc_group *g);
 
-/* Fast read path: whether the first event's mmap page allows rdpmc.
- * Returns 1 with nothing in why, or 0 with the reason in why. */
-int pmc_rdpmc_probe(int fd, char *why, size_t len);
-/* Reads a counter through its mmap page with rdpmc (page from
- * pmc_rdpmc_map).  Returns 0 or -EAGAIN when the event is off the PMU. */
-void *pmc_rdpmc_map(int fd);
-void pmc_rdpmc_unmap(void *page);
-int pmc_rdpmc_read(void *page, uint64_t *value);
+/* Fast read path (x86 rdpmc through the perf_event_mmap_page, see
+ * perf_event_open(2)).  The arithmetic is pure and separate, so it can be
+ * checked on recorded pages where no PMU exists. */
+
+/* ns since the page's last update from cycles: the kernel's cyc -> ns
+ * conversion (cyc * mult >> shift, split so it cannot overflow) + offset. */
+uint64_t pmc_mmap_time_delta(uint64_t cyc, uint16_t shift, uint32_t mult, uint64_t offset);
+/* cap_user_time_short: a counter narrower than 64 bits, widened from the
+ * page's last time_cycles. */
+uint64_t pmc_mmap_cyc_short(uint64_t cyc, uint64_t time_cycles, uint64_t time_mask);
+/* The low `width` bits of a counter read, sign-extended (width 1..64). */
+int64_t pmc_sign_extend(uint64_t pmc, unsigned width);
+
+/* One read of a page: count as read() would return it, time enabled and
+ * running now (ns); retries = times the seqlock made the loop go again. */
+struct pmc_mmap_value {
+	uint64_t count, enabled, running;
+	unsigned retries;
+};
+/* The instruction readers, replaceable for specs: rdpmc(ctx, index - 1)
+ * and the timestamp counter. */
+struct pmc_mmap_ops {
+	uint64_t (*rdpmc)(void *ctx, uint32_t counter);
+	uint64_t (*rdtsc)(void *ctx);
+	void *ctx;
+};
+/* The seqlock read protocol on `page` with `ops`.  Returns 0, or -EAGAIN
+ * when the event is not on the PMU now (index 0, or no user rdpmc/time):
+ * the caller reads with read() instead. */
+int pmc_mmap_read_ops(const volatile struct perf_event_mmap_page *page, const struct pmc_mmap_ops *ops,
+		      struct pmc_mmap_value *out);
+/* The same with the real rdpmc/rdtsc (x86; -EOPNOTSUPP elsewhere). */
+int pmc_rdpmc_read(const void *page, struct pmc_mmap_value *out);
+
+/* Maps the page of every fd of the hardware sub groups, when the target
+ * allows self-monitoring reads (the calling thread, no inherit) and the
+ * kernel sets cap_user_rdpmc.  Returns 1 (g->mapped; pmc_group_snapshot then
+ * reads running instances with rdpmc), or 0 with the reason in why.
+ * Pages are unmapped by pmc_group_close. */
+int pmc_group_map(struct pmc_group *g, const struct pmc_target *t, char *why, size_t len);
 
 /* Listing: calls fn for every event of the present (or forced) PMUs. */
 struct pmc_listed {
@@ -152,6 +196,12 @@ typedef int (*pmc_attr_fn)(void *ctx, const struct pmc_attr *a);
 /* Looks up the libpfm event of `ev` and reports its description and
  * attributes.  Returns 0 or -ENOENT (not a libpfm event). */
 int pmc_event_attrs(const struct pmc_event *ev, const char **desc, pmc_attr_fn fn, void *ctx);
+
+/* Finds the libpfm event named by a bare `name` ("EVENT" or "pmu::EVENT",
+ * no attributes) without encoding it, for events that cannot be encoded
+ * without a umask: fills name, canon, pmu and pfm_idx.  Returns 0 or
+ * -ENOENT. */
+int pmc_pfm_lookup(const char *name, struct pmc_event *ev);
 
 /* Edit distance on lower-cased strings (suggestions). */
 int pmc_edit_distance(const char *a, const char *b);

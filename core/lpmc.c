@@ -27,6 +27,7 @@ struct lgroup {
 	struct pmc_target target;
 	struct pmc_event *ev;   /* points into the tail of this userdata */
 	struct pmc_sub *sub;
+	char rdpmc_why[256];    /* why g:read() uses read() only, when not mapped */
 };
 
 static double now_ns(void)
@@ -151,6 +152,7 @@ static int l_open(lua_State *L)
 	}
 	lg->target = t;
 	lg->closed = 0;
+	pmc_group_map(&lg->g, &t, lg->rdpmc_why, sizeof lg->rdpmc_why);
 	return 1;
 }
 
@@ -164,19 +166,65 @@ static int g_close(lua_State *L)
 	return 0;
 }
 
+static void push_value(lua_State *L, double v, int exact)
+{
+	if (exact && v == (double)(lua_Integer)v)
+		lua_pushinteger(L, (lua_Integer)v);
+	else
+		lua_pushnumber(L, v);
+}
+
+/* Adds to the entry on the top of the stack, for an event counted cpu-wide
+ * (a cpu list or an uncore cpumask), cpus = {{cpu=, socket=, value=, raw=,
+ * enabled=, running=, multiplexed=}...} in instance order and sockets =
+ * {[socket] = summed value}.  Nothing for a task target. */
+static void push_instances(lua_State *L, const struct pmc_group *g, int ev)
+{
+	struct pmc_count c;
+	int ninst, cpu = -1, socket = -1;
+	if (pmc_inst_delta(g, ev, 0, &c, &ninst, &cpu, &socket) != 0 || cpu < 0)
+		return;
+	int exact = g->ev[ev].scale == 1.0;
+	lua_createtable(L, ninst, 0);   /* cpus */
+	lua_createtable(L, 0, 2);       /* sockets */
+	for (int k = 0; k < ninst; k++) {
+		if (pmc_inst_delta(g, ev, k, &c, &ninst, &cpu, &socket) != 0)
+			break;
+		lua_createtable(L, 0, 7);
+		lua_pushinteger(L, cpu); lua_setfield(L, -2, "cpu");
+		lua_pushinteger(L, socket); lua_setfield(L, -2, "socket");
+		push_value(L, c.value, exact && !c.multiplexed);
+		lua_setfield(L, -2, "value");
+		lua_pushinteger(L, (lua_Integer)c.raw); lua_setfield(L, -2, "raw");
+		lua_pushinteger(L, (lua_Integer)c.enabled); lua_setfield(L, -2, "enabled");
+		lua_pushinteger(L, (lua_Integer)c.running); lua_setfield(L, -2, "running");
+		lua_pushboolean(L, c.multiplexed); lua_setfield(L, -2, "multiplexed");
+		lua_seti(L, -3, k + 1);
+		/* sockets[socket] += value, integer while every part is */
+		int prev_int = lua_geti(L, -1, socket) == LUA_TNIL || lua_isinteger(L, -1);
+		if (prev_int && exact && !c.multiplexed && c.value == (double)(lua_Integer)c.value)
+			lua_pushinteger(L, lua_tointeger(L, -1) + (lua_Integer)c.value);
+		else
+			lua_pushnumber(L, lua_tonumber(L, -1) + c.value);
+		lua_seti(L, -3, socket);
+		lua_pop(L, 1);
+	}
+	lua_setfield(L, -3, "sockets");
+	lua_setfield(L, -2, "cpus");
+}
+
 /* Pushes a reading: a table indexed by position and by event name, each
- * entry {name, value, raw, enabled, running, multiplexed, unit?}. */
-static void push_reading(lua_State *L, const struct pmc_event *ev, int n, const struct pmc_count *c)
+ * entry {name, value, raw, enabled, running, multiplexed, unit?}, plus
+ * cpus/sockets per instance (push_instances) when g is given. */
+static void push_reading(lua_State *L, const struct pmc_event *ev, int n, const struct pmc_count *c,
+			 const struct pmc_group *g)
 {
 	lua_createtable(L, n, n);
 	for (int i = 0; i < n; i++) {
-		lua_createtable(L, 0, 7);
+		lua_createtable(L, 0, 9);
 		lua_pushstring(L, ev[i].name);
 		lua_setfield(L, -2, "name");
-		if (c[i].value == (double)(lua_Integer)c[i].value && !c[i].multiplexed && ev[i].scale == 1.0)
-			lua_pushinteger(L, (lua_Integer)c[i].value);
-		else
-			lua_pushnumber(L, c[i].value);
+		push_value(L, c[i].value, !c[i].multiplexed && ev[i].scale == 1.0);
 		lua_setfield(L, -2, "value");
 		lua_pushinteger(L, (lua_Integer)c[i].raw);
 		lua_setfield(L, -2, "raw");
@@ -190,6 +238,8 @@ static void push_reading(lua_State *L, const struct pmc_event *ev, int n, const 
 			lua_pushstring(L, ev[i].unit);
 			lua_setfield(L, -2, "unit");
 		}
+		if (g)
+			push_instances(L, g, i);
 		lua_pushvalue(L, -1);
 		lua_seti(L, -3, i + 1);
 		lua_setfield(L, -2, ev[i].name);
@@ -219,7 +269,7 @@ static int read_push(lua_State *L, struct lgroup *lg)
 	}
 	if (r)
 		return fail(L, strerror(-r), -r);
-	push_reading(L, lg->ev, lg->g.nev, c);
+	push_reading(L, lg->ev, lg->g.nev, c, &lg->g);
 	return 1;
 }
 
@@ -288,6 +338,25 @@ static int g_measure(lua_State *L)
 		return got;
 	lua_insert(L, 2);
 	return nres + 1;
+}
+
+/* g:readpath() -> {rdpmc=, reason=?, fast_reads=, fallback_reads=}: whether
+ * g:read() of a counting group can use rdpmc, and how often it did. */
+static int g_readpath(lua_State *L)
+{
+	struct lgroup *lg = checkgroup(L, 1);
+	lua_createtable(L, 0, 4);
+	lua_pushboolean(L, lg->g.mapped);
+	lua_setfield(L, -2, "rdpmc");
+	if (!lg->g.mapped) {
+		lua_pushstring(L, lg->rdpmc_why);
+		lua_setfield(L, -2, "reason");
+	}
+	lua_pushinteger(L, (lua_Integer)lg->g.fast_reads);
+	lua_setfield(L, -2, "fast_reads");
+	lua_pushinteger(L, (lua_Integer)lg->g.slow_reads);
+	lua_setfield(L, -2, "fallback_reads");
+	return 1;
 }
 
 static int g_nfds(lua_State *L)
@@ -532,12 +601,12 @@ void lpmc_window_push(lua_State *L, struct lpmc_window *w, int nreps_done)
 			srun[e] += w->run[o];
 		}
 	counts_from(w, sraw, sen, srun, c);
-	push_reading(L, w->lg->ev, w->nev, c);
+	push_reading(L, w->lg->ev, w->nev, c, NULL);
 	lua_createtable(L, nreps_done, 0);
 	for (int r = 0; r < nreps_done; r++) {
 		size_t o = (size_t)r * (size_t)w->nev;
 		counts_from(w, w->raw + o, w->en + o, w->run + o, c);
-		push_reading(L, w->lg->ev, w->nev, c);
+		push_reading(L, w->lg->ev, w->nev, c, NULL);
 		lua_seti(L, -2, r + 1);
 	}
 }
@@ -762,56 +831,178 @@ static uint64_t field_u64(lua_State *L, int t, const char *k)
 	return (uint64_t)v;
 }
 
-/* _pmc.replay{events=, base={enabled=,running=,raw={}}, cur={...}} -> reading
- * | nil, msg, errno: a recorded pair of snapshots through the same delta and
- * reading code as g:read() (one perf group, one instance). */
+/* Reads snapshot `name` ({enabled=, running=, raw={...}}) of the table at
+ * t into an instance's base or cur fields. */
+static void replay_snap(lua_State *L, int t, const char *name, int n, struct pmc_inst *in)
+{
+	int cur = name[0] == 'c';
+	lua_getfield(L, t, name);
+	int st = lua_gettop(L);
+	luaL_argexpected(L, lua_istable(L, st), 1, "base and cur snapshots");
+	uint64_t *rawp = cur ? in->cur_raw : in->base_raw;
+	*(cur ? &in->cur_en : &in->base_en) = field_u64(L, st, "enabled");
+	*(cur ? &in->cur_run : &in->base_run) = field_u64(L, st, "running");
+	lua_getfield(L, st, "raw");
+	for (int i = 0; i < n; i++) {
+		lua_geti(L, -1, i + 1);
+		rawp[i] = (uint64_t)luaL_optinteger(L, -1, 0);
+		lua_pop(L, 1);
+	}
+	lua_pop(L, 2);
+}
+
+/* _pmc.replay{events=, base={enabled=,running=,raw={}}, cur={...}} or
+ * _pmc.replay{events=, instances={{cpu=, socket=, base=, cur=}...}} ->
+ * reading | nil, msg, errno: recorded snapshots through the same delta and
+ * reading code as g:read() (one perf group; with instances, counted
+ * cpu-wide on those cpus, so the reading has cpus and sockets). */
 static int l_replay(lua_State *L)
 {
 	luaL_checktype(L, 1, LUA_TTABLE);
 	lua_getfield(L, 1, "events");
 	int evidx = lua_gettop(L);
 	int n = list_len(L, evidx, "events");
+	int has_inst = lua_getfield(L, 1, "instances") != LUA_TNIL;
+	int iidx = lua_gettop(L);
+	int ninst = 1;
+	if (has_inst) {
+		luaL_argexpected(L, lua_istable(L, iidx), 1, "instances as a list of {cpu=, socket=, base=, cur=}");
+		ninst = (int)luaL_len(L, iidx);
+		luaL_argcheck(L, ninst >= 1 && ninst <= PMC_MAX_CPUS, 1, "instances: 1 to 256 of them");
+	}
+	/* owned by the Lua stack: an argument error cannot leak it */
+	struct pmc_inst *in = lua_newuserdatauv(L, sizeof *in * (size_t)ninst, 0);
+	memset(in, 0, sizeof *in * (size_t)ninst);
+	for (int k = 0; k < ninst; k++) {
+		if (has_inst) {
+			lua_geti(L, iidx, k + 1);
+			int t = lua_gettop(L);
+			luaL_argexpected(L, lua_istable(L, t), 1, "instances as a list of {cpu=, socket=, base=, cur=}");
+			in[k].pid = -1;
+			in[k].cpu = (int)field_u64(L, t, "cpu");
+			in[k].socket = (int)field_u64(L, t, "socket");
+			replay_snap(L, t, "base", n, &in[k]);
+			replay_snap(L, t, "cur", n, &in[k]);
+			lua_pop(L, 1);
+		} else {
+			in[k].cpu = in[k].socket = -1;
+			replay_snap(L, 1, "base", n, &in[k]);
+			replay_snap(L, 1, "cur", n, &in[k]);
+		}
+	}
 	struct lgroup *lg = newgroup(L, n);
 	char msg[PMC_ERR_MAX];
 	int r = resolve_list(L, evidx, lg->ev, n, msg);
 	if (r)
 		return fail(L, msg, -r);
-	struct pmc_inst *in = calloc(1, sizeof *in);
-	if (!in)
-		return fail(L, "out of memory", ENOMEM);
 	lg->g.nsub = 1;
 	lg->sub[0].n = n;
 	for (int i = 0; i < n; i++)
 		lg->sub[0].ev[i] = i;
-	lg->sub[0].ninst = 1;
+	lg->sub[0].ninst = ninst;
 	lg->sub[0].inst = in;
-	static const char *snaps[] = {"base", "cur"};
-	for (int s = 0; s < 2; s++) {
-		lua_getfield(L, 1, snaps[s]);
-		int t = lua_gettop(L);
-		luaL_argexpected(L, lua_istable(L, t), 1, "base and cur snapshots");
-		uint64_t *rawp = s ? in->cur_raw : in->base_raw;
-		*(s ? &in->cur_en : &in->base_en) = field_u64(L, t, "enabled");
-		*(s ? &in->cur_run : &in->base_run) = field_u64(L, t, "running");
-		lua_getfield(L, t, "raw");
-		for (int i = 0; i < n; i++) {
-			lua_geti(L, -1, i + 1);
-			rawp[i] = (uint64_t)luaL_optinteger(L, -1, 0);
-			lua_pop(L, 1);
-		}
-		lua_pop(L, 2);
-	}
 	struct pmc_count c[PMC_MAX_EVENTS];
 	int bad;
 	r = pmc_group_delta(&lg->g, c, &bad);
-	free(in);
-	lg->sub[0].inst = NULL;
-	lg->sub[0].ninst = 0;
 	if (r) {
+		lg->sub[0].inst = NULL;
 		unsched_msg(&lg->ev[bad], c, msg, sizeof msg);
 		return fail(L, msg, EBUSY);
 	}
-	push_reading(L, lg->ev, n, c);
+	push_reading(L, lg->ev, n, c, &lg->g);
+	lg->sub[0].inst = NULL;  /* the instances belong to their userdata */
+	lg->sub[0].ninst = 0;
+	return 1;
+}
+
+/* ---- the rdpmc arithmetic, for specs on recorded pages ------------------ */
+
+/* _pmc.mmap_time(cyc, shift, mult, offset) -> ns */
+static int l_mmap_time(lua_State *L)
+{
+	lua_Integer cyc = luaL_checkinteger(L, 1), shift = luaL_checkinteger(L, 2);
+	lua_Integer mult = luaL_checkinteger(L, 3), off = luaL_optinteger(L, 4, 0);
+	luaL_argcheck(L, shift >= 0 && shift < 64, 2, "time_shift is 0..63");
+	luaL_argcheck(L, mult >= 0 && mult <= 0xffffffff, 3, "time_mult is a u32");
+	lua_pushinteger(L, (lua_Integer)pmc_mmap_time_delta((uint64_t)cyc, (uint16_t)shift, (uint32_t)mult,
+							   (uint64_t)off));
+	return 1;
+}
+
+/* _pmc.sign_extend(value, width) -> integer */
+static int l_sign_extend(lua_State *L)
+{
+	lua_Integer v = luaL_checkinteger(L, 1), w = luaL_checkinteger(L, 2);
+	luaL_argcheck(L, w >= 1 && w <= 64, 2, "width is 1..64");
+	lua_pushinteger(L, (lua_Integer)pmc_sign_extend((uint64_t)v, (unsigned)w));
+	return 1;
+}
+
+/* A recorded page and what the instructions returned: rdpmc gives pmc
+ * (for any counter; the requested counter is kept), rdtsc gives tsc; the
+ * first `bump` rdpmc calls change the lock, as a kernel update would. */
+struct replay_ctx {
+	struct perf_event_mmap_page *pc;
+	uint64_t pmc, tsc;
+	int bump;
+	int64_t counter;
+};
+
+static uint64_t replay_rdpmc(void *ctx, uint32_t counter)
+{
+	struct replay_ctx *r = ctx;
+	r->counter = counter;
+	if (r->bump > 0) {
+		r->bump--;
+		r->pc->lock += 2;
+	}
+	return r->pmc;
+}
+
+static uint64_t replay_rdtsc(void *ctx)
+{
+	return ((struct replay_ctx *)ctx)->tsc;
+}
+
+/* _pmc.mmap_replay{lock=, index=, offset=, time_enabled=, time_running=,
+ * cap_user_rdpmc=, cap_user_time=, cap_user_time_short=, pmc_width=,
+ * time_shift=, time_mult=, time_offset=, time_cycles=, time_mask=, pmc=,
+ * tsc=, bump=} -> {count=, enabled=, running=, retries=, counter=} |
+ * nil, msg, EAGAIN: the read protocol of g:read() on a recorded page. */
+static int l_mmap_replay(lua_State *L)
+{
+	luaL_checktype(L, 1, LUA_TTABLE);
+	struct perf_event_mmap_page *pc = lua_newuserdatauv(L, sizeof *pc, 0);
+	memset(pc, 0, sizeof *pc);
+	pc->lock = (uint32_t)field_u64(L, 1, "lock");
+	pc->index = (uint32_t)field_u64(L, 1, "index");
+	pc->offset = (int64_t)field_u64(L, 1, "offset");
+	pc->time_enabled = field_u64(L, 1, "time_enabled");
+	pc->time_running = field_u64(L, 1, "time_running");
+	lua_getfield(L, 1, "cap_user_rdpmc");
+	pc->cap_user_rdpmc = lua_toboolean(L, -1);
+	lua_getfield(L, 1, "cap_user_time");
+	pc->cap_user_time = lua_toboolean(L, -1);
+	lua_getfield(L, 1, "cap_user_time_short");
+	pc->cap_user_time_short = lua_toboolean(L, -1);
+	lua_pop(L, 3);
+	pc->pmc_width = (uint16_t)field_u64(L, 1, "pmc_width");
+	pc->time_shift = (uint16_t)field_u64(L, 1, "time_shift");
+	pc->time_mult = (uint32_t)field_u64(L, 1, "time_mult");
+	pc->time_offset = field_u64(L, 1, "time_offset");
+	pc->time_cycles = field_u64(L, 1, "time_cycles");
+	pc->time_mask = field_u64(L, 1, "time_mask");
+	struct replay_ctx rc = {pc, field_u64(L, 1, "pmc"), field_u64(L, 1, "tsc"), (int)field_u64(L, 1, "bump"), -1};
+	struct pmc_mmap_ops ops = {replay_rdpmc, replay_rdtsc, &rc};
+	struct pmc_mmap_value v;
+	if (pmc_mmap_read_ops(pc, &ops, &v))
+		return fail(L, "off the PMU (index 0, or no user rdpmc/time): read() instead", EAGAIN);
+	lua_createtable(L, 0, 5);
+	lua_pushinteger(L, (lua_Integer)v.count); lua_setfield(L, -2, "count");
+	lua_pushinteger(L, (lua_Integer)v.enabled); lua_setfield(L, -2, "enabled");
+	lua_pushinteger(L, (lua_Integer)v.running); lua_setfield(L, -2, "running");
+	lua_pushinteger(L, v.retries); lua_setfield(L, -2, "retries");
+	lua_pushinteger(L, rc.counter); lua_setfield(L, -2, "counter");
 	return 1;
 }
 
@@ -858,11 +1049,22 @@ static int l_info(lua_State *L)
 		return fail(L, msg, EINVAL);
 	struct pmc_event *ev = lua_newuserdatauv(L, sizeof *ev, 0);
 	int r = pmc_resolve(name, ev, msg, sizeof msg);
-	if (r) {
+	int encoded = r == 0;
+	if (r == -EINVAL && pmc_pfm_lookup(name, ev) == 0) {
+		/* a bare event that needs a umask: its umasks, no encoding */
+		lua_createtable(L, 0, 10);
+		lua_pushstring(L, ev->name); lua_setfield(L, -2, "name");
+		lua_pushstring(L, ev->canon); lua_setfield(L, -2, "canonical");
+		lua_pushstring(L, ev->pmu); lua_setfield(L, -2, "pmu");
+		lua_pushstring(L, msg); lua_setfield(L, -2, "reason");
+	} else if (r) {
 		force_end(forced);
 		return fail(L, msg, -r);
+	} else {
+		push_encoding(L, ev);
 	}
-	push_encoding(L, ev);
+	lua_pushboolean(L, encoded);
+	lua_setfield(L, -2, "encoded");
 	const char *desc = NULL;
 	lua_newtable(L);
 	pmc_event_attrs(ev, &desc, attr_cb, L);
@@ -873,7 +1075,7 @@ static int l_info(lua_State *L)
 	lua_setfield(L, -2, "description");
 	lua_pushstring(L, forced ? lua_tostring(L, 2) : "host");
 	lua_setfield(L, -2, "model");
-	lua_pushboolean(L, forced ? 0 : pmc_try_open(ev));
+	lua_pushboolean(L, forced || !encoded ? 0 : pmc_try_open(ev));
 	lua_setfield(L, -2, "opens");
 	force_end(forced);
 	return 1;
@@ -978,30 +1180,26 @@ static int l_overhead(lua_State *L)
 	lua_setfield(L, -2, "read_ns");
 	lua_pushinteger(L, n);
 	lua_setfield(L, -2, "iterations");
-	/* rdpmc path */
+	/* rdpmc path: the same snapshot while counting, through the pages */
 	lua_createtable(L, 0, 3);
-	char why[PMC_ERR_MAX] = "";
-	int fd = g->sub[0].inst[0].fd[0];
-	int ok = pmc_rdpmc_probe(fd, why, sizeof why);
-	lua_pushboolean(L, ok);
+	lua_pushboolean(L, g->mapped);
 	lua_setfield(L, -2, "available");
-	if (ok) {
-		void *pg = pmc_rdpmc_map(fd);
-		uint64_t v;
+	if (g->mapped) {
+		uint64_t fast0 = g->fast_reads, slow0 = g->slow_reads;
 		pmc_group_enable(g);
 		double r0 = now_ns();
-		int fell = 0;
 		for (lua_Integer i = 0; i < n; i++)
-			fell += pmc_rdpmc_read(pg, &v) != 0;
+			pmc_group_snapshot(g);
 		double r1 = now_ns();
 		pmc_group_disable(g);
-		pmc_rdpmc_unmap(pg);
 		lua_pushnumber(L, (r1 - r0) / (double)n);
 		lua_setfield(L, -2, "read_ns");
-		lua_pushinteger(L, fell);
+		lua_pushinteger(L, (lua_Integer)(g->fast_reads - fast0));
+		lua_setfield(L, -2, "fast_reads");
+		lua_pushinteger(L, (lua_Integer)(g->slow_reads - slow0));
 		lua_setfield(L, -2, "fallbacks");
 	} else {
-		lua_pushstring(L, why);
+		lua_pushstring(L, lg->rdpmc_why);
 		lua_setfield(L, -2, "reason");
 	}
 	lua_setfield(L, -2, "rdpmc");
@@ -1021,7 +1219,7 @@ static int l_overhead(lua_State *L)
 				c[i].value /= (double)n;
 				c[i].multiplexed = 0;
 			}
-			push_reading(L, lg->ev, g->nev, c);
+			push_reading(L, lg->ev, g->nev, c, NULL);
 			lua_setfield(L, -2, "counted_per_window");
 		}
 	}
@@ -1040,6 +1238,9 @@ static const luaL_Reg funcs[] = {
 	{"list", l_list},
 	{"environment", l_environment},
 	{"overhead", l_overhead},
+	{"mmap_time", l_mmap_time},
+	{"sign_extend", l_sign_extend},
+	{"mmap_replay", l_mmap_replay},
 	{NULL, NULL}
 };
 
@@ -1051,6 +1252,7 @@ static const luaL_Reg group_methods[] = {
 	{"measure", g_measure},
 	{"close", g_close},
 	{"nfds", g_nfds},
+	{"readpath", g_readpath},
 	{"events", g_events},
 	{NULL, NULL}
 };

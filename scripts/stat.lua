@@ -12,15 +12,37 @@ local function mean_rse(xs)
 end
 
 -- perf shows clocks in msec
-local function shown(name, v, unit)
+local function is_clock(name)
   local base = name:gsub(":[ukhGH]+$", "")
-  if base == "task-clock" or base == "cpu-clock" then return v / 1e6, "msec" end
+  return base == "task-clock" or base == "cpu-clock"
+end
+
+local function shown(name, v, unit)
+  if is_clock(name) then return v / 1e6, "msec" end
   return v, unit or ""
 end
 
-local function fmtnum(v)
-  if v == math.floor(v) and math.abs(v) < 2^53 then return string.format("%d", v) end
-  return string.format("%.2f", v)
+-- perf stat's number format: clocks "%.2f" msec; counts "%.0f" (the mean of
+-- -r runs rounded), "%.2f" for events with a fractional sysfs .scale.
+local function fmtnum(v, unit, scale)
+  if unit == "msec" or (scale and scale ~= math.floor(scale)) then return string.format("%.2f", v) end
+  return string.format("%.0f", v)
+end
+
+-- perf's shadow metric of an event: a clock's CPUs utilized (over the
+-- elapsed time); any other event's rate over the clock's time, in /sec,
+-- K/sec, M/sec or G/sec (decimal), when a clock is counted too.
+local function metric_of(name, mean, clock_ns, elapsed_s)
+  if is_clock(name) then
+    if elapsed_s > 0 then return mean / (elapsed_s * 1e9), "CPUs utilized" end
+    return nil
+  end
+  if not clock_ns or clock_ns <= 0 then return nil end
+  local rate, unit = 1e9 * mean / clock_ns, "/sec"
+  if rate > 1e9 then rate, unit = rate / 1e9, "G/sec"
+  elseif rate > 1e6 then rate, unit = rate / 1e6, "M/sec"
+  elseif rate > 1e3 then rate, unit = rate / 1e3, "K/sec" end
+  return rate, unit
 end
 
 return {
@@ -28,7 +50,7 @@ return {
   usage = "-- cmd [args...]",
   help = [[
   pmcsh stat -e task-clock,page-faults:u,page-faults:k -- dd if=/dev/zero of=/dev/null bs=1M count=100
-  pmcsh stat -e task-clock -r 10 -x, -- ls        CSV in perf stat's field order
+  pmcsh stat -e task-clock -r 10 -x , -- ls       CSV in perf stat's field order
   pmcsh stat -e page-faults --json -- ls          JSON lines with perf stat's keys
 The command is counted from its exec, children included; the output goes to
 stderr, like perf stat's (the command keeps stdout).]],
@@ -71,6 +93,10 @@ stderr, like perf stat's (the command keeps stdout).]],
       out:write(string.format("\n Performance counter stats for '%s'%s:\n\n", table.concat(args, " "),
         n > 1 and string.format(" (%d runs)", n) or ""))
     end
+    local clock_ns
+    for i, name in ipairs(events) do
+      if is_clock(name) and not clock_ns then clock_ns = mean_rse(vals[i]) end
+    end
     for i, name in ipairs(events) do
       local m, rse = mean_rse(vals[i])
       local v, unit = shown(name, m, nil)
@@ -78,16 +104,19 @@ stderr, like perf stat's (the command keeps stdout).]],
       if info and info.unit and unit == "" then unit = info.unit end
       local pct = ens[i] > 0 and 100 * runs[i] / ens[i] or 100
       local runtime = math.floor(runs[i] / n + 0.5)
-      local metric, munit
-      if unit == "msec" and el > 0 then metric, munit = m / (el * 1e9), "CPUs utilized" end
+      local metric, munit = metric_of(name, m, clock_ns, el)
+      local num = fmtnum(v, unit, info and info.scale)
       if cjson then
+        -- perf stat -j: counter-value a "%f" string, the others numbers
         local o = {["counter-value"] = string.format("%f", v), unit = unit, event = name,
-                   ["event-runtime"] = runtime, ["pcnt-running"] = pct}
-        if n > 1 then o.variance = rse end
-        if metric then o["metric-value"] = string.format("%f", metric); o["metric-unit"] = munit end
+                   ["event-runtime"] = runtime, ["pcnt-running"] = tonumber(string.format("%.2f", pct))}
+        if n > 1 then o.variance = tonumber(string.format("%.2f", rse)) end
+        if metric then o["metric-value"] = tonumber(string.format("%f", metric)); o["metric-unit"] = munit end
         out:write(cjson.encode(o), "\n")
       elseif sep then
-        local f = {unit == "msec" and string.format("%.2f", v) or fmtnum(v), unit, name}
+        -- perf stat -x: value, unit, event, [variance with -r > 1,] run time,
+        -- percent running, metric value, metric unit
+        local f = {num, unit, name}
         if n > 1 then f[#f + 1] = string.format("%.2f%%", rse) end
         f[#f + 1] = tostring(runtime)
         f[#f + 1] = string.format("%.2f", pct)
@@ -95,12 +124,11 @@ stderr, like perf stat's (the command keeps stdout).]],
         f[#f + 1] = munit or ""
         out:write(table.concat(f, sep), "\n")
       else
-        local num = unit == "msec" and string.format("%.2f", v) or fmtnum(v)
         local line = string.format("%18s %-5s %-32s", num, unit, name)
-        if metric then line = line .. string.format(" # %8.3f %s", metric, munit) end
+        if metric then line = line .. string.format(" # %8.3f %-20s", metric, munit) end
         if n > 1 then line = line .. string.format("  ( +- %5.2f%% )", rse) end
         if pct < 100 then line = line .. string.format(" (%.2f%%)", pct) end
-        out:write(line, "\n")
+        out:write((line:gsub("%s+$", "")), "\n")
       end
     end
     if not sep and not cjson then

@@ -67,12 +67,52 @@ describe("pmc event names", function()
     assert.truthy(#assert(pmc.info("INST_RETIRED:ANY_P", {pmu = "skl"})).umasks > 0)
   end)
 
+  it("keeps a forced PMU out of this machine's own events afterwards", function()
+    -- a fresh process: first the host, then a forced model, then the host again
+    local r = h.run({"-e", [[
+      local pmc = require "pmcsh.pmc"
+      local function pmu_of(n) local i = pmc.info(n); return i and i.pmu or "-" end
+      -- a model this machine is not: Skylake, unless it knows Intel events
+      local model, ev = "skl", "INST_RETIRED:ANY_P"
+      if pmu_of(ev) ~= "-" then model, ev = "amd64_fam19h_zen3", "RETIRED_INSTRUCTIONS" end
+      local before = #pmc.list()
+      assert(pmc.info(ev, {pmu = model}))
+      print(pmu_of(ev), #pmc.list() == before)]]})
+    assert.are.equal(0, r.code, r.err)
+    assert.are.equal("-\ttrue\n", r.out)
+  end)
+
   it("encodes AMD Zen 3 events through libpfm4's forced PMU", function()
     local function cfg(name) return assert(pmc.info(name, {pmu = "amd64_fam19h_zen3"})).config end
     assert.are.equal(0xc0, cfg("RETIRED_INSTRUCTIONS"))       -- PMCx0C0
     assert.are.equal(0x76, cfg("CYCLES_NOT_IN_HALT"))         -- PMCx076
     assert.are.equal(0xc2, cfg("RETIRED_BRANCH_INSTRUCTIONS")) -- PMCx0C2
     assert.are.equal(0x129, cfg("LS_DISPATCH:LD_DISPATCH"))   -- PMCx029 umask 0x01
+  end)
+
+  it("gives the umasks of an event that cannot be encoded without one", function()
+    -- AMD PPR, family 19h: PMCx029 LS Dispatch, unit mask bit 0 LdDispatch,
+    -- bit 1 StoreDispatch, bit 2 LdStDispatch; no default umask.
+    local zen3 = {pmu = "amd64_fam19h_zen3"}
+    local i = assert(pmc.info("LS_DISPATCH", zen3))
+    assert.is_false(i.encoded)
+    assert.is_nil(i.config)
+    assert.matches("unit mask", i.reason)
+    assert.are.equal("amd64_fam19h_zen3::LS_DISPATCH", i.canonical)
+    local codes = {}
+    for _, u in ipairs(i.umasks) do codes[u.name] = u.code end
+    assert.are.same({LD_DISPATCH = 1, STORE_DISPATCH = 2, LD_ST_DISPATCH = 4}, codes)
+    -- each umask the list offers encodes: event 0x29, umask in bits 15:8
+    for name, code in pairs(codes) do
+      local e = assert(pmc.info("LS_DISPATCH:" .. name, zen3))
+      assert.is_true(e.encoded)
+      assert.are.equal(0x29 | code << 8, e.config)
+    end
+    assert.is_true(assert(pmc.info("page-faults")).encoded)
+    -- a wrong umask given by name is still an error
+    local bad, msg = pmc.info("LS_DISPATCH:NOPE", zen3)
+    assert.is_nil(bad)
+    assert.matches("it accepts:.*LD_DISPATCH", msg)
   end)
 
   it("restores the host's PMUs after a forced encoding", function()
@@ -247,6 +287,116 @@ describe("pmc groups", function()
   end)
 end)
 
+describe("pmc targets: cpus, sockets, pid", function()
+  local function ncpus()
+    local f = io.open("/sys/devices/system/cpu/online")
+    local s = f and f:read("l") or "0"
+    if f then f:close() end
+    local n = 0
+    for a, b in s:gmatch("(%d+)%-?(%d*)") do n = n + (b ~= "" and tonumber(b) - tonumber(a) + 1 or 1) end
+    return n
+  end
+  local function socket_of(cpu)
+    local f = io.open(string.format("/sys/devices/system/cpu/cpu%d/topology/physical_package_id", cpu))
+    local v = f and tonumber(f:read("l")) or 0
+    if f then f:close() end
+    return v
+  end
+
+  it("cpu list: one entry per cpu summing to value, and one per socket", function()
+    if not need(ncpus() >= 2, "needs 2 online cpus") then return end
+    -- cpu-wide cpu-clock ticks through a sleep on every cpu: each cpu
+    -- counts the window's wall time (ns); msr/tsc/ ticks on each cpu too.
+    local g <close> = assert(pmc.group({"cpu-clock", "msr/tsc/"}, {cpus = {0, 1}}))
+    local r, wall = assert(pmc.probe(g, "sleep", 100e6))
+    for _, e in ipairs{r[1], r[2]} do
+      assert.are.equal(2, #e.cpus)
+      local sum, by = 0, {}
+      for k, c in ipairs(e.cpus) do
+        assert.are.equal(k - 1, c.cpu)                       -- in the order given
+        assert.are.equal(socket_of(c.cpu), c.socket)          -- sysfs topology
+        assert.are.equal(c.raw, c.value)                      -- no scale, no multiplexing
+        sum = sum + c.value
+        by[c.socket] = (by[c.socket] or 0) + c.value
+      end
+      assert.are.equal(e.value, sum)
+      assert.are.same(by, e.sockets)
+      local total = 0
+      for _, v in pairs(e.sockets) do total = total + v end
+      assert.are.equal(e.value, total)
+    end
+    -- each cpu's clock runs for exactly the time its event was enabled; that
+    -- is the window less the enable/disable IPIs to that (maybe idle, in a
+    -- VM halted) cpu, measured here up to 2 ms of 100
+    for _, c in ipairs(r[1].cpus) do
+      within(c.value, c.enabled, 0.001)
+      within(c.value, wall, 0.05)
+    end
+    within(r[1].value, 2 * wall, 0.05)
+    -- both cpus' TSCs tick at one rate: their counts agree within 1%
+    within(r[2].cpus[1].value, r[2].cpus[2].value, 0.01)
+    -- a task target has no per-cpu detail
+    local t <close> = assert(pmc.group{"page-faults"})
+    assert.is_nil(assert(pmc.probe(t, "empty"))[1].cpus)
+  end)
+
+  -- Recorded: a two-socket server, one uncore counter per socket counted on
+  -- cpus 0 and 28 (the cpumask), the second socket's counter multiplexed
+  -- half of the time.  Socket 0: 1,000,000 - 10 = 999,990; socket 1:
+  -- (500,007 - 7) * 2000 / 1000 = 1,000,000; value = 1,999,990.
+  it("sums per socket on recorded two-socket snapshots", function()
+    local r = assert(pmc.replay{events = {"page-faults"}, instances = {
+      {cpu = 0, socket = 0, base = {enabled = 0, running = 0, raw = {10}},
+       cur = {enabled = 2000, running = 2000, raw = {1000000}}},
+      {cpu = 28, socket = 1, base = {enabled = 0, running = 0, raw = {7}},
+       cur = {enabled = 2000, running = 1000, raw = {500007}}}}})
+    local e = r[1]
+    assert.are.equal(1999990, e.value)
+    assert.are.equal(999990, e.sockets[0])
+    assert.are.equal(1000000, e.sockets[1])
+    assert.are.same({28, 1, 500000, true}, {e.cpus[2].cpu, e.cpus[2].socket, e.cpus[2].raw, e.cpus[2].multiplexed})
+    assert.is_true(e.multiplexed)
+  end)
+
+  it("pid target: counts another process's faults, not ours", function()
+    -- The child, a pmcsh, writes its pid once started and waits on stdin;
+    -- then touches a fresh 64 MiB (16384 first-touch faults) and exits.
+    -- Meanwhile this process touches 32 MiB (8192 faults) of its own.
+    local ready = os.tmpname()
+    local child = string.format([[
+      local pmc = require("pmcsh.pmc")
+      local g = assert(pmc.group{"task-clock"})
+      local f = assert(io.open(%q, "w")); f:write(require("pmcsh._sys").getpid()); f:close()
+      io.read("l")
+      assert(pmc.probe(g, "touch", 64 << 20))]], ready)
+    local p = assert(io.popen(h.shquote(h.exe) .. " -e " .. h.shquote(child), "w"))
+    local pid
+    for _ = 1, 500 do
+      local f = io.open(ready)
+      pid = f and tonumber(f:read("a"))
+      if f then f:close() end
+      if pid then break end
+      os.execute("sleep 0.01")
+    end
+    os.remove(ready)
+    assert(pid, "the child never started")
+    local g <close> = assert(pmc.group({"page-faults:u", "page-faults:k"}, {pid = pid}))
+    local mine <close> = assert(pmc.group{"page-faults:u"})
+    g:start()
+    local m = assert(pmc.probe(mine, "touch", 32 << 20))
+    p:write("go\n")
+    assert(p:close())                     -- waits for the child's exit
+    g:stop()
+    local r = assert(g:read())            -- an exited task's counts stay readable
+    within(m[1].value, 8192, 0.02)
+    within(r["page-faults:u"].value, 16384, 0.02)
+    assert.truthy(r["page-faults:k"].value <= 64, "kernel faults: " .. r["page-faults:k"].value)
+    local none, msg = pmc.group({"page-faults:u"}, {pid = 999999999})
+    assert.is_nil(none)
+    assert.matches("no such process", msg)
+  end)
+end)
+
 describe("pmc multiplexing arithmetic", function()
   it("extrapolates raw * enabled / running and flags it", function()
     local v, mux = pmc.scale(1000, 200, 100)
@@ -396,6 +546,114 @@ describe("pmc errors", function()
   end)
 end)
 
+describe("pmc rdpmc read protocol (perf_event_mmap_page)", function()
+  local C = require("pmcsh._pmc")
+  -- The page fields the x86 kernel writes for this machine's TSC, 2445.426
+  -- MHz (dmesg "tsc: Detected 2445.426 MHz"): cyc2ns from
+  -- clocks_calc_mult_shift(khz, NSEC_PER_MSEC, 0), i.e. time_shift 32 and
+  -- time_mult = round(1e6 * 2^32 / khz) = 1756326831.
+  local KHZ = 2445426
+  local SHIFT, MULT = 32, ((1000000 << 32) + KHZ // 2) // KHZ
+
+  it("converts TSC cycles to ns like the kernel, without overflow", function()
+    assert.are.equal(1756326831, MULT)
+    -- one second of TSC cycles is 1e9 ns, to the kernel's rounding of mult
+    assert.truthy(math.abs(C.mmap_time(KHZ * 1000, SHIFT, MULT, 0) - 1e9) <= 1)
+    -- 39 minutes of TSC (a value read on this machine): cyc * mult needs 74
+    -- bits, so the 64-bit product wraps; the split form does not
+    local cyc = 5697007857747
+    local exact = cyc * 1.0 * MULT / 2.0 ^ SHIFT
+    assert.truthy(math.abs((cyc * MULT >> SHIFT) - exact) > 1e9)   -- the naive form
+    local ns = C.mmap_time(cyc, SHIFT, MULT, 0)
+    assert.truthy(math.abs(ns - exact) <= 1)
+    within(ns, cyc / (KHZ / 1e6), 1e-9)
+    -- time_offset is "offset - now": a u64 holding a negative number
+    assert.truthy(math.abs(C.mmap_time(KHZ * 1000, SHIFT, MULT, -5000) - (1e9 - 5000)) <= 1)
+    assert.are.equal(7 * 3 + 100, C.mmap_time(7, 0, 3, 100))         -- shift 0: cyc * mult
+  end)
+
+  it("sign-extends a read of pmc_width bits", function()
+    assert.are.equal(-256, C.sign_extend(0xFFFFFFFFFF00, 48))
+    assert.are.equal(0x7FFFFFFFFFFF, C.sign_extend(0x7FFFFFFFFFFF, 48))
+    assert.are.equal(-(1 << 47), C.sign_extend(0x800000000000, 48))
+    assert.are.equal(5, C.sign_extend(0xABCD000000000005, 48))   -- bits above the width ignored
+    assert.are.equal(-1, C.sign_extend(-1, 64))
+    assert.are.equal(-1, C.sign_extend(0xFFFFFFFFFFFF, 48))
+  end)
+
+  -- A counting event scheduled in after 1,000,000 counts: the kernel
+  -- programs the 48-bit counter to -(2^47 - 1) and writes offset = count -
+  -- prev_count = 1,000,000 + 2^47 - 1.  123,456,789 events later rdpmc reads
+  -- 0x800000000001 + 123456789.  The page was updated 9.75 s after TSC 0
+  -- (time_offset = -9.75e9 ns) and the TSC reads 10 s now: both times have
+  -- advanced 0.25 s since the update.
+  local function page(t)
+    local p = {lock = 6, index = 3, offset = 1000000 + (1 << 47) - 1, time_enabled = 5000000,
+      time_running = 4000000, cap_user_rdpmc = true, cap_user_time = true, pmc_width = 48,
+      time_shift = SHIFT, time_mult = MULT, time_offset = -9750000000,
+      pmc = 0x800000000001 + 123456789, tsc = KHZ * 10000}
+    for k, v in pairs(t or {}) do p[k] = v end
+    return p
+  end
+
+  it("reads count and times through the seqlock, as read() would give them", function()
+    local v = assert(C.mmap_replay(page()))
+    assert.are.equal(1000000 + 123456789, v.count)
+    assert.are.equal(2, v.counter)                      -- rdpmc ecx = index - 1
+    -- 10 s of cycles through the rounded mult: within 10 ns (1e-9)
+    assert.truthy(math.abs(v.enabled - (5000000 + 250000000)) <= 10, v.enabled)
+    assert.truthy(math.abs(v.running - (4000000 + 250000000)) <= 10, v.running)
+    assert.are.equal(0, v.retries)
+    -- the kernel updated the page during the read: the loop reads again
+    local again = assert(C.mmap_replay(page{bump = 2}))
+    assert.are.equal(2, again.retries)
+    assert.are.same({v.count, v.enabled, v.running}, {again.count, again.enabled, again.running})
+  end)
+
+  it("widens a short clock from time_cycles (cap_user_time_short)", function()
+    -- a 32-bit clock that wrapped since the update: the page's time_cycles
+    -- is 0x2_FFFFFF00, the clock now reads 0x100, 0x200 cycles later
+    local wide = assert(C.mmap_replay(page{tsc = 0x2FFFFFF00 + 0x200}))
+    local short = assert(C.mmap_replay(page{tsc = 0x100, cap_user_time_short = true,
+      time_cycles = 0x2FFFFFF00, time_mask = 0xFFFFFFFF}))
+    assert.are.equal(wide.enabled, short.enabled)
+  end)
+
+  it("falls back to read() when the event is off the PMU", function()
+    for _, p in ipairs{page{index = 0}, page{cap_user_rdpmc = false}, page{cap_user_time = false}} do
+      local v, msg, errno = C.mmap_replay(p)
+      assert.is_nil(v)
+      assert.matches("read%(%) instead", msg)
+      assert.are.equal(11, errno)                       -- EAGAIN
+    end
+  end)
+
+  it("g:read() says which path it takes", function()
+    local g <close> = assert(pmc.group{"page-faults:u"})
+    g:start()
+    assert(g:read())
+    local p = g:readpath()
+    assert.is_false(p.rdpmc)
+    assert.matches(env.cpu_pmu and "hardware" or "no hardware PMU", p.reason)
+    assert.are.same({0, 0}, {p.fast_reads, p.fallback_reads})
+  end)
+
+  it("g:read() of a counting hardware group uses rdpmc and agrees with read()", function()
+    if not need(env.cpu_pmu, NO_HW) then return end
+    local g <close> = assert(pmc.group{"instructions:u", "cycles:u"})
+    local why = g:readpath()
+    if not need(why.rdpmc, why.reason or "rdpmc unavailable") then return end
+    g:start()
+    local a = assert(pmc.probe(pmc.group{"task-clock"}, "spin", 10e6) and g:read())
+    local b = assert(g:read())
+    g:stop()
+    local c = assert(g:read())                          -- stopped: read()
+    assert.truthy(g:readpath().fast_reads >= 2)
+    assert.truthy(a[1].value > 0 and a[1].value <= b[1].value and b[1].value <= c[1].value)
+    assert.truthy(a[1].enabled <= b[1].enabled and b[1].enabled <= c[1].enabled)
+  end)
+end)
+
 describe("pmc.overhead", function()
   it("measures the empty window per path", function()
     local o = assert(pmc.overhead{n = 2000})
@@ -459,6 +717,54 @@ describe("pmcsh stat", function()
       end
     end
     assert.are.equal(3, n)
+  end)
+
+  it("-x SEP -r N: perf's fields with its variance column", function()
+    local evs = "task-clock,page-faults,context-switches"
+    local r = h.run({"stat", "-e", evs, "-x", ",", "-r", "3", "--", "true"})
+    assert.are.equal(0, r.code, r.err)
+    local function rows(text)
+      local out = {}
+      for line in text:gmatch("[^\n]+") do
+        local f = {}
+        for x in (line .. ","):gmatch("([^,]*),") do f[#f + 1] = x end
+        out[#out + 1] = f
+      end
+      return out
+    end
+    local ours = rows(r.err)
+    assert.are.equal(3, #ours)
+    -- value, unit, event, variance, run time (ns), percent running,
+    -- metric value, metric unit
+    -- (the rate's unit scales with it: 0 or 1 context switch in ~1 ms is
+    -- /sec or K/sec)
+    for i, want in ipairs{{"msec", "task-clock", "^CPUs utilized$"}, {"", "page-faults", "^K/sec$"},
+                          {"", "context-switches", "^[KMG]?/sec$"}} do
+      local f = ours[i]
+      assert.are.equal(8, #f)
+      assert.are.same({want[1], want[2]}, {f[2], f[3]})
+      assert.matches(want[3], f[8])
+      assert.matches(i == 1 and "^%d+%.%d%d$" or "^%d+$", f[1])   -- perf: msec %.2f, counts %.0f
+      assert.matches("^%d+%.%d%d%%$", f[4])
+      assert.matches("^%d+$", f[5])
+      assert.are.equal("100.00", f[6])
+      assert.matches("^%d+%.%d%d%d$", f[7])
+    end
+    -- page-faults per second of task-clock (K/sec = count / task-clock ms),
+    -- from the printed fields: the count rounded to an integer (~1% of ~50)
+    -- and the msec to 0.01 (~1.5% of ~0.7 ms)
+    within(tonumber(ours[2][7]), tonumber(ours[2][1]) / tonumber(ours[1][1]), 0.05)
+    -- the same shape as perf stat's own, where perf is installed
+    local p = io.popen("perf stat -x, -r 3 -e " .. evs .. " -- true 2>&1")
+    local theirs = rows(p:read("a"))
+    local ok = p:close()
+    if not need(ok and #theirs == 3, "perf stat is not usable here") then return end
+    for i = 1, 3 do
+      assert.are.equal(#theirs[i], #ours[i])
+      for _, k in ipairs{2, 3} do assert.are.equal(theirs[i][k], ours[i][k]) end
+      assert.are.equal(theirs[i][8]:gsub("^[KMG]", ""), (ours[i][8]:gsub("^[KMG]", "")))
+      assert.are.equal(theirs[i][4]:match("%%$"), ours[i][4]:match("%%$"))
+    end
   end)
 
   it("agrees with perf stat on the same command", function()

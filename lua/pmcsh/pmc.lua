@@ -37,11 +37,18 @@ cpumask.  Event names: libpfm4 (INST_RETIRED:ANY_P:u, perf::PAGE-FAULTS:k),
 perf's generic names (cycles, task-clock, page-faults:u), raw r01c0, sysfs
 pmu/event/ and pmu/k=v,.../ (msr/tsc/).
 Methods: g:start() (new baseline, enable), g:stop(), g:reset(), g:read(),
-g:measure(fn, ...) -> reading, fn's results, g:close() (also <close>), g:events().
+g:measure(fn, ...) -> reading, fn's results, g:close() (also <close>), g:events(),
+g:readpath() -> {rdpmc, reason?, fast_reads, fallback_reads}.
 A reading is indexed by position and by the event string as written:
 r[1].value, r["page-faults:u"].value, each {name, value (scaled), raw, enabled,
-running (ns), multiplexed, unit?}.  A group the PMU could not schedule is an
-error (nil, msg, errno), never zeros.]=])
+running (ns), multiplexed, unit?}.  An event counted on cpus (cpus={...}, or an
+uncore PMU on its cpumask) also has cpus = {{cpu, socket, value, raw, enabled,
+running, multiplexed}, ...} (value is their sum) and sockets = {[socket] =
+value}: one reading per socket.  A group the PMU could not schedule is an
+error (nil, msg, errno), never zeros.
+g:read() of a counting group of hardware events on the calling thread reads
+with rdpmc, without a system call, where the kernel allows it (see
+g:readpath()); otherwise, and for every event off the PMU, with read().]=])
 
 -- {"a", "b"} -> {"a:u", "a:k", "b:u", "b:k"}
 function pmc.split(list)
@@ -120,7 +127,10 @@ config, config1, config2, exclude_user, exclude_kernel, exclude_hv, scale,
 unit?, umasks, modifiers, opens} | nil, msg, errno
 The exact perf_event_attr encoding of an event.  pmu= encodes for another CPU
 model through libpfm4's forced PMU (LIBPFM_FORCE_PMU), e.g. {pmu="skl"} or
-{pmu="amd64_fam19h_zen3"}: for planning a survey on another machine.]=])
+{pmu="amd64_fam19h_zen3"}: for planning a survey on another machine.
+encoded is false for a bare libpfm4 event that needs a umask to be counted
+(LS_DISPATCH on Zen 3): then there is no type/config, reason says why, and
+umasks lists the choices (LS_DISPATCH:LD_DISPATCH encodes).]=])
 
 function pmc.list(pattern, opts)
   if pattern ~= nil and type(pattern) ~= "string" then
@@ -147,9 +157,11 @@ end
 
 doc(pmc.overhead, "pmc.overhead", [=[
 pmc.overhead([{events={...}, n=20000}]) -> {window_ns, enable_disable_ns,
-read_ns, rdpmc={available, reason | read_ns}, counted_per_window}
+read_ns, rdpmc={available, reason | read_ns, fast_reads, fallbacks},
+counted_per_window}
 The measured cost of an empty window: enable+disable ioctls, read() of the
-group, and the user-space rdpmc read where the kernel allows it;
+group, and the same snapshot through rdpmc while counting where the kernel
+allows it (hardware events: e.g. {events={"cycles"}});
 counted_per_window is what the counters themselves see of one empty window.]=])
 
 function pmc.probe(g, kind, arg)

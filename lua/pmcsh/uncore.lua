@@ -193,24 +193,23 @@ end
 
 -- Counts the controllers system-wide around `window()` (a Lua function that
 -- runs the work: a sleep, a command, a kernel run) and returns the
--- aggregate plus the window's own result.  Uses pmc's cpu targets: each
--- PMU's events opened on the CPUs of its cpumask.
+-- aggregate plus the window's own result.  One pmc group per controller:
+-- the binding opens an uncore PMU's events on the CPUs of its cpumask (an
+-- event without one on c.cpus) and its reading gives each of those CPUs
+-- apart (r[i].cpus, with the socket of each), so every socket's counter
+-- becomes one reading here.
 function M.measure(ctrls, window, o)
   o = o or {}
   local pmc = o.pmc or require("pmcsh.pmc")
   local now = o.now or require("pmcsh._sys").now
-  -- one group per PMU and cpumask cpu: one reading per socket, whatever
-  -- the binding does with several cpus of one group
   local groups = {}
   local function close_all() for _, gg in ipairs(groups) do gg.g:close() end end
   for _, c in ipairs(ctrls) do
     local names = {}
     for i, e in ipairs(c.events) do names[i] = e.event end
-    for _, cpu in ipairs(c.cpus) do
-      local g, msg, errno = pmc.group(names, {cpus = {cpu}})
-      if not g then close_all(); return nil, msg, errno end
-      groups[#groups + 1] = {g = g, c = c, cpu = cpu}
-    end
+    local g, msg, errno = pmc.group(names, {cpus = c.cpus})
+    if not g then close_all(); return nil, msg, errno end
+    groups[#groups + 1] = {g = g, c = c}
   end
   for _, gg in ipairs(groups) do gg.g:start() end
   local t0 = now()
@@ -219,11 +218,17 @@ function M.measure(ctrls, window, o)
   for _, gg in ipairs(groups) do gg.g:stop() end
   local readings = {}
   for _, gg in ipairs(groups) do
-    local r = gg.g:read()
+    local r, msg, errno = gg.g:read()
+    if not r then close_all(); return nil, msg, errno end
     for i, e in ipairs(gg.c.events) do
-      readings[#readings + 1] = {pmu = gg.c.pmu, dir = e.dir, cpu = gg.cpu,
-        socket = M.socket_of(gg.cpu), raw = r[i].raw, bytes_per_count = e.bytes_per_count,
-        multiplexed = r[i].multiplexed}
+      -- a binding without per-cpu detail: the sum, on the first cpu's socket
+      local cpu1 = gg.c.cpus and gg.c.cpus[1] or 0
+      local per = r[i].cpus or {{cpu = cpu1, socket = M.socket_of(cpu1), raw = r[i].raw,
+                                 multiplexed = r[i].multiplexed}}
+      for _, x in ipairs(per) do
+        readings[#readings + 1] = {pmu = gg.c.pmu, dir = e.dir, cpu = x.cpu, socket = x.socket, raw = x.raw,
+          bytes_per_count = e.bytes_per_count, multiplexed = x.multiplexed}
+      end
     end
   end
   close_all()
