@@ -5,6 +5,7 @@
 return {
   name = "memory-skl",
   pmu = "skl",
+  cpu = "Intel Skylake",
   short = "L1/L2/L3 line traffic and demand-read latency",
   long = [[Lines brought into L1 and L2, L3 misses, and the demand-read latency by
 Little's law (outstanding requests / requests).  On a STREAM loop with 8-byte

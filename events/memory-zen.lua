@@ -2,6 +2,7 @@
 return {
   name = "memory-zen",
   pmu = "amd64_fam19h_zen3",
+  cpu = "AMD Zen 3/4",
   short = "data-cache fills by source, loads and stores",
   long = [[Data-cache fills from local DRAM (demand and all, prefetch included), loads
 and stores dispatched, per iteration: on a STREAM loop 1/8 line per array per

@@ -5,6 +5,7 @@
 return {
   name = "pairs-skl",
   pmu = "skl",
+  cpu = "Intel Skylake",
   pairs = {
     -- instructions and micro-operations retired (the seed's 7,6,6,7 vs 9,8,8,10)
     {"INST_RETIRED:ANY_P", "UOPS_RETIRED:RETIRE_SLOTS"},

@@ -4,6 +4,7 @@
 return {
   name = "pairs-zen",
   pmu = "amd64_fam19h_zen3",
+  cpu = "AMD Zen 3/4",
   pairs = {
     -- instructions and macro-ops retired
     {"RETIRED_INSTRUCTIONS", "RETIRED_OPS"},

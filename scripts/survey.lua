@@ -12,6 +12,9 @@ Bandwidth with no counters open is printed beside the counted runs'.
   pmcsh survey                                   the events this machine counts
   pmcsh survey -e page-faults,msr/tsc/ --split   user (:u) and OS (:k) rows
   pmcsh survey --pairs pairs-skl                 dual-event pairs, user then OS
+  pmcsh survey --group software                  a group of events/ and its metrics
+  pmcsh survey -k copy,triad --chase random:256M a pointer chase beside the loops
+                                                 (per dependent load: --chase ORDER:SIZE[:STRIDE])
   pmcsh survey --out s.jsonl ...                 stream rows to a file; then
   pmcsh survey --resume s.jsonl                  continue an interrupted survey
   pmcsh survey --report s.jsonl [--csv|--json]   render a finished file]],
@@ -21,8 +24,13 @@ Bandwidth with no counters open is printed beside the counted runs'.
     {name = "umasks", type = "flag", help = "expand each event into its umasks"},
     {name = "split", type = "flag", help = "count each event user-only and OS-only (two rows)"},
     {name = "pairs", type = "string", help = "dual-event pairs: events/ file name or \"A,B C,D\""},
+    {name = "group", short = "g", type = "string",
+     help = "an events/ group (software, memory-skl, ...): its events, then its metrics per kernel"},
     {name = "kernels", short = "k", type = "list", default = {"copy", "scale", "add", "triad"},
-     help = "stream kernels to survey"},
+     help = "stream kernels to survey, and chase (a pointer chase: per dependent load)"},
+    {name = "chase", type = "string",
+     help = "the chase: ORDER:SIZE[:STRIDE], default random:256M:64; adds chase to the kernels"},
+    {name = "sample_ms", type = "int", default = 20, min = 1, help = "chase: ms per timed sample (one per rep)"},
     {name = "n", type = "size", help = "elements per array (2M = 2*2^20; default: STREAM's 4x LLC rule)"},
     {name = "reps", short = "r", type = "int", default = 10, min = 1, help = "timed repetitions per run"},
     {name = "threads", short = "t", type = "int", default = 1, min = 1, help = "stream threads"},
@@ -51,7 +59,8 @@ Bandwidth with no counters open is printed beside the counted runs'.
       st, err = survey.load(opts.report)
     else
       st, err, errno = survey.run{
-        events = opts.events, pattern = opts.pattern, umasks = opts.umasks,
+        events = opts.events, pattern = opts.pattern, umasks = opts.umasks, group = opts.group,
+        chase = opts.chase, sample_ms = opts.sample_ms,
         split = opts.split, pairs = opts.pairs, kernels = opts.kernels,
         n = opts.n, reps = opts.reps, threads = opts.threads, pages = opts.pages,
         fresh = opts.fresh, baseline = not opts["no-baseline"],

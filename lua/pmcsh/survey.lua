@@ -109,7 +109,10 @@ function M.parse_pairs(spec)
     if type(t.pairs) ~= "table" then
       return nil, string.format("%s has no 'pairs' list", err)
     end
-    return M.parse_pairs(t.pairs)
+    local out, perr = M.parse_pairs(t.pairs)
+    if not out then return nil, perr end
+    -- the file's name and PMU, for the check against this machine's PMU
+    return out, {path = err, name = t.name, pmu = t.pmu, cpu = t.cpu}
   end
   local out = {}
   for item in spec:gmatch("[^%s;]+") do
@@ -135,6 +138,107 @@ function M.modified(name, mod)
     return nil, string.format("%s already has a privilege modifier; give the plain name with --split/--pairs", name)
   end
   return name .. ":" .. mod
+end
+
+-- A group file (events/NAME.lua with an `events` list and optional
+-- `metrics`, as memory-skl.lua).  Returns the table and its path, or raises
+-- a usage error.
+function M.load_group(name)
+  local t, path = M.load_data(name)
+  if not t then usage(path) end
+  if type(t.events) ~= "table" or #t.events == 0 then
+    usage(string.format("%s has no 'events' list: not a group (pairs files go to --pairs)", path))
+  end
+  for i, e in ipairs(t.events) do
+    if type(e) ~= "string" or e == "" then usage(string.format("%s: event %d is not an event name", path, i)) end
+  end
+  for i, m in ipairs(t.metrics or {}) do
+    if type(m) ~= "table" or type(m.name) ~= "string" or type(m.fn) ~= "function" then
+      usage(string.format("%s: metric %d needs a name and a function fn(e, c)", path, i))
+    end
+  end
+  return t, path
+end
+
+-- The chase workload: "ORDER:SIZE[:STRIDE]", any part left out taking its
+-- default (random, 256M, 64): "random:256M", "64M", "page:64M:128".
+-- Returns {order=, size=, stride=} or nil, message.
+M.DEFAULT_CHASE = {order = "random", size = 256 * 1024 * 1024, stride = 64}
+function M.parse_chase(spec)
+  local c = {order = M.DEFAULT_CHASE.order, size = M.DEFAULT_CHASE.size, stride = M.DEFAULT_CHASE.stride}
+  if spec == nil or spec == "" then return c end
+  if type(spec) == "table" then
+    for k, v in pairs(spec) do c[k] = v end
+    return c
+  end
+  local orders = {}
+  local ok, chase = pcall(require, "pmcsh.chase")
+  if ok then for _, o in ipairs(chase.orders()) do orders[o.name] = true end end
+  local parse_size = require("pmcsh.recipe").parse_size
+  local sizes = 0
+  for part in (spec .. ":"):gmatch("([^:]*):") do
+    if orders[part] then c.order = part
+    else
+      local n = parse_size(part)
+      if not n or n <= 0 then
+        local names = {}
+        for name in pairs(orders) do names[#names + 1] = name end
+        table.sort(names)
+        return nil, string.format("bad chase %q: %q is neither an order (%s) nor a size (256M, 4K)",
+          spec, part, table.concat(names, ", "))
+      end
+      sizes = sizes + 1
+      if sizes == 1 then c.size = n elseif sizes == 2 then c.stride = n
+      else return nil, string.format("bad chase %q: ORDER:SIZE[:STRIDE] expected", spec) end
+    end
+  end
+  return c
+end
+
+local function chase_text(c)
+  local size = c.size % 2^20 == 0 and string.format("%d MiB", c.size // 2^20)
+    or string.format("%d KiB", c.size // 1024)
+  return string.format("%s order over %s, %d-byte elements", c.order, size, c.stride)
+end
+
+-- This machine's PMUs: those libpfm4 finds (a set), the core ones among
+-- them (a list), and whether the kernel exposes a hardware PMU at all.
+local function machine_pmus(pmc)
+  local present, core = {}, {}
+  local ok, list = pcall(pmc.list)
+  if ok and type(list) == "table" then
+    for _, e in ipairs(list) do
+      if e.pmu and not present[e.pmu] then
+        present[e.pmu] = true
+        if M.core_pmu(e.pmu) then core[#core + 1] = e.pmu end
+      end
+    end
+  end
+  local exposed = true
+  if pmc.environment then
+    local ok2, env = pcall(pmc.environment)
+    if ok2 and type(env) == "table" and env.cpu_pmu == false then exposed = false end
+  end
+  return present, core, exposed
+end
+
+-- An events/ file written for one PMU (its `pmu` field, libpfm4's name)
+-- against this machine's: nil when it matches (or the file names none),
+-- else a sentence saying which PMU the file is for and how this machine's
+-- differs.
+function M.pmu_check(t, path, pmc)
+  if type(t) ~= "table" or type(t.pmu) ~= "string" then return nil end
+  local present, core, exposed = machine_pmus(pmc)
+  local what = string.format("%s is for the %s PMU%s", path, t.pmu, t.cpu and (" (" .. t.cpu .. ")") or "")
+  local no_hw = "the kernel exposes no hardware PMU (/sys/bus/event_source/devices has no cpu PMU: " ..
+                "a VM without PMU passthrough?)"
+  if not present[t.pmu] then
+    return string.format("%s; this machine's PMU differs: libpfm4 finds %s%s", what,
+      #core > 0 and table.concat(core, ", ") or "no core PMU it knows", exposed and "" or (", and " .. no_hw))
+  elseif not exposed then
+    return string.format("%s, which libpfm4 recognises in this CPU; but this machine's PMU differs: %s", what, no_hw)
+  end
+  return nil
 end
 
 -------------------------------------------------------------------------------
@@ -472,7 +576,9 @@ end
 -- threads, pages, fresh (first touch inside the first timed repetition:
 -- new arrays per run, no warm-up), baseline (default true), out (path),
 -- resume (path: options come from its header), progress (nil = auto),
--- quiet (no warning about a small n),
+-- quiet (no warning about a small n), group (an events/ group: its
+-- events, its metrics in the report), chase ("ORDER:SIZE[:STRIDE]" or a
+-- table: adds the chase kernel), sample_ms (per chase sample),
 -- pmc/stream (modules, for tests).
 -- Returns the state table (see load) or nil, message, errno.
 function M.run(o)
@@ -507,6 +613,15 @@ function M.run(o)
         end
       end
     end
+    -- a group file: its events first, then any given with -e
+    local grp, gpath
+    if opt.group then
+      grp, gpath = M.load_group(opt.group)
+      local evs = {}
+      for _, e in ipairs(grp.events) do evs[#evs + 1] = e end
+      for _, e in ipairs(events or {}) do evs[#evs + 1] = e end
+      events = evs
+    end
     if not events and not opt.pairs then events = M.default_events(pmc) end
     if opt.umasks then
       local out = {}
@@ -518,20 +633,49 @@ function M.run(o)
       end
       events = out
     end
-    local prs
+    local prs, psrc
     if opt.pairs then
       local err
       prs, err = M.parse_pairs(opt.pairs)
       if not prs then usage("bad pair list: " .. err) end
+      psrc = err
+    end
+    -- --chase alone adds the chase to the kernels
+    local kernels = {table.unpack(opt.kernels)}
+    local has_chase = false
+    for _, k in ipairs(kernels) do if k == "chase" then has_chase = true end end
+    if opt.chase and not has_chase then kernels[#kernels + 1] = "chase"; has_chase = true end
+    opt.kernels = kernels
+    local chase_spec
+    if has_chase then
+      local err
+      chase_spec, err = M.parse_chase(opt.chase)
+      if not chase_spec then usage(err) end
     end
     for _, k in ipairs(opt.kernels) do
-      local found = false
+      local found = k == "chase"
       for _, d in ipairs(stream.kernels()) do if d.name == k then found = true end end
       if not found then
         local names = {}
         for _, d in ipairs(stream.kernels()) do names[#names + 1] = d.name end
+        names[#names + 1] = "chase"
         usage(string.format("unknown kernel %q (kernels: %s)", k, table.concat(names, ", ")))
       end
+    end
+    -- an events/ file written for another PMU: say so (checked after packing)
+    local files = {}
+    if grp then
+      local set = {}
+      for _, e in ipairs(grp.events) do set[e] = true end
+      files[#files + 1] = {path = gpath, data = grp, owns = function(u) return set[u.keys[1]] or
+        set[(u.keys[1]:gsub(":[uk]$", ""):gsub("/[uk]$", "/"))] end, count = #grp.events}
+    end
+    if psrc then
+      local n, seen = 0, {}
+      for _, p in ipairs(prs) do
+        for _, e in ipairs(p) do if not seen[e] then seen[e] = true; n = n + 1 end end
+      end
+      files[#files + 1] = {path = psrc.path, data = psrc, owns = function(u) return u.kind == "pair" end, count = n}
     end
     if opt.reps < 1 then usage("reps must be at least 1") end
     local units, rows = M.plan{events = events, split = opt.split, pairs = prs}
@@ -544,7 +688,9 @@ function M.run(o)
       threads = opt.threads, pages = opt.pages, fresh = opt.fresh or false,
       split = opt.split or false, baseline = opt.baseline,
       units = units, rows = rows, started = os.time(),
+      group = opt.group, chase = chase_spec, sample_ms = has_chase and (opt.sample_ms or 20) or nil,
     }
+    hdr.files = files
     st = {header = hdr, baseline = {}, cells = {}, unopened = {}, runs = {}, done = false}
     if opt.out then
       local err
@@ -559,6 +705,40 @@ function M.run(o)
 
   -- pack (again, on resume: the environment decides)
   local groups, unopened = M.pack(hdr.units, o.try or M.pmc_try(pmc), o.max_events)
+  -- a group or pair file for another PMU: nothing of it opened is an
+  -- error saying so; some of it opened, a note first in the unopened list
+  local files = hdr.files or {}
+  hdr.files = nil
+  for _, file in ipairs(files) do
+    local why = M.pmu_check(file.data, file.path, pmc)
+    if why then
+      local opened = false
+      for _, g in ipairs(groups) do
+        for _, key in ipairs(g.keys) do
+          for _, u in ipairs(hdr.units) do
+            for _, k in ipairs(u.keys) do if k == key and file.owns(u) then opened = true end end
+          end
+        end
+      end
+      if not opened then
+        if f then f:close() end
+        return nil, string.format("%s: none of its %d events can be counted here (pmc.info(NAME, " ..
+          "{pmu = %q}) encodes them, to plan; run it where the kernel exposes that PMU)",
+          why, file.count, file.data.pmu), 95
+      end
+      -- the file's own unknown events get the hint too
+      for _, u in ipairs(unopened) do
+        for _, unit in ipairs(hdr.units) do
+          for _, k in ipairs(unit.keys) do
+            if k == u.event and file.owns(unit) and (u.reason or ""):match("unknown event") then
+              u.reason = u.reason .. string.format(" [the file is for the %s PMU]", file.data.pmu)
+            end
+          end
+        end
+      end
+      table.insert(unopened, 1, {event = file.path, reason = why:sub(#file.path + 2)})
+    end
+  end
   if not o.resume then
     emit(hdr)
     for _, u in ipairs(unopened) do
@@ -595,26 +775,66 @@ function M.run(o)
     if not hdr.fresh then shared = s end
     return s
   end
+  -- the chase's chain: built (and touched) once, chased by every chase run
+  local chain
+  local function get_chain()
+    if chain then return chain end
+    local chase = o.chase_module or require("pmcsh.chase")
+    local c = hdr.chase
+    local ch, err, errno = chase.chain{size = c.size, order = c.order, stride = c.stride, pages = hdr.pages}
+    if not ch then return nil, err, errno end
+    chain = ch
+    return ch
+  end
+  -- one chase run: reps samples of sample_ms each, the group (if any)
+  -- around each sample only; one iteration is one dependent load
+  local function run_chase(g)
+    local ch, err, errno = get_chain()
+    if not ch then return nil, err, errno end
+    local chase = o.chase_module or require("pmcsh.chase")
+    local r
+    r, err, errno = chase.latency{chain = ch, samples = hdr.reps, sample_ms = hdr.sample_ms, group = g}
+    if not r then return nil, err, errno end
+    local times = {}
+    for i, ns in ipairs(r.samples) do times[i] = ns * r.loads * 1e-9 end
+    return {times = times, min = r.ns * r.loads * 1e-9, median = r.median_ns * r.loads * 1e-9,
+      iterations = r.loads * #r.samples, loads = r.loads, ns = r.ns, median_ns = r.median_ns,
+      samples = r.samples, counts = r.counts, per_rep = r.per_rep}
+  end
   local warned = {}
+  local function stop(...)
+    if f then f:close() end
+    if chain then chain:close() end
+    tell()
+    return ...
+  end
 
   local total = #todo
   for i, job in ipairs(todo) do
     tell(i - 1, total, job.kernel .. (job.group and (" group " .. job.group) or " no counters"))
-    local s, serr, serrno = get_stream()
-    if not s then if f then f:close() end; tell(); return nil, serr, serrno end
+    local s, serr, serrno
+    if job.kernel ~= "chase" then
+      s, serr, serrno = get_stream()
+      if not s then return stop(nil, serr, serrno) end
+    end
     local g, res, err, errno
     if job.group then
       g, err, errno = pmc.group(groups[job.group].labels)
-      if not g then if f then f:close() end; tell(); return nil, err, errno end
+      if not g then return stop(nil, err, errno) end
     end
     -- an interrupt (Ctrl-C) or a failed validation raises inside run
-    local ok, r1, r2, r3 = pcall(s.run, s, job.kernel, {reps = hdr.reps, group = g, warmup = not hdr.fresh,
-                                        quiet = true})
+    local ok, r1, r2, r3
+    if s then
+      ok, r1, r2, r3 = pcall(s.run, s, job.kernel, {reps = hdr.reps, group = g, warmup = not hdr.fresh,
+                                                   quiet = true})
+    else
+      ok, r1, r2, r3 = pcall(run_chase, g)
+    end
     if ok then res, err, errno = r1, r2, r3
     else res, err, errno = nil, tostring(r1), tostring(r1):match("interrupted") and 4 or nil end
     if g then g:close() end
-    if hdr.fresh and s.close then s:close() end
-    if not res then if f then f:close() end; tell(); return nil, err, errno end
+    if s and hdr.fresh and s.close then s:close() end
+    if not res then return stop(nil, err, errno) end
     for _, w in ipairs(res.warnings or {}) do
       local gist = w:gsub("[%d.]+", "#")
       if not warned[gist] then warned[gist] = true; tell(); io.stderr:write("pmcsh survey: warning: ", w, "\n") end
@@ -624,6 +844,7 @@ function M.run(o)
       times = res.times, min = res.min, median = res.median,
       bytes_per_iter = res.bytes_per_iter, iterations = res.iterations,
       tsc_hz = res.tsc_hz, warnings = res.warnings,
+      ns = res.ns, median_ns = res.median_ns, samples = res.samples, loads = res.loads,
     }
     if job.group then
       rec.type = "run"; rec.group = job.group
@@ -640,6 +861,7 @@ function M.run(o)
     end
     emit(rec)
   end
+  if chain then chain:close() end
   tell()
   emit({type = "done", finished = os.time()})
   st.done = true
@@ -693,6 +915,91 @@ local function counted_mbps(st)
 end
 M.counted_mbps = counted_mbps
 
+-- Time per iteration of a run record, ns: the chase's best ns per load, a
+-- stream kernel's best repetition over its n iterations.
+local function ns_of(rec)
+  if not rec then return nil end
+  if rec.ns then return rec.ns end
+  if rec.min and rec.iterations and rec.times and #rec.times > 0 then
+    return rec.min / (rec.iterations / #rec.times) * 1e9
+  end
+end
+
+-- Counted ns per iteration per kernel: median over the runs of that kernel.
+local function counted_ns(st)
+  local per = {}
+  for _, r in ipairs(st.runs) do
+    local v = ns_of(r)
+    if v then per[r.kernel] = per[r.kernel] or {}; table.insert(per[r.kernel], v) end
+  end
+  local out = {}
+  for k, l in pairs(per) do out[k] = median_of(l) end
+  return out
+end
+
+-- The reading a group's metrics see for one kernel: each counted event's
+-- value per iteration (a :u and a :k row of the same run also summed
+-- under the plain name), with ctx per iteration too: iterations = 1,
+-- bytes = bytes per iteration (STREAM convention; none for the chase),
+-- seconds = the counted runs' median time per iteration.  Ratios of
+-- events come out as ratios of counts; per-iteration metrics as such.
+local function metric_reading(st, kernel)
+  local reading, sums = {}, {}
+  for key, cells in pairs(st.cells) do
+    local c = cells[kernel]
+    if c and c.value then
+      reading[c.event] = {value = c.value}
+      local base, mod = c.event:match("^(.*):([uk])$")
+      if not base then base, mod = c.event:match("^(.*/)([uk])$") end
+      if base and key == c.event then
+        sums[base] = sums[base] or {}
+        sums[base][mod] = c.value
+      end
+    end
+  end
+  for base, t in pairs(sums) do
+    if t.u and t.k and not reading[base] then reading[base] = {value = t.u + t.k} end
+  end
+  local secs, bytes = {}, nil
+  for _, r in ipairs(st.runs) do
+    if r.kernel == kernel and r.times and r.iterations and r.iterations > 0 then
+      local sum = 0
+      for _, t in ipairs(r.times) do sum = sum + t end
+      secs[#secs + 1] = sum / r.iterations
+      bytes = bytes or r.bytes_per_iter
+    end
+  end
+  return reading, {iterations = 1, bytes = bytes, seconds = median_of(secs)}
+end
+
+-- The metrics of the survey's group (header.group, an events/ file), each
+-- evaluated per kernel after the runs.  Returns {path=, rows={{name=,
+-- unit=, desc=, values={kernel=v}, reasons={kernel=why}}}}, or nil and a
+-- message (no group, or its file no longer loads).
+function M.group_metrics(st)
+  local name = st.header and st.header.group
+  if not name then return nil, "the survey has no group" end
+  local ok, t, path = pcall(M.load_group, name)
+  if not ok then return nil, tostring(t) end
+  local out = {path = path, rows = {}}
+  for _, m in ipairs(t.metrics or {}) do
+    local row = {name = m.name, unit = m.unit, desc = m.desc, values = {}, reasons = {}}
+    for _, k in ipairs(st.header.kernels) do
+      local reading, ctx = metric_reading(st, k)
+      local v, why = metrics.eval(m, reading, ctx)
+      -- a formula over c.bytes on the chase, which moves no STREAM bytes
+      local field = why and why:match("field '(%w+)'")
+      if field and ctx[field] == nil then
+        why = string.format("needs %s per iteration, which %s does not have", field,
+          k == "chase" and "a pointer chase" or "this run")
+      end
+      row.values[k], row.reasons[k] = v, why
+    end
+    out.rows[#out.rows + 1] = row
+  end
+  return out
+end
+
 -- Renders the classic table: one row per event, one column per kernel, the
 -- value (events per loop iteration) and the spread over repetitions.
 -- o.stat picks the statistic shown: mean (the seed's count/(n*reps),
@@ -703,6 +1010,7 @@ function M.report(st, o)
   local kernels = hdr.kernels
   local w = 26
   for _, r in ipairs(hdr.rows) do w = math.max(w, #r.key + 1) end
+  for _, k in ipairs(kernels) do if k == "chase" then w = math.max(w, 31) end end
   local out = {}
   local line = {pad_right("Events per loop iteration", w)}
   for _, k in ipairs(kernels) do line[#line + 1] = string.format("%11s%-7s", title(k), "") end
@@ -722,23 +1030,61 @@ function M.report(st, o)
   end
   -- bandwidth beside the counted runs', so the perturbation is visible
   local cm = counted_mbps(st)
-  local function bw_line(name, get)
+  local function bw_line(name, get, fmt)
     local l = {pad_right(name, w)}
     local any = false
     for _, k in ipairs(kernels) do
       local v = get(k)
       if v then any = true end
-      l[#l + 1] = " " .. (v and string.format("%10.1f", v) or string.format("%10s", "n/a")) .. string.rep(" ", 7)
+      l[#l + 1] = " " .. (v and string.format(fmt or "%10.1f", v) or string.format("%10s", "n/a")) .. string.rep(" ", 7)
     end
     if any then out[#out + 1] = (table.concat(l):gsub("%s+$", "")) end
   end
   out[#out + 1] = ""
   bw_line("MB/s, no counters", function(k) return st.baseline[k] and st.baseline[k].mbps end)
   bw_line("MB/s, counted (median run)", function(k) return cm[k] end)
+  local chased = false
+  for _, k in ipairs(kernels) do if k == "chase" then chased = true end end
+  local cn = chased and counted_ns(st) or {}
+  if chased then
+    bw_line("ns per iteration, no counters", function(k) return ns_of(st.baseline[k]) end, "%10.2f")
+    bw_line("ns per iteration, counted", function(k) return cn[k] end, "%10.2f")
+  end
+  -- as a rate either way: negative when counting slows the kernel down
   bw_line("counted/uncounted - 1, %", function(k)
     local b = st.baseline[k] and st.baseline[k].mbps
     if b and cm[k] and b > 0 then return (cm[k] / b - 1) * 100 end
+    local bn = ns_of(st.baseline[k])
+    if k == "chase" and bn and cn[k] and cn[k] > 0 then return (bn / cn[k] - 1) * 100 end
   end)
+  local gm = hdr.group and M.group_metrics(st)
+  if gm and #gm.rows > 0 then
+    out[#out + 1] = ""
+    local mw = w
+    for _, r in ipairs(gm.rows) do mw = math.max(mw, #r.name + (r.unit and #r.unit + 3 or 0) + 1) end
+    local l = {pad_right("Metrics (" .. gm.path:match("[^/]*/[^/]*$") .. ")", mw)}
+    for _, k in ipairs(kernels) do l[#l + 1] = string.format("%11s%-7s", title(k), "") end
+    out[#out + 1] = (table.concat(l):gsub("%s+$", ""))
+    -- n/a cells: one line per kernel and reason, naming the metrics
+    local why = {}
+    for _, r in ipairs(gm.rows) do
+      l = {pad_right(r.name .. (r.unit and (" (" .. r.unit .. ")") or ""), mw)}
+      for _, k in ipairs(kernels) do
+        l[#l + 1] = " " .. metrics.fmt(r.values[k], 10) .. string.rep(" ", 7)
+        local reason = r.values[k] == nil and r.reasons[k]
+        if reason then
+          reason = reason:gsub("^metric " .. r.name:gsub("%p", "%%%0") .. " ", "")
+          local tag = k .. "\0" .. reason
+          if not why[tag] then why[tag] = {k = k, reason = reason, names = {}}; why[#why + 1] = why[tag] end
+          table.insert(why[tag].names, r.name)
+        end
+      end
+      out[#out + 1] = (table.concat(l):gsub("%s+$", ""))
+    end
+    for _, x in ipairs(why) do
+      out[#out + 1] = string.format("  n/a for %s: %s: %s", x.k, table.concat(x.names, ", "), x.reason)
+    end
+  end
   out[#out + 1] = ""
   out[#out + 1] = string.format("n = %s, %d timed repetitions per run%s, %d thread%s, %s pages%s; " ..
     "value = count / (n * reps)%s; ± = (max - min) / mean over repetitions; * = multiplexed (scaled)",
@@ -746,6 +1092,11 @@ function M.report(st, o)
     hdr.threads or 1, (hdr.threads or 1) == 1 and "" or "s", tostring(hdr.pages),
     hdr.split and ", :u user / :k OS" or "",
     (o.stat and o.stat ~= "mean") and (" [showing " .. o.stat .. "]") or "")
+  if chased and hdr.chase then
+    out[#out + 1] = string.format("chase: %s, %s pages, %d samples of ~%d ms per run; " ..
+      "one iteration = one dependent load: value = count / loads", chase_text(hdr.chase),
+      tostring(hdr.pages), hdr.reps, hdr.sample_ms or 20)
+  end
   -- :u and :k rows with identical nonzero counts: the event ignores the
   -- privilege filter (the kernel's software clocks do), say so
   local notes = {}
@@ -828,13 +1179,23 @@ function M.json(st, o)
       out[#out + 1] = encode(obj)
     end
   end
+  -- a group's metrics: {"metric":..., "unit":..., "copy":..., ...}
+  local gm = st.header.group and M.group_metrics(st)
+  for _, r in ipairs(gm and gm.rows or {}) do
+    local obj = {metric = r.name, unit = r.unit}
+    for _, k in ipairs(st.header.kernels) do obj[k] = r.values[k] end
+    out[#out + 1] = encode(obj)
+  end
   return table.concat(out, "\n") .. (#out > 0 and "\n" or "")
 end
 
 doc(M, "survey", [[
 survey: the every-event survey of the STREAM loops (events per loop iteration).
-  survey.run{events=, pattern=, split=, pairs=, kernels=, n=, reps=, fresh=, out=, resume=}
+  survey.run{events=, pattern=, split=, pairs=, group=, kernels=, chase=, n=, reps=, fresh=, out=, resume=}
       -> state (rows, cells per kernel, baseline bandwidth, unopened events)
+      kernels: stream kernels and "chase" (chase="random:256M": per dependent load)
+      group: an events/ file (software, memory-skl, ...); survey.group_metrics(state)
+      evaluates its metrics per kernel
   survey.load(path)             a JSON-lines file written by survey.run{out=...}
   survey.report(state, {stat=}) the table; survey.csv(state), survey.json(state)
   survey.parse_pairs("A,B C,D") / survey.pack(units, try) / survey.plan{...}]])

@@ -1,0 +1,268 @@
+-- The survey beyond the STREAM loops: a pointer chase as a workload
+-- (normalised per dependent load), the events/ groups with their metrics
+-- (software.lua here, with real counts), and events/ files written for
+-- another CPU's PMU (a clear message, not a list of unknown events).
+-- Small chains, short samples: a few seconds in all.
+local helpers = require("helpers")
+local survey = require("pmcsh.survey")
+local cjson = require("cjson")
+
+-- pending() lives in the spec's environment, not in helpers'
+local function need(cond, reason)
+  if not cond then pending(reason) end
+  return cond
+end
+
+local function rel(a, b) return math.abs(a - b) / math.abs(b) end
+
+local function row_of(gm, name)
+  for _, r in ipairs(gm.rows) do if r.name == name then return r end end
+  error("no metric " .. name)
+end
+
+local QUIET = {baseline = false, progress = false, quiet = true}
+local function opts(t)
+  for k, v in pairs(QUIET) do if t[k] == nil then t[k] = v end end
+  return t
+end
+
+describe("survey of a pointer chase", function()
+  it("normalises per dependent load: task-clock per load is the chase's ns per load on unpreempted samples", function()
+    -- 12 samples of 10 ms over a 16 MiB random chain.  The counters run
+    -- around each sample only, so a sample's task-clock is its own time on
+    -- cpu: never above its wall time, and equal to it (2%) when the sample
+    -- was not preempted, i.e. counted no context switch.
+    local st = assert(survey.run(opts{events = {"task-clock", "context-switches", "page-faults"},
+                                      kernels = {"chase"}, chase = "random:16M", reps = 12, sample_ms = 10}))
+    assert.are.equal(1, #st.runs)
+    local r = st.runs[1]
+    assert.are.equal("chase", r.kernel)
+    assert.are.equal(12, #r.samples)
+    assert.are.equal(r.loads * 12, r.iterations)        -- one iteration is one dependent load
+    local tc = st.cells["task-clock"].chase
+    local cs = st.cells["context-switches"].chase
+    local unpreempted = 0
+    for i, ns in ipairs(r.samples) do
+      local t = tc.per_rep[i]                            -- task-clock ns per load, sample i
+      assert.is_true(t <= ns * 1.02 + 20e3 / r.loads,
+        string.format("sample %d: task-clock %.2f ns/load above the sample's %.2f", i, t, ns))
+      if cs.per_rep[i] * r.loads < 0.5 then
+        unpreempted = unpreempted + 1
+        assert.is_true(rel(t, ns) < 0.02,
+          string.format("unpreempted sample %d: task-clock %.2f ns/load, chase %.2f ns/load", i, t, ns))
+      end
+    end
+    -- the cell's value is the total over all loads
+    local sum = 0
+    for _, v in ipairs(tc.per_rep) do sum = sum + v * r.loads end
+    assert.is_true(rel(tc.value * r.iterations, sum) < 1e-9)
+    -- the chain was built and warmed before the window: no page faults
+    assert.is_true(st.cells["page-faults"].chase.value < 1e-6, "a warm chain does not fault")
+    need(unpreempted > 0, "every sample was preempted (busy machine): the equality was not checked")
+  end)
+
+  it("puts a Chase column beside the loops, with ns per load beside the bandwidth", function()
+    local r = helpers.run({"survey", "-k", "copy", "--chase", "random:8M", "-e", "task-clock,page-faults",
+                           "--n", "1M", "--reps", "3", "--sample_ms", "5"})
+    assert.are.equal(0, r.code, r.err)
+    assert.matches("Events per loop iteration%s+Copy%s+Chase\n", r.out)
+    assert.matches("\npage%-faults%s+0%.0000 ±0%%%s+0%.0000 ±0%%\n", r.out)   -- warm arrays, warm chain
+    assert.matches("\nns per iteration, no counters%s+[%d.]+%s+[%d.]+\n", r.out)
+    assert.matches("\nMB/s, no counters%s+[%d.]+%s+n/a\n", r.out)
+    assert.matches("chase: random order over 8 MiB, 64%-byte elements, 4k pages, 3 samples of ~5 ms per run; " ..
+                   "one iteration = one dependent load", r.out)
+  end)
+
+  it("rejects a bad chase with exit 2", function()
+    for _, c in ipairs({
+      {{"survey", "--chase", "zigzag:1M"}, "neither an order %(page, random, stride, tlb%) nor a size"},
+      {{"survey", "--chase", "1M:64:8"}, "ORDER:SIZE%[:STRIDE%]"},
+      {{"survey", "-k", "copy,chace"}, "unknown kernel \"chace\" %(kernels: .*chase%)"},
+    }) do
+      local r = helpers.run(c[1])
+      assert.are.equal(2, r.code, table.concat(c[1], " "))
+      assert.matches(c[2], r.err)
+      assert.are.equal("", r.out)
+    end
+  end)
+end)
+
+describe("survey --group", function()
+  it("evaluates software.lua's metrics per kernel: msr/tsc/ / task-clock is the TSC frequency", function()
+    -- both count only while the task runs, so their ratio is the TSC rate
+    -- whatever the load, on the loops and on the chase alike
+    local st = assert(survey.run(opts{group = "software", kernels = {"copy", "chase"}, chase = "16M",
+                                      n = 2 * 1024 * 1024, reps = 3, sample_ms = 10}))
+    if not need(st.cells["msr/tsc/"], "msr/tsc/ does not open here") then return end
+    local tsc_hz
+    for _, r in ipairs(st.runs) do tsc_hz = tsc_hz or r.tsc_hz end
+    if not need(tsc_hz, "no constant TSC: the stream engine reports no tsc_hz") then return end
+    local gm = assert(survey.group_metrics(st))
+    assert.matches("events/software%.lua$", gm.path)
+    local ghz = row_of(gm, "TSC GHz while running")
+    for _, k in ipairs({"copy", "chase"}) do
+      assert.is_true(rel(ghz.values[k] * 1e9, tsc_hz) < 0.03,
+        string.format("%s: %.4f GHz, the TSC runs at %.4f", k, ghz.values[k], tsc_hz / 1e9))
+    end
+    -- warm arrays: no faults per page moved; the chase moves no STREAM bytes
+    local pf = row_of(gm, "page faults per 4 KiB moved")
+    assert.is_true(pf.values.copy < 1e-3)
+    assert.is_nil(pf.values.chase)
+    assert.matches("needs bytes per iteration, which a pointer chase does not have", pf.reasons.chase)
+    -- ticks per byte = tsc_hz / (bytes per second on cpu)
+    local tpb, gbs = row_of(gm, "TSC ticks per byte"), row_of(gm, "GB/s while running")
+    assert.is_true(rel(tpb.values.copy * gbs.values.copy, ghz.values.copy) < 1e-9)
+  end)
+
+  it("TSC GHz matches /proc/cpuinfo's clock where that clock is the TSC's", function()
+    local f = io.open("/proc/cpuinfo")
+    local text = f and f:read("a") or ""
+    if f then f:close() end
+    local mhz, same = nil, true
+    for v in text:gmatch("cpu MHz%s*:%s*([%d.]+)") do
+      v = tonumber(v)
+      if mhz and v ~= mhz then same = false end
+      mhz = mhz or v
+    end
+    -- a KVM guest reports the TSC rate on every cpu; a host reports each
+    -- cpu's current clock, which varies and is not the TSC
+    if not need(mhz and same and text:find(" constant_tsc"),
+                "/proc/cpuinfo's cpu MHz varies between cpus here: it is the core clock, not the TSC") then
+      return
+    end
+    local st = assert(survey.run(opts{group = "software", kernels = {"triad"}, n = 1024 * 1024, reps = 3}))
+    local ghz = row_of(assert(survey.group_metrics(st)), "TSC GHz while running").values.triad
+    assert.is_true(rel(ghz * 1e3, mhz) < 0.03, string.format("%.4f GHz, cpuinfo %.3f MHz", ghz, mhz))
+  end)
+
+  it("counts first touch as one fault per 4 KiB page moved (fresh arrays, one repetition)", function()
+    -- 8-byte elements: each array access moves 8 bytes and faults once per
+    -- 512, so faults / (STREAM bytes / 4096) = 1 for every kernel
+    local st = assert(survey.run(opts{group = "software", kernels = {"copy", "triad"}, fresh = true,
+                                      n = 2 * 1024 * 1024, reps = 1}))
+    local pf = row_of(assert(survey.group_metrics(st)), "page faults per 4 KiB moved")
+    for _, k in ipairs({"copy", "triad"}) do
+      assert.is_true(rel(pf.values[k], 1) < 0.02, string.format("%s: %.4f faults per page", k, pf.values[k]))
+    end
+  end)
+
+  it("prints the metrics after the table, and the same again from the file", function()
+    local dir = helpers.tmpdir()
+    local file = dir .. "/g.jsonl"
+    local r = helpers.run({"survey", "--group", "software", "-k", "copy", "--n", "1M", "--reps", "2",
+                           "--out", file})
+    assert.are.equal(0, r.code, r.err)
+    assert.matches("\nmsr/tsc/%s+[%d.]+", r.out)                       -- the group's events
+    assert.matches("\n\nMetrics %(events/software%.lua%)%s+Copy\nTSC GHz while running%s+%d%.%d%d%d%d\n", r.out)
+    local rep = helpers.run({"survey", "--report", file})
+    assert.are.equal(r.out, rep.out)
+    local js = helpers.run({"survey", "--report", file, "--json"})
+    local m
+    for line in js.out:gmatch("[^\n]+") do
+      local o = cjson.decode(line)
+      if o.metric == "TSC GHz while running" then m = o end
+    end
+    assert.is_number(m and m.copy)
+    -- no group, no metrics section (pmcsh survey's own table is unchanged)
+    local plain = helpers.run({"survey", "-e", "task-clock", "-k", "copy", "--n", "1M", "--reps", "2"})
+    assert.are.equal(0, plain.code, plain.err)
+    assert.is_nil(plain.out:find("Metrics", 1, true))
+    os.execute("rm -rf '" .. dir .. "'")
+  end)
+
+  it("rejects a missing group and a pairs file given as a group with exit 2", function()
+    local r = helpers.run({"survey", "--group", "no-such-group"})
+    assert.are.equal(2, r.code); assert.matches("no events file", r.err)
+    r = helpers.run({"survey", "--group", "pairs-skl"})
+    assert.are.equal(2, r.code); assert.matches("pairs%-skl%.lua has no 'events' list: not a group", r.err)
+  end)
+end)
+
+describe("events/ files for another PMU", function()
+  -- which PMUs are here is asked in a fresh process: in this one, earlier
+  -- specs forced libpfm4 onto other models (pmc.info(name, {pmu = "skl"})),
+  -- and libpfm4 keeps listing a forced model as present afterwards
+  local function mismatch(name)
+    local r = helpers.run({"-e", string.format([[
+      local s = require("pmcsh.survey")
+      local t, path = assert(s.load_data(%q))
+      io.write(s.pmu_check(t, path, require("pmcsh.pmc")) or "")]], name)})
+    assert.are.equal(0, r.code, r.err)
+    return r.out ~= "" and r.out or nil
+  end
+
+  it("names the file's PMU and how this machine's differs (on recorded machines)", function()
+    local function fake(pmus, exposed)
+      return {
+        list = function()
+          local out = {}
+          for _, p in ipairs(pmus) do out[#out + 1] = {name = p .. "::X", pmu = p} end
+          return out
+        end,
+        environment = function() return {cpu_pmu = exposed} end,
+      }
+    end
+    local skl = {pmu = "skl", cpu = "Intel Skylake"}
+    -- a Skylake with its PMU exposed: nothing to say
+    assert.is_nil(survey.pmu_check(skl, "memory-skl.lua", fake({"skl", "perf", "msr"}, true)))
+    assert.is_nil(survey.pmu_check({name = "software"}, "software.lua", fake({"perf"}, false)))
+    -- a Zen 3 host
+    assert.are.equal("memory-skl.lua is for the skl PMU (Intel Skylake); this machine's PMU differs: " ..
+      "libpfm4 finds amd64_fam19h_zen3",
+      survey.pmu_check(skl, "memory-skl.lua", fake({"amd64_fam19h_zen3", "amd64_fam19h_zen3_l3", "perf"}, true)))
+    -- a Skylake guest without a virtual PMU
+    assert.matches("is for the skl PMU %(Intel Skylake%), which libpfm4 recognises in this CPU; but this " ..
+      "machine's PMU differs: the kernel exposes no hardware PMU",
+      survey.pmu_check(skl, "memory-skl.lua", fake({"skl", "perf"}, false)))
+  end)
+
+  -- each file: exit 1 and the sentence, unless this machine has that PMU
+  for _, c in ipairs({
+    {{"--group", "memory-skl"}, "memory-skl"},
+    {{"--pairs", "pairs-skl"}, "pairs-skl"},
+    {{"--group", "memory-zen"}, "memory-zen"},
+    {{"--pairs", "pairs-zen"}, "pairs-zen"},
+  }) do
+    it("exits 1 for " .. table.concat(c[1], " ") .. ": the file's PMU, this machine's, nothing counted", function()
+      local t, path = assert(survey.load_data(c[2]))
+      -- the distinct events the file names
+      local n, seen = 0, {}
+      for _, e in ipairs(t.events or {}) do if not seen[e] then seen[e] = true; n = n + 1 end end
+      for _, p in ipairs(t.pairs or {}) do
+        for _, e in ipairs(p) do if not seen[e] then seen[e] = true; n = n + 1 end end
+      end
+      if not need(mismatch(c[2]), "this machine has the " .. t.pmu .. " PMU") then return end
+      local args = {"survey", "-k", "copy", "--n", "1M", "--reps", "1"}
+      for _, a in ipairs(c[1]) do args[#args + 1] = a end
+      local r = helpers.run(args)
+      assert.are.equal(1, r.code, r.err)
+      assert.are.equal("", r.out)
+      assert.matches(c[2]:gsub("%-", "%%-") .. "%.lua is for the " .. t.pmu .. " PMU %(" .. t.cpu .. "%)", r.err)
+      assert.matches("this machine's PMU differs: ", r.err)
+      assert.matches("none of its " .. n .. " events can be counted here", r.err)
+      assert.matches("pmc%.info%(NAME, {pmu = \"" .. t.pmu .. "\"}%)", r.err)
+    end)
+  end
+
+  it("heads the unopened list with the file's PMU when only part of it opens", function()
+    local dir = helpers.tmpdir()
+    local file = dir .. "/pairs-mixed.lua"
+    local f = assert(io.open(file, "w"))
+    f:write('return {name = "pairs-mixed", pmu = "skl", cpu = "Intel Skylake",\n',
+            '  pairs = {{"task-clock", "page-faults"}, {"INST_RETIRED:ANY_P", "UOPS_RETIRED:RETIRE_SLOTS"}}}\n')
+    f:close()
+    if not need(mismatch(file), "this machine has the skl PMU") then return end
+    local out = file:gsub("lua$", "jsonl")
+    local r = helpers.run({"survey", "--pairs", file, "-k", "copy", "--n", "1M", "--reps", "2", "--out", out})
+    assert.are.equal(0, r.code, r.err)
+    assert.matches("\ntask%-clock:u %[task%-clock%+page%-faults%]%s+[%d.]+", r.out)
+    local note = "\nNot counted here:\n  " .. file:gsub("%p", "%%%0") .. "%s+is for the skl PMU %(Intel Skylake%)"
+    assert.matches(note, r.out)
+    local st = assert(survey.load(out))
+    os.execute("rm -rf '" .. dir .. "'")
+    assert.are.equal(file, st.unopened[1].event)
+    assert.matches("^is for the skl PMU %(Intel Skylake%)", st.unopened[1].reason)
+    assert.are.equal(5, #st.unopened)                   -- the note, then INST_RETIRED and UOPS_RETIRED :u, :k
+    for i = 2, 5 do assert.matches("unknown event .*%[the file is for the skl PMU%]$", st.unopened[i].reason) end
+  end)
+end)
