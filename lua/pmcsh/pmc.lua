@@ -147,6 +147,9 @@ With pmu=, the events of another CPU model (opens is false).]=])
 
 function pmc.overhead(opts)
   opts = opts or {}
+  if type(opts) ~= "table" or opts[1] ~= nil then
+    error("bad argument #1 to 'overhead' (options table expected: {events = {...}, n = 20000})", 2)
+  end
   local g, msg, errno = pmc.group(opts.events or {"task-clock"})
   if not g then return nil, msg, errno end
   local t = C.overhead(g, opts.n or 20000)
