@@ -32,45 +32,7 @@ static LChain *checkchain(lua_State *L)
 	return lc;
 }
 
-/* Pushes fail, message, errno (the environment tier); returns 3. */
-static int fail(lua_State *L, const char *msg, int err)
-{
-	luaL_pushfail(L);
-	lua_pushstring(L, msg);
-	lua_pushinteger(L, err);
-	return 3;
-}
-
 /* ---- option tables ---------------------------------------------------- */
-
-static void check_keys(lua_State *L, int idx, int arg, const char *const *known)
-{
-	lua_pushnil(L);
-	while (lua_next(L, idx)) {
-		lua_pop(L, 1);
-		int ok = 0;
-		if (lua_type(L, -1) == LUA_TSTRING)
-			for (const char *const *k = known; *k; k++)
-				ok |= strcmp(*k, lua_tostring(L, -1)) == 0;
-		if (!ok)
-			luaL_argerror(L, arg, lua_pushfstring(L, "unknown option '%s'", luaL_tolstring(L, -1, NULL)));
-	}
-}
-
-static lua_Integer opt_int(lua_State *L, int idx, int arg, const char *k, lua_Integer def)
-{
-	lua_Integer v = def;
-	int t = lua_getfield(L, idx, k);
-	if (t != LUA_TNIL) {
-		int isint;
-		v = lua_tointegerx(L, -1, &isint);
-		if (!isint)
-			luaL_argerror(L, arg, lua_pushfstring(L, "%s: an integer expected, got %s", k,
-							     luaL_typename(L, -1)));
-	}
-	lua_pop(L, 1);
-	return v;
-}
 
 static double opt_num(lua_State *L, int idx, int arg, const char *k, double def)
 {
@@ -113,9 +75,6 @@ static int opt_name(lua_State *L, int idx, int arg, const char *k, const char *c
 	return r;
 }
 
-static void setint(lua_State *L, const char *k, lua_Integer v) { lua_pushinteger(L, v); lua_setfield(L, -2, k); }
-static void setnum(lua_State *L, const char *k, double v) { lua_pushnumber(L, v); lua_setfield(L, -2, k); }
-static void setstr(lua_State *L, const char *k, const char *v) { lua_pushstring(L, v); lua_setfield(L, -2, k); }
 
 /* ---- module functions --------------------------------------------------- */
 
@@ -126,8 +85,8 @@ static int l_orders(lua_State *L)
 	lua_createtable(L, CHASE_NORDERS, 0);
 	for (int i = 0; i < CHASE_NORDERS; i++) {
 		lua_createtable(L, 0, 2);
-		setstr(L, "name", chase_orders[i].name);
-		setstr(L, "description", chase_orders[i].description);
+		pmcsh_setstr(L, "name", chase_orders[i].name);
+		pmcsh_setstr(L, "description", chase_orders[i].description);
 		lua_rawseti(L, -2, i + 1);
 	}
 	return 1;
@@ -138,8 +97,8 @@ static int l_pages(lua_State *L)
 	lua_createtable(L, CHASE_NPAGES, 0);
 	for (int i = 0; i < CHASE_NPAGES; i++) {
 		lua_createtable(L, 0, 2);
-		setstr(L, "name", chase_pages[i].name);
-		setstr(L, "description", chase_pages[i].description);
+		pmcsh_setstr(L, "name", chase_pages[i].name);
+		pmcsh_setstr(L, "description", chase_pages[i].description);
 		lua_rawseti(L, -2, i + 1);
 	}
 	return 1;
@@ -157,12 +116,12 @@ static void chain_params(lua_State *L, int idx, struct chase_params *p)
 	for (int i = 0; i < CHASE_NPAGES; i++)
 		page_names[i] = chase_pages[i].name;
 	luaL_checktype(L, idx, LUA_TTABLE);
-	check_keys(L, idx, 1, chain_keys);
+	pmcsh_checkkeys(L, idx, 1, chain_keys);
 
-	lua_Integer size = opt_int(L, idx, 1, "size", -1);
-	lua_Integer stride = opt_int(L, idx, 1, "stride", 64);
-	lua_Integer tlbp = opt_int(L, idx, 1, "tlb_pages", 64);
-	lua_Integer seed = opt_int(L, idx, 1, "seed", 1);
+	lua_Integer size = pmcsh_optint(L, idx, 1, "size", -1);
+	lua_Integer stride = pmcsh_optint(L, idx, 1, "stride", 64);
+	lua_Integer tlbp = pmcsh_optint(L, idx, 1, "tlb_pages", 64);
+	lua_Integer seed = pmcsh_optint(L, idx, 1, "seed", 1);
 	if (lua_getfield(L, idx, "size") == LUA_TNIL)
 		luaL_argerror(L, 1, "size: required (bytes the chain spans)");
 	lua_pop(L, 1);
@@ -208,14 +167,14 @@ static int l_chain(lua_State *L)
 	luaL_setmetatable(L, CHAIN_MT);
 	int err = chase_build(&lc->c, &p);
 	if (err == -ENOMEM && (p.pages == CHASE_PAGES_2M || p.pages == CHASE_PAGES_1G))
-		return fail(L, lua_pushfstring(L, "cannot map %I bytes of %s huge pages: too few reserved "
+		return pmcsh_fail(L, lua_pushfstring(L, "cannot map %I bytes of %s huge pages: too few reserved "
 				"(see /sys/kernel/mm/hugepages/hugepages-%s/nr_hugepages, or use pages=\"thp\")",
 				size, p.pages == CHASE_PAGES_2M ? "2 MiB" : "1 GiB",
 				p.pages == CHASE_PAGES_2M ? "2048kB" : "1048576kB"), ENOMEM);
 	if (err == -EINTR)
-		return fail(L, "interrupted", EINTR);
+		return pmcsh_fail(L, "interrupted", EINTR);
 	if (err)
-		return fail(L, lua_pushfstring(L, "cannot build a chain of %I bytes: %s", size, strerror(-err)), -err);
+		return pmcsh_fail(L, lua_pushfstring(L, "cannot build a chain of %I bytes: %s", size, strerror(-err)), -err);
 	return 1;
 }
 
@@ -227,14 +186,14 @@ static int c_info(lua_State *L)
 {
 	struct chase_chain *c = &checkchain(L)->c;
 	lua_createtable(L, 0, 8);
-	setint(L, "size", (lua_Integer)(c->n * c->p.stride));
-	setint(L, "n", (lua_Integer)c->n);
-	setint(L, "stride", (lua_Integer)c->p.stride);
-	setstr(L, "order", chase_orders[c->p.order].name);
-	setstr(L, "pages", chase_pages[c->p.pages].name);
-	setint(L, "word", (lua_Integer)c->word);
-	setint(L, "tlb_pages", (lua_Integer)c->p.tlb_pages);
-	setint(L, "seed", (lua_Integer)c->p.seed);
+	pmcsh_setint(L, "size", (lua_Integer)(c->n * c->p.stride));
+	pmcsh_setint(L, "n", (lua_Integer)c->n);
+	pmcsh_setint(L, "stride", (lua_Integer)c->p.stride);
+	pmcsh_setstr(L, "order", chase_orders[c->p.order].name);
+	pmcsh_setstr(L, "pages", chase_pages[c->p.pages].name);
+	pmcsh_setint(L, "word", (lua_Integer)c->word);
+	pmcsh_setint(L, "tlb_pages", (lua_Integer)c->p.tlb_pages);
+	pmcsh_setint(L, "seed", (lua_Integer)c->p.seed);
 	return 1;
 }
 
@@ -290,9 +249,9 @@ static int c_run(lua_State *L)
 	}
 	luaL_checktype(L, 2, LUA_TTABLE);
 	lua_settop(L, 2);
-	check_keys(L, 2, 2, run_keys);
-	int k = check_k(L, c, opt_int(L, 2, 2, "k", 1), 2);
-	lua_Integer samples = opt_int(L, 2, 2, "samples", 5);
+	pmcsh_checkkeys(L, 2, 2, run_keys);
+	int k = check_k(L, c, pmcsh_optint(L, 2, 2, "k", 1), 2);
+	lua_Integer samples = pmcsh_optint(L, 2, 2, "samples", 5);
 	double ms = opt_num(L, 2, 2, "sample_ms", 20);
 	luaL_argcheck(L, samples >= 1 && samples <= MAX_SAMPLES, 2, "samples: must be in 1..100000");
 	double wms = opt_num(L, 2, 2, "warmup_ms", 0);
@@ -311,9 +270,9 @@ static int c_run(lua_State *L)
 	struct chase_result res;
 	int err = chase_run(c, k, lc->pos[k], (int)samples, ms * 1e-3, wms * 1e-3, w ? &kw : NULL, ns, &res);
 	if (err == -EINTR)
-		return fail(L, "interrupted", EINTR);
+		return pmcsh_fail(L, "interrupted", EINTR);
 	if (err)
-		return fail(L, lua_pushfstring(L, "chase failed: %s", strerror(-err)), -err);
+		return pmcsh_fail(L, lua_pushfstring(L, "chase failed: %s", strerror(-err)), -err);
 
 	lua_createtable(L, 0, 8);
 	lua_createtable(L, res.samples_done, 0);
@@ -322,10 +281,10 @@ static int c_run(lua_State *L)
 		lua_rawseti(L, -2, s + 1);
 	}
 	lua_setfield(L, -2, "samples");
-	setint(L, "k", k);
-	setint(L, "loads", (lua_Integer)res.loads);
-	setnum(L, "warmup_ns", res.warmup_ns);
-	setnum(L, "warmup_s", res.warmup_s);
+	pmcsh_setint(L, "k", k);
+	pmcsh_setint(L, "loads", (lua_Integer)res.loads);
+	pmcsh_setnum(L, "warmup_ns", res.warmup_ns);
+	pmcsh_setnum(L, "warmup_s", res.warmup_s);
 	if (w) {
 		lpmc_window_push(L, w, res.samples_done);
 		lua_setfield(L, -3, "per_rep");
@@ -354,10 +313,10 @@ static int c_loaded(lua_State *L)
 	struct chase_chain *c = &checkchain(L)->c;
 	luaL_checktype(L, 2, LUA_TTABLE);
 	lua_settop(L, 2);
-	check_keys(L, 2, 2, loaded_keys);
-	lua_Integer threads = opt_int(L, 2, 2, "threads", 1);
-	lua_Integer bw = opt_int(L, 2, 2, "bw_size", 256 << 20);
-	lua_Integer samples = opt_int(L, 2, 2, "samples", 5);
+	pmcsh_checkkeys(L, 2, 2, loaded_keys);
+	lua_Integer threads = pmcsh_optint(L, 2, 2, "threads", 1);
+	lua_Integer bw = pmcsh_optint(L, 2, 2, "bw_size", 256 << 20);
+	lua_Integer samples = pmcsh_optint(L, 2, 2, "samples", 5);
 	double ms = opt_num(L, 2, 2, "sample_ms", 20);
 	luaL_argcheck(L, threads >= 1 && threads <= 1024, 2, "threads: must be in 1..1024");
 	luaL_argcheck(L, bw >= 4096, 2, "bw_size: must be at least 4096 bytes");
@@ -381,16 +340,16 @@ static int c_loaded(lua_State *L)
 	int done;
 	int err = chase_loaded(c, delays, nd, (int)threads, (size_t)bw, (int)samples, ms * 1e-3, rows, &done);
 	if (err == -EINTR)
-		return fail(L, "interrupted", EINTR);
+		return pmcsh_fail(L, "interrupted", EINTR);
 	if (err)
-		return fail(L, lua_pushfstring(L, "loaded latency failed: %s", strerror(-err)), -err);
+		return pmcsh_fail(L, lua_pushfstring(L, "loaded latency failed: %s", strerror(-err)), -err);
 	lua_createtable(L, done, 0);
 	for (int i = 0; i < done; i++) {
 		lua_createtable(L, 0, 4);
-		setint(L, "delay", rows[i].delay);
-		setnum(L, "mbps", rows[i].mbps);
-		setnum(L, "ns", rows[i].ns);
-		setnum(L, "median_ns", rows[i].median_ns);
+		pmcsh_setint(L, "delay", rows[i].delay);
+		pmcsh_setnum(L, "mbps", rows[i].mbps);
+		pmcsh_setnum(L, "ns", rows[i].ns);
+		pmcsh_setnum(L, "median_ns", rows[i].median_ns);
 		lua_rawseti(L, -2, i + 1);
 	}
 	return 1;

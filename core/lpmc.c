@@ -37,14 +37,6 @@ static double now_ns(void)
 	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
-static int fail(lua_State *L, const char *msg, int err)
-{
-	luaL_pushfail(L);
-	lua_pushstring(L, msg);
-	lua_pushinteger(L, err);
-	return 3;
-}
-
 static struct lgroup *checkgroup(lua_State *L, int idx)
 {
 	struct lgroup *lg = luaL_checkudata(L, idx, GROUP_MT);
@@ -142,13 +134,13 @@ static int l_open(lua_State *L)
 	char msg[PMC_ERR_MAX];
 	int r = resolve_list(L, 1, lg->ev, n, msg);
 	if (r)
-		return fail(L, msg, -r);
+		return pmcsh_fail(L, msg, -r);
 	pmc_group_layout(&lg->g);
 	int bad;
 	r = pmc_group_open(&lg->g, &t, &bad);
 	if (r) {
 		pmc_open_strerror(&lg->ev[bad >= 0 ? bad : 0], -r, msg, sizeof msg);
-		return fail(L, msg, -r);
+		return pmcsh_fail(L, msg, -r);
 	}
 	lg->target = t;
 	lg->closed = 0;
@@ -265,10 +257,10 @@ static int read_push(lua_State *L, struct lgroup *lg)
 		r = pmc_group_delta(&lg->g, c, &bad);
 	if (r == -EBUSY) {
 		unsched_msg(&lg->ev[bad >= 0 ? bad : 0], c, msg, sizeof msg);
-		return fail(L, msg, EBUSY);
+		return pmcsh_fail(L, msg, EBUSY);
 	}
 	if (r)
-		return fail(L, strerror(-r), -r);
+		return pmcsh_fail(L, strerror(-r), -r);
 	push_reading(L, lg->ev, lg->g.nev, c, &lg->g);
 	return 1;
 }
@@ -283,7 +275,7 @@ static int g_start(lua_State *L)
 		r = pmc_group_enable(&lg->g);
 	}
 	if (r)
-		return fail(L, r == -EBUSY ? "group cannot be scheduled (a pinned group in error state)" : strerror(-r),
+		return pmcsh_fail(L, r == -EBUSY ? "group cannot be scheduled (a pinned group in error state)" : strerror(-r),
 			    -r);
 	lua_settop(L, 1);
 	return 1;
@@ -294,7 +286,7 @@ static int g_stop(lua_State *L)
 	struct lgroup *lg = checkgroup(L, 1);
 	int r = pmc_group_disable(&lg->g);
 	if (r)
-		return fail(L, strerror(-r), -r);
+		return pmcsh_fail(L, strerror(-r), -r);
 	lua_settop(L, 1);
 	return 1;
 }
@@ -304,7 +296,7 @@ static int g_reset(lua_State *L)
 	struct lgroup *lg = checkgroup(L, 1);
 	int r = pmc_group_snapshot(&lg->g);
 	if (r)
-		return fail(L, strerror(-r), -r);
+		return pmcsh_fail(L, strerror(-r), -r);
 	pmc_group_rebase(&lg->g);
 	lua_settop(L, 1);
 	return 1;
@@ -325,7 +317,7 @@ static int g_measure(lua_State *L)
 	int nargs = lua_gettop(L) - 2;
 	int r = pmc_group_snapshot(&lg->g);
 	if (r)
-		return fail(L, strerror(-r), -r);
+		return pmcsh_fail(L, strerror(-r), -r);
 	pmc_group_rebase(&lg->g);
 	pmc_group_enable(&lg->g);
 	int st = lua_pcall(L, nargs, LUA_MULTRET, 0);
@@ -531,7 +523,7 @@ struct lpmc_window *lpmc_window_new(lua_State *L, int idx, int nreps, const pid_
 	if (!w->raw || (ntids > 0 && !w->copies)) {
 		window_free(w);
 		lua_pop(L, 1);
-		fail(L, "out of memory for the counter window", ENOMEM);
+		pmcsh_fail(L, "out of memory for the counter window", ENOMEM);
 		return NULL;
 	}
 	w->en = w->raw + cells;
@@ -545,7 +537,7 @@ struct lpmc_window *lpmc_window_new(lua_State *L, int idx, int nreps, const pid_
 		if (!c->sub) {
 			window_free(w);
 			lua_pop(L, 1);
-			fail(L, "out of memory for the counter window", ENOMEM);
+			pmcsh_fail(L, "out of memory for the counter window", ENOMEM);
 			return NULL;
 		}
 		pmc_group_layout(c);
@@ -557,7 +549,7 @@ struct lpmc_window *lpmc_window_new(lua_State *L, int idx, int nreps, const pid_
 			pmc_open_strerror(&lg->ev[bad >= 0 ? bad : 0], -r, msg, sizeof msg);
 			window_free(w);
 			lua_pop(L, 1);
-			fail(L, msg, -r);
+			pmcsh_fail(L, msg, -r);
 			return NULL;
 		}
 	}
@@ -633,7 +625,7 @@ static int l_probe(lua_State *L)
 	if (kind <= 1 && bytes) {
 		buf = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (buf == MAP_FAILED)
-			return fail(L, "mmap failed for the probe buffer", errno);
+			return pmcsh_fail(L, "mmap failed for the probe buffer", errno);
 		madvise(buf, bytes, MADV_NOHUGEPAGE);  /* the prediction assumes 4 KiB pages */
 	}
 	const char *path = luaL_optstring(L, 4, "/dev/zero");
@@ -642,7 +634,7 @@ static int l_probe(lua_State *L)
 		if (buf)
 			munmap(buf, bytes);
 		lua_pushfstring(L, "cannot open %s: %s", path, strerror(e));
-		return fail(L, lua_tostring(L, -1), e);
+		return pmcsh_fail(L, lua_tostring(L, -1), e);
 	}
 	long page = sysconf(_SC_PAGESIZE);
 	struct timespec c0, c1;
@@ -693,7 +685,7 @@ static int l_probe(lua_State *L)
 	if (buf)
 		munmap(buf, bytes);
 	if (r)
-		return fail(L, strerror(-r), -r);
+		return pmcsh_fail(L, strerror(-r), -r);
 	int got = read_push(L, lg);
 	if (got != 1)
 		return got;
@@ -726,23 +718,23 @@ static int l_run(lua_State *L)
 	char msg[PMC_ERR_MAX];
 	int r = resolve_list(L, 1, lg->ev, n, msg);
 	if (r)
-		return fail(L, msg, -r);
+		return pmcsh_fail(L, msg, -r);
 	pmc_group_layout(&lg->g);
 
 	int go[2], ex[2];
 	if (pipe2(go, O_CLOEXEC) < 0)
-		return fail(L, "pipe failed", errno);
+		return pmcsh_fail(L, "pipe failed", errno);
 	if (pipe2(ex, O_CLOEXEC) < 0) {
 		int e = errno;
 		close(go[0]); close(go[1]);
-		return fail(L, "pipe failed", e);
+		return pmcsh_fail(L, "pipe failed", e);
 	}
 	fflush(NULL);
 	pid_t pid = fork();
 	if (pid < 0) {
 		int e = errno;
 		close(go[0]); close(go[1]); close(ex[0]); close(ex[1]);
-		return fail(L, "fork failed", e);
+		return pmcsh_fail(L, "fork failed", e);
 	}
 	if (pid == 0) {
 		char c;
@@ -767,7 +759,7 @@ static int l_run(lua_State *L)
 		close(ex[0]);
 		waitpid(pid, NULL, 0);
 		pmc_open_strerror(&lg->ev[bad >= 0 ? bad : 0], -r, msg, sizeof msg);
-		return fail(L, msg, -r);
+		return pmcsh_fail(L, msg, -r);
 	}
 	lg->closed = 0;  /* from here the userdata's __gc closes the fds */
 	double t0 = now_ns();
@@ -782,7 +774,7 @@ static int l_run(lua_State *L)
 	double elapsed = now_ns() - t0;
 	if (got == (ssize_t)sizeof child_errno) {
 		snprintf(msg, sizeof msg, "cannot run '%s': %s", argv[0], strerror(child_errno));
-		return fail(L, msg, child_errno);
+		return pmcsh_fail(L, msg, child_errno);
 	}
 	int nres = read_push(L, lg);  /* baseline is zero: counts since exec */
 	lg->closed = 1;
@@ -817,7 +809,7 @@ static int l_scale(lua_State *L)
 	double v;
 	int mux;
 	if (pmc_scale((uint64_t)raw, (uint64_t)en, (uint64_t)run, scale, &v, &mux))
-		return fail(L, "group cannot be scheduled: enabled but never running", EBUSY);
+		return pmcsh_fail(L, "group cannot be scheduled: enabled but never running", EBUSY);
 	lua_pushnumber(L, v);
 	lua_pushboolean(L, mux);
 	return 2;
@@ -894,7 +886,7 @@ static int l_replay(lua_State *L)
 	char msg[PMC_ERR_MAX];
 	int r = resolve_list(L, evidx, lg->ev, n, msg);
 	if (r)
-		return fail(L, msg, -r);
+		return pmcsh_fail(L, msg, -r);
 	lg->g.nsub = 1;
 	lg->sub[0].n = n;
 	for (int i = 0; i < n; i++)
@@ -907,7 +899,7 @@ static int l_replay(lua_State *L)
 	if (r) {
 		lg->sub[0].inst = NULL;
 		unsched_msg(&lg->ev[bad], c, msg, sizeof msg);
-		return fail(L, msg, EBUSY);
+		return pmcsh_fail(L, msg, EBUSY);
 	}
 	push_reading(L, lg->ev, n, c, &lg->g);
 	lg->sub[0].inst = NULL;  /* the instances belong to their userdata */
@@ -996,7 +988,7 @@ static int l_mmap_replay(lua_State *L)
 	struct pmc_mmap_ops ops = {replay_rdpmc, replay_rdtsc, &rc};
 	struct pmc_mmap_value v;
 	if (pmc_mmap_read_ops(pc, &ops, &v))
-		return fail(L, "off the PMU (index 0, or no user rdpmc/time): read() instead", EAGAIN);
+		return pmcsh_fail(L, "off the PMU (index 0, or no user rdpmc/time): read() instead", EAGAIN);
 	lua_createtable(L, 0, 5);
 	lua_pushinteger(L, (lua_Integer)v.count); lua_setfield(L, -2, "count");
 	lua_pushinteger(L, (lua_Integer)v.enabled); lua_setfield(L, -2, "enabled");
@@ -1046,7 +1038,7 @@ static int l_info(lua_State *L)
 	char msg[PMC_ERR_MAX];
 	int forced = !lua_isnoneornil(L, 2);
 	if (force_begin(L, 2, msg))
-		return fail(L, msg, EINVAL);
+		return pmcsh_fail(L, msg, EINVAL);
 	struct pmc_event *ev = lua_newuserdatauv(L, sizeof *ev, 0);
 	int r = pmc_resolve(name, ev, msg, sizeof msg);
 	int encoded = r == 0;
@@ -1059,7 +1051,7 @@ static int l_info(lua_State *L)
 		lua_pushstring(L, msg); lua_setfield(L, -2, "reason");
 	} else if (r) {
 		force_end(forced);
-		return fail(L, msg, -r);
+		return pmcsh_fail(L, msg, -r);
 	} else {
 		push_encoding(L, ev);
 	}
@@ -1118,13 +1110,13 @@ static int l_list(lua_State *L)
 	char msg[PMC_ERR_MAX];
 	int forced = !lua_isnoneornil(L, 2);
 	if (force_begin(L, 2, msg))
-		return fail(L, msg, EINVAL);
+		return pmcsh_fail(L, msg, EINVAL);
 	c.probe = lua_toboolean(L, 3) ? -1 : !forced;
 	lua_newtable(L);
 	int r = pmc_list(list_cb, &c);
 	force_end(forced);
 	if (r)
-		return fail(L, "libpfm4 failed to initialise", -r);
+		return pmcsh_fail(L, "libpfm4 failed to initialise", -r);
 	return 1;
 }
 

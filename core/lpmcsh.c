@@ -1,4 +1,6 @@
 /* The preload table: every C module of pmcsh, registered once. */
+#include <string.h>
+
 #include "lpmcsh.h"
 
 static const luaL_Reg preloads[] = {
@@ -27,4 +29,43 @@ void pmcsh_newclass(lua_State *L, const char *name, const luaL_Reg *meta, const 
 	luaL_setfuncs(L, methods, 0);
 	lua_setfield(L, -2, "__index");
 	lua_pop(L, 1);
+}
+
+int pmcsh_fail(lua_State *L, const char *msg, int err)
+{
+	luaL_pushfail(L);
+	lua_pushstring(L, msg);
+	lua_pushinteger(L, err);
+	return 3;
+}
+
+void pmcsh_checkkeys(lua_State *L, int idx, int arg, const char *const known[])
+{
+	lua_pushnil(L);
+	while (lua_next(L, idx)) {
+		int ok = 0;
+		if (lua_type(L, -2) == LUA_TSTRING)
+			for (int i = 0; known[i]; i++)
+				ok |= strcmp(known[i], lua_tostring(L, -2)) == 0;
+		if (!ok) {
+			lua_pushvalue(L, -2);
+			luaL_argerror(L, arg, lua_pushfstring(L, "unknown option '%s'", luaL_tolstring(L, -1, NULL)));
+		}
+		lua_pop(L, 1);
+	}
+}
+
+lua_Integer pmcsh_optint(lua_State *L, int idx, int arg, const char *k, lua_Integer def)
+{
+	lua_Integer v = def;
+	int t = lua_getfield(L, idx, k);
+	if (t != LUA_TNIL) {
+		int isint;
+		v = lua_tointegerx(L, -1, &isint);
+		if (!isint)
+			luaL_argerror(L, arg, lua_pushfstring(L, "%s: an integer expected, got %s", k,
+				      t == LUA_TNUMBER ? "a fraction" : luaL_typename(L, -1)));
+	}
+	lua_pop(L, 1);
+	return v;
 }

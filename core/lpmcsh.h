@@ -17,6 +17,40 @@ int luaopen_pmcsh_chase(lua_State *L);  /* core/lchase.c  */
  * __index.  Leaves nothing on the stack. */
 void pmcsh_newclass(lua_State *L, const char *name, const luaL_Reg *meta, const luaL_Reg *methods);
 
+/* Pushes fail, message, errno (the environment tier of errors); returns 3. */
+int pmcsh_fail(lua_State *L, const char *msg, int err);
+
+/* Option tables: raises (argument `arg`) on a key of the table at idx not
+ * in the NULL-terminated `known`; reads integer field k (def when absent,
+ * an argument error when not an integer). */
+void pmcsh_checkkeys(lua_State *L, int idx, int arg, const char *const known[]);
+lua_Integer pmcsh_optint(lua_State *L, int idx, int arg, const char *k, lua_Integer def);
+
+/* Sets field k of the table on top. */
+static inline void pmcsh_setint(lua_State *L, const char *k, lua_Integer v)
+{
+	lua_pushinteger(L, v);
+	lua_setfield(L, -2, k);
+}
+
+static inline void pmcsh_setnum(lua_State *L, const char *k, double v)
+{
+	lua_pushnumber(L, v);
+	lua_setfield(L, -2, k);
+}
+
+static inline void pmcsh_setstr(lua_State *L, const char *k, const char *v)
+{
+	lua_pushstring(L, v);
+	lua_setfield(L, -2, k);
+}
+
+static inline void pmcsh_setbool(lua_State *L, const char *k, int v)
+{
+	lua_pushboolean(L, v);
+	lua_setfield(L, -2, k);
+}
+
 /* Registers all of the above in package.preload. */
 void pmcsh_preload(lua_State *L);
 

@@ -36,64 +36,6 @@ static LStream *checkstream(lua_State *L)
 	return ls;
 }
 
-static void setint(lua_State *L, const char *k, lua_Integer v)
-{
-	lua_pushinteger(L, v);
-	lua_setfield(L, -2, k);
-}
-
-static void setnum(lua_State *L, const char *k, double v)
-{
-	lua_pushnumber(L, v);
-	lua_setfield(L, -2, k);
-}
-
-static void setstr(lua_State *L, const char *k, const char *v)
-{
-	lua_pushstring(L, v);
-	lua_setfield(L, -2, k);
-}
-
-static void setbool(lua_State *L, const char *k, int v)
-{
-	lua_pushboolean(L, v);
-	lua_setfield(L, -2, k);
-}
-
-/* Raises on keys of option table `idx` that are not in `known`. */
-static void check_keys(lua_State *L, int idx, int arg, const char *const known[])
-{
-	lua_pushnil(L);
-	while (lua_next(L, idx)) {
-		int ok = 0;
-		if (lua_type(L, -2) == LUA_TSTRING)
-			for (int i = 0; known[i]; i++)
-				if (!strcmp(known[i], lua_tostring(L, -2)))
-					ok = 1;
-		if (!ok) {
-			lua_pushvalue(L, -2);
-			luaL_argerror(L, arg, lua_pushfstring(L, "unknown option '%s'", luaL_tolstring(L, -1, NULL)));
-		}
-		lua_pop(L, 1);
-	}
-}
-
-/* Integer field `k` of the table at `idx`, `def` when absent. */
-static lua_Integer opt_int(lua_State *L, int idx, int arg, const char *k, lua_Integer def)
-{
-	lua_Integer v = def;
-	int t = lua_getfield(L, idx, k);
-	if (t != LUA_TNIL) {
-		int isint;
-		v = lua_tointegerx(L, -1, &isint);
-		if (!isint)
-			luaL_argerror(L, arg, lua_pushfstring(L, "%s: an integer expected, got %s", k,
-				      t == LUA_TNUMBER ? "a fraction" : luaL_typename(L, -1)));
-	}
-	lua_pop(L, 1);
-	return v;
-}
-
 static int opt_bool(lua_State *L, int idx, const char *k, int def)
 {
 	int t = lua_getfield(L, idx, k), v = t == LUA_TNIL ? def : lua_toboolean(L, -1);
@@ -114,12 +56,12 @@ static int stream_new(lua_State *L)
 	if (lua_isnoneornil(L, 1))
 		lua_newtable(L), lua_replace(L, 1);
 	luaL_checktype(L, 1, LUA_TTABLE);
-	check_keys(L, 1, 1, known);
+	pmcsh_checkkeys(L, 1, 1, known);
 	int nallowed = stream_allowed_cpus(allowed, STREAM_MAX_THREADS);
 	if (nallowed < 0)
 		return luaL_fileresult(L, 0, "sched_getaffinity");
 
-	lua_Integer n = opt_int(L, 1, 1, "n", (lua_Integer)stream_default_n());
+	lua_Integer n = pmcsh_optint(L, 1, 1, "n", (lua_Integer)stream_default_n());
 	long pagesz = sysconf(_SC_PAGESIZE), phys = sysconf(_SC_PHYS_PAGES);
 	double total = 3.0 * (double)n * sizeof(double);
 	ARGCHECK(L, n > 0, 1, lua_pushfstring(L, "n: must be a positive number of elements, got %I", n));
@@ -128,7 +70,7 @@ static int stream_new(lua_State *L)
 				      n, (int)(total / 1048576), (int)((double)phys * pagesz / 1048576)));
 	o.n = (size_t)n;
 
-	lua_Integer threads = opt_int(L, 1, 1, "threads", nallowed);
+	lua_Integer threads = pmcsh_optint(L, 1, 1, "threads", nallowed);
 	ARGCHECK(L, threads >= 1, 1, lua_pushfstring(L, "threads: must be at least 1, got %I", threads));
 	int tcpu = lua_getfield(L, 1, "cpus");
 	if (tcpu != LUA_TNIL) {
@@ -177,7 +119,7 @@ static int stream_new(lua_State *L)
 	}
 	lua_pop(L, 1);
 
-	lua_Integer off = opt_int(L, 1, 1, "offset", 0);
+	lua_Integer off = pmcsh_optint(L, 1, 1, "offset", 0);
 	ARGCHECK(L, off >= 0 && off < 4096 && off % 8 == 0, 1,
 		      "offset: bytes added to each array start, a multiple of 8 below 4096");
 	o.offset = (size_t)off;
@@ -191,10 +133,7 @@ static int stream_new(lua_State *L)
 	luaL_setmetatable(L, STREAM_MT);
 	int rc = stream_create(&ls->s, &o, msg, sizeof msg);
 	if (rc < 0) {
-		luaL_pushfail(L);
-		lua_pushstring(L, msg);
-		lua_pushinteger(L, -rc);
-		return 3;
+		return pmcsh_fail(L, msg, -rc);
 	}
 	return 1;
 }
@@ -258,8 +197,8 @@ static int stream_runm(lua_State *L)
 		lua_settop(L, 2), lua_newtable(L);
 	luaL_checktype(L, 3, LUA_TTABLE);
 	lua_settop(L, 3);
-	check_keys(L, 3, 3, known);
-	lua_Integer reps = opt_int(L, 3, 3, "reps", 10);
+	pmcsh_checkkeys(L, 3, 3, known);
+	lua_Integer reps = pmcsh_optint(L, 3, 3, "reps", 10);
 	ARGCHECK(L, reps >= 1 && reps <= 1000000, 3, "reps: between 1 and 1000000");
 	int warmup;
 	if (lua_getfield(L, 3, "warmup") == LUA_TNUMBER) {
@@ -325,32 +264,32 @@ static int stream_runm(lua_State *L)
 	free(sorted);
 
 	lua_createtable(L, 0, 28);
-	setstr(L, "kernel", k->name);
-	setbool(L, "reference", ref);
-	setint(L, "n", (lua_Integer)n);
-	setint(L, "threads", stream_threads(s));
-	setint(L, "reps", done);
-	setint(L, "warmup", warmup);
+	pmcsh_setstr(L, "kernel", k->name);
+	pmcsh_setbool(L, "reference", ref);
+	pmcsh_setint(L, "n", (lua_Integer)n);
+	pmcsh_setint(L, "threads", stream_threads(s));
+	pmcsh_setint(L, "reps", done);
+	pmcsh_setint(L, "warmup", warmup);
 	lua_createtable(L, done, 0);
 	for (int r = 0; r < done; r++) {
 		lua_pushnumber(L, times[r]);
 		lua_rawseti(L, -2, r + 1);
 	}
 	lua_setfield(L, -2, "times");
-	setnum(L, "min", mn);
-	setnum(L, "median", med);
-	setnum(L, "max", mx);
-	setnum(L, "avg", avg);
-	setint(L, "bytes_per_iter", k->bytes);
-	setint(L, "bytes_per_iter_wa", k->bytes_wa);
-	setnum(L, "mbps", 1e-6 * k->bytes * (double)n / mn);
-	setnum(L, "mbps_wa", 1e-6 * k->bytes_wa * (double)n / mn);
-	setint(L, "iterations", (lua_Integer)n * done);
+	pmcsh_setnum(L, "min", mn);
+	pmcsh_setnum(L, "median", med);
+	pmcsh_setnum(L, "max", mx);
+	pmcsh_setnum(L, "avg", avg);
+	pmcsh_setint(L, "bytes_per_iter", k->bytes);
+	pmcsh_setint(L, "bytes_per_iter_wa", k->bytes_wa);
+	pmcsh_setnum(L, "mbps", 1e-6 * k->bytes * (double)n / mn);
+	pmcsh_setnum(L, "mbps_wa", 1e-6 * k->bytes_wa * (double)n / mn);
+	pmcsh_setint(L, "iterations", (lua_Integer)n * done);
 	if (!strcmp(k->name, "sum"))
-		setnum(L, "sum", sum);
-	setstr(L, "clock", "CLOCK_MONOTONIC");
+		pmcsh_setnum(L, "sum", sum);
+	pmcsh_setstr(L, "clock", "CLOCK_MONOTONIC");
 	double tick = stream_clock_tick();
-	setnum(L, "tick", tick);
+	pmcsh_setnum(L, "tick", tick);
 	if (stream_tsc_usable()) {
 		double tt = 0, ts = 0;
 		lua_createtable(L, done, 0);
@@ -361,9 +300,9 @@ static int stream_runm(lua_State *L)
 			ts += (double)tsc[r];
 		}
 		lua_setfield(L, -2, "tsc");
-		setnum(L, "tsc_hz", ts / tt);
+		pmcsh_setnum(L, "tsc_hz", ts / tt);
 	}
-	setbool(L, "validated", 1);
+	pmcsh_setbool(L, "validated", 1);
 	if (mn < 20 * tick) {
 		lua_createtable(L, 1, 0);
 		lua_pushfstring(L, "the shortest repetition (%f us) is under 20 clock ticks (%f us each): "
@@ -393,11 +332,11 @@ static int stream_parts(lua_State *L)
 		int cpu;
 		stream_part(s, i, &lo, &cnt, &cpu);
 		lua_createtable(L, 0, 4);
-		setint(L, "first", (lua_Integer)lo + 1);
-		setint(L, "count", (lua_Integer)cnt);
+		pmcsh_setint(L, "first", (lua_Integer)lo + 1);
+		pmcsh_setint(L, "count", (lua_Integer)cnt);
 		if (cpu >= 0)
-			setint(L, "cpu", cpu);
-		setint(L, "tid", i ? tids[i - 1] : gettid());
+			pmcsh_setint(L, "cpu", cpu);
+		pmcsh_setint(L, "tid", i ? tids[i - 1] : gettid());
 		lua_rawseti(L, -2, i + 1);
 	}
 	return 1;
@@ -411,24 +350,24 @@ static int stream_pagesm(lua_State *L)
 	LStream *ls = checkstream(L);
 	double rss = 0, thp = 0, kps = 0;
 	lua_createtable(L, 0, 6);
-	setstr(L, "policy", page_names[ls->pages]);
+	pmcsh_setstr(L, "policy", page_names[ls->pages]);
 	for (int k = 0; k < 3; k++) {
 		struct stream_pageinfo pi;
 		int rc = stream_pageinfo(ls->s, k, &pi);
 		if (rc < 0)
 			return luaL_fileresult(L, 0, "/proc/self/smaps");
 		lua_createtable(L, 0, 4);
-		setint(L, "kernel_page", pi.kernel_page_kb * 1024);
-		setint(L, "rss", pi.rss_kb * 1024);
-		setint(L, "thp", pi.anon_huge_kb * 1024);
-		setint(L, "hugetlb", pi.hugetlb_kb * 1024);
+		pmcsh_setint(L, "kernel_page", pi.kernel_page_kb * 1024);
+		pmcsh_setint(L, "rss", pi.rss_kb * 1024);
+		pmcsh_setint(L, "thp", pi.anon_huge_kb * 1024);
+		pmcsh_setint(L, "hugetlb", pi.hugetlb_kb * 1024);
 		lua_setfield(L, -2, array_names[k]);
 		rss += pi.rss_kb;
 		thp += pi.anon_huge_kb;
 		kps = pi.kernel_page_kb;
 	}
-	setint(L, "page_size", (lua_Integer)(kps > 4 ? kps * 1024 : (rss > 0 && thp * 2 > rss ? 2097152 : kps * 1024)));
-	setnum(L, "thp_fraction", rss > 0 ? thp / rss : 0);
+	pmcsh_setint(L, "page_size", (lua_Integer)(kps > 4 ? kps * 1024 : (rss > 0 && thp * 2 > rss ? 2097152 : kps * 1024)));
+	pmcsh_setnum(L, "thp_fraction", rss > 0 ? thp / rss : 0);
 	return 1;
 }
 
@@ -486,15 +425,15 @@ static int stream_info(lua_State *L)
 	LStream *ls = checkstream(L);
 	struct stream *s = ls->s;
 	lua_createtable(L, 0, 8);
-	setint(L, "n", (lua_Integer)stream_n(s));
-	setint(L, "threads", stream_threads(s));
-	setstr(L, "pages", page_names[ls->pages]);
-	setint(L, "offset", (lua_Integer)stream_offset(s));
-	setbool(L, "touched", stream_touched(s));
-	setint(L, "array_bytes", (lua_Integer)(stream_n(s) * sizeof(double)));
+	pmcsh_setint(L, "n", (lua_Integer)stream_n(s));
+	pmcsh_setint(L, "threads", stream_threads(s));
+	pmcsh_setstr(L, "pages", page_names[ls->pages]);
+	pmcsh_setint(L, "offset", (lua_Integer)stream_offset(s));
+	pmcsh_setbool(L, "touched", stream_touched(s));
+	pmcsh_setint(L, "array_bytes", (lua_Integer)(stream_n(s) * sizeof(double)));
 	lua_createtable(L, 0, 3);
 	for (int k = 0; k < 3; k++)
-		setnum(L, array_names[k], stream_expected(s, k));
+		pmcsh_setnum(L, array_names[k], stream_expected(s, k));
 	lua_setfield(L, -2, "expected");
 	return 1;
 }
@@ -506,14 +445,14 @@ static int stream_kernels_l(lua_State *L)
 	int i = 0;
 	for (const struct stream_kernel *k = stream_kernels; k->name; k++) {
 		lua_createtable(L, 0, 14);
-		setstr(L, "name", k->name);
-		setstr(L, "description", k->description);
-		setstr(L, "symbol", k->symbol);
-		setint(L, "bytes", k->bytes);
-		setint(L, "bytes_wa", k->bytes_wa);
-		setint(L, "loads", k->loads);
-		setint(L, "stores", k->stores);
-		setint(L, "flops", k->flops);
+		pmcsh_setstr(L, "name", k->name);
+		pmcsh_setstr(L, "description", k->description);
+		pmcsh_setstr(L, "symbol", k->symbol);
+		pmcsh_setint(L, "bytes", k->bytes);
+		pmcsh_setint(L, "bytes_wa", k->bytes_wa);
+		pmcsh_setint(L, "loads", k->loads);
+		pmcsh_setint(L, "stores", k->stores);
+		pmcsh_setint(L, "flops", k->flops);
 		lua_createtable(L, 3, 0);
 		for (int a = 0, j = 0; a < 3; a++)
 			if (k->reads & (1u << a))
@@ -524,10 +463,10 @@ static int stream_kernels_l(lua_State *L)
 			if (k->writes & (1u << a))
 				lua_pushstring(L, array_names[a]), lua_rawseti(L, -2, ++j);
 		lua_setfield(L, -2, "writes");
-		setbool(L, "nt", k->nt);
+		pmcsh_setbool(L, "nt", k->nt);
 		if (k->plain)
-			setstr(L, "plain", k->plain);
-		setbool(L, "available", stream_kernel_available(k));
+			pmcsh_setstr(L, "plain", k->plain);
+		pmcsh_setbool(L, "available", stream_kernel_available(k));
 		lua_rawseti(L, -2, ++i);
 	}
 	return 1;
@@ -540,21 +479,21 @@ static int stream_machine(lua_State *L)
 	int cpus[STREAM_MAX_THREADS], nc = stream_allowed_cpus(cpus, STREAM_MAX_THREADS), ncache;
 	size_t llc = stream_llc_bytes(&ncache);
 	lua_createtable(L, 0, 8);
-	setint(L, "llc_bytes", (lua_Integer)llc);
-	setint(L, "llc_count", ncache);
-	setint(L, "default_n", (lua_Integer)stream_default_n());
+	pmcsh_setint(L, "llc_bytes", (lua_Integer)llc);
+	pmcsh_setint(L, "llc_count", ncache);
+	pmcsh_setint(L, "default_n", (lua_Integer)stream_default_n());
 	lua_createtable(L, nc > 0 ? nc : 0, 0);
 	for (int i = 0; i < nc; i++)
 		lua_pushinteger(L, cpus[i]), lua_rawseti(L, -2, i + 1);
 	lua_setfield(L, -2, "cpus");
-	setnum(L, "tick", stream_clock_tick());
-	setbool(L, "tsc", stream_tsc_usable());
+	pmcsh_setnum(L, "tick", stream_clock_tick());
+	pmcsh_setbool(L, "tsc", stream_tsc_usable());
 	if (stream_nt_isa())
-		setstr(L, "nt_isa", stream_nt_isa());
+		pmcsh_setstr(L, "nt_isa", stream_nt_isa());
 	long kb = stream_mem_available_kb();
 	if (kb >= 0)
-		setint(L, "mem_available", (lua_Integer)kb * 1024);
-	setnum(L, "scalar", STREAM_SCALAR);
+		pmcsh_setint(L, "mem_available", (lua_Integer)kb * 1024);
+	pmcsh_setnum(L, "scalar", STREAM_SCALAR);
 	return 1;
 }
 
