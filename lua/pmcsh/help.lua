@@ -23,7 +23,10 @@ local function topics()
   end
   table.sort(mods)
   for _, m in ipairs(mods) do
-    local first = by_name[m].text:match("[^\n]*")
+    -- the first sentence of the first paragraph, cut to fit a line
+    local para = by_name[m].text:match("^(.-)\n%s*\n") or by_name[m].text
+    local first = para:gsub("%s+", " "):match("^(.-%.)%s") or para:gsub("%s+", " ")
+    if #first > 66 then first = first:sub(1, 66):gsub("%s+%S*$", "") .. " ..." end
     out[#out + 1] = string.format("  %-10s %s", m, first)
   end
   return table.concat(out, "\n")
