@@ -10,7 +10,9 @@ being `reps` timed repetitions after a warm-up.  Prints the best bandwidth
 (STREAM MB/s = 1e6 bytes/s, from the minimum time) of each, their ratio, and
 "paired": the median over rounds of the ratio of the two runs of one round;
 the *_nt kernels are compared with the plain reference loop they replace.
-The target is a ratio >= 0.98 on every kernel.
+The target is a ratio >= 0.98 on every kernel.  --self runs pmcsh's own
+kernel on both sides (an A/A comparison): its ratios are this machine's
+noise floor, against which the real comparison is read.
 
   pmcsh bench-stream                         1 thread and all threads
   pmcsh bench-stream -t 1 -k triad,copy --rounds 9
@@ -22,6 +24,7 @@ The target is a ratio >= 0.98 on every kernel.
     {name = "threads", short = "t", type = "list", help = "thread counts (default: 1 and all cpus)"},
     {name = "kernels", short = "k", type = "list", help = "kernels (default: every available one)"},
     {name = "pages", type = "string", choices = {"4k", "thp", "2m", "1g"}, default = "thp", help = "page policy"},
+    {name = "self", type = "flag", help = "A/A: pmcsh's kernel on both sides, to see the noise floor"},
     {name = "json", type = "flag", help = "one JSON object per kernel and thread count"},
   },
   run = function(opts)
@@ -68,14 +71,14 @@ The target is a ratio >= 0.98 on every kernel.
       end
       for _, k in ipairs(kernels) do
         local d = desc[k]
-        local refk = d.plain or k
+        local refk = opts.self and k or d.plain or k
         local best, best_ref, paired = 0, 0, {}
         for round = 1, opts.rounds do
           local this = {}
           -- alternate who goes first, so a drift in the machine hits both
           local order = round % 2 == 1 and {false, true} or {true, false}
           for _, ref in ipairs(order) do
-            local r, rerr = s:run(ref and refk or k, {reps = opts.reps, reference = ref, quiet = true})
+            local r, rerr = s:run(ref and refk or k, {reps = opts.reps, reference = ref and not opts.self, quiet = true})
             if not r then
               io.stderr:write("pmcsh bench-stream: ", rerr, "\n")
               return 1
@@ -92,21 +95,26 @@ The target is a ratio >= 0.98 on every kernel.
         local pmed = #paired % 2 == 1 and paired[(#paired + 1) // 2]
           or (paired[#paired // 2] + paired[#paired // 2 + 1]) / 2
         -- the nt kernels are a different loop: their ratio is a comparison, not the target
-        if not d.nt then worst, worst_paired = math.min(worst, ratio), math.min(worst_paired, pmed) end
+        if not d.nt or opts.self then worst, worst_paired = math.min(worst, ratio), math.min(worst_paired, pmed) end
         if opts.json then
           print(cjson.encode({kernel = k, threads = t, n = n, pages = opts.pages, page_size = pg.page_size,
-            mbps = best, ref_mbps = best_ref, ratio = ratio, paired_ratio = pmed, reference = "ref_stream_" .. refk,
+            mbps = best, ref_mbps = best_ref, ratio = ratio, paired_ratio = pmed,
+            reference = opts.self and ("stream_" .. k) or ("ref_stream_" .. refk),
             reps = opts.reps, rounds = opts.rounds}))
         else
           print(string.format("%-9s %12.1f %12.1f %7.3f %7.3f   %s%s", k, best, best_ref, ratio, pmed,
-            "ref_stream_" .. refk, d.nt and " (temporal stores)" or ""))
+            opts.self and "stream_" .. k .. " itself (A/A)" or "ref_stream_" .. refk,
+            d.nt and not opts.self and " (temporal stores)" or ""))
         end
         io.stdout:flush()
       end
       s:close()
       if not opts.json then print() end
     end
-    if not opts.json and worst < math.huge then
+    if not opts.json and worst < math.huge and opts.self then
+      print(string.format("A/A: lowest ratio of a kernel against itself: best-of %.3f, paired %.3f: "
+        .. "differences this size are this machine's noise", worst, worst_paired))
+    elseif not opts.json and worst < math.huge then
       print(string.format("lowest ratio over the plain kernels: best-of %.3f, paired %.3f (target >= 0.98)%s",
         worst, worst_paired, math.max(worst, worst_paired) < 0.98
           and ": below target, rerun with more --rounds to tell noise from a real gap" or ""))
