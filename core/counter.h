@@ -99,6 +99,8 @@ struct pmc_group {
 	int open;            /* fds are open */
 	int enabled;
 	int mapped;          /* some instance has rdpmc pages (pmc_group_map) */
+	int current;         /* cur_* are the counts now: disabled since the last snapshot */
+	int exec_enabled;    /* enable_on_exec: the kernel enables it, so never current */
 	uint64_t fast_reads, slow_reads;  /* snapshots of mapped instances: rdpmc / read() */
 };
 
@@ -112,6 +114,9 @@ void pmc_group_close(struct pmc_group *g);
 /* Enable / disable all leaders (two ioctls per sub group instance). */
 int pmc_group_enable(struct pmc_group *g);
 int pmc_group_disable(struct pmc_group *g);
+/* New baseline, then enable: the window's start.  Reads the counters only
+ * when the last snapshot may be stale (g->current). */
+int pmc_group_start(struct pmc_group *g);
 /* Reads every instance into its cur_* snapshot (rdpmc for mapped instances
  * while enabled and on the PMU, read() otherwise). -EBUSY: a pinned group in
  * error state (0 bytes read). */

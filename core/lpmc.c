@@ -238,6 +238,44 @@ static void push_reading(lua_State *L, const struct pmc_event *ev, int n, const 
 	}
 }
 
+/* The fields fill_reading rewrites, interned once: g:read's upvalue 1 holds
+ * them as a list, so a refill hashes no string. */
+static const char *const fill_keys[] = {"value", "raw", "enabled", "running", "multiplexed"};
+
+/* Writes the counts into the entries of `r` (a reading of the same events,
+ * at stack index r), so a window read in a loop allocates nothing.  Needs
+ * g:read's upvalue. */
+static void fill_reading(lua_State *L, int r, int n, const struct pmc_count *c, const struct pmc_group *g)
+{
+	int percpu = g->nsub > 0 && g->sub[0].ninst > 0 && g->sub[0].inst[0].cpu >= 0;
+	int k = lua_gettop(L) + 1;   /* the keys, k .. k+4 */
+	for (int j = 1; j <= 5; j++)
+		lua_rawgeti(L, lua_upvalueindex(1), j);
+	for (int i = 0; i < n; i++) {
+		if (lua_rawgeti(L, r, i + 1) != LUA_TTABLE)
+			luaL_error(L, "bad argument #1 to 'read' (entry %d of the reading is not a table)", i + 1);
+		lua_pushvalue(L, k);
+		push_value(L, c[i].value, !c[i].multiplexed && g->ev[i].scale == 1.0);
+		lua_rawset(L, -3);
+		lua_pushvalue(L, k + 1);
+		lua_pushinteger(L, (lua_Integer)c[i].raw);
+		lua_rawset(L, -3);
+		lua_pushvalue(L, k + 2);
+		lua_pushinteger(L, (lua_Integer)c[i].enabled);
+		lua_rawset(L, -3);
+		lua_pushvalue(L, k + 3);
+		lua_pushinteger(L, (lua_Integer)c[i].running);
+		lua_rawset(L, -3);
+		lua_pushvalue(L, k + 4);
+		lua_pushboolean(L, c[i].multiplexed);
+		lua_rawset(L, -3);
+		if (percpu)
+			push_instances(L, g, i);
+		lua_pop(L, 1);
+	}
+	lua_settop(L, r);
+}
+
 static void unsched_msg(const struct pmc_event *ev, const struct pmc_count *c, char *msg, size_t len)
 {
 	(void)c;
@@ -246,8 +284,9 @@ static void unsched_msg(const struct pmc_event *ev, const struct pmc_count *c, c
 		 "(pmc.group with fewer events, or one pmc.group per event)", ev->name);
 }
 
-/* Reads the current delta; pushes the reading, or nil, msg, errno. */
-static int read_push(lua_State *L, struct lgroup *lg)
+/* Reads the current delta; pushes the reading (into the table at `into`
+ * when into > 0), or nil, msg, errno. */
+static int read_push(lua_State *L, struct lgroup *lg, int into)
 {
 	struct pmc_count c[PMC_MAX_EVENTS];
 	char msg[PMC_ERR_MAX];
@@ -261,7 +300,10 @@ static int read_push(lua_State *L, struct lgroup *lg)
 	}
 	if (r)
 		return pmcsh_fail(L, strerror(-r), -r);
-	push_reading(L, lg->ev, lg->g.nev, c, &lg->g);
+	if (into)
+		fill_reading(L, into, lg->g.nev, c, &lg->g);
+	else
+		push_reading(L, lg->ev, lg->g.nev, c, &lg->g);
 	return 1;
 }
 
@@ -269,11 +311,7 @@ static int read_push(lua_State *L, struct lgroup *lg)
 static int g_start(lua_State *L)
 {
 	struct lgroup *lg = checkgroup(L, 1);
-	int r = pmc_group_snapshot(&lg->g);
-	if (r == 0) {
-		pmc_group_rebase(&lg->g);
-		r = pmc_group_enable(&lg->g);
-	}
+	int r = pmc_group_start(&lg->g);
 	if (r)
 		return pmcsh_fail(L, r == -EBUSY ? "group cannot be scheduled (a pinned group in error state)" : strerror(-r),
 			    -r);
@@ -302,9 +340,16 @@ static int g_reset(lua_State *L)
 	return 1;
 }
 
+/* g:read([r]): a new reading, or the reading r (from this group) refilled. */
 static int g_read(lua_State *L)
 {
-	return read_push(L, checkgroup(L, 1));
+	struct lgroup *lg = checkgroup(L, 1);
+	if (lua_isnoneornil(L, 2))
+		return read_push(L, lg, 0);
+	luaL_checktype(L, 2, LUA_TTABLE);
+	luaL_argcheck(L, luaL_len(L, 2) == lg->g.nev, 2, "not a reading of this group (wrong number of entries)");
+	lua_settop(L, 2);
+	return read_push(L, lg, 2);
 }
 
 /* g:measure(fn, ...) -> reading, fn's results.  For Lua code: the window
@@ -315,17 +360,15 @@ static int g_measure(lua_State *L)
 	struct lgroup *lg = checkgroup(L, 1);
 	luaL_checktype(L, 2, LUA_TFUNCTION);
 	int nargs = lua_gettop(L) - 2;
-	int r = pmc_group_snapshot(&lg->g);
+	int r = pmc_group_start(&lg->g);
 	if (r)
 		return pmcsh_fail(L, strerror(-r), -r);
-	pmc_group_rebase(&lg->g);
-	pmc_group_enable(&lg->g);
 	int st = lua_pcall(L, nargs, LUA_MULTRET, 0);
 	pmc_group_disable(&lg->g);
 	if (st != LUA_OK)
 		return lua_error(L);
 	int nres = lua_gettop(L) - 1;
-	int got = read_push(L, lg);
+	int got = read_push(L, lg, 0);
 	if (got != 1)
 		return got;
 	lua_insert(L, 2);
@@ -458,24 +501,12 @@ static int w_all(struct lpmc_window *w, int (*fn)(struct pmc_group *))
 	return r;
 }
 
-static int w_snapshot_rebase(struct pmc_group *g)
-{
-	int r = pmc_group_snapshot(g);
-	if (!r)
-		pmc_group_rebase(g);
-	return r;
-}
-
-/* Before the loop: read (counters are disabled, so this is not counted),
- * then enable: the window holds only the enable ioctls. */
+/* Before the loop: a new baseline (read only when stale; the counters are
+ * disabled, so it is not counted), then enable. */
 static int w_begin(void *ctx, int rep)
 {
 	(void)rep;
-	struct lpmc_window *w = ctx;
-	int r = w_all(w, w_snapshot_rebase);
-	if (!r)
-		r = w_all(w, pmc_group_enable);
-	return r;
+	return w_all(ctx, pmc_group_start);
 }
 
 static int w_end(void *ctx, int rep)
@@ -686,7 +717,7 @@ static int l_probe(lua_State *L)
 		munmap(buf, bytes);
 	if (r)
 		return pmcsh_fail(L, strerror(-r), -r);
-	int got = read_push(L, lg);
+	int got = read_push(L, lg, 0);
 	if (got != 1)
 		return got;
 	lua_pushnumber(L, wall);
@@ -776,7 +807,7 @@ static int l_run(lua_State *L)
 		snprintf(msg, sizeof msg, "cannot run '%s': %s", argv[0], strerror(child_errno));
 		return pmcsh_fail(L, msg, child_errno);
 	}
-	int nres = read_push(L, lg);  /* baseline is zero: counts since exec */
+	int nres = read_push(L, lg, 0);  /* baseline is zero: counts since exec */
 	lg->closed = 1;
 	pmc_group_close(&lg->g);
 	if (nres != 1)
@@ -1138,6 +1169,23 @@ static int l_environment(lua_State *L)
 
 /* ---- overhead ---------------------------------------------------------------- */
 
+/* _pmc.windows(g, n) -> ns per empty window from C (enable, disable,
+ * read()), the yardstick for the same window driven from Lua. */
+static int l_windows(lua_State *L)
+{
+	struct pmc_group *g = &checkgroup(L, 1)->g;
+	lua_Integer n = luaL_checkinteger(L, 2);
+	luaL_argcheck(L, n >= 1, 2, "at least 1 window");
+	double t0 = now_ns();
+	for (lua_Integer i = 0; i < n; i++) {
+		pmc_group_start(g);
+		pmc_group_disable(g);
+		pmc_group_snapshot(g);
+	}
+	lua_pushnumber(L, (now_ns() - t0) / (double)n);
+	return 1;
+}
+
 /* _pmc.overhead(g, n) -> {window_ns=, enable_disable_ns=, read_ns=,
  * rdpmc = {available=, reason=|read_ns=}, counted = reading of one empty
  * window averaged} */
@@ -1230,6 +1278,7 @@ static const luaL_Reg funcs[] = {
 	{"list", l_list},
 	{"environment", l_environment},
 	{"overhead", l_overhead},
+	{"windows", l_windows},
 	{"mmap_time", l_mmap_time},
 	{"sign_extend", l_sign_extend},
 	{"mmap_replay", l_mmap_replay},
@@ -1260,6 +1309,16 @@ static const luaL_Reg group_meta[] = {
 static void createmeta(lua_State *L)
 {
 	pmcsh_newclass(L, GROUP_MT, group_meta, group_methods);
+	luaL_getmetatable(L, GROUP_MT);
+	lua_getfield(L, -1, "__index");
+	lua_createtable(L, 5, 0);
+	for (int i = 0; i < 5; i++) {
+		lua_pushstring(L, fill_keys[i]);
+		lua_rawseti(L, -2, i + 1);
+	}
+	lua_pushcclosure(L, g_read, 1);
+	lua_setfield(L, -2, "read");
+	lua_pop(L, 2);
 	luaL_newmetatable(L, WINDOW_MT);
 	lua_pushcfunction(L, w_gc);
 	lua_setfield(L, -2, "__gc");

@@ -145,6 +145,31 @@ Every event of the present PMUs (libpfm4 and sysfs) whose name or description
 contains substring (case-insensitive); opens tells whether it opens here.
 With pmu=, the events of another CPU model (opens is false).]=])
 
+-- The same empty window driven from Lua (g:start(), g:stop(), g:read(r)),
+-- in blocks interleaved with C's, order alternated: ns per window and the
+-- median of the paired Lua/C ratios.
+local function lua_window(g, n)
+  local now, stats = require("pmcsh._sys").now, require("pmcsh.metrics").stats
+  local r = assert(g:read())
+  local blocks = 10
+  local per = math.max(1, n // blocks)
+  local lua_ns, ratios = {}, {}
+  for b = 1, blocks do
+    local c_ns, l_ns
+    for turn = 1, 2 do
+      if (turn + b) % 2 == 0 then
+        c_ns = C.windows(g, per)
+      else
+        local t0 = now()
+        for _ = 1, per do g:start(); g:stop(); g:read(r) end
+        l_ns = (now() - t0) * 1e9 / per
+      end
+    end
+    lua_ns[b], ratios[b] = l_ns, l_ns / c_ns
+  end
+  return stats(lua_ns).median, stats(ratios).median
+end
+
 function pmc.overhead(opts)
   opts = opts or {}
   if type(opts) ~= "table" or opts[1] ~= nil then
@@ -152,8 +177,10 @@ function pmc.overhead(opts)
   end
   local g, msg, errno = pmc.group(opts.events or {"task-clock"})
   if not g then return nil, msg, errno end
-  local t = C.overhead(g, opts.n or 20000)
+  local n = opts.n or 20000
+  local t = C.overhead(g, n)
   t.events = opts.events or {"task-clock"}
+  t.lua_window_ns, t.lua_ratio = lua_window(g, n)
   g:close()
   return t
 end
@@ -161,11 +188,14 @@ end
 doc(pmc.overhead, "pmc.overhead", [=[
 pmc.overhead([{events={...}, n=20000}]) -> {window_ns, enable_disable_ns,
 read_ns, rdpmc={available, reason | read_ns, fast_reads, fallbacks},
-counted_per_window}
+counted_per_window, lua_window_ns, lua_ratio}
 The measured cost of an empty window: enable+disable ioctls, read() of the
 group, and the same snapshot through rdpmc while counting where the kernel
 allows it (hardware events: e.g. {events={"cycles"}});
-counted_per_window is what the counters themselves see of one empty window.]=])
+counted_per_window is what the counters themselves see of one empty window;
+lua_window_ns is the window driven from Lua (g:start(), g:stop(),
+g:read(r) into one reading), lua_ratio its median ratio to the same window
+from C, in interleaved blocks.]=])
 
 function pmc.probe(g, kind, arg)
   return C.probe(g, kind, arg)
