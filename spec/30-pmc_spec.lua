@@ -162,6 +162,25 @@ describe("pmc event names", function()
   end)
 end)
 
+describe("pmc.privilege_filter", function()
+  it("finds the software clocks ignoring :u/:k and the fault counters honouring it", function()
+    for _, ev in ipairs{"task-clock", "cpu-clock"} do
+      local ok, why = pmc.privilege_filter(ev .. ":u", ev .. ":k")
+      assert.is_false(ok)
+      assert.matches("ignores the user/OS filter", why)
+    end
+    for _, ev in ipairs{"page-faults", "context-switches"} do
+      assert.is_true(pmc.privilege_filter(ev .. ":u", ev .. ":k"))
+    end
+    assert.is_nil((pmc.privilege_filter("no-such-event:u", "no-such-event:k")))
+  end)
+
+  it("finds a hardware event splitting user from OS", function()
+    if not need(env.cpu_pmu, NO_HW) then return end
+    assert.is_true(pmc.privilege_filter("instructions:u", "instructions:k"))
+  end)
+end)
+
 describe("pmc groups", function()
   it("reads by position and by event string, one perf group per PMU", function()
     local g <close> = assert(pmc.group{"task-clock", "page-faults:u", "page-faults:k", "msr/tsc/"})

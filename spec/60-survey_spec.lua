@@ -207,6 +207,17 @@ describe("survey files", function()
     assert.are.equal("done", cjson.decode(l[#l]).type)
   end)
 
+  it("counts an event that ignores the user/OS filter in one row, and says why", function()
+    local r = helpers.run({"survey", "-e", "task-clock,page-faults", "--split", "-k", "copy", "--n", "1M", "--reps", "2"})
+    assert.are.equal(0, r.code, r.err)
+    assert.matches("\ntask%-clock%s+[%d.]+", r.out)
+    assert.not_matches("task%-clock:[uk]", r.out:match("^(.-)\n\n"))   -- no :u/:k rows in the table
+    assert.matches("\npage%-faults:u%s+[%d.]+", r.out)
+    assert.matches("\npage%-faults:k%s+[%d.]+", r.out)
+    assert.matches("Counted user%+OS together:\n  task%-clock%s+ignores the user/OS filter %(task%-clock:u and " ..
+      "task%-clock:k each counted [%d.e+]+ in a 2 ms user%-mode spin%)", r.out)
+  end)
+
   it("resumes a survey killed with SIGKILL mid-run to the same rows", function()
     local whole = dir .. "/whole.jsonl"
     local r = helpers.run(args({"--reps", "40", "--out", whole}))

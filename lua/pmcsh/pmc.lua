@@ -208,6 +208,30 @@ a fresh anonymous mapping, 4 KiB pages), "read" (read() of arg bytes from
 /dev/zero into a fresh mapping: the faults are taken in the kernel), "spin"
 (busy loop for arg ns), "sleep" (arg ns), "empty".]=])
 
+-- ev:u and ev:k over a user-mode spin: a filtering event counts the spin
+-- under :u only; one that ignores the filter (the kernel's task-clock and
+-- cpu-clock: time, whatever the mode) counts it fully under both.
+local PRIV_SPIN_NS = 2e6
+function pmc.privilege_filter(u, k)
+  local g, msg, errno = pmc.group{u, k}
+  if not g then return nil, msg, errno end
+  local r, err, code = C.probe(g, "spin", PRIV_SPIN_NS)
+  g:close()
+  if not r then return nil, err, code end
+  local a, b = r[1].value, r[2].value
+  if a > 0 and b > 0 and math.abs(a - b) <= 0.02 * math.max(a, b) then
+    return false, string.format("ignores the user/OS filter (%s and %s each counted %.4g in a %g ms user-mode spin)",
+      u, k, a, PRIV_SPIN_NS / 1e6)
+  end
+  return true
+end
+
+doc(pmc.privilege_filter, "pmc.privilege_filter", [=[
+pmc.privilege_filter(ev_u, ev_k) -> true | false, why | nil, msg, errno
+Whether an event honours the user/OS split, measured: ev:u and ev:k count a
+2 ms user-mode spin; an event whose two halves count it equally (task-clock,
+cpu-clock) ignores the filter, and a split of it would only repeat the total.]=])
+
 pmc.scale = C.scale
 doc(pmc.scale, "pmc.scale", [=[
 pmc.scale(raw, enabled, running[, scale]) -> value, multiplexed | nil, msg, errno

@@ -294,12 +294,21 @@ end
 -- First fit over the groups made so far, in order, so a survey takes as few
 -- runs as the hardware allows.  A unit that does not open alone is unopened;
 -- when it has several labels, each is tried alone for the reason.
+-- A split unit whose event ignores the user/OS filter (`privilege(u, k)`
+-- -> false, why) is counted in its one row, with the reason.
 -- Returns groups {{labels=, keys=}}, unopened {{event=, reason=, errno=}}.
-function M.pack(units, try, max_events)
+function M.pack(units, try, max_events, privilege)
   max_events = max_events or 64
   local groups, unopened = {}, {}
   for _, u in ipairs(units) do
     local placed = false
+    if u.fallback and privilege then
+      local filters, why = privilege(u.labels[1], u.labels[2])
+      if filters == false then
+        unopened[#unopened + 1] = {event = u.fallback.keys[1], fallback = true, reason = why}
+        u = u.fallback
+      end
+    end
     for _, g in ipairs(groups) do
       if #g.labels + #u.labels <= max_events then
         local labels = {table.unpack(g.labels)}
@@ -704,7 +713,8 @@ function M.run(o)
   end
 
   -- pack (again, on resume: the environment decides)
-  local groups, unopened = M.pack(hdr.units, o.try or M.pmc_try(pmc), o.max_events)
+  local groups, unopened = M.pack(hdr.units, o.try or M.pmc_try(pmc), o.max_events,
+    o.privilege or pmc.privilege_filter)
   -- a group or pair file for another PMU: nothing of it opened is an
   -- error saying so; some of it opened, a note first in the unopened list
   local files = hdr.files or {}
