@@ -4,7 +4,9 @@
 -- another CPU's PMU (a clear message, not a list of unknown events).
 -- Small chains, short samples: a few seconds in all.
 local helpers = require("helpers")
+local kit = helpers.kernel_it(it, function(why) pending(why) end)  -- specs that count the kernel
 local survey = require("pmcsh.survey")
+local pmc = require("pmcsh.pmc")
 local cjson = require("cjson")
 
 -- pending() lives in the spec's environment, not in helpers'
@@ -27,7 +29,7 @@ local function opts(t)
 end
 
 describe("survey of a pointer chase", function()
-  it("normalises per dependent load: task-clock per load is the chase's ns per load on unpreempted samples", function()
+  kit("normalises per dependent load: task-clock per load is the chase's ns per load on unpreempted samples", function()
     -- 12 samples of 10 ms over a 16 MiB random chain.  The counters run
     -- around each sample only, so a sample's task-clock is its own time on
     -- cpu: never above its wall time, and equal to it (2%) when the sample
@@ -61,7 +63,7 @@ describe("survey of a pointer chase", function()
     need(unpreempted > 0, "every sample was preempted (busy machine): the equality was not checked")
   end)
 
-  it("puts a Chase column beside the loops, with ns per load beside the bandwidth", function()
+  kit("puts a Chase column beside the loops, with ns per load beside the bandwidth", function()
     local r = helpers.run({"survey", "-k", "copy", "--chase", "random:8M", "-e", "task-clock,page-faults",
                            "--n", "1M", "--reps", "3", "--sample_ms", "5"})
     assert.are.equal(0, r.code, r.err)
@@ -114,7 +116,7 @@ describe("survey --group", function()
     assert.is_true(rel(tpb.values.copy * gbs.values.copy, ghz.values.copy) < 1e-9)
   end)
 
-  it("TSC GHz matches /proc/cpuinfo's clock where that clock is the TSC's", function()
+  kit("TSC GHz matches /proc/cpuinfo's clock where that clock is the TSC's", function()
     local f = io.open("/proc/cpuinfo")
     local text = f and f:read("a") or ""
     if f then f:close() end
@@ -135,7 +137,7 @@ describe("survey --group", function()
     assert.is_true(rel(ghz * 1e3, mhz) < 0.03, string.format("%.4f GHz, cpuinfo %.3f MHz", ghz, mhz))
   end)
 
-  it("counts first touch as one fault per 4 KiB page moved (fresh arrays, one repetition)", function()
+  kit("counts first touch as one fault per 4 KiB page moved (fresh arrays, one repetition)", function()
     -- 8-byte elements: each array access moves 8 bytes and faults once per
     -- 512, so faults / (STREAM bytes / 4096) = 1 for every kernel
     local st = assert(survey.run(opts{group = "software", kernels = {"copy", "triad"}, fresh = true,
@@ -146,7 +148,7 @@ describe("survey --group", function()
     end
   end)
 
-  it("prints the metrics after the table, and the same again from the file", function()
+  kit("prints the metrics after the table, and the same again from the file", function()
     local dir = helpers.tmpdir()
     local file = dir .. "/g.jsonl"
     local r = helpers.run({"survey", "--group", "software", "-k", "copy", "--n", "1M", "--reps", "2",
@@ -232,6 +234,11 @@ describe("events/ files for another PMU", function()
         for _, e in ipairs(p) do if not seen[e] then seen[e] = true; n = n + 1 end end
       end
       if not need(mismatch(c[2]), "this machine has the " .. t.pmu .. " PMU") then return end
+      -- a live core PMU of another model may count some of the file's events
+      local known = 0
+      for e in pairs(seen) do if pmc.info(e) and pmc.info(e).hardware then known = known + 1 end end
+      if not need(known == 0 or not pmc.environment().cpu_pmu, known .. " of the file's events resolve on " ..
+        "this machine's live PMU, so part of it counts (the partial case is specced below)") then return end
       local args = {"survey", "-k", "copy", "--n", "1M", "--reps", "1"}
       for _, a in ipairs(c[1]) do args[#args + 1] = a end
       local r = helpers.run(args)
@@ -244,7 +251,7 @@ describe("events/ files for another PMU", function()
     end)
   end
 
-  it("heads the unopened list with the file's PMU when only part of it opens", function()
+  kit("heads the unopened list with the file's PMU when only part of it opens", function()
     local dir = helpers.tmpdir()
     local file = dir .. "/pairs-mixed.lua"
     local f = assert(io.open(file, "w"))
@@ -263,6 +270,15 @@ describe("events/ files for another PMU", function()
     assert.are.equal(file, st.unopened[1].event)
     assert.matches("^is for the skl PMU %(Intel Skylake%)", st.unopened[1].reason)
     assert.are.equal(5, #st.unopened)                   -- the note, then INST_RETIRED and UOPS_RETIRED :u, :k
-    for i = 2, 5 do assert.matches("unknown event .*%[the file is for the skl PMU%]$", st.unopened[i].reason) end
+    -- libpfm4 knows these names on some hosts (an Intel core PMU: then the
+    -- open fails), on others not (an unknown event, with the file's PMU)
+    for i = 2, 5 do
+      local e = st.unopened[i]
+      if pmc.info((e.event:gsub(" %[.*", ""))) then
+        assert.not_matches("unknown event", e.reason)
+      else
+        assert.matches("unknown event .*%[the file is for the skl PMU%]$", e.reason)
+      end
+    end
   end)
 end)

@@ -51,6 +51,23 @@ function M.require(cond, reason)
   error("helpers.require: no busted pending in the caller's environment", 2)
 end
 
+-- Whether this user may count the kernel (task-clock, :k events, other
+-- processes' threads): root, CAP_PERFMON or kernel.perf_event_paranoid <= 1.
+function M.can_count_kernel()
+  local g, msg = require("pmcsh.pmc").group{"task-clock"}
+  if g then g:close(); return true end
+  return false, "counting the kernel is refused here: " .. tostring(msg)
+end
+
+-- `it` for specs that count the kernel: pending with the reason where this
+-- user may not.  A spec file: local kit = helpers.kernel_it(it, function(why)
+-- pending(why) end), pending looked up when the spec runs.
+function M.kernel_it(it, pending)
+  local ok, why = M.can_count_kernel()
+  if ok then return it end
+  return function(name, _) return it(name, function() pending(why) end) end
+end
+
 function M.tmpdir()
   local p = assert(io.popen("mktemp -d"))
   local d = p:read("l"); p:close()
