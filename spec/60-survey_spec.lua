@@ -78,6 +78,18 @@ describe("survey packing (try-open and back off)", function()
     assert.matches("unknown event", unopened[1].reason)
   end)
 
+  it("caps the default n at 1/8 of the memory available, saying so", function()
+    -- the Intel guest that reported a 480 MiB L3: STREAM's rule asks 5.6 GiB
+    local n, note = survey.default_n(251658240, 23 * 2^30)
+    assert.is_true(n * 8 * 3 <= 23 * 2^30 / 8)
+    assert.is_true(n * 8 * 3 > 23 * 2^30 / 8 - 3 * 8 * 4096)
+    assert.are.equal(0, n % 4096)
+    assert.matches("asks n = 251658240, 5%.6 GiB in all: capped at 1/8 of the 23%.0 GiB available " ..
+      "%(%-%-n 251658240 for the full rule%)", note)
+    -- a 32 MiB L3 on the same machine: the rule stands
+    assert.are.same({4 * 2^22}, {survey.default_n(4 * 2^22, 23 * 2^30)})
+  end)
+
   it("parses pair lists and rejects bad ones", function()
     assert.are.same({{"a", "b"}, {"c", "d"}}, survey.parse_pairs("a,b c,d"))
     assert.are.same({{"a", "b"}, {"u/e=1,f=2/", "d"}}, survey.parse_pairs("a,b;u/e=1,f=2/,d"))
@@ -211,6 +223,7 @@ describe("survey files", function()
   kit("counts an event that ignores the user/OS filter in one row, and says why", function()
     local r = helpers.run({"survey", "-e", "task-clock,page-faults", "--split", "-k", "copy", "--n", "1M", "--reps", "2"})
     assert.are.equal(0, r.code, r.err)
+    assert.matches("^pmcsh survey: n = 1048576 per array, 3 arrays of 8 MiB = 24 MiB\n", r.err)
     assert.matches("\ntask%-clock%s+[%d.]+", r.out)
     assert.not_matches("task%-clock:[uk]", r.out:match("^(.-)\n\n"))   -- no :u/:k rows in the table
     assert.matches("\npage%-faults:u%s+[%d.]+", r.out)

@@ -242,6 +242,48 @@ function M.pmu_check(t, path, pmc)
 end
 
 -------------------------------------------------------------------------------
+-- The default size
+-------------------------------------------------------------------------------
+
+local ARRAYS = 3              -- STREAM's a, b and c
+M.MEM_FRACTION = 1 / 8        -- of the memory available, at most, by default
+
+-- Bytes of memory available now (/proc/meminfo MemAvailable), or nil.
+local function mem_available()
+  local f = io.open("/proc/meminfo")
+  if not f then return nil end
+  local t = f:read("a")
+  f:close()
+  local kb = t:match("MemAvailable:%s*(%d+) kB")
+  return kb and tonumber(kb) * 1024
+end
+
+local function mib(bytes)
+  return bytes >= 2^30 and string.format("%.1f GiB", bytes / 2^30) or string.format("%.0f MiB", bytes / 2^20)
+end
+
+-- STREAM's rule (`rule_n`: each array 4x the last-level caches), capped so
+-- the arrays take at most MEM_FRACTION of `avail` bytes.  Returns n and a
+-- note saying what it needs, and why when capped.
+function M.default_n(rule_n, avail)
+  local n = rule_n
+  local note
+  if avail and rule_n * 8 * ARRAYS > M.MEM_FRACTION * avail then
+    n = math.max(1 << 20, math.floor(M.MEM_FRACTION * avail / (8 * ARRAYS)) // 4096 * 4096)
+    note = string.format("; STREAM's rule (each array 4x the last-level caches) asks n = %d, %s in all: " ..
+      "capped at 1/%d of the %s available (--n %d for the full rule)",
+      rule_n, mib(rule_n * 8 * ARRAYS), math.floor(1 / M.MEM_FRACTION + 0.5), mib(avail), rule_n)
+  end
+  return n, note
+end
+
+-- The line stating n and its memory, before anything is measured.
+local function size_line(n, note)
+  return string.format("pmcsh survey: n = %d per array, %d arrays of %s = %s%s\n",
+    n, ARRAYS, mib(n * 8), mib(n * 8 * ARRAYS), note or "")
+end
+
+-------------------------------------------------------------------------------
 -- Planning: units (events that must share a run), rows, packing
 -------------------------------------------------------------------------------
 
@@ -594,7 +636,7 @@ function M.run(o)
   o = o or {}
   local pmc = o.pmc or assert(lazy("pmcsh.pmc"))
   local stream = o.stream or require("pmcsh.stream")
-  local st, f, hdr
+  local st, f, hdr, size_note
   if o.resume then
     local err
     st, err = M.load(o.resume)
@@ -690,7 +732,7 @@ function M.run(o)
     local units, rows = M.plan{events = events, split = opt.split, pairs = prs}
     if not opt.n and stream.machine then
       local ok, m = pcall(stream.machine)
-      if ok and m then opt.n = m.default_n end
+      if ok and m then opt.n, size_note = M.default_n(m.default_n, mem_available()) end
     end
     hdr = {
       type = "header", format = M.FORMAT, kernels = opt.kernels, n = opt.n, reps = opt.reps,
@@ -772,6 +814,9 @@ function M.run(o)
     end
   end
 
+  local streams = false
+  for _, k in ipairs(hdr.kernels or {}) do streams = streams or k ~= "chase" end
+  if streams and hdr.n and not o.quiet then io.stderr:write(size_line(hdr.n, size_note)) end
   local tell = progress(o.progress == nil and stderr_is_tty() or o.progress)
   local shared, made = nil, 0
   -- the stream module warns about a small n once, not once per fresh run
