@@ -57,19 +57,32 @@ void host_message(const char *msg)
 	fflush(stderr);
 }
 
-/* Message handler: adds a traceback to string errors; a usage error (a table
- * with field usage) passes through untouched. */
+/* Whether the error object at idx is pmcsh's usage error (recipe.usage). */
+static int is_usage(lua_State *L, int idx)
+{
+	if (lua_type(L, idx) != LUA_TTABLE)
+		return 0;
+	lua_getfield(L, idx, "usage");
+	int u = lua_toboolean(L, -1);
+	lua_pop(L, 1);
+	return u;
+}
+
+/* lua.c's message handler: a traceback after a string; __tostring of an
+ * object that has one; "(error object is a X value)" otherwise.  pmcsh's
+ * usage errors pass through for host_report, and a recipe's error already
+ * traced where it arose is not traced twice. */
 static int msghandler(lua_State *L)
 {
 	const char *msg = lua_tostring(L, 1);
 	if (msg == NULL) {
-		if (lua_type(L, 1) == LUA_TTABLE)
+		if (is_usage(L, 1))
 			return 1;
 		if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING)
 			return 1;
 		msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
 	}
-	if (strstr(msg, "\nstack traceback:"))	/* a recipe's error, traced where it arose */
+	if (strstr(msg, "\nstack traceback:"))
 		return 1;
 	luaL_traceback(L, L, msg, 1);
 	return 1;
@@ -100,29 +113,26 @@ int host_report(lua_State *L, int status)
 	if (status == LUA_OK)
 		return 0;
 	int code = 1;
-	if (lua_type(L, -1) == LUA_TTABLE) {
-		lua_getfield(L, -1, "usage");
-		if (lua_toboolean(L, -1))
-			code = EXIT_USAGE;
+	if (is_usage(L, -1)) {  /* {usage = true, message =, status = 2 by default} */
+		lua_getfield(L, -1, "status");
+		code = lua_isinteger(L, -1) ? (int)lua_tointeger(L, -1) : EXIT_USAGE;
 		lua_pop(L, 1);
 		lua_getfield(L, -1, "message");
-		host_message(lua_isstring(L, -1) ? lua_tostring(L, -1) : "error");
-		lua_pop(L, 1);
-	} else {
-		host_message(lua_tostring(L, -1));
+		lua_replace(L, -2);
 	}
-	lua_pop(L, 1);
+	const char *msg = lua_tostring(L, -1);
+	host_message(msg ? msg : lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, -1)));
+	lua_settop(L, lua_gettop(L) - (msg ? 1 : 2));
 	return code;
 }
 
-static int dochunk(lua_State *L, int status)
-{
-	if (status == LUA_OK)
-		status = host_docall(L, 0, 0);
-	return host_report(L, status);
-}
-
 /* ---- where the Lua library and recipes are ---------------------------- */
+
+static int is_regular(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
 
 static int has_library(const char *root)
 {
@@ -170,7 +180,35 @@ static int find_root(char *exe, char *root, size_t len)
 	return -ENOENT;
 }
 
-/* Sets package.path to the library first and registers pmcsh.paths. */
+/* package.searchers[2], after the preloads: pmcsh.x is ROOT/lua/pmcsh/x.lua
+ * (upvalue 1 = ROOT/lua), so package.path stays as lua sets it. */
+static int search_pmcsh(lua_State *L)
+{
+	const char *name = luaL_checkstring(L, 1);
+	if (strncmp(name, "pmcsh.", 6) != 0) {
+		lua_pushfstring(L, "no pmcsh module '%s'", name);
+		return 1;
+	}
+	luaL_Buffer b;
+	luaL_buffinit(L, &b);
+	luaL_addstring(&b, lua_tostring(L, lua_upvalueindex(1)));
+	luaL_addchar(&b, '/');
+	for (const char *c = name; *c; c++)
+		luaL_addchar(&b, *c == '.' ? '/' : *c);
+	luaL_addstring(&b, ".lua");
+	luaL_pushresult(&b);
+	const char *file = lua_tostring(L, -1);
+	if (!is_regular(file)) {
+		lua_pushfstring(L, "no file '%s'", file);
+		return 1;
+	}
+	if (luaL_loadfile(L, file) != LUA_OK)
+		return luaL_error(L, "error loading module '%s' from file '%s':\n\t%s", name, file, lua_tostring(L, -1));
+	lua_insert(L, -2);  /* the loader, then the file name as its second argument */
+	return 2;
+}
+
+/* Registers pmcsh.paths and the searcher for pmcsh's own modules. */
 static int setup_paths(lua_State *L)
 {
 	char exe[PATH_MAX], root[PATH_MAX];
@@ -180,10 +218,15 @@ static int setup_paths(lua_State *L)
 		return -1;
 	}
 	lua_getglobal(L, "package");
-	lua_pushfstring(L, "%s/lua/?.lua;%s/lua/?/init.lua;", root, root);
-	lua_getfield(L, -2, "path");
-	lua_concat(L, 2);
-	lua_setfield(L, -2, "path");
+	lua_getfield(L, -1, "searchers");
+	lua_pushfstring(L, "%s/lua", root);
+	lua_pushcclosure(L, search_pmcsh, 1);
+	for (lua_Integer i = luaL_len(L, -2); i >= 2; i--) {  /* make room at 2 */
+		lua_rawgeti(L, -2, i);
+		lua_rawseti(L, -3, i + 1);
+	}
+	lua_rawseti(L, -2, 2);
+	lua_pop(L, 1);
 	lua_getfield(L, -1, "loaded");
 	lua_createtable(L, 0, 6);
 	lua_pushstring(L, exe);
@@ -202,11 +245,19 @@ static int setup_paths(lua_State *L)
 	return 0;
 }
 
-/* ---- command line ------------------------------------------------------ */
+/* The names every chunk sees (pmc, stream, ...), loaded on first use. */
+static int setup_names(lua_State *L)
+{
+	lua_getglobal(L, "require");
+	lua_pushliteral(L, "pmcsh.names");
+	return host_report(L, host_docall(L, 1, 0));
+}
+
+/* ---- command line: lua.c's, option for option --------------------------- */
 
 static void print_version(void)
 {
-	printf("pmcsh %s (%s)\n", PMCSH_VERSION, LUA_RELEASE);
+	printf("%s\n", LUA_COPYRIGHT);
 	fflush(stdout);
 }
 
@@ -231,21 +282,41 @@ static int call_recipe_lib(lua_State *L, const char *fn, char **argv, int from, 
 	return code;
 }
 
-static int usage(lua_State *L)
+static const char usage_text[] =
+	"usage: %s [options] [script [args]]\n"
+	"Available options are:\n"
+	"  -e stat   execute string 'stat'\n"
+	"  -i        enter interactive mode after executing 'script'\n"
+	"  -l mod    require library 'mod' into global 'mod'\n"
+	"  -l g=mod  require library 'mod' into global 'g'\n"
+	"  -v        show version information\n"
+	"  -E        ignore environment variables\n"
+	"  -W        turn warnings on\n"
+	"  --        stop handling options\n"
+	"  -         stop handling options and execute stdin\n";
+
+/* lua.c's answer to a bad option, on stderr (the caller exits 1). */
+static void print_usage(const char *badoption)
 {
-	printf("usage: %s [options] [script [args]] | %s RECIPE [--option value ...]\n"
-	       "Available options are:\n"
-	       "  -e stat   execute string 'stat'\n"
-	       "  -i        enter interactive mode after executing 'script'\n"
-	       "  -l mod    require library 'mod' into global 'mod'\n"
-	       "  -l g=mod  require library 'mod' into global 'g'\n"
-	       "  -v        show version information\n"
-	       "  -h        show this help, and the recipes\n"
-	       "  --        stop handling options\n"
-	       "  -         stop handling options and execute stdin\n"
-	       "With no arguments: the REPL on a terminal, otherwise stdin as a script.\n"
-	       "RECIPE --help shows a recipe's options.\n\n",
-	       progname, progname);
+	fprintf(stderr, "%s: ", progname);
+	if (badoption[1] == 'e' || badoption[1] == 'l')
+		fprintf(stderr, "'%s' needs argument\n", badoption);
+	else
+		fprintf(stderr, "unrecognized option '%s'\n", badoption);
+	fprintf(stderr, usage_text, progname);
+	fflush(stderr);
+}
+
+/* pmcsh -h / --help: lua's usage and pmcsh's additions on stdout, then the
+ * recipes. */
+static int help(lua_State *L)
+{
+	printf(usage_text, progname);
+	printf("pmcsh adds:\n"
+	       "  -h, --help  this text and the recipes\n"
+	       "  --version   pmcsh's version\n"
+	       "  RECIPE [--option value ...]  run a recipe (RECIPE --help: its options)\n"
+	       "Globals pmc, stream, chase, recipe, metrics and help load on first use.\n\n");
 	fflush(stdout);
 	char *none[] = {NULL};
 	return call_recipe_lib(L, "print_list", none, 0, 0);
@@ -261,19 +332,24 @@ static void create_arg_table(lua_State *L, char **argv, int argc, int script)
 	lua_setglobal(L, "arg");
 }
 
-static int dolibrary(lua_State *L, char *spec)
+static int dostring(lua_State *L, const char *s, const char *name)
 {
-	char *eq = strchr(spec, '=');
-	const char *global = spec, *mod = spec;
-	if (eq) {
-		*eq = '\0';
-		mod = eq + 1;
-	}
+	return host_report(L, luaL_loadbuffer(L, s, strlen(s), name) == LUA_OK ? host_docall(L, 0, 0) : LUA_ERRSYNTAX);
+}
+
+/* -l mod, -l g=mod: global = require(mod). */
+static int dolibrary(lua_State *L, char *globname)
+{
+	char *modname = strchr(globname, '=');
+	if (modname == NULL)
+		modname = globname;
+	else
+		*modname++ = '\0';
 	lua_getglobal(L, "require");
-	lua_pushstring(L, mod);
+	lua_pushstring(L, modname);
 	int status = host_docall(L, 1, 1);
 	if (status == LUA_OK)
-		lua_setglobal(L, global);
+		lua_setglobal(L, globname);
 	return host_report(L, status);
 }
 
@@ -286,17 +362,124 @@ static int is_file(const char *path)
 static int run_script(lua_State *L, char **argv, int argc, int script)
 {
 	const char *fname = argv[script];
-	if (strcmp(fname, "-") == 0 && strcmp(argv[script - 1], "--") != 0)
+	if (fname && strcmp(fname, "-") == 0 && strcmp(argv[script - 1], "--") != 0)
 		fname = NULL; /* stdin */
 	int status = luaL_loadfile(L, fname);
 	if (status != LUA_OK)
 		return host_report(L, status);
-	int nargs = argc - script - 1;
+	int nargs = script < argc ? argc - script - 1 : 0;
 	luaL_checkstack(L, nargs + 3, "too many arguments to script");
 	for (int i = script + 1; i < argc; i++)
 		lua_pushstring(L, argv[i]);
 	status = host_docall(L, nargs, 0);
 	return host_report(L, status);
+}
+
+/* LUA_INIT_5_4, else LUA_INIT: a chunk, or @file (lua.c's names). */
+#define LUA_INIT_VAR "LUA_INIT"
+#define LUA_INITVARVERSION LUA_INIT_VAR "_" LUA_VERSION_MAJOR "_" LUA_VERSION_MINOR
+static int handle_luainit(lua_State *L)
+{
+	const char *name = "=" LUA_INITVARVERSION;
+	const char *init = getenv(name + 1);
+	if (init == NULL) {
+		name = "=" LUA_INIT_VAR;
+		init = getenv(name + 1);
+	}
+	if (init == NULL)
+		return 0;
+	if (init[0] == '@')
+		return host_report(L, luaL_loadfile(L, init + 1) == LUA_OK ? host_docall(L, 0, 0) : LUA_ERRFILE);
+	return dostring(L, init, name);
+}
+
+enum { HAS_ERROR = 1, HAS_I = 2, HAS_V = 4, HAS_E = 8, HAS_BIG_E = 16, HAS_HELP = 32, HAS_VERSION = 64 };
+
+/* lua.c's collectargs, plus -h/--help and --version: the options before the script;
+ * *first = the script's index (0: none; argc after a final "--"), or the
+ * bad option's. */
+static int collectargs(char **argv, int *first)
+{
+	int args = 0;
+	for (int i = 1; argv[i] != NULL; i++) {
+		*first = i;
+		const char *a = argv[i];
+		if (a[0] != '-')
+			return args;
+		switch (a[1]) {
+		case '-':
+			if (strcmp(a, "--help") == 0)
+				return args | HAS_HELP;
+			if (strcmp(a, "--version") == 0)
+				return args | HAS_VERSION;
+			if (a[2] != '\0')
+				return HAS_ERROR;
+			*first = i + 1;
+			return args;
+		case '\0':
+			return args;
+		case 'h':
+			if (a[2] != '\0')
+				return HAS_ERROR;
+			return args | HAS_HELP;
+		case 'E':
+			if (a[2] != '\0')
+				return HAS_ERROR;
+			args |= HAS_BIG_E;
+			break;
+		case 'W':
+			if (a[2] != '\0')
+				return HAS_ERROR;
+			break;
+		case 'i':
+			args |= HAS_I;  /* -i implies -v */
+			/* fallthrough */
+		case 'v':
+			if (a[2] != '\0')
+				return HAS_ERROR;
+			args |= HAS_V;
+			break;
+		case 'e':
+			args |= HAS_E;
+			/* fallthrough */
+		case 'l':
+			if (a[2] == '\0') {
+				i++;
+				if (argv[i] == NULL || argv[i][0] == '-')
+					return HAS_ERROR;
+			}
+			break;
+		default:
+			return HAS_ERROR;
+		}
+	}
+	*first = 0;
+	return args;
+}
+
+/* -e, -l and -W in order; the exit status of the first that failed, or 0. */
+static int runargs(lua_State *L, char **argv, int n)
+{
+	for (int i = 1; i < n; i++) {
+		int option = argv[i][1];
+		if (option == 'e' || option == 'l') {
+			char *extra = argv[i] + 2;
+			if (*extra == '\0')
+				extra = argv[++i];
+			int code = option == 'e' ? dostring(L, extra, "=(command line)") : dolibrary(L, extra);
+			if (code)
+				return code;
+		} else if (option == 'W') {
+			lua_warning(L, "@on", 0);
+		}
+	}
+	return 0;
+}
+
+/* A first argument that is no file, names no path and no .lua: a recipe. */
+static int is_recipe_name(const char *a)
+{
+	return a[0] != '-' && !is_file(a) && !strchr(a, '/') && !strstr(a, ".lua");
 }
 
 /* The whole program, run protected: returns the exit status. */
@@ -305,101 +488,60 @@ static int pmain(lua_State *L)
 	int argc = (int)lua_tointeger(L, 1);
 	char **argv = (char **)lua_touserdata(L, 2);
 	lua_settop(L, 0);
+	int script = 0;
+	int args = collectargs(argv, &script);
+	int optlim = script > 0 ? script : argc;
+	if (args == HAS_ERROR) {
+		print_usage(argv[script]);
+		lua_pushinteger(L, 1);
+		return 1;
+	}
+	if (args & HAS_VERSION) {
+		printf("pmcsh %s (%s)\n", PMCSH_VERSION, LUA_RELEASE);
+		lua_pushinteger(L, 0);
+		return 1;
+	}
+	if (args & HAS_V)
+		print_version();
+	if (args & HAS_BIG_E) {  /* the package library then ignores LUA_PATH/LUA_CPATH */
+		lua_pushboolean(L, 1);
+		lua_setfield(L, LUA_REGISTRYINDEX, "LUA_NOENV");
+	}
 	luaL_openlibs(L);
 	pmcsh_preload(L);
-	if (setup_paths(L) < 0) {
+	if (setup_paths(L) < 0 || setup_names(L)) {
 		lua_pushinteger(L, 1);
 		return 1;
 	}
 	host_install_sigint();
-
-	/* First pass: find the script and flags, reject bad options. */
-	int interactive = 0, version = 0, has_e = 0, script = 0, i;
-	for (i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (a[0] != '-') {
-			script = i;
-			break;
-		}
-		if (strcmp(a, "-") == 0) {
-			script = i;
-			break;
-		}
-		if (strcmp(a, "--") == 0) {
-			if (i + 1 < argc)
-				script = i + 1;
-			break;
-		}
-		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-			lua_pushinteger(L, usage(L));
-			return 1;
-		}
-		if (strcmp(a, "-v") == 0 || strcmp(a, "--version") == 0) {
-			version = 1;
-		} else if (strcmp(a, "-i") == 0) {
-			interactive = version = 1;
-		} else if (a[1] == 'e' || a[1] == 'l') {
-			if (a[2] == '\0' && ++i >= argc) {
-				fprintf(stderr, "%s: '%s' needs argument\n", progname, a);
-				lua_pushinteger(L, EXIT_USAGE);
-				return 1;
-			}
-			has_e |= a[1] == 'e';
-		} else {
-			fprintf(stderr, "%s: unrecognized option '%s'\n"
-				"Try '%s --help' for the options and recipes.\n", progname, a, progname);
-			lua_pushinteger(L, EXIT_USAGE);
-			return 1;
-		}
-	}
-	if (version)
-		print_version();
-
-	/* A NAME that is no file is a recipe: the host parses its options. */
-	if (script && argv[script][0] != '-' && !is_file(argv[script]) &&
-	    strcmp(argv[script - 1], "--") != 0 && !strchr(argv[script], '/') &&
-	    !strstr(argv[script], ".lua")) {
-		int code = call_recipe_lib(L, "main", argv, script, argc);
-		lua_pushinteger(L, code);
+	if (args & HAS_HELP) {
+		lua_pushinteger(L, help(L));
 		return 1;
 	}
-
+	/* pmcsh NAME ...: a recipe parses its own options. */
+	if (script > 0 && script < argc && strcmp(argv[script - 1], "--") != 0 && is_recipe_name(argv[script])) {
+		lua_pushinteger(L, call_recipe_lib(L, "main", argv, script, argc));
+		return 1;
+	}
 	create_arg_table(L, argv, argc, script);
-
-	/* Second pass: run -e and -l in order. */
-	for (i = 1; i < (script ? script : argc); i++) {
-		char *a = argv[i];
-		if (a[0] != '-' || (a[1] != 'e' && a[1] != 'l'))
-			continue;
-		char *val = a[2] ? a + 2 : argv[++i];
-		int code;
-		if (a[1] == 'e')
-			code = dochunk(L, luaL_loadbuffer(L, val, strlen(val), "=(command line)"));
-		else
-			code = dolibrary(L, val);
-		if (code) {
-			lua_pushinteger(L, code);
-			return 1;
-		}
+	lua_gc(L, LUA_GCGEN, 0, 0);
+	if (!(args & HAS_BIG_E) && handle_luainit(L)) {
+		lua_pushinteger(L, 1);
+		return 1;
 	}
-
-	int code = 0;
-	if (script) {
-		if (strcmp(argv[script], "-") != 0 && !is_file(argv[script])) {
-			fprintf(stderr, "%s: cannot open %s: no such file\n", progname, argv[script]);
-			lua_pushinteger(L, EXIT_USAGE);
-			return 1;
-		}
+	int code = runargs(L, argv, optlim);
+	if (code == 0 && script > 0)
 		code = run_script(L, argv, argc, script);
-	}
 	if (code == 0) {
-		if (interactive)
+		if (args & HAS_I) {
 			code = repl_run(L);
-		else if (!script && !has_e && !version) {
-			if (isatty(STDIN_FILENO))
+		} else if (script < 1 && !(args & (HAS_E | HAS_V))) {
+			if (isatty(STDIN_FILENO)) {
+				print_version();
 				code = repl_run(L);
-			else
-				code = dochunk(L, luaL_loadfile(L, NULL));
+			} else {
+				code = host_report(L, luaL_loadfile(L, NULL) == LUA_OK ? host_docall(L, 0, 0) : LUA_ERRFILE);
+			}
 		}
 	}
 	lua_pushinteger(L, code);
@@ -408,6 +550,8 @@ static int pmain(lua_State *L)
 
 int main(int argc, char **argv)
 {
+	if (argv[0] && argv[0][0])
+		progname = argv[0];
 	lua_State *L = luaL_newstate();
 	if (L == NULL) {
 		fprintf(stderr, "%s: cannot create state: not enough memory\n", progname);

@@ -1169,6 +1169,13 @@ static int l_environment(lua_State *L)
 
 /* ---- overhead ---------------------------------------------------------------- */
 
+/* _pmc.distance(a, b) -> edit distance, case-insensitive (the suggestions'). */
+static int l_distance(lua_State *L)
+{
+	lua_pushinteger(L, pmc_edit_distance(luaL_checkstring(L, 1), luaL_checkstring(L, 2)));
+	return 1;
+}
+
 /* _pmc.windows(g, n) -> ns per empty window from C (enable, disable,
  * read()), the yardstick for the same window driven from Lua. */
 static int l_windows(lua_State *L)
@@ -1279,6 +1286,7 @@ static const luaL_Reg funcs[] = {
 	{"environment", l_environment},
 	{"overhead", l_overhead},
 	{"windows", l_windows},
+	{"distance", l_distance},
 	{"mmap_time", l_mmap_time},
 	{"sign_extend", l_sign_extend},
 	{"mmap_replay", l_mmap_replay},

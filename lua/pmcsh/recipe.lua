@@ -59,11 +59,27 @@ local function check_recipe(r, file)
   return r
 end
 
--- Loads recipe `name` (cached); raises a usage error when there is none.
+-- The recipe names closest to `name`, for "did you mean".
+local function closest(name)
+  local distance = require("pmcsh._pmc").distance
+  local best, out = math.max(2, #name // 3), {}
+  for _, r in ipairs(M.list()) do
+    local d = distance(name, r.name)
+    if d < best then best, out = d, {r.name} elseif d == best then out[#out + 1] = r.name end
+  end
+  return out
+end
+
+-- Loads recipe `name` (cached).  None: lua's "cannot open NAME", status 1,
+-- with the recipes of a close name.
 function M.load(name)
   local file = M.find(name)
   if not file then
-    usage_error("no such file or recipe: %s (pmcsh --help lists the recipes)", name)
+    local near = closest(name)
+    local e = M.usage(string.format("cannot open %s: no such file, and no recipe of that name (%spmcsh --help " ..
+      "lists the recipes)", name, #near > 0 and ("did you mean " .. table.concat(near, ", ") .. "? ") or ""))
+    e.status = 1
+    error(e, 0)
   end
   if cache[file] then return cache[file], file end
   local chunk, err = loadfile(file)
@@ -72,6 +88,36 @@ function M.load(name)
   r.name = name
   cache[file] = r
   return r, file
+end
+
+-- The value of the first `description = "..."` in a recipe's text, read
+-- without running it; nil when there is none.
+function M.describe(file)
+  local f = io.open(file, "r")
+  if not f then return nil end
+  local text = f:read(65536) or ""
+  f:close()
+  local at = text:match("()%f[%w_]description%s*=%s*[\"'%[]")
+  if not at then return nil end
+  local start = text:find("[\"'%[]", at)
+  local q, lit = text:sub(start, start), nil
+  if q == "[" then
+    local eq = text:match("^%[(=*)%[", start)
+    if eq then
+      local close = text:find("]" .. eq .. "]", start, true)
+      lit = close and text:sub(start, close + #eq + 1)
+    end
+  else
+    local i = start + 1
+    while i <= #text do
+      local c = text:sub(i, i)
+      if c == "\\" then i = i + 1 elseif c == q then lit = text:sub(start, i) break elseif c == "\n" then break end
+      i = i + 1
+    end
+  end
+  local load_lit = lit and load("return " .. lit, "=description", "t", {})
+  local ok, v = pcall(load_lit or error)
+  return ok and type(v) == "string" and v or nil
 end
 
 -- Every recipe on the path, the first of a name shadowing later ones.
@@ -89,9 +135,8 @@ function M.list()
     for _, name in ipairs(names) do
       if not seen[name] then
         seen[name] = true
-        local ok, r = pcall(M.load, name)
         out[#out + 1] = {name = name, dir = dir,
-          description = ok and r.description or ("(cannot load: " .. tostring(r) .. ")")}
+          description = M.describe(dir .. "/" .. name .. ".lua") or "(no description)"}
       end
     end
   end
@@ -288,13 +333,26 @@ local function run_recipe(r, opts, args)
   return table.unpack(res, 2, res.n)
 end
 
--- Host entry: pmcsh NAME args...  Returns the exit status.
+-- Host entry: pmcsh NAME args...  Returns the exit status.  The file runs
+-- as a script does, with `arg` set as lua sets it; one that returns a recipe
+-- table is then run as a recipe, any other has done its work.
 function M.main(name, ...)
   local argv = {...}
-  local r = M.load(name)
-  for _, a in ipairs(argv) do
-    if a == "--" then break end
-    if a == "--help" or a == "-h" then
+  local file = M.find(name)
+  if not file then M.load(name) end           -- raises "cannot open", with suggestions
+  local chunk, err = loadfile(file)
+  if not chunk then error(err, 0) end
+  local a = {[0] = file}
+  for i, v in ipairs(argv) do a[i] = v end
+  arg = a
+  local r = chunk(...)
+  if type(r) ~= "table" or type(r.run) ~= "function" then return 0 end
+  r = check_recipe(r, file)
+  r.name = name
+  cache[file] = r
+  for _, x in ipairs(argv) do
+    if x == "--" then break end
+    if x == "--help" or x == "-h" then
       print(M.help_text(name))
       return 0
     end

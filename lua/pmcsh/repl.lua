@@ -1,7 +1,5 @@
--- The Lua half of the REPL: how results print, what Tab proposes, and the
--- few convenience globals (pmc, stream, chase, recipe, help).
+-- The Lua half of the REPL: how results print and what Tab proposes.
 local complete = require("pmcsh.complete")
-local help = require("pmcsh.help")
 
 local M = {}
 
@@ -14,12 +12,7 @@ local keywords = {
   "true", "until", "while",
 }
 
--- Globals made on first use, so the REPL starts fast and a module that
--- cannot load here only fails when it is used.
-local lazy = {
-  pmc = "pmcsh.pmc", stream = "pmcsh.stream", chase = "pmcsh.chase",
-  recipe = "pmcsh.recipe", metrics = "pmcsh.metrics",
-}
+local lazy = require("pmcsh.names").lazy
 
 local function is_identifier(s)
   return type(s) == "string" and s:match("^[%a_][%w_]*$") ~= nil
@@ -154,21 +147,6 @@ function M.complete(line, word)
 end
 
 -- Called once when the REPL starts.
-function M.setup()
-  rawset(_G, "help", help.help)
-  local mt = getmetatable(_G) or {}
-  local old = mt.__index
-  mt.__index = function(t, k)
-    local mod = lazy[k]
-    if mod then
-      local v = require(mod)
-      rawset(t, k, v)
-      return v
-    end
-    if type(old) == "function" then return old(t, k) end
-    if type(old) == "table" then return old[k] end
-  end
-  setmetatable(_G, mt)
-end
+function M.setup() end
 
 return M
