@@ -20,6 +20,7 @@
 
 #define GROUP_MT "pmcsh.group"
 #define WINDOW_MT "pmcsh.window"
+#define READING_MT "pmcsh.reading"
 
 struct lgroup {
 	int closed;
@@ -205,13 +206,35 @@ static void push_instances(lua_State *L, const struct pmc_group *g, int ev)
 	lua_setfield(L, -2, "cpus");
 }
 
-/* Pushes a reading: a table indexed by position and by event name, each
- * entry {name, value, raw, enabled, running, multiplexed, unit?}, plus
- * cpus/sockets per instance (push_instances) when g is given. */
+/* A reading's metatable: r["page-faults:u"] finds the entry of that name. */
+static int reading_index(lua_State *L)
+{
+	if (lua_type(L, 2) != LUA_TSTRING)
+		return 0;
+	lua_Integer n = (lua_Integer)lua_rawlen(L, 1);
+	for (lua_Integer i = 1; i <= n; i++) {
+		if (lua_rawgeti(L, 1, i) == LUA_TTABLE) {
+			lua_getfield(L, -1, "name");
+			if (lua_rawequal(L, -1, 2)) {
+				lua_pop(L, 1);
+				return 1;
+			}
+			lua_pop(L, 1);
+		}
+		lua_pop(L, 1);
+	}
+	return 0;
+}
+
+/* Pushes a reading: the list of entries {name, value, raw, enabled,
+ * running, multiplexed, unit?} in the order the events were given, plus
+ * cpus/sockets per instance (push_instances) when g is given; lookup by
+ * event string through its metatable (READING_MT). */
 static void push_reading(lua_State *L, const struct pmc_event *ev, int n, const struct pmc_count *c,
 			 const struct pmc_group *g)
 {
-	lua_createtable(L, n, n);
+	lua_createtable(L, n, 0);
+	luaL_setmetatable(L, READING_MT);
 	for (int i = 0; i < n; i++) {
 		lua_createtable(L, 0, 9);
 		lua_pushstring(L, ev[i].name);
@@ -232,9 +255,7 @@ static void push_reading(lua_State *L, const struct pmc_event *ev, int n, const 
 		}
 		if (g)
 			push_instances(L, g, i);
-		lua_pushvalue(L, -1);
-		lua_seti(L, -3, i + 1);
-		lua_setfield(L, -2, ev[i].name);
+		lua_rawseti(L, -2, i + 1);
 	}
 }
 
@@ -1327,6 +1348,10 @@ static void createmeta(lua_State *L)
 	lua_pushcclosure(L, g_read, 1);
 	lua_setfield(L, -2, "read");
 	lua_pop(L, 2);
+	luaL_newmetatable(L, READING_MT);
+	lua_pushcfunction(L, reading_index);
+	lua_setfield(L, -2, "__index");
+	lua_pop(L, 1);
 	luaL_newmetatable(L, WINDOW_MT);
 	lua_pushcfunction(L, w_gc);
 	lua_setfield(L, -2, "__gc");

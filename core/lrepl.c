@@ -2,6 +2,7 @@
  * results printed by lua/pmcsh/repl.lua, completion asked of that module,
  * and Ctrl-C that abandons the line at the prompt or stops running code. */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -170,6 +171,24 @@ static int incomplete(lua_State *L, int status)
 	return 0;
 }
 
+/* With the source below its loaded chunk on the stack: when repl.checked
+ * rewrites the statement (an assignment from a call that may fail, so its
+ * nil, msg is shown where it happens) and the rewrite loads, the rewrite
+ * replaces the chunk. */
+static void checked_assignment(lua_State *L)
+{
+	int top = lua_gettop(L);
+	push_repl_fn(L, "rewrite");
+	lua_pushvalue(L, -3);
+	if (lua_pcall(L, 1, 1, 0) == LUA_OK && lua_type(L, -1) == LUA_TSTRING) {
+		const char *src = lua_tostring(L, -1);
+		if (luaL_loadbuffer(L, src, strlen(src), "=stdin") == LUA_OK) {
+			lua_replace(L, top);
+		}
+	}
+	lua_settop(L, top);
+}
+
 /* Loads the statement in the buffer on top (as an expression first), reading
  * continuation lines while it is incomplete.  Returns the load status with
  * the chunk or error on top, -1 at end of input, -2 when Ctrl-C dropped it. */
@@ -197,8 +216,11 @@ static int load_statement(lua_State *L)
 	for (;;) {
 		src = lua_tostring(L, -1);
 		status = luaL_loadbuffer(L, src, strlen(src), "=stdin");
-		if (!incomplete(L, status))
+		if (!incomplete(L, status)) {
+			if (status == LUA_OK)
+				checked_assignment(L);
 			break;
+		}
 		char *more = read_line(PROMPT2, &cancelled);
 		if (more == NULL || cancelled) {
 			free(more);
@@ -228,15 +250,16 @@ done:
 	return status;
 }
 
+/* ~/.pmcsh_history, private (0600), kept only for a person at a terminal. */
 static void history_setup(void)
 {
 	const char *home = getenv("HOME");
 	history_path[0] = '\0';
-	if (home && *home) {
+	if (home && *home && isatty(STDIN_FILENO)) {
 		snprintf(history_path, sizeof history_path, "%s/.pmcsh_history", home);
-		FILE *f = fopen(history_path, "a"); /* create it so append works */
-		if (f)
-			fclose(f);
+		int fd = open(history_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);  /* so append works */
+		if (fd >= 0)
+			close(fd);
 		read_history(history_path);
 	}
 	stifle_history(HISTORY_MAX);

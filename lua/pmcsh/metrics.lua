@@ -1,7 +1,8 @@
 -- Normalization and derived metrics: the small arithmetic every recipe shares.
 --
--- A reading (from pmc or from stream/chase `counts`) maps event names to
--- entries {value=, raw=, enabled=, running=, multiplexed=}.  Here it becomes
+-- A reading (from pmc or from stream/chase `counts`) is a list of entries
+-- {name=, value=, raw=, enabled=, running=, multiplexed=}, found by name
+-- through its metatable (r["page-faults:u"]).  Here it becomes
 -- plain numbers: per loop iteration, per byte, per second, or per another
 -- event; and derived metrics are Lua functions over event names, evaluated
 -- after the read (never inside a measured window).
@@ -33,9 +34,13 @@ function M.per_iteration(count, iterations) return ratio(count, iterations) end
 function M.per_byte(count, bytes) return ratio(count, bytes) end
 function M.per_second(count, seconds) return ratio(count, seconds) end
 
--- Every event of a reading as name -> number (positional entries skipped).
+-- Every event of a reading (a list of entries, or a map name -> entry or
+-- number) as name -> number.
 function M.values(reading)
   local out = {}
+  for _, e in ipairs(reading or {}) do
+    if type(e) == "table" and e.name and type(e.value) == "number" then out[e.name] = e.value end
+  end
   for k, e in pairs(reading or {}) do
     if type(k) == "string" then
       local v = value_of(reading, k)

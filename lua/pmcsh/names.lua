@@ -1,5 +1,6 @@
 -- The names every chunk sees, in scripts, -e, recipes and the REPL alike:
--- pmc, stream, chase, recipe, metrics and help, each loaded on first use
+-- pmc, stream, chase, recipe, metrics, help and show (every field of a
+-- value, as the REPL would print it in full), each loaded on first use
 -- through _G's metatable, so pmcsh starts fast and a module that cannot
 -- load here fails only when it is used.
 local M = {}
@@ -11,6 +12,7 @@ M.lazy = {
   recipe = function() return require("pmcsh.recipe") end,
   metrics = function() return require("pmcsh.metrics") end,
   help = function() return require("pmcsh.help").help end,
+  show = function() return require("pmcsh.repl").full end,
 }
 
 local mt = getmetatable(_G) or {}

@@ -33,6 +33,22 @@ local function scalar(v)
   return tostring(v)
 end
 
+local full = false   -- set by M.full: readings print every field
+
+-- A reading as perf stat shows counts: one line per event (value, unit,
+-- name, and the share of time counted when multiplexed).
+function M.reading(r, indent)
+  local lines = {}
+  for _, e in ipairs(r) do
+    local pct = (e.enabled or 0) > 0 and 100 * (e.running or 0) / e.enabled or 100
+    lines[#lines + 1] = string.format("%s%16s %-6s %s%s", indent or "",
+      math.type(e.value) == "integer" and tostring(e.value) or string.format("%.2f", e.value or 0),
+      e.unit or "", e.name, pct < 100 and string.format("  (%.1f%% counted)", pct) or "")
+  end
+  if #lines == 0 then return "{}" end
+  return "reading:\n" .. table.concat(lines, "\n")
+end
+
 -- Renders v readably: nested tables indented, keys sorted, cycles and depth
 -- bounded, long tables cut with a count of what was left out.
 function M.format(v, depth, seen, indent)
@@ -40,6 +56,7 @@ function M.format(v, depth, seen, indent)
   if type(v) ~= "table" then return scalar(v) end
   local mt = getmetatable(v)
   if mt and mt.__tostring then return tostring(v) end
+  if mt and mt.__name == "pmcsh.reading" and not full then return M.reading(v, indent) end
   if seen[v] then return "<cycle " .. tostring(v) .. ">" end
   if depth >= MAX_DEPTH then return "{...}" end
   local n = #v
@@ -72,11 +89,45 @@ function M.format(v, depth, seen, indent)
   return "{\n" .. inner .. table.concat(parts, ",\n" .. inner) .. "\n" .. indent .. "}"
 end
 
--- Prints the results of a REPL statement, one per line.
+-- Prints the results of a REPL statement on one line, tab-separated, as
+-- lua prints them (each readably formatted); `_` keeps the first.
 function M.show(...)
-  for i = 1, select("#", ...) do
-    print(M.format((select(i, ...))))
+  local n = select("#", ...)
+  local parts = {}
+  for i = 1, n do parts[i] = M.format((select(i, ...))) end
+  rawset(_G, "_", (...))
+  print(table.concat(parts, "\t"))
+end
+
+-- Prints v with every field, readings included (the REPL's show(v)).
+function M.full(v)
+  full = true
+  local ok, text = pcall(M.format, v)
+  full = false
+  print(ok and text or tostring(v))
+end
+
+-- Passes a call's results through; a failure (nil, message) is printed
+-- where it happens, so `g = pmc.group{"cycles"}` does not fail silently.
+function M.checked(...)
+  local v, msg = ...
+  if v == nil and type(msg) == "string" and select("#", ...) >= 2 then
+    io.stderr:write("failed: ", msg, "\n")
+    io.stderr:flush()
   end
+  return ...
+end
+
+-- `x = f(...)` or `local x = t.f(...)`: the same statement with the
+-- right-hand side passed through M.checked; nil for any other statement.
+function M.rewrite(src)
+  local lhs, rhs = src:match("^%s*([%a_][%w_%.]*%s*=)%s*([%a_][%w_%.:]*%s*[%(%{\"'].-);?%s*$")
+  local loc = src:match("^%s*local%s+") and "local " or ""
+  if not lhs then
+    lhs, rhs = src:match("^%s*local%s+([%a_][%w_]*%s*=)%s*([%a_][%w_%.:]*%s*[%(%{\"'].-);?%s*$")
+  end
+  if not lhs or lhs:match("^local") then return nil end
+  return string.format("local __checked = require('pmcsh.repl').checked; %s%s __checked(%s)", loc, lhs, rhs)
 end
 
 -- Fields proposed after "x." or "x:" for a value: its own keys, then those
@@ -146,7 +197,10 @@ function M.complete(line, word)
   return matching(names, word)
 end
 
--- Called once when the REPL starts.
-function M.setup() end
+-- Called once when the REPL starts: the banner under lua's version line.
+function M.setup()
+  print(string.format("pmcsh %s: help() for the topics, Tab completes, Ctrl-D leaves",
+    require("pmcsh.paths").version))
+end
 
 return M
