@@ -206,7 +206,7 @@ local function convert(o, v)
     r = M.parse_size(type(v) == "number" and math.tointeger(v) or v)
   end
   if r == nil then
-    usage_error("option --%s: expected %s, got %q", o.name,
+    usage_error("option --%s: expected %s, got %q", o.name:gsub("_", "-"),
       ({int = "an integer", number = "a number", string = "a string", flag = "true or false",
         list = "a comma-separated list", size = "a size such as 64M or 1G"})[t], tostring(v))
   end
@@ -214,11 +214,11 @@ local function convert(o, v)
     local ok = false
     for _, c in ipairs(o.choices) do if c == r then ok = true end end
     if not ok then
-      usage_error("option --%s: %q is not one of %s", o.name, tostring(r), table.concat(o.choices, ", "))
+      usage_error("option --%s: %q is not one of %s", o.name:gsub("_", "-"), tostring(r), table.concat(o.choices, ", "))
     end
   end
   if o.min and type(r) == "number" and r < o.min then
-    usage_error("option --%s: %s is below the minimum %s", o.name, tostring(r), tostring(o.min))
+    usage_error("option --%s: %s is below the minimum %s", o.name:gsub("_", "-"), tostring(r), tostring(o.min))
   end
   return r
 end
@@ -243,6 +243,7 @@ end
 -- "--name value", "--name=value", "-s value", flags without a value, "--".
 function M.parse(r, argv)
   local opts, args = defaults(r), {}
+  local given = {}   -- list options given on this command line accumulate: -e a -e b
   local i = 1
   while i <= #argv do
     local a = argv[i]
@@ -275,7 +276,13 @@ function M.parse(r, argv)
           if v == nil then usage_error("%s: option '%s' needs a value", r.name, a) end
         end
       end
-      opts[o.name] = convert(o, v)
+      local cv = convert(o, v)
+      if o.type == "list" and given[o.name] then
+        for _, x in ipairs(cv) do table.insert(opts[o.name], x) end
+      else
+        opts[o.name] = cv
+      end
+      given[o.name] = true
     elseif a:match("^%-.") and not tonumber(a) then
       usage_error("%s: unknown option '%s' (pmcsh %s --help lists the options)", r.name, a, r.name)
     else
@@ -300,7 +307,7 @@ function M.help_text(name)
   if #r.options > 0 then lines[#lines + 1] = "\noptions:" end
   local metavar = {int = "N", number = "X", string = "STR", list = "LIST", size = "SIZE", flag = ""}
   for _, o in ipairs(r.options) do
-    local flag = (o.short and ("-" .. o.short .. ", ") or "    ") .. "--" .. o.name
+    local flag = (o.short and ("-" .. o.short .. ", ") or "    ") .. "--" .. o.name:gsub("_", "-")
     local mv = o.choices and table.concat(o.choices, "|") or metavar[o.type]
     if mv ~= "" then flag = flag .. " " .. mv end
     local def = ""
