@@ -219,6 +219,18 @@ static int is_modstr(const char *s)
 
 /* ---- sysfs pmu/terms/ -------------------------------------------------- */
 
+/* The sysfs name grammar of PMUs, events and format terms: a letter, digit
+ * or _ first, then those and . -; nothing else reaches a path. */
+static int sysfs_name_ok(const char *s)
+{
+	if (!isalnum((unsigned char)*s) && *s != '_')
+		return 0;
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && *s != '_' && *s != '-' && *s != '.')
+			return 0;
+	return 1;
+}
+
 /* Places `val` into the bits that format file `fmt` ("config:0-7,32-35")
  * names, in the field it names. */
 static int apply_format(const char *pmu, const char *term, uint64_t val, struct perf_event_attr *a,
@@ -232,8 +244,10 @@ static int apply_format(const char *pmu, const char *term, uint64_t val, struct 
 		return -EINVAL;
 	}
 	char *colon = strchr(fmt, ':');
-	if (!colon)
+	if (!colon) {
+		snprintf(msg, len, "format %s of PMU %s reads '%s', not field:bits", term, pmu, fmt);
 		return -EINVAL;
+	}
 	*colon = 0;
 	__u64 *field = !strcmp(fmt, "config") ? &a->config :
 			  !strcmp(fmt, "config1") ? &a->config1 :
@@ -277,6 +291,10 @@ static int apply_terms(const char *pmu, char *terms, struct pmc_event *ev, int d
 				snprintf(msg, len, "bad value '%s' for term %s of %s", eq + 1, t, pmu);
 				return -EINVAL;
 			}
+		}
+		if (!sysfs_name_ok(t)) {
+			snprintf(msg, len, "bad term '%.64s' for PMU %s: a term is a name of letters, digits, _ . -", t, pmu);
+			return -EINVAL;
 		}
 		if (!strcmp(t, "config")) { ev->attr.config = val; continue; }
 		if (!strcmp(t, "config1")) { ev->attr.config1 = val; continue; }
@@ -343,6 +361,15 @@ static int resolve_sysfs(const char *name, struct pmc_event *ev, char *msg, size
 	*s1 = 0;
 	*s2 = 0;
 	const char *pmu = buf, *mods = s2 + 1;
+	if (!sysfs_name_ok(pmu)) {
+		snprintf(msg, len, "bad PMU name '%.64s' in '%.64s': a PMU is named with letters, digits, _ . -", pmu, name);
+		return -EINVAL;
+	}
+	if (strspn(s1 + 1, ", \t") == strlen(s1 + 1)) {
+		snprintf(msg, len, "bad event '%.64s': no event or terms between the slashes (%s/EVENT/ or %s/k=v,.../)",
+			 name, pmu, pmu);
+		return -EINVAL;
+	}
 	if (*mods == ':')
 		mods++;
 	if (*mods && !is_modstr(mods)) {

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -21,6 +22,10 @@
 
 static const char *progname = "pmcsh";
 static lua_State *active_state;
+/* The kernel marked this process secure (AT_SECURE: file capabilities such
+ * as cap_perfmon): paths from the environment and the user's recipe
+ * folders are not trusted. */
+static int secure;
 
 /* Ctrl-C while Lua runs: flag for C engines, and a hook that raises an error
  * at the next Lua instruction.  A second Ctrl-C before the hook fires kills,
@@ -152,7 +157,7 @@ static int find_root(char *exe, char *root, size_t len)
 	if (n < 0)
 		return -errno;
 	exe[n] = '\0';
-	const char *home = getenv("PMCSH_HOME");
+	const char *home = secure ? NULL : getenv("PMCSH_HOME");
 	if (home && *home) {
 		snprintf(root, len, "%s", home);
 		return 0;
@@ -240,6 +245,8 @@ static int setup_paths(lua_State *L)
 	}
 	lua_pushstring(L, PMCSH_VERSION);
 	lua_setfield(L, -2, "version");
+	lua_pushboolean(L, secure);
+	lua_setfield(L, -2, "secure");
 	lua_setfield(L, -2, "pmcsh.paths");
 	lua_pop(L, 2);
 	return 0;
@@ -503,6 +510,8 @@ static int pmain(lua_State *L)
 	}
 	if (args & HAS_V)
 		print_version();
+	if (secure)
+		args |= HAS_BIG_E;  /* as -E: no LUA_INIT, LUA_PATH or LUA_CPATH */
 	if (args & HAS_BIG_E) {  /* the package library then ignores LUA_PATH/LUA_CPATH */
 		lua_pushboolean(L, 1);
 		lua_setfield(L, LUA_REGISTRYINDEX, "LUA_NOENV");
@@ -552,6 +561,13 @@ int main(int argc, char **argv)
 {
 	if (argv[0] && argv[0][0])
 		progname = argv[0];
+	if (getuid() != geteuid() || getgid() != getegid()) {
+		fprintf(stderr, "%s: refusing to run setuid or setgid (a script could do anything as the file's owner); "
+			"grant counting with capabilities instead (setcap cap_perfmon+ep) or lower "
+			"kernel.perf_event_paranoid\n", progname);
+		return 1;
+	}
+	secure = getauxval(AT_SECURE) != 0;
 	lua_State *L = luaL_newstate();
 	if (L == NULL) {
 		fprintf(stderr, "%s: cannot create state: not enough memory\n", progname);

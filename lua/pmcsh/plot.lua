@@ -8,8 +8,14 @@ local doc = ok_help and help.doc or function(obj) return obj end
 
 local function shquote(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
 
--- Where gnuplot is, or nil.  PMCSH_GNUPLOT overrides (also "" to disable).
+-- Where gnuplot is, or nil.  PMCSH_GNUPLOT overrides (also "" to disable);
+-- a privileged process (paths.secure) takes neither it nor PATH.
 function M.gnuplot()
+  if require("pmcsh.paths").secure then
+    local f = io.open("/usr/bin/gnuplot")
+    if f then f:close() end
+    return f and "/usr/bin/gnuplot" or nil
+  end
   local env = os.getenv("PMCSH_GNUPLOT")
   if env then return env ~= "" and env or nil end
   local p = io.popen("command -v gnuplot 2>/dev/null")

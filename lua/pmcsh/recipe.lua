@@ -15,9 +15,11 @@ local function usage_error(fmt, ...)
   error(M.usage(string.format(fmt, ...)), 0)
 end
 
--- The folders searched, in order: the user's own, PMCSH_PATH, the shipped.
+-- The folders searched, in order: the user's own, PMCSH_PATH, the shipped;
+-- only the shipped where the process is privileged (paths.secure).
 function M.path()
   local dirs = {}
+  if paths.secure then return {paths.scripts} end
   local home = os.getenv("HOME")
   if home and home ~= "" then dirs[#dirs + 1] = home .. "/.pmcsh/recipes" end
   for dir in (os.getenv("PMCSH_PATH") or ""):gmatch("[^:]+") do dirs[#dirs + 1] = dir end
