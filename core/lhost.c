@@ -557,6 +557,27 @@ static int pmain(lua_State *L)
 	return 1;
 }
 
+/* Results must not be lost unnoticed: a failed write to stdout or stderr
+ * (a full disk, /dev/full, a closed pipe) turns a success into status 1,
+ * said on stderr when stderr still works. */
+static int close_std(int code)
+{
+	int out_bad = fflush(stdout) != 0 || ferror(stdout);
+	int out_err = errno;
+	if (fclose(stdout) != 0 && !out_bad) {
+		out_bad = 1;
+		out_err = errno;
+	}
+	if (out_bad && out_err != EPIPE) {
+		fprintf(stderr, "%s: error writing standard output: %s\n", progname, strerror(out_err));
+		if (code == 0)
+			code = 1;
+	}
+	if ((fflush(stderr) != 0 || ferror(stderr)) && code == 0)
+		code = 1;
+	return code;
+}
+
 int main(int argc, char **argv)
 {
 	if (argv[0] && argv[0][0])
@@ -580,7 +601,6 @@ int main(int argc, char **argv)
 	int code = status == LUA_OK ? (int)lua_tointeger(L, -1) : 1;
 	if (status != LUA_OK)
 		host_message(lua_tostring(L, -1));
-	fflush(stdout);
 	lua_close(L);
-	return code;
+	return close_std(code);
 }

@@ -1,6 +1,8 @@
 /* pmcsh._sys: what the Lua library needs of the system that Lua lacks:
  * terminals, a monotonic clock, signals, and processes on a pty. */
 #include <errno.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -197,7 +199,37 @@ static int pty_pid(lua_State *L)
 	return 1;
 }
 
+/* _sys.lock(file) -> true | nil, msg, errno: an exclusive flock on a Lua
+ * file handle, without waiting (EWOULDBLOCK: another process holds it).
+ * The lock goes with the handle's close. */
+static int sys_lock(lua_State *L)
+{
+	luaL_Stream *p = luaL_checkudata(L, 1, LUA_FILEHANDLE);
+	luaL_argcheck(L, p->closef != NULL, 1, "closed file");
+	if (flock(fileno(p->f), LOCK_EX | LOCK_NB) < 0)
+		return luaL_fileresult(L, 0, NULL);
+	lua_pushboolean(L, 1);
+	return 1;
+}
+
+/* _sys.stat(path) -> {type = "file"|"dir"|"other", size =} | nil, msg, errno */
+static int sys_stat(lua_State *L)
+{
+	const char *path = luaL_checkstring(L, 1);
+	struct stat st;
+	if (stat(path, &st) < 0)
+		return luaL_fileresult(L, 0, path);
+	lua_createtable(L, 0, 2);
+	lua_pushstring(L, S_ISREG(st.st_mode) ? "file" : S_ISDIR(st.st_mode) ? "dir" : "other");
+	lua_setfield(L, -2, "type");
+	lua_pushinteger(L, (lua_Integer)st.st_size);
+	lua_setfield(L, -2, "size");
+	return 1;
+}
+
 static const luaL_Reg sys_funcs[] = {
+	{"lock", sys_lock},
+	{"stat", sys_stat},
 	{"isatty", sys_isatty},
 	{"now", sys_now},
 	{"getpid", sys_getpid},

@@ -54,11 +54,11 @@ Bandwidth with no counters open is printed beside the counted runs'.
     if opts.out and (opts.report or opts.resume) then
       survey.usage("survey: --out writes a new survey; --resume appends to its own file")
     end
-    local st, err, errno
+    local st, err, errno, run
     if opts.report then
       st, err = survey.load(opts.report)
     else
-      st, err, errno = survey.run{
+      run = {
         events = opts.events, pattern = opts.pattern, umasks = opts.umasks, group = opts.group,
         chase = opts.chase, sample_ms = opts.sample_ms,
         split = opts.split, pairs = opts.pairs, kernels = opts.kernels,
@@ -66,10 +66,11 @@ Bandwidth with no counters open is printed beside the counted runs'.
         fresh = opts.fresh, baseline = not opts["no-baseline"],
         out = opts.out, resume = opts.resume,
       }
+      st, err, errno = survey.run(run)
     end
     if not st then
       io.stderr:write("pmcsh survey: ", tostring(err), "\n")
-      local file = opts.out or opts.resume
+      local file = run and run.written and (opts.out or opts.resume)
       if file then
         io.stderr:write("pmcsh survey: finished runs are kept in ", file,
                         "; continue with: pmcsh survey --resume ", file, "\n")

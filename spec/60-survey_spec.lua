@@ -324,6 +324,117 @@ describe("survey errors", function()
     r = helpers.run({"survey", "--report", tmp})
     os.remove(tmp)
     assert.are.equal(1, r.code)
-    assert.matches("no survey header", r.err)
+    assert.matches(":1: not a survey record %(type something%)", r.err)
+  end)
+end)
+
+describe("survey results are never lost", function()
+  local sys = require("pmcsh._sys")
+  local dir
+  setup(function() dir = helpers.tmpdir() end)
+  teardown(function() os.execute("rm -rf '" .. dir .. "'") end)
+  local SMALL = {"survey", "-e", "page-faults", "-k", "copy", "--n", "64K", "--reps", "1"}
+  local function with(extra)
+    local a = {table.unpack(SMALL)}
+    for _, x in ipairs(extra) do a[#a + 1] = x end
+    return a
+  end
+  local function write(path, text)
+    local f = assert(io.open(path, "w")); f:write(text); f:close()
+  end
+
+  kit("refuses to overwrite a results file, and a mistyped command leaves it whole", function()
+    local file = dir .. "/p.jsonl"
+    assert.are.equal(0, helpers.run(with({"--out", file})).code)
+    local before = helpers.slurp(file)
+    local r = helpers.run({"survey", "-e", "task-clock", "-k", "copy", "--n", "0", "--out", file})
+    assert.are.equal(2, r.code, r.err)
+    assert.matches("n must be a positive integer", r.err)
+    r = helpers.run(with({"--out", file}))
+    assert.are.equal(1, r.code)
+    assert.matches("already holds results: %-%-resume .* continues that survey", r.err)
+    assert.not_matches("finished runs are kept", r.err)
+    assert.are.equal(before, helpers.slurp(file))
+    r = helpers.run(with({"--reps", "1000001", "--out", dir .. "/new.jsonl"}))
+    assert.are.equal(2, r.code)
+    assert.is_nil(io.open(dir .. "/new.jsonl"))             -- refused before the file was made
+  end)
+
+  kit("refuses a second writer while the file is locked", function()
+    local file = dir .. "/locked.jsonl"
+    assert.are.equal(0, helpers.run(with({"--out", file})).code)
+    local lines = select(2, helpers.slurp(file):gsub("\n", ""))
+    -- drop the done line, so the survey is resumable, then hold the lock
+    local text = helpers.slurp(file):gsub('{[^\n]*"type":"done"[^\n]*}\n', "")
+    write(file, text)
+    local f = assert(io.open(file, "a"))
+    assert(sys.lock(f))
+    local r = helpers.run({"survey", "--resume", file})
+    assert.are.equal(1, r.code)
+    assert.matches("is being written by another pmcsh survey", r.err)
+    f:close()
+    r = helpers.run({"survey", "--resume", file})
+    assert.are.equal(0, r.code, r.err)
+    assert.are.equal(lines, select(2, helpers.slurp(file):gsub("\n", "")))
+    -- a finished survey resumes to nothing, and writes nothing
+    r = helpers.run({"survey", "--resume", file})
+    assert.are.equal(0, r.code, r.err)
+    assert.matches("is complete: nothing to resume", r.err)
+    assert.are.equal(lines, select(2, helpers.slurp(file):gsub("\n", "")))
+  end)
+
+  it("fails, saying why, when a write fails", function()
+    local r = helpers.run(with({"--out", "/dev/full"}))
+    assert.are.equal(1, r.code)
+    assert.matches("/dev/full is not a regular file", r.err)
+    local uid = io.popen("id -u"):read("l")
+    if not need(uid == "0", "needs root to mount a full tmpfs") then return end
+    local mnt = dir .. "/full"
+    os.execute("mkdir -p " .. mnt)
+    if not need(os.execute("mount -t tmpfs -o size=8k tmpfs " .. mnt .. " 2>/dev/null"), "cannot mount a tmpfs here") then return end
+    r = helpers.run({"survey", "-e", "page-faults,minor-faults,major-faults,context-switches,cpu-migrations," ..
+      "alignment-faults,emulation-faults", "--split", "-k", "copy,scale,add,triad", "--n", "64K", "--reps", "30",
+      "--out", mnt .. "/s.jsonl"})
+    os.execute("umount " .. mnt)
+    assert.are.equal(1, r.code, r.out)
+    assert.matches("cannot write survey file .*No space left on device", r.err)
+    local p = io.popen(helpers.shquote(helpers.exe) .. " list 2>&1 >/dev/full; echo $?")
+    local out = p:read("a"); p:close()
+    assert.matches("error writing standard output: No space left on device\n1\n$", out)
+  end)
+
+  it("checks every line of a file it reads, and says which and what", function()
+    local hdr = '{"type":"header","format":"pmcsh-survey/1","kernels":["copy"],"n":1024,"reps":1,' ..
+                '"units":[{"labels":["a"],"keys":["a"],"kind":"single"}],"rows":[{"key":"a"}]%s}\n'
+    local cases = {
+      {hdr:format(',"chase":null'), ":1 %(header%)%.chase: expected an object, got null"},
+      {hdr:format(""):gsub('"kernels":%["copy"%]', '"kernels":"copy"'), "%.kernels: expected a list, got string"},
+      {'{"type":"header","format":"pmcsh-survey/1","kernels":["copy"],"n":1024,"reps":1,"rows":[]}\n',
+        ":1 %(header%): no field units"},
+      {hdr:format("") .. '{"type":"run","kernel":"copy","group":1,"cells":[{"count":1}]}\n', ":2 %(run%)%.cells%[1%]: no field key"},
+      {hdr:format("") .. '{"type":"run","kernel":"copy","group":1,"cells":[{"key":"a","count":"7"}]}\n',
+        "%.cells%[1%]%.count: expected number, got string"},
+      {'{"type":"run"}\n', ":1: a survey file starts with its header"},
+    }
+    for i, c in ipairs(cases) do
+      local file = dir .. "/bad" .. i .. ".jsonl"
+      write(file, c[1])
+      for _, mode in ipairs({"--report", "--resume"}) do
+        local r = helpers.run({"survey", mode, file})
+        assert.are.equal(1, r.code, r.err)
+        assert.matches(c[2], r.err)
+        assert.not_matches("traceback", r.err)
+      end
+    end
+    local r = helpers.run({"survey", "--report", "/dev/urandom"})
+    assert.are.equal(1, r.code)
+    assert.matches("/dev/urandom is not a regular file", r.err)
+    local sparse = dir .. "/sparse.jsonl"
+    os.execute("truncate -s 1G " .. sparse)
+    local t0 = sys.now()
+    r = helpers.run({"survey", "--report", sparse})
+    assert.are.equal(1, r.code)
+    assert.matches("a line over 1048576 bytes: not a survey file", r.err)
+    assert.is_true(sys.now() - t0 < 5)
   end)
 end)

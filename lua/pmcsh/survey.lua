@@ -23,7 +23,9 @@ local M = {}
 local ok_help, help = pcall(require, "pmcsh.help")
 local doc = ok_help and help.doc or function(obj) return obj end
 
-M.FORMAT = "pmcsh-survey/1"
+local results = require("pmcsh.results")
+M.FORMAT = results.FORMAT
+M.MAX_REPS = 1000000
 M.DEFAULT_KERNELS = {"copy", "scale", "add", "triad"}
 
 local function lazy(name)
@@ -480,71 +482,35 @@ end
 
 local function encode(obj) return cjson.encode(obj) end
 
--- Reads a survey file; a torn last line (a kill mid-write) is skipped.
--- Returns state {header, baseline[kernel], cells[key][kernel], unopened,
--- runs, done} or nil, message.
+-- Reads a survey file (every line checked by pmcsh.results; a torn line,
+-- from a kill mid-write, is skipped).  Returns state {header,
+-- baseline[kernel], cells[key][kernel], unopened, runs, done} or nil, message.
 function M.load(path)
-  local f, err = io.open(path, "r")
-  if not f then return nil, string.format("cannot read survey file: %s", err) end
-  local st = {baseline = {}, cells = {}, unopened = {}, runs = {}, done = false, torn = 0}
-  local lineno = 0
-  for line in f:lines() do
-    lineno = lineno + 1
-    if line:match("%S") then
-      local ok, obj = pcall(cjson.decode, line)
-      if not ok or type(obj) ~= "table" then
-        st.torn = st.torn + 1
-      elseif obj.type == "header" then
-        if obj.format ~= M.FORMAT then
-          f:close()
-          return nil, string.format("%s: not a pmcsh survey file (format %s)", path, tostring(obj.format))
-        end
-        for _, k in ipairs({"n", "reps", "threads", "started"}) do
-          obj[k] = obj[k] and (math.tointeger(obj[k]) or obj[k])
-        end
-        st.header = obj
-      elseif obj.type == "unopened" then
-        st.unopened[#st.unopened + 1] = obj
-      elseif obj.type == "baseline" then
-        st.baseline[obj.kernel] = obj
-      elseif obj.type == "run" then
-        st.runs[#st.runs + 1] = obj
-        for _, c in ipairs(obj.cells or {}) do
-          st.cells[c.key] = st.cells[c.key] or {}
-          c.mbps = obj.mbps
-          st.cells[c.key][obj.kernel] = c
-        end
-      elseif obj.type == "done" then
-        st.done = true
+  local records, torn = results.read(path)
+  if not records then return nil, torn end
+  local st = {baseline = {}, cells = {}, unopened = {}, runs = {}, done = false, torn = torn}
+  for _, obj in ipairs(records) do
+    if obj.type == "header" then
+      for _, k in ipairs({"n", "reps", "threads", "started"}) do
+        obj[k] = obj[k] and (math.tointeger(obj[k]) or obj[k])
       end
+      st.header = obj
+    elseif obj.type == "unopened" then
+      st.unopened[#st.unopened + 1] = obj
+    elseif obj.type == "baseline" then
+      st.baseline[obj.kernel] = obj
+    elseif obj.type == "run" then
+      st.runs[#st.runs + 1] = obj
+      for _, c in ipairs(obj.cells) do
+        st.cells[c.key] = st.cells[c.key] or {}
+        c.mbps = obj.mbps
+        st.cells[c.key][obj.kernel] = c
+      end
+    elseif obj.type == "done" then
+      st.done = true
     end
-  end
-  f:close()
-  if not st.header then
-    return nil, string.format("%s: no survey header (empty, or not written by pmcsh survey)", path)
   end
   return st
-end
-
-local function open_out(path, append)
-  local f, err
-  if append then
-    -- a torn last line stays alone on its line, so load() skips it
-    local r = io.open(path, "rb")
-    local needs_nl = false
-    if r then
-      local size = r:seek("end")
-      if size > 0 then r:seek("set", size - 1); needs_nl = r:read(1) ~= "\n" end
-      r:close()
-    end
-    f, err = io.open(path, "a")
-    if f and needs_nl then f:write("\n") end
-  else
-    f, err = io.open(path, "w")
-  end
-  if not f then return nil, string.format("cannot write survey file: %s", err) end
-  f:setvbuf("full")
-  return f
 end
 
 -------------------------------------------------------------------------------
@@ -642,8 +608,13 @@ function M.run(o)
     st, err = M.load(o.resume)
     if not st then return nil, err end
     hdr = st.header
-    f, err = open_out(o.resume, true)
+    if st.done then
+      if not o.quiet then io.stderr:write(string.format("pmcsh survey: %s is complete: nothing to resume\n", o.resume)) end
+      return st
+    end
+    f, err = results.append(o.resume)
     if not f then return nil, err end
+    o.written = true
   else
     local opt = default_opts(o)
     -- events: explicit list, pattern, umasks, or the machine's default
@@ -728,7 +699,12 @@ function M.run(o)
       end
       files[#files + 1] = {path = psrc.path, data = psrc, owns = function(u) return u.kind == "pair" end, count = n}
     end
-    if opt.reps < 1 then usage("reps must be at least 1") end
+    if math.type(opt.reps) ~= "integer" or opt.reps < 1 or opt.reps > M.MAX_REPS then
+      usage(string.format("reps must be an integer from 1 to %d", M.MAX_REPS))
+    end
+    if opt.n ~= nil and (math.type(opt.n) ~= "integer" or opt.n < 1) then
+      usage(string.format("n must be a positive integer (elements per array), not %s", tostring(opt.n)))
+    end
     local units, rows = M.plan{events = events, split = opt.split, pairs = prs}
     if not opt.n and stream.machine then
       local ok, m = pcall(stream.machine)
@@ -745,13 +721,15 @@ function M.run(o)
     st = {header = hdr, baseline = {}, cells = {}, unopened = {}, runs = {}, done = false}
     if opt.out then
       local err
-      f, err = open_out(opt.out, false)
+      f, err = results.create(opt.out)
       if not f then return nil, err end
+      o.written = true
     end
   end
 
   local function emit(obj)
-    if f then f:write(encode(obj), "\n"); f:flush() end
+    if not f then return true end
+    return f:write(obj)
   end
 
   -- pack (again, on resume: the environment decides)
@@ -791,12 +769,21 @@ function M.run(o)
       table.insert(unopened, 1, {event = file.path, reason = why:sub(#file.path + 2)})
     end
   end
-  if not o.resume then
-    emit(hdr)
-    for _, u in ipairs(unopened) do
-      u.type = "unopened"; emit(u)
+  -- what does not open now: every reason in the file, on resume the new ones
+  local known = {}
+  for _, u in ipairs(st.unopened) do known[u.event] = true end
+  local wok, werr = true, nil
+  if not o.resume then wok, werr = emit(hdr) end
+  for _, u in ipairs(unopened) do
+    if wok and not known[u.event] then
+      u.type = "unopened"
+      wok, werr = emit(u)
       st.unopened[#st.unopened + 1] = u
     end
+  end
+  if not wok then
+    f:close()
+    return nil, werr
   end
 
   -- the work list, minus what a resumed file already holds
@@ -858,7 +845,10 @@ function M.run(o)
   end
   local warned = {}
   local function stop(...)
-    if f then f:close() end
+    if f then
+      local ok, err = f:close()
+      if not ok and select(1, ...) ~= nil then return nil, err end
+    end
     if chain then chain:close() end
     tell()
     return ...
@@ -914,15 +904,17 @@ function M.run(o)
       rec.type = "baseline"
       st.baseline[job.kernel] = rec
     end
-    emit(rec)
+    local ok, werr2 = emit(rec)
+    if not ok then return stop(nil, werr2) end
   end
   if chain then chain:close() end
+  chain = nil
   tell()
-  emit({type = "done", finished = os.time()})
+  local ok, werr2 = emit({type = "done", finished = os.time()})
+  if not ok then return stop(nil, werr2) end
   st.done = true
   if shared and shared.close then shared:close() end
-  if f then f:close() end
-  return st
+  return stop(st)
 end
 
 -------------------------------------------------------------------------------

@@ -1,0 +1,232 @@
+-- A survey's results file: JSON lines, the header first, a line per finished
+-- run as it finishes, "done" last.  Results already written are never lost:
+-- a file with content is never truncated, one writer at a time holds it
+-- (flock), every write is checked, and reading validates each line's shape
+-- before anything trusts it.
+local cjson = require("cjson").new()
+cjson.encode_number_precision(14)   -- doubles round-trip
+cjson.encode_invalid_numbers(false)  -- NaN/inf are an error, never "nan" in the file
+local sys = require("pmcsh._sys")
+
+local M = {}
+
+M.FORMAT = "pmcsh-survey/1"
+M.MAX_LINE = 1 << 20      -- bytes; a longer line is no survey record
+
+local Writer = {}
+Writer.__index = Writer
+
+local function locked(f, path)
+  local ok, _, errno = sys.lock(f)
+  if ok then return true end
+  f:close()
+  if errno == 11 then   -- EWOULDBLOCK
+    return nil, string.format("%s is being written by another pmcsh survey; wait for it, or write to another file", path)
+  end
+  return nil, string.format("cannot lock %s: errno %d", path, errno)
+end
+
+local function regular(path)
+  local st = sys.stat(path)
+  if st and st.type ~= "file" then
+    return nil, string.format("%s is not a regular file", path)
+  end
+  return st or {size = 0}
+end
+
+-- A new results file at `path`: refused when one with content is there.
+function M.create(path)
+  local st, err = regular(path)
+  if not st then return nil, err end
+  if st.size > 0 then
+    return nil, string.format("%s already holds results: --resume %s continues that survey, --report %s " ..
+      "shows it; remove it or name another file to start afresh", path, path, path)
+  end
+  local f, oerr = io.open(path, "a")
+  if not f then return nil, string.format("cannot write survey file: %s", oerr) end
+  local ok, lerr = locked(f, path)
+  if not ok then return nil, lerr end
+  if f:seek("end") > 0 then   -- written between the check and the lock
+    f:close()
+    return nil, string.format("%s already holds results (another survey started it)", path)
+  end
+  return setmetatable({f = f, path = path}, Writer)
+end
+
+-- The results file at `path`, to append to (a resume).  A torn last line
+-- (a kill mid-write) is ended, so the reader skips it alone.
+function M.append(path)
+  local st, err = regular(path)
+  if not st then return nil, err end
+  local f, oerr = io.open(path, "a+")
+  if not f then return nil, string.format("cannot write survey file: %s", oerr) end
+  local ok, lerr = locked(f, path)
+  if not ok then return nil, lerr end
+  local w = setmetatable({f = f, path = path}, Writer)
+  local size = f:seek("end")
+  if size > 0 then
+    f:seek("set", size - 1)
+    local last = f:read(1)
+    f:seek("end")
+    if last ~= "\n" then
+      local wok, werr = w:raw("\n")
+      if not wok then f:close(); return nil, werr end
+    end
+  end
+  return w
+end
+
+function Writer:raw(s)
+  local ok, err = self.f:write(s)
+  if ok then ok, err = self.f:flush() end
+  if not ok then
+    return nil, string.format("cannot write survey file %s: %s", self.path, tostring(err))
+  end
+  return true
+end
+
+-- Writes one record, flushed; nil, message when the write failed.
+function Writer:write(obj)
+  return self:raw(cjson.encode(obj) .. "\n")
+end
+
+function Writer:close()
+  if not self.f then return true end
+  local f = self.f
+  self.f = nil
+  local ok, err = f:close()
+  if not ok then return nil, string.format("cannot write survey file %s: %s", self.path, tostring(err)) end
+  return true
+end
+Writer.__close = Writer.close
+Writer.__gc = Writer.close
+
+-------------------------------------------------------------------------------
+-- Reading: every line checked against the shape of its type
+-------------------------------------------------------------------------------
+
+local null = require("cjson").null
+
+-- Shapes: "string", "integer", "number", "boolean", "table", {list = shape},
+-- {fields = {name = shape}}; a name ending in ? may be absent.
+local CELL = {fields = {["key"] = "string", ["count?"] = "number", ["value?"] = "number", ["event?"] = "string",
+  ["min?"] = "number", ["max?"] = "number", ["median?"] = "number", ["spread?"] = "number",
+  ["enabled?"] = "number", ["running?"] = "number", ["multiplexed?"] = "boolean", ["per_rep?"] = {list = "number"}}}
+local SHAPES = {
+  header = {fields = {
+    format = "string", kernels = {list = "string"}, ["n?"] = "integer", reps = "integer",
+    ["threads?"] = "integer", ["pages?"] = "string", ["fresh?"] = "boolean", ["split?"] = "boolean",
+    ["started?"] = "number", ["baseline?"] = "boolean", ["sample_ms?"] = "number", ["group?"] = "string",
+    ["chase?"] = {fields = {size = "integer", ["stride?"] = "integer", ["order?"] = "string"}},
+    units = {list = {fields = {labels = {list = "string"}, keys = {list = "string"}, kind = "string"}}},
+    rows = {list = {fields = {key = "string", ["event?"] = "string", ["kind?"] = "string"}}},
+  }},
+  baseline = {fields = {kernel = "string", ["mbps?"] = "number", ["times?"] = {list = "number"}}},
+  run = {fields = {kernel = "string", group = "integer", cells = {list = CELL}, ["mbps?"] = "number",
+    ["times?"] = {list = "number"}, ["iterations?"] = "number"}},
+  unopened = {fields = {event = "string", ["reason?"] = "string"}},
+  done = {fields = {}},
+}
+
+local function shape_error(where, want, v)
+  local got = v == null and "null" or math.type(v) or type(v)
+  return string.format("%s: expected %s, got %s", where, type(want) == "string" and want or
+    (want.list and "a list" or "an object"), got)
+end
+
+local function check(v, shape, where)
+  if type(shape) == "string" then
+    local ok = shape == "integer" and math.type(v) == "integer" or shape == "number" and type(v) == "number" or
+      shape == "string" and type(v) == "string" or shape == "boolean" and type(v) == "boolean" or
+      shape == "table" and type(v) == "table"
+    if shape == "integer" and type(v) == "number" and math.tointeger(v) then ok = true end
+    return ok or nil, not ok and shape_error(where, shape, v) or nil
+  end
+  if type(v) ~= "table" then return nil, shape_error(where, shape, v) end
+  if shape.list then
+    local n = 0
+    for k in pairs(v) do
+      if math.type(k) ~= "integer" then return nil, shape_error(where, shape, v) end
+      n = n + 1
+    end
+    for i = 1, n do
+      local ok, err = check(v[i], shape.list, string.format("%s[%d]", where, i))
+      if not ok then return nil, err end
+    end
+    return true
+  end
+  for name, sub in pairs(shape.fields) do
+    local key, optional = name:match("^(.-)(%??)$")
+    local x = v[key]
+    if x == nil and optional == "" then return nil, string.format("%s: no field %s", where, key) end
+    if x ~= nil then
+      local ok, err = check(x, sub, where .. "." .. key)
+      if not ok then return nil, err end
+    end
+  end
+  return true
+end
+
+-- The records of the file at `path`, each checked: a list of decoded
+-- objects, and how many torn lines (not JSON) were skipped.  nil, message
+-- naming the line and what is wrong in it otherwise.
+function M.read(path)
+  local st, err = regular(path)
+  if not st then return nil, err end
+  local f, oerr = io.open(path, "r")
+  if not f then return nil, string.format("cannot read survey file: %s", oerr) end
+  local records, torn, lineno, rest = {}, 0, 0, ""
+  local function line(s, last)
+    lineno = lineno + 1
+    if not s:match("%S") then return true end
+    local ok, obj = pcall(cjson.decode, s)
+    if not ok or type(obj) ~= "table" then
+      torn = torn + 1
+      return true
+    end
+    local where = string.format("%s:%d", path, lineno)
+    local shape = SHAPES[obj.type]
+    if not shape then
+      return nil, string.format("%s: not a survey record (type %s)", where, tostring(obj.type))
+    end
+    if lineno == 1 and obj.type ~= "header" then
+      return nil, string.format("%s: a survey file starts with its header", where)
+    end
+    if obj.type == "header" and obj.format ~= M.FORMAT then
+      return nil, string.format("%s: not a pmcsh survey file (format %s)", where, tostring(obj.format))
+    end
+    local cok, cerr = check(obj, shape, where .. " (" .. obj.type .. ")")
+    if not cok then return nil, cerr end
+    records[#records + 1] = obj
+    return true
+  end
+  while true do
+    local block = f:read(65536)
+    if not block then break end
+    rest = rest .. block
+    local from = 1
+    while true do
+      local nl = rest:find("\n", from, true)
+      if not nl then break end
+      local ok, lerr = line(rest:sub(from, nl - 1))
+      if not ok then f:close(); return nil, lerr end
+      from = nl + 1
+    end
+    rest = rest:sub(from)
+    if #rest > M.MAX_LINE then
+      f:close()
+      return nil, string.format("%s:%d: a line over %d bytes: not a survey file", path, lineno + 1, M.MAX_LINE)
+    end
+  end
+  f:close()
+  if rest ~= "" then
+    local ok, lerr = line(rest, true)
+    if not ok then return nil, lerr end
+  end
+  if #records == 0 or records[1].type ~= "header" then
+    return nil, string.format("%s: no survey header (empty, or not written by pmcsh survey)", path)
+  end
+  return records, torn
+end
+
+return M
