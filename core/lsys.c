@@ -227,7 +227,19 @@ static int sys_stat(lua_State *L)
 	return 1;
 }
 
+/* _sys.realpath(path) -> the absolute path | nil, msg, errno */
+static int sys_realpath(lua_State *L)
+{
+	char *r = realpath(luaL_checkstring(L, 1), NULL);
+	if (!r)
+		return luaL_fileresult(L, 0, lua_tostring(L, 1));
+	lua_pushstring(L, r);
+	free(r);
+	return 1;
+}
+
 static const luaL_Reg sys_funcs[] = {
+	{"realpath", sys_realpath},
 	{"lock", sys_lock},
 	{"stat", sys_stat},
 	{"isatty", sys_isatty},

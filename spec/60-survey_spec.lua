@@ -84,7 +84,7 @@ describe("survey packing (try-open and back off)", function()
     assert.is_true(n * 8 * 3 <= 23 * 2^30 / 8)
     assert.is_true(n * 8 * 3 > 23 * 2^30 / 8 - 3 * 8 * 4096)
     assert.are.equal(0, n % 4096)
-    assert.matches("asks n = 251658240, 5%.6 GiB in all: capped at 1/8 of the 23%.0 GiB available " ..
+    assert.matches("asks n = 251658240, 5.6G in all: capped at 1/8 of the 23G available " ..
       "%(%-%-n 251658240 for the full rule%)", note)
     -- a 32 MiB L3 on the same machine: the rule stands
     assert.are.same({4 * 2^22}, {survey.default_n(4 * 2^22, 23 * 2^30)})
@@ -223,7 +223,7 @@ describe("survey files", function()
   kit("counts an event that ignores the user/OS filter in one row, and says why", function()
     local r = helpers.run({"survey", "-e", "task-clock,page-faults", "--split", "-k", "copy", "--n", "1M", "--reps", "2"})
     assert.are.equal(0, r.code, r.err)
-    assert.matches("^pmcsh survey: n = 1048576 per array, 3 arrays of 8 MiB = 24 MiB\n", r.err)
+    assert.matches("^pmcsh survey: n = 1048576 per array, 3 arrays of 8M = 24M\n", r.err)
     assert.matches("\ntask%-clock%s+[%d.]+", r.out)
     assert.not_matches("task%-clock:[uk]", r.out:match("^(.-)\n\n"))   -- no :u/:k rows in the table
     assert.matches("\npage%-faults:u%s+[%d.]+", r.out)
@@ -401,6 +401,17 @@ describe("survey results are never lost", function()
     local p = io.popen(helpers.shquote(helpers.exe) .. " list 2>&1 >/dev/full; echo $?")
     local out = p:read("a"); p:close()
     assert.matches("error writing standard output: No space left on device\n1\n$", out)
+  end)
+
+  kit("keeps a relative --group usable from anywhere: the header holds its absolute path", function()
+    os.execute("cp events/software.lua " .. dir .. "/mygrp.lua")
+    local r = helpers.run({"survey", "--group", "mygrp.lua", "-k", "copy", "--n", "64K", "--reps", "2", "--out", "g.jsonl"},
+      {env = "cd " .. dir .. " &&"})
+    assert.are.equal(0, r.code, r.err)
+    assert.matches("\nMetrics %(.-mygrp%.lua%)", r.out)
+    local elsewhere = helpers.run({"survey", "--report", dir .. "/g.jsonl"}, {env = "cd / &&"})
+    assert.are.equal(0, elsewhere.code, elsewhere.err)
+    assert.are.equal(r.out, elsewhere.out)
   end)
 
   it("checks every line of a file it reads, and says which and what", function()

@@ -30,6 +30,17 @@ local function ratio(a, b)
 end
 M.ratio = ratio
 
+-- A size in pmcsh's one notation, binary units: 512, 4K, 1M, 256M, 1.5G.
+function M.size(bytes)
+  for _, u in ipairs{{2^40, "T"}, {2^30, "G"}, {2^20, "M"}, {2^10, "K"}} do
+    if bytes >= u[1] then
+      local v = bytes / u[1]
+      return (v == math.floor(v) and string.format("%d", v) or string.format("%.1f", v)) .. u[2]
+    end
+  end
+  return string.format("%d", bytes)
+end
+
 function M.per_iteration(count, iterations) return ratio(count, iterations) end
 function M.per_byte(count, bytes) return ratio(count, bytes) end
 function M.per_second(count, seconds) return ratio(count, seconds) end

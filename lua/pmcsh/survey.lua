@@ -50,6 +50,11 @@ end
 -- Event sets and pair lists (data files in events/, loaded into an empty env)
 -------------------------------------------------------------------------------
 
+local function sys_realpath(p)
+  local sys = lazy("pmcsh._sys")
+  return sys and sys.realpath and sys.realpath(p)
+end
+
 local function events_dir()
   local ok, paths = pcall(require, "pmcsh.paths")
   if ok and paths.events then return paths.events end
@@ -260,9 +265,7 @@ local function mem_available()
   return kb and tonumber(kb) * 1024
 end
 
-local function mib(bytes)
-  return bytes >= 2^30 and string.format("%.1f GiB", bytes / 2^30) or string.format("%.0f MiB", bytes / 2^20)
-end
+local mib = metrics.size
 
 -- STREAM's rule (`rule_n`: each array 4x the last-level caches), capped so
 -- the arrays take at most MEM_FRACTION of `avail` bytes.  Returns n and a
@@ -715,7 +718,7 @@ function M.run(o)
       threads = opt.threads, pages = opt.pages, fresh = opt.fresh or false,
       split = opt.split or false, baseline = opt.baseline,
       units = units, rows = rows, started = os.time(),
-      group = opt.group, chase = chase_spec, sample_ms = has_chase and (opt.sample_ms or 20) or nil,
+      group = opt.group and (sys_realpath(gpath) or gpath), chase = chase_spec, sample_ms = has_chase and (opt.sample_ms or 20) or nil,
     }
     hdr.files = files
     st = {header = hdr, baseline = {}, cells = {}, unopened = {}, runs = {}, done = false}
@@ -1109,7 +1112,7 @@ function M.report(st, o)
     out[#out + 1] = ""
     local mw = w
     for _, r in ipairs(gm.rows) do mw = math.max(mw, #r.name + (r.unit and #r.unit + 3 or 0) + 1) end
-    local l = {pad_right("Metrics (" .. gm.path:match("[^/]*/[^/]*$") .. ")", mw)}
+    local l = {pad_right("Metrics (" .. (gm.path:match("[^/]*/[^/]*$") or gm.path) .. ")", mw)}
     for _, k in ipairs(kernels) do l[#l + 1] = string.format("%11s%-7s", title(k), "") end
     out[#out + 1] = (table.concat(l):gsub("%s+$", ""))
     -- n/a cells: one line per kernel and reason, naming the metrics
