@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #endif
 #include <errno.h>
+#include <stdio.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,7 @@
 typedef struct {
 	struct stream *s;	/* NULL once closed (and until created) */
 	int pages;
+	const struct stream_variant *v;	/* the loops s:run runs */
 } LStream;
 
 static const char *const page_names[] = {"4k", "thp", "2m", "1g", NULL};
@@ -48,7 +50,7 @@ static int opt_bool(lua_State *L, int idx, const char *k, int def)
  * machine cannot give the memory, huge pages or threads. */
 static int stream_new(lua_State *L)
 {
-	static const char *const known[] = {"n", "threads", "cpus", "pages", "offset", "touch", "pin", NULL};
+	static const char *const known[] = {"n", "threads", "cpus", "pages", "offset", "touch", "pin", "isa", NULL};
 	int allowed[STREAM_MAX_THREADS], cpus[STREAM_MAX_THREADS];
 	struct stream_opts o = {0};
 	char msg[512];
@@ -125,11 +127,20 @@ static int stream_new(lua_State *L)
 	o.offset = (size_t)off;
 	o.touch = opt_bool(L, 1, "touch", 1);
 	o.pin = opt_bool(L, 1, "pin", 1);
+	const struct stream_variant *v = stream_variant_best();
+	if (lua_getfield(L, 1, "isa") != LUA_TNIL) {
+		const char *name = lua_tostring(L, -1);
+		ARGCHECK(L, name, 1, "isa: a variant name expected (stream.machine().variants)");
+		v = stream_variant_find(name, msg, sizeof msg);
+		ARGCHECK(L, v, 1, lua_pushfstring(L, "isa: %s", msg));
+	}
+	lua_pop(L, 1);
 
 	/* The handle exists, closed, before anything is acquired. */
 	LStream *ls = lua_newuserdatauv(L, sizeof *ls, 0);
 	ls->s = NULL;
 	ls->pages = o.pages;
+	ls->v = v;
 	luaL_setmetatable(L, STREAM_MT);
 	int rc = stream_create(&ls->s, &o, msg, sizeof msg);
 	if (rc < 0) {
@@ -153,8 +164,8 @@ static int stream_tostring(lua_State *L)
 	if (!ls->s)
 		lua_pushliteral(L, "stream (closed)");
 	else
-		lua_pushfstring(L, "stream (n=%I, threads=%d, pages=%s): %p", (lua_Integer)stream_n(ls->s),
-				stream_threads(ls->s), page_names[ls->pages], (void *)ls);
+		lua_pushfstring(L, "stream (n=%I, threads=%d, pages=%s, isa=%s): %p", (lua_Integer)stream_n(ls->s),
+				stream_threads(ls->s), page_names[ls->pages], ls->v->name, (void *)ls);
 	return 1;
 }
 
@@ -190,6 +201,7 @@ static int cmp_double(const void *x, const void *y)
 static int stream_runm(lua_State *L)
 {
 	static const char *const known[] = {"reps", "warmup", "group", "reference", NULL};
+	char msg[512];
 	LStream *ls = checkstream(L);
 	struct stream *s = ls->s;
 	const struct stream_kernel *k = checkkernel(L, 2);
@@ -211,13 +223,15 @@ static int stream_runm(lua_State *L)
 	int ref = opt_bool(L, 3, "reference", 0);
 	int gtype = lua_getfield(L, 3, "group");	/* stack 4: the group or nil */
 
-	if (!stream_kernel_available(k)) {
+	if (!stream_kernel_available(ls->v, k)) {
 		luaL_pushfail(L);
-		lua_pushfstring(L, "kernel '%s' needs %s streaming stores, which this cpu lacks: use '%s'",
-				k->name, stream_nt_isa() ? stream_nt_isa() : "non-temporal", k->plain ? k->plain : "triad");
+		lua_pushfstring(L, "kernel '%s' needs non-temporal stores, which the %s variant lacks on this "
+				"architecture: use '%s'", k->name, ls->v->name, k->plain ? k->plain : "triad");
 		lua_pushinteger(L, EOPNOTSUPP);
 		return 3;
 	}
+	if (ref && !stream_ref_runnable(msg, sizeof msg))
+		return pmcsh_fail(L, msg, EOPNOTSUPP);
 
 	struct kwindow kw = {0};
 	struct lpmc_window *w = NULL;
@@ -235,9 +249,7 @@ static int stream_runm(lua_State *L)
 	uint64_t *tsc = (uint64_t *)(times + reps);
 	double sum = 0;
 	int done = 0;
-	int rc = stream_run(s, k, ref, (int)reps, warmup, w ? &kw : NULL, times, tsc, &sum, &done);
-
-	char msg[512];
+	int rc = stream_run(s, ls->v, k, ref, (int)reps, warmup, w ? &kw : NULL, times, tsc, &sum, &done);
 	int vrc = stream_validate(s, k, sum, msg, sizeof msg);
 	if (rc == -EINTR)
 		return luaL_error(L, "interrupted");
@@ -266,6 +278,13 @@ static int stream_runm(lua_State *L)
 	lua_createtable(L, 0, 28);
 	pmcsh_setstr(L, "kernel", k->name);
 	pmcsh_setbool(L, "reference", ref);
+	/* which loop ran: a variant, or the reference built -march=native */
+	pmcsh_setstr(L, "isa", ref ? "native" : ls->v->name);
+	if (!ref) {
+		char sym[96];
+		snprintf(sym, sizeof sym, "%s_%s", k->symbol, ls->v->name);
+		pmcsh_setstr(L, "symbol", sym);
+	}
 	pmcsh_setint(L, "n", (lua_Integer)n);
 	pmcsh_setint(L, "threads", stream_threads(s));
 	pmcsh_setint(L, "reps", done);
@@ -466,7 +485,7 @@ static int stream_kernels_l(lua_State *L)
 		pmcsh_setbool(L, "nt", k->nt);
 		if (k->plain)
 			pmcsh_setstr(L, "plain", k->plain);
-		pmcsh_setbool(L, "available", stream_kernel_available(k));
+		pmcsh_setbool(L, "available", stream_kernel_available(stream_variant_best(), k));
 		lua_rawseti(L, -2, ++i);
 	}
 	return 1;
@@ -488,8 +507,24 @@ static int stream_machine(lua_State *L)
 	lua_setfield(L, -2, "cpus");
 	pmcsh_setnum(L, "tick", stream_clock_tick());
 	pmcsh_setbool(L, "tsc", stream_tsc_usable());
-	if (stream_nt_isa())
-		pmcsh_setstr(L, "nt_isa", stream_nt_isa());
+	const struct stream_variant *best = stream_variant_best();
+	pmcsh_setstr(L, "isa", best->name);
+	if (best->nt_isa)
+		pmcsh_setstr(L, "nt_isa", best->nt_isa);
+	lua_newtable(L);
+	int ok;
+	const struct stream_variant *v;
+	for (int i = 0; (v = stream_variant_at(i, &ok)); i++) {
+		lua_createtable(L, 0, 3);
+		pmcsh_setstr(L, "name", v->name);
+		pmcsh_setbool(L, "runs", ok);
+		if (v->nt_isa)
+			pmcsh_setstr(L, "nt_isa", v->nt_isa);
+		lua_rawseti(L, -2, i + 1);
+	}
+	lua_setfield(L, -2, "variants");
+	char why[256];
+	pmcsh_setbool(L, "reference_runs", stream_ref_runnable(why, sizeof why));
 	long kb = stream_mem_available_kb();
 	if (kb >= 0)
 		pmcsh_setint(L, "mem_available", (lua_Integer)kb * 1024);

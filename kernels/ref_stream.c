@@ -2,10 +2,40 @@
  * Written as stream.c (McCalpin) writes them: plain pointers (no restrict,
  * so the compiler adds its own overlap checks, as it must for pointers), a
  * signed index, one statement per loop, a plain running sum.  Built with the
- * same -O3 -march=native as the kernels; run on the same arrays, threads and
- * pinning by the same engine, so the only difference is the loop. */
+ * -O3 -march=native, the yardstick each kernel variant must match; run on
+ * the same arrays, threads and pinning by the same engine, so the only
+ * difference is the loop.  Only called after stream_ref_runnable(). */
 #include <sys/types.h>
 #include "stream.h"
+
+/* What -march=native enabled here, for stream_ref_runnable; space-padded
+ * tokens.  Data only: reading it runs no instruction of this file. */
+const char ref_stream_isa[] = " "
+#ifdef __AVX512F__
+	"avx512f "
+#endif
+#ifdef __AVX512VL__
+	"avx512vl "
+#endif
+#ifdef __AVX512BW__
+	"avx512bw "
+#endif
+#ifdef __AVX512DQ__
+	"avx512dq "
+#endif
+#ifdef __AVX2__
+	"avx2 "
+#endif
+#ifdef __FMA__
+	"fma "
+#endif
+#ifdef __AVX__
+	"avx "
+#endif
+#ifdef __BMI2__
+	"bmi2 "
+#endif
+	;
 
 double ref_stream_copy(double *a, double *b, double *c, double s, size_t n)
 {

@@ -1,18 +1,29 @@
-/* The STREAM loops pmcsh measures, and their descriptor table.
- * Built -O3 -march=native.  Each loop gets its arrays already offset to the
- * part it owns; `restrict` tells the compiler what STREAM's global arrays
- * told it: no aliasing, so no run-time overlap checks and no versioned
- * loops.  stream.disasm() shows what came out. */
+/* The STREAM loops pmcsh measures, built once per instruction-set variant
+ * (the Makefile compiles this file with -DSTREAM_VARIANT=avx512 and
+ * -march=x86-64-v4, avx2 and x86-64-v3, sse2 and the baseline; generic
+ * elsewhere); kernels/stream_kernels.c chooses one at run time.  Each loop
+ * gets its arrays already offset to the part it owns; `restrict` tells the
+ * compiler what STREAM's global arrays told it: no aliasing, so no run-time
+ * overlap checks and no versioned loops.  stream.disasm() shows what came
+ * out. */
 #include <stdint.h>
-#include <string.h>
 #include "stream.h"
+
+#ifndef STREAM_VARIANT
+#error "built once per variant: -DSTREAM_VARIANT=name (see the Makefile)"
+#endif
+#define CAT_(a, b) a##_##b
+#define CAT(a, b) CAT_(a, b)
+#define V(f) CAT(f, STREAM_VARIANT)	/* stream_copy -> stream_copy_avx2 */
+#define STR_(x) #x
+#define STR(x) STR_(x)
 
 /* Keep each loop a loop: without this gcc turns `c[j] = a[j]` into a call
  * to memcpy (whose large-size path uses its own non-temporal stores), and
  * pmcsh would be measuring libc instead of the STREAM copy. */
 #define KERNEL __attribute__((optimize("no-tree-loop-distribute-patterns")))
 
-KERNEL double stream_copy(double *restrict a, double *restrict b, double *restrict c,
+KERNEL double V(stream_copy)(double *restrict a, double *restrict b, double *restrict c,
 		   double s, size_t n)
 {
 	(void)b; (void)s;
@@ -21,7 +32,7 @@ KERNEL double stream_copy(double *restrict a, double *restrict b, double *restri
 	return 0;
 }
 
-KERNEL double stream_scale(double *restrict a, double *restrict b, double *restrict c,
+KERNEL double V(stream_scale)(double *restrict a, double *restrict b, double *restrict c,
 		    double s, size_t n)
 {
 	(void)a;
@@ -30,7 +41,7 @@ KERNEL double stream_scale(double *restrict a, double *restrict b, double *restr
 	return 0;
 }
 
-KERNEL double stream_add(double *restrict a, double *restrict b, double *restrict c,
+KERNEL double V(stream_add)(double *restrict a, double *restrict b, double *restrict c,
 		  double s, size_t n)
 {
 	(void)s;
@@ -39,7 +50,7 @@ KERNEL double stream_add(double *restrict a, double *restrict b, double *restric
 	return 0;
 }
 
-KERNEL double stream_triad(double *restrict a, double *restrict b, double *restrict c,
+KERNEL double V(stream_triad)(double *restrict a, double *restrict b, double *restrict c,
 		    double s, size_t n)
 {
 	for (size_t j = 0; j < n; j++)
@@ -52,7 +63,7 @@ KERNEL double stream_triad(double *restrict a, double *restrict b, double *restr
  * partial sums let the compiler keep several vector accumulators in flight;
  * the order of additions changes, so validation allows a relative error. */
 #define SUM_LANES 16
-KERNEL double stream_sum(double *restrict a, double *restrict b, double *restrict c,
+KERNEL double V(stream_sum)(double *restrict a, double *restrict b, double *restrict c,
 		  double s, size_t n)
 {
 	(void)b; (void)c; (void)s;
@@ -70,7 +81,7 @@ KERNEL double stream_sum(double *restrict a, double *restrict b, double *restric
 	return acc[0] + t;
 }
 
-KERNEL double stream_fill(double *restrict a, double *restrict b, double *restrict c,
+KERNEL double V(stream_fill)(double *restrict a, double *restrict b, double *restrict c,
 		   double s, size_t n)
 {
 	(void)b; (void)c;
@@ -80,7 +91,7 @@ KERNEL double stream_fill(double *restrict a, double *restrict b, double *restri
 }
 
 /* ---- non-temporal stores ----
- * The widest streaming store this file is compiled for.  The destination
+ * The widest streaming store this variant is compiled for.  The destination
  * is aligned to the vector by a scalar head loop; an sfence at the end
  * orders the weakly-ordered stores before the part is reported done. */
 #if defined(__x86_64__) || defined(__i386__)
@@ -120,7 +131,6 @@ typedef __m128d vec_t;
 #ifndef VFMA
 #define VFMA(x, y, z)	VADD(VMUL(x, y), z)
 #endif
-#define HAVE_NT 1
 
 /* Elements before `dst` reaches vector alignment (dst is 8-byte aligned). */
 static inline size_t nt_head(const double *dst, size_t n)
@@ -130,7 +140,7 @@ static inline size_t nt_head(const double *dst, size_t n)
 	return h < n ? h : n;
 }
 
-KERNEL double stream_copy_nt(double *restrict a, double *restrict b, double *restrict c,
+KERNEL double V(stream_copy_nt)(double *restrict a, double *restrict b, double *restrict c,
 		      double s, size_t n)
 {
 	(void)b; (void)s;
@@ -145,7 +155,7 @@ KERNEL double stream_copy_nt(double *restrict a, double *restrict b, double *res
 	return 0;
 }
 
-KERNEL double stream_scale_nt(double *restrict a, double *restrict b, double *restrict c,
+KERNEL double V(stream_scale_nt)(double *restrict a, double *restrict b, double *restrict c,
 		       double s, size_t n)
 {
 	(void)a;
@@ -161,7 +171,7 @@ KERNEL double stream_scale_nt(double *restrict a, double *restrict b, double *re
 	return 0;
 }
 
-KERNEL double stream_add_nt(double *restrict a, double *restrict b, double *restrict c,
+KERNEL double V(stream_add_nt)(double *restrict a, double *restrict b, double *restrict c,
 		     double s, size_t n)
 {
 	(void)s;
@@ -176,7 +186,7 @@ KERNEL double stream_add_nt(double *restrict a, double *restrict b, double *rest
 	return 0;
 }
 
-KERNEL double stream_triad_nt(double *restrict a, double *restrict b, double *restrict c,
+KERNEL double V(stream_triad_nt)(double *restrict a, double *restrict b, double *restrict c,
 		       double s, size_t n)
 {
 	size_t j = 0, h = nt_head(a, n);
@@ -191,7 +201,7 @@ KERNEL double stream_triad_nt(double *restrict a, double *restrict b, double *re
 	return 0;
 }
 
-KERNEL double stream_fill_nt(double *restrict a, double *restrict b, double *restrict c,
+KERNEL double V(stream_fill_nt)(double *restrict a, double *restrict b, double *restrict c,
 		      double s, size_t n)
 {
 	(void)b; (void)c;
@@ -208,74 +218,19 @@ KERNEL double stream_fill_nt(double *restrict a, double *restrict b, double *res
 }
 #define NT(f) f
 #else
-#define HAVE_NT 0
 #define NT_ISA NULL
 #define NT(f) NULL
 #endif
 
-#define A STREAM_A
-#define B STREAM_B
-#define C STREAM_C
-
-/* Default first (triad), as multichase's chases[].  bytes_wa adds one
- * write-allocate read per stored element for temporal stores. */
-const struct stream_kernel stream_kernels[] = {
-	{"triad", "a = b + s*c (STREAM triad)", "stream_triad",
-	 24, 32, 2, 1, 2, B | C, A, 0, NULL, stream_triad, ref_stream_triad},
-	{"copy", "c = a (STREAM copy)", "stream_copy",
-	 16, 24, 1, 1, 0, A, C, 0, NULL, stream_copy, ref_stream_copy},
-	{"scale", "b = s*c (STREAM scale)", "stream_scale",
-	 16, 24, 1, 1, 1, C, B, 0, NULL, stream_scale, ref_stream_scale},
-	{"add", "c = a + b (STREAM add)", "stream_add",
-	 24, 32, 2, 1, 1, A | B, C, 0, NULL, stream_add, ref_stream_add},
-	{"sum", "t = sum of a (read-only)", "stream_sum",
-	 8, 8, 1, 0, 1, A, 0, 0, NULL, stream_sum, ref_stream_sum},
-	{"fill", "a = s (write-only)", "stream_fill",
-	 8, 16, 0, 1, 0, 0, A, 0, NULL, stream_fill, ref_stream_fill},
-	{"copy_nt", "c = a, non-temporal stores", "stream_copy_nt",
-	 16, 16, 1, 1, 0, A, C, 1, "copy", NT(stream_copy_nt), ref_stream_copy},
-	{"scale_nt", "b = s*c, non-temporal stores", "stream_scale_nt",
-	 16, 16, 1, 1, 1, C, B, 1, "scale", NT(stream_scale_nt), ref_stream_scale},
-	{"add_nt", "c = a + b, non-temporal stores", "stream_add_nt",
-	 24, 24, 2, 1, 1, A | B, C, 1, "add", NT(stream_add_nt), ref_stream_add},
-	{"triad_nt", "a = b + s*c, non-temporal stores", "stream_triad_nt",
-	 24, 24, 2, 1, 2, B | C, A, 1, "triad", NT(stream_triad_nt), ref_stream_triad},
-	{"fill_nt", "a = s, non-temporal stores", "stream_fill_nt",
-	 8, 8, 0, 1, 0, 0, A, 1, "fill", NT(stream_fill_nt), ref_stream_fill},
-	{0}
+/* The loops of this variant, in the order of enum stream_kernel_id. */
+const struct stream_variant V(stream_variant) = {
+	.name = STR(STREAM_VARIANT),
+	.nt_isa = NT_ISA,
+	.fn = {
+		[SK_TRIAD] = V(stream_triad), [SK_COPY] = V(stream_copy), [SK_SCALE] = V(stream_scale),
+		[SK_ADD] = V(stream_add), [SK_SUM] = V(stream_sum), [SK_FILL] = V(stream_fill),
+		[SK_COPY_NT] = NT(V(stream_copy_nt)), [SK_SCALE_NT] = NT(V(stream_scale_nt)),
+		[SK_ADD_NT] = NT(V(stream_add_nt)), [SK_TRIAD_NT] = NT(V(stream_triad_nt)),
+		[SK_FILL_NT] = NT(V(stream_fill_nt)),
+	},
 };
-
-const struct stream_kernel *stream_kernel_find(const char *name)
-{
-	for (const struct stream_kernel *k = stream_kernels; k->name; k++)
-		if (strcmp(k->name, name) == 0)
-			return k;
-	return NULL;
-}
-
-const char *stream_nt_isa(void)
-{
-	return NT_ISA;
-}
-
-/* The compiler lets intrinsics through for the build machine's ISA; the
- * run-time check keeps a binary moved to an older CPU from faulting. */
-int stream_kernel_available(const struct stream_kernel *k)
-{
-	if (!k->fn)
-		return 0;
-	if (!k->nt)
-		return 1;
-#if HAVE_NT
-	__builtin_cpu_init();
-#if defined(__AVX512F__)
-	return __builtin_cpu_supports("avx512f");
-#elif defined(__AVX__)
-	return __builtin_cpu_supports("avx");
-#else
-	return __builtin_cpu_supports("sse2");
-#endif
-#else
-	return 0;
-#endif
-}

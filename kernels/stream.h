@@ -17,34 +17,58 @@ enum { STREAM_A = 1, STREAM_B = 2, STREAM_C = 4 };
 typedef double (*stream_fn)(double *restrict a, double *restrict b,
 			    double *restrict c, double s, size_t n);
 
+/* The kernels, in the order of the descriptor table (default first). */
+enum stream_kernel_id {
+	SK_TRIAD, SK_COPY, SK_SCALE, SK_ADD, SK_SUM, SK_FILL,
+	SK_COPY_NT, SK_SCALE_NT, SK_ADD_NT, SK_TRIAD_NT, SK_FILL_NT, SK_N
+};
+
 /* A kernel describes itself; reports compute from this, never from
  * constants elsewhere.  Per iteration (one element of each array):
  * bytes = STREAM convention (bytes the program reads and writes),
  * bytes_wa = with the write-allocate read of each stored line (0 extra for
- * non-temporal stores). */
+ * non-temporal stores).  The loop itself comes from a variant. */
 struct stream_kernel {
 	const char *name;
 	const char *description;
-	const char *symbol;	/* the function, for disassembly */
+	const char *symbol;	/* the function's name before its _variant suffix */
 	int bytes, bytes_wa;
 	int loads, stores, flops;
 	unsigned reads, writes;	/* STREAM_A|B|C */
 	int nt;			/* non-temporal stores */
 	const char *plain;	/* the temporal kernel an nt one mirrors */
-	stream_fn fn;		/* pmcsh's loop (kernels/stream.c) */
+	int id;			/* enum stream_kernel_id: the slot in a variant */
 	stream_fn ref;		/* the textbook loop (kernels/ref_stream.c) */
 };
 
 /* The table, default (triad) first, ended by a zero entry. */
 extern const struct stream_kernel stream_kernels[];
 const struct stream_kernel *stream_kernel_find(const char *name);
-/* 1 when this CPU runs the kernel (nt kernels need the streaming-store ISA
- * the file was compiled for); 0 otherwise. */
-int stream_kernel_available(const struct stream_kernel *k);
-/* The instruction set the nt kernels use ("avx512f", "avx", "sse2", or NULL). */
-const char *stream_nt_isa(void);
+
+/* One instruction-set variant of the loops (kernels/stream.c built with its
+ * flags): "avx512" (x86-64-v4), "avx2" (x86-64-v3), "sse2" (the x86-64
+ * baseline), or "generic" (plain C, other architectures). */
+struct stream_variant {
+	const char *name;
+	const char *nt_isa;	/* the streaming stores its nt loops use, or NULL */
+	stream_fn fn[SK_N];	/* NULL: the kernel is not in this variant */
+};
+
+/* Variant i (best first) and whether this CPU runs it; NULL past the end. */
+const struct stream_variant *stream_variant_at(int i, int *supported);
+/* The best variant this CPU runs. */
+const struct stream_variant *stream_variant_best(void);
+/* The variant named `name` when this CPU runs it; NULL with the reason in
+ * why otherwise. */
+const struct stream_variant *stream_variant_find(const char *name, char *why, size_t len);
+/* 1 when variant v has kernel k. */
+int stream_kernel_available(const struct stream_variant *v, const struct stream_kernel *k);
+/* 1 when this CPU runs the reference loops (built -march=native on the
+ * build machine); 0 with the missing features in why. */
+int stream_ref_runnable(char *why, size_t len);
 
 /* Reference loops (kernels/ref_stream.c), written as stream.c writes them. */
+extern const char ref_stream_isa[];	/* the features -march=native gave them */
 double ref_stream_copy(double *a, double *b, double *c, double s, size_t n);
 double ref_stream_scale(double *a, double *b, double *c, double s, size_t n);
 double ref_stream_add(double *a, double *b, double *c, double s, size_t n);
@@ -103,7 +127,8 @@ double stream_expected(const struct stream *s, int which);
 /* Reads /proc/self/smaps for the mapping holding array `which`. */
 int stream_pageinfo(const struct stream *s, int which, struct stream_pageinfo *pi);
 
-/* Runs `k` (its reference loop with ref) `warmup` untimed then `reps` timed
+/* Runs `k` (variant v's loop, or the reference loop with ref) `warmup`
+ * untimed then `reps` timed
  * repetitions, all threads started together per repetition; the window `w`
  * (may be NULL) is opened right around each timed repetition's loop.
  * Fills times[r] (seconds, CLOCK_MONOTONIC) and, when tsc is non-NULL and
@@ -111,7 +136,7 @@ int stream_pageinfo(const struct stream *s, int which, struct stream_pageinfo *p
  * Between repetitions checks the interrupt flag: returns -EINTR with
  * *done the timed reps completed.  The expected array values are advanced
  * for every repetition that ran. */
-int stream_run(struct stream *s, const struct stream_kernel *k, int ref,
+int stream_run(struct stream *s, const struct stream_variant *v, const struct stream_kernel *k, int ref,
 	       int reps, int warmup, const struct kwindow *w,
 	       double *times, uint64_t *tsc, double *sum, int *done);
 

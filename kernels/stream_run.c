@@ -659,11 +659,11 @@ static void advance(struct stream *s, const struct stream_kernel *k)
 	else if (!strcmp(n, "fill")) e[0] = S;
 }
 
-int stream_run(struct stream *s, const struct stream_kernel *k, int ref,
+int stream_run(struct stream *s, const struct stream_variant *v, const struct stream_kernel *k, int ref,
 	       int reps, int warmup, const struct kwindow *w,
 	       double *times, uint64_t *tsc, double *sum, int *done)
 {
-	stream_fn fn = ref ? k->ref : k->fn;
+	stream_fn fn = ref ? k->ref : v->fn[k->id];
 	int rc = 0, timed = 0, tscok = tsc && stream_tsc_usable();
 	double *a = s->map[0].arr, *b = s->map[1].arr, *c = s->map[2].arr;
 	size_t n = s->n;

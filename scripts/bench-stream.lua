@@ -4,7 +4,7 @@ return {
   description = "pmcsh STREAM kernels vs the textbook reference loops: bandwidth and ratio",
   help = [[
 For each thread count and kernel, runs pmcsh's kernel and the plain C
-reference loop (McCalpin's textbook STREAM loop, same -O3 -march=native,
+reference loop (McCalpin's textbook STREAM loop, -O3 -march=native,
 same arrays, threads and pinning) alternately, `rounds` times each, every run
 being `reps` timed repetitions after a warm-up.  Prints the best bandwidth
 (STREAM MB/s = 1e6 bytes/s, from the minimum time) of each, their ratio, and
@@ -25,11 +25,13 @@ noise floor, against which the real comparison is read.
     {name = "kernels", short = "k", type = "list", help = "kernels (default: every available one)"},
     {name = "pages", type = "string", choices = {"4k", "thp", "2m", "1g"}, default = "thp", help = "page policy"},
     {name = "self", type = "flag", help = "A/A: pmcsh's kernel on both sides, to see the noise floor"},
+    {name = "isa", type = "string", help = "the variant of pmcsh's loops (default: the best this cpu runs)"},
     {name = "json", type = "flag", help = "one JSON object per kernel and thread count"},
   },
   run = function(opts)
     local stream = require("pmcsh.stream")
     local recipe = require("pmcsh.recipe")
+    local metrics = require("pmcsh.metrics")
     local m = stream.machine()
     local desc = {}
     for _, d in ipairs(stream.kernels()) do desc[d.name] = d end
@@ -56,23 +58,23 @@ noise floor, against which the real comparison is read.
     local n = opts.n or m.default_n
     local worst, worst_paired = math.huge, math.huge
     for _, t in ipairs(threads) do
-      local s, err, errno = stream.new{n = n, threads = t, pages = opts.pages}
+      local s, err, errno = stream.new{n = n, threads = t, pages = opts.pages, isa = opts.isa}
       if not s then
         io.stderr:write("pmcsh bench-stream: ", err, "\n")
         return 1
       end
       local pg = s:pages()
       if not opts.json then
-        print(string.format("n=%d (%.1f MiB per array), threads=%d, pages=%s (%s), %d reps x %d rounds, interleaved",
-          n, n * 8 / 2^20, t, opts.pages,
-          pg.page_size >= 2^20 and string.format("%d MiB pages", pg.page_size // 2^20)
-            or string.format("%d KiB pages", pg.page_size // 1024), opts.reps, opts.rounds))
+        print(string.format("n=%d (%s per array), threads=%d, pages=%s (%s pages), %d reps x %d rounds, interleaved; " ..
+          "pmcsh's loops: the %s variant, reference: -march=native",
+          n, metrics.size(n * 8), t, opts.pages, metrics.size(pg.page_size), opts.reps, opts.rounds,
+          opts.isa or m.isa))
         print(string.format("%-9s %12s %12s %7s %7s   %s", "kernel", "pmcsh MB/s", "ref MB/s", "ratio", "paired", "reference loop"))
       end
       for _, k in ipairs(kernels) do
         local d = desc[k]
         local refk = opts.self and k or d.plain or k
-        local best, best_ref, paired = 0, 0, {}
+        local best, best_ref, paired, isa = 0, 0, {}, nil
         for round = 1, opts.rounds do
           local this = {}
           -- alternate who goes first, so a drift in the machine hits both
@@ -83,6 +85,7 @@ noise floor, against which the real comparison is read.
               io.stderr:write("pmcsh bench-stream: ", rerr, "\n")
               return 1
             end
+            if not ref then isa = r.isa end
             if ref then best_ref = math.max(best_ref, r.mbps) else best = math.max(best, r.mbps) end
             this[ref] = r.mbps
           end
@@ -98,7 +101,7 @@ noise floor, against which the real comparison is read.
         if not d.nt or opts.self then worst, worst_paired = math.min(worst, ratio), math.min(worst_paired, pmed) end
         if opts.json then
           print(cjson.encode({kernel = k, threads = t, n = n, pages = opts.pages, page_size = pg.page_size,
-            mbps = best, ref_mbps = best_ref, ratio = ratio, paired_ratio = pmed,
+            mbps = best, ref_mbps = best_ref, ratio = ratio, paired_ratio = pmed, isa = isa,
             reference = opts.self and ("stream_" .. k) or ("ref_stream_" .. refk),
             reps = opts.reps, rounds = opts.rounds}))
         else

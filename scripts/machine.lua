@@ -81,6 +81,8 @@ return {
       thp = read("/sys/kernel/mm/transparent_hugepage/enabled"),
       constant_tsc = flags.constant_tsc and flags.nonstop_tsc or false,
     }
+    local sm = require("pmcsh.stream").machine()
+    m.stream_isa, m.stream_variants, m.reference_runs = sm.isa, sm.variants, sm.reference_runs
     if opts.json then
       print(require("cjson").encode(m))
       return 0
@@ -97,6 +99,12 @@ return {
     print(string.format("huge pages   2M reserved %d, 1G reserved %d; THP %s", m.hugepages_2m,
       m.hugepages_1g, m.thp or "?"))
     print(string.format("TSC          %s", m.constant_tsc and "constant and nonstop" or "not constant"))
+    local vs = {}
+    for _, v in ipairs(m.stream_variants) do
+      vs[#vs + 1] = v.name .. (v.runs and "" or " (not on this cpu)")
+    end
+    print(string.format("STREAM loops %s runs (variants: %s; PMCSH_ISA or isa= picks one)", m.stream_isa,
+      table.concat(vs, ", ")))
     return 0
   end,
 }

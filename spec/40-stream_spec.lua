@@ -258,13 +258,65 @@ describe("stream.disasm", function()
     local k = by_name()
     for _, name in ipairs({"copy", "triad", "sum"}) do
       local r = assert(stream.disasm(name, {quiet = true}))
-      assert.are.equal(k[name].symbol, r.symbol)
+      assert.are.equal(k[name].symbol .. "_" .. stream.machine().isa, r.symbol)
       assert.is_true(r.instructions >= 2 and #r.lines == r.instructions)
       assert.is_true(r.elements >= 1)
       assert.near(r.instructions / r.elements, r.per_element, 1e-12)
       -- a vectorised STREAM loop needs at most a few instructions per element
       assert.is_true(r.per_element < 8, name .. ": " .. r.per_element)
     end
+  end)
+end)
+
+describe("stream variants", function()
+  -- The registers each variant may use: the baseline none wider than xmm,
+  -- avx2 none wider than ymm; a wider one would fault on an older cpu.
+  local WIDEST = {sse2 = {"%%ymm", "%%zmm"}, avx2 = {"%%zmm"}, generic = {}, avx512 = {}}
+
+  it("each variant this cpu runs gives validated results and the same bytes per iteration", function()
+    local m = stream.machine()
+    local ran = 0
+    for _, v in ipairs(m.variants) do
+      if v.runs then
+        local s <close> = assert(stream.new{n = 100003, threads = 1, isa = v.name, quiet = true})
+        for _, kname in ipairs({"triad", "copy", "sum", "fill"}) do
+          local r = assert(s:run(kname, {reps = 2, quiet = true}))
+          assert.are.equal(v.name, r.isa)
+          assert.are.equal(by_name()[kname].symbol .. "_" .. v.name, r.symbol)
+          assert.are.equal(by_name()[kname].bytes, r.bytes_per_iter)
+          assert.is_true(r.validated)
+        end
+        if v.nt_isa then assert(s:run("triad_nt", {reps = 2, quiet = true})) end
+        ran = ran + 1
+      else
+        local ok, err = pcall(stream.new, {n = 1000, isa = v.name})
+        assert.is_false(ok)
+        assert.matches("cannot run the " .. v.name .. " variant", err)
+      end
+    end
+    assert.is_true(ran >= 1)
+    assert.matches("no variant 'vliw'", select(2, pcall(stream.new, {n = 1000, isa = "vliw"})))
+  end)
+
+  it("keeps each variant's loops to its own registers (objdump)", function()
+    if not h.require(os.execute("command -v objdump >/dev/null"), "objdump is not installed") then return end
+    local exe = require("pmcsh.paths").exe
+    local checked = 0
+    for _, v in ipairs(stream.machine().variants) do
+      for _, d in ipairs(stream.kernels()) do
+        local sym = d.symbol .. "_" .. v.name
+        local p = io.popen(string.format("objdump -d --no-show-raw-insn --disassemble=%s %s", sym, h.shquote(exe)))
+        local text = p:read("a")
+        p:close()
+        if text:find("<" .. sym .. ">:", 1, true) then
+          checked = checked + 1
+          for _, reg in ipairs(WIDEST[v.name] or {}) do
+            assert.not_matches(reg, text, sym)
+          end
+        end
+      end
+    end
+    assert.is_true(checked >= 6)
   end)
 end)
 

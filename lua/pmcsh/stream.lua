@@ -35,7 +35,13 @@ array 4x that), the cpus this process may run on, the observed
 CLOCK_MONOTONIC granularity (s) and whether the TSC is constant.]])
 
 local NEW_OPTS = {n = true, threads = true, cpus = true, pages = true, offset = true,
-  touch = true, pin = true, quiet = true}
+  touch = true, pin = true, quiet = true, isa = true}
+
+-- The loops' variant: isa=, else PMCSH_ISA, else the best this cpu runs.
+local function default_isa()
+  local env = os.getenv("PMCSH_ISA")
+  return env ~= "" and env or nil
+end
 
 M.new = doc(function(opts)
   opts = opts or {}
@@ -49,6 +55,7 @@ M.new = doc(function(opts)
     end
     if k ~= "quiet" then copt[k] = v end
   end
+  if copt.isa == nil then copt.isa = default_isa() end
   local s, msg, errno = C.new(copt)
   if not s then return nil, msg, errno end
   if not opts.quiet then
@@ -72,7 +79,7 @@ M.new = doc(function(opts)
   end
   return s
 end, "stream.new", [[
-stream.new{n=, threads=, cpus=, pages=, offset=, touch=, pin=, quiet=}
+stream.new{n=, threads=, cpus=, pages=, offset=, touch=, pin=, isa=, quiet=}
   -> stream, or nil, message, errno
 Three arrays a, b, c of n doubles (default: STREAM's rule, each array 4x the
 sum of the last-level caches; a smaller n is warned about).  threads workers
@@ -82,8 +89,11 @@ pages: "thp" (default, MADV_HUGEPAGE), "4k" (MADV_NOHUGEPAGE), "2m" or "1g"
 (hugetlbfs pages, which must be reserved).  offset: bytes added to each array
 start (STREAM's OFFSET, multiple of 8).  touch=false leaves the arrays
 untouched (zero) until the first run, so its first repetition takes the
-first-touch page faults.  Methods: run, parts, pages, info, poke, peek,
-reset, validate, close.]])
+first-touch page faults.  isa: the variant of the loops ("avx512", "avx2",
+"sse2" on x86-64, "generic" elsewhere; default PMCSH_ISA, else the best this
+cpu runs: stream.machine().variants lists them); every result says which ran
+(isa, symbol).  Methods: run, parts, pages, info, poke, peek, reset,
+validate, close.]])
 
 -- Every stream shares C.methods: wrap run once to print its warnings.
 local methods = C.methods
@@ -282,7 +292,8 @@ M.disasm = doc(function(kernel, opts)
     error(string.format("bad argument #1 to 'disasm' (unknown kernel '%s' (kernels: %s))",
       tostring(kernel), table.concat(names, ", ")), 2)
   end
-  local symbol = opts.reference and ("ref_" .. d.symbol) or d.symbol
+  local isa = opts.isa or default_isa() or C.machine().isa
+  local symbol = opts.reference and ("ref_" .. d.symbol) or (d.symbol .. "_" .. isa)
   if opts.reference and d.plain then symbol = "ref_stream_" .. d.plain end
   local insns, err = disassemble(symbol)
   if not insns then return nil, err end

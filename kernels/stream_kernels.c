@@ -1,0 +1,152 @@
+/* The kernels' descriptor table and the choice of a variant at run time.
+ * Built at the baseline: nothing here may use an instruction the oldest
+ * supported CPU lacks, since it runs before any check. */
+#include <stdio.h>
+#include <string.h>
+#include "stream.h"
+
+#define A STREAM_A
+#define B STREAM_B
+#define C STREAM_C
+
+/* Default first (triad), as multichase's chases[].  bytes_wa adds one
+ * write-allocate read per stored element for temporal stores. */
+const struct stream_kernel stream_kernels[] = {
+	{"triad", "a = b + s*c (STREAM triad)", "stream_triad",
+	 24, 32, 2, 1, 2, B | C, A, 0, NULL, SK_TRIAD, ref_stream_triad},
+	{"copy", "c = a (STREAM copy)", "stream_copy",
+	 16, 24, 1, 1, 0, A, C, 0, NULL, SK_COPY, ref_stream_copy},
+	{"scale", "b = s*c (STREAM scale)", "stream_scale",
+	 16, 24, 1, 1, 1, C, B, 0, NULL, SK_SCALE, ref_stream_scale},
+	{"add", "c = a + b (STREAM add)", "stream_add",
+	 24, 32, 2, 1, 1, A | B, C, 0, NULL, SK_ADD, ref_stream_add},
+	{"sum", "t = sum of a (read-only)", "stream_sum",
+	 8, 8, 1, 0, 1, A, 0, 0, NULL, SK_SUM, ref_stream_sum},
+	{"fill", "a = s (write-only)", "stream_fill",
+	 8, 16, 0, 1, 0, 0, A, 0, NULL, SK_FILL, ref_stream_fill},
+	{"copy_nt", "c = a, non-temporal stores", "stream_copy_nt",
+	 16, 16, 1, 1, 0, A, C, 1, "copy", SK_COPY_NT, ref_stream_copy},
+	{"scale_nt", "b = s*c, non-temporal stores", "stream_scale_nt",
+	 16, 16, 1, 1, 1, C, B, 1, "scale", SK_SCALE_NT, ref_stream_scale},
+	{"add_nt", "c = a + b, non-temporal stores", "stream_add_nt",
+	 24, 24, 2, 1, 1, A | B, C, 1, "add", SK_ADD_NT, ref_stream_add},
+	{"triad_nt", "a = b + s*c, non-temporal stores", "stream_triad_nt",
+	 24, 24, 2, 1, 2, B | C, A, 1, "triad", SK_TRIAD_NT, ref_stream_triad},
+	{"fill_nt", "a = s, non-temporal stores", "stream_fill_nt",
+	 8, 8, 0, 1, 0, 0, A, 1, "fill", SK_FILL_NT, ref_stream_fill},
+	{0}
+};
+
+const struct stream_kernel *stream_kernel_find(const char *name)
+{
+	for (const struct stream_kernel *k = stream_kernels; k->name; k++)
+		if (strcmp(k->name, name) == 0)
+			return k;
+	return NULL;
+}
+
+int stream_kernel_available(const struct stream_variant *v, const struct stream_kernel *k)
+{
+	return v && v->fn[k->id] != NULL;
+}
+
+/* ---- variants, best first, each with the check that this CPU runs it ---- */
+
+#if defined(__x86_64__)
+extern const struct stream_variant stream_variant_avx512, stream_variant_avx2, stream_variant_sse2;
+static int has_v4(void) { return __builtin_cpu_supports("x86-64-v4") != 0; }
+static int has_v3(void) { return __builtin_cpu_supports("x86-64-v3") != 0; }
+static int always(void) { return 1; }
+static const struct {
+	const struct stream_variant *v;
+	int (*runs)(void);
+} variants[] = {
+	{&stream_variant_avx512, has_v4},
+	{&stream_variant_avx2, has_v3},
+	{&stream_variant_sse2, always},
+};
+#else
+extern const struct stream_variant stream_variant_generic;
+static int always(void) { return 1; }
+static const struct {
+	const struct stream_variant *v;
+	int (*runs)(void);
+} variants[] = {
+	{&stream_variant_generic, always},
+};
+#endif
+#define NVARIANTS (int)(sizeof variants / sizeof variants[0])
+
+const struct stream_variant *stream_variant_at(int i, int *supported)
+{
+	if (i < 0 || i >= NVARIANTS)
+		return NULL;
+#if defined(__x86_64__)
+	__builtin_cpu_init();
+#endif
+	*supported = variants[i].runs();
+	return variants[i].v;
+}
+
+const struct stream_variant *stream_variant_best(void)
+{
+	int ok;
+	for (int i = 0; i < NVARIANTS; i++)
+		if (stream_variant_at(i, &ok) && ok)
+			return variants[i].v;
+	return variants[NVARIANTS - 1].v;
+}
+
+const struct stream_variant *stream_variant_find(const char *name, char *why, size_t len)
+{
+	int ok, n = 0;
+	char names[128] = "";
+	for (int i = 0; i < NVARIANTS; i++) {
+		const struct stream_variant *v = stream_variant_at(i, &ok);
+		if (strcmp(v->name, name) == 0) {
+			if (ok)
+				return v;
+			snprintf(why, len, "this cpu cannot run the %s variant", name);
+			return NULL;
+		}
+		if (ok)
+			n += snprintf(names + n, sizeof names - (size_t)n, "%s%s", n ? ", " : "", v->name);
+	}
+	snprintf(why, len, "no variant '%s' (this cpu runs %s)", name, names);
+	return NULL;
+}
+
+/* The reference loops carry the features -march=native gave them on the
+ * build machine (ref_stream_isa, a string: data, safe to read anywhere). */
+int stream_ref_runnable(char *why, size_t len)
+{
+#if defined(__x86_64__)
+	__builtin_cpu_init();
+	const struct {
+		const char *name;
+		int has;
+	} feats[] = {
+		{"avx512f", __builtin_cpu_supports("avx512f")}, {"avx512vl", __builtin_cpu_supports("avx512vl")},
+		{"avx512bw", __builtin_cpu_supports("avx512bw")}, {"avx512dq", __builtin_cpu_supports("avx512dq")},
+		{"avx2", __builtin_cpu_supports("avx2")}, {"fma", __builtin_cpu_supports("fma")},
+		{"avx", __builtin_cpu_supports("avx")}, {"bmi2", __builtin_cpu_supports("bmi2")},
+	};
+	char missing[128] = "";
+	size_t n = 0;
+	for (size_t i = 0; i < sizeof feats / sizeof feats[0]; i++) {
+		char tok[32];
+		snprintf(tok, sizeof tok, " %s ", feats[i].name);
+		if (strstr(ref_stream_isa, tok) && !feats[i].has && n < sizeof missing)
+			n += (size_t)snprintf(missing + n, sizeof missing - n, "%s%s", n ? ", " : "", feats[i].name);
+	}
+	if (n > 0) {
+		snprintf(why, len, "the reference loops were built -march=native for a cpu with %s, which this one "
+			 "lacks: rebuild pmcsh here to compare", missing);
+		return 0;
+	}
+#else
+	(void)why;
+	(void)len;
+#endif
+	return 1;
+}
