@@ -128,7 +128,14 @@ static int map_pages(struct chase_chain *c, size_t bytes, int pages)
 	return 0;
 }
 
-#define ELEM(c, e) ((void **)((c)->base + (size_t)(e) * (c)->p.stride + (c)->word))
+size_t chase_word(const struct chase_chain *c, size_t e)
+{
+	if (c->p.fixed_word)
+		return c->word;
+	return (size_t)c->mixer[e % CHASE_MIXER] * sizeof(void *);
+}
+
+#define ELEM(c, e) ((void **)((c)->base + (size_t)(e) * (c)->p.stride + chase_word(c, e)))
 
 /* The sequence: blocks of `bs` elements, each shuffled inside (seq), full
  * blocks visited in the order perm[], a partial last block stays last.
@@ -157,6 +164,13 @@ int chase_build(struct chase_chain *c, const struct chase_params *p)
 
 	uint64_t s = p->seed ^ 0x636861736531ULL;  /* "chase1" */
 	c->word = rng_below(&s, (uint32_t)(p->stride / sizeof(void *))) * sizeof(void *);
+	/* a shuffled 0..63 taken modulo the words of a slot: balanced lines */
+	uint32_t order[CHASE_MIXER];
+	for (uint32_t i = 0; i < CHASE_MIXER; i++)
+		order[i] = i;
+	shuffle(order, CHASE_MIXER, &s);
+	for (int i = 0; i < CHASE_MIXER; i++)
+		c->mixer[i] = (uint16_t)(order[i] % (p->stride / sizeof(void *)));
 
 	size_t n = c->n, bs = n;
 	if (p->order == CHASE_PAGEWISE)
@@ -213,7 +227,7 @@ interrupted:   /* Ctrl-C during a large build */
 size_t chase_next(const struct chase_chain *c, size_t e)
 {
 	char *q = *ELEM(c, e);
-	return (size_t)(q - c->word - c->base) / c->p.stride;
+	return (size_t)(q - c->base) / c->p.stride;   /* the offset is below the stride */
 }
 
 void chase_heads(const struct chase_chain *c, int k, void **heads)

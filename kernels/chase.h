@@ -12,6 +12,7 @@
 #define CHASE_UNROLL 100    /* steps of every chain per loop trip */
 #define CHASE_PAGE 4096     /* the unit of the page and tlb orders */
 #define CHASE_MAX_ELEMS 0xffffffffu
+#define CHASE_MIXER 64      /* offsets of consecutive elements, repeating (multichase's period) */
 
 /* Visiting orders, one descriptor table, default first (multichase style).
  * Every order is a single cycle through all elements: the elements are cut
@@ -43,6 +44,7 @@ struct chase_params {
 	int pages;            /* enum chase_pages */
 	size_t tlb_pages;     /* tlb order: pages (CHASE_PAGE) per group */
 	uint64_t seed;
+	int fixed_word;       /* every pointer at one offset (the old layout); else mixed */
 };
 
 struct chase_chain {
@@ -51,7 +53,8 @@ struct chase_chain {
 	size_t map_len;
 	char *base;           /* first element (aligned inside map) */
 	size_t n;             /* elements */
-	size_t word;          /* byte offset of the pointer inside every element */
+	size_t word;          /* fixed_word: byte offset of the pointer in every element */
+	uint16_t mixer[CHASE_MIXER];  /* else: element e's pointer is at word mixer[e % CHASE_MIXER] */
 	/* head[k][j]: element at position floor(j*n/k) along the cycle, kept
 	 * from the build so the sequence itself need not be. */
 	uint32_t head[CHASE_MAX_K + 1][CHASE_MAX_K];
@@ -66,6 +69,12 @@ int chase_check(const struct chase_params *p, const char **why);
 int chase_build(struct chase_chain *c, const struct chase_params *p);
 void chase_free(struct chase_chain *c);
 
+/* Byte offset of element e's pointer inside its stride: words drawn for 64
+ * consecutive elements, each word of the slot equally often, repeating
+ * (multichase's "mixer" layout), so that the elements of a page or tlb group
+ * use different lines of their slots and no prefetcher (adjacent line,
+ * page-local stream) can guess where the next pointer is. */
+size_t chase_word(const struct chase_chain *c, size_t e);
 /* Element index the pointer of element e leads to. */
 size_t chase_next(const struct chase_chain *c, size_t e);
 /* The k heads, evenly spaced along the cycle (par_mem): element at position

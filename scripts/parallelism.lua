@@ -69,16 +69,22 @@ defines it.  --detail prints ns per load and the speedup for every k;
       local mb = r.size / 2^20
       pts[#pts + 1] = {mb, r.mlp}
       if opts.json then
-        print(cjson.encode({size = r.size, size_mb = mb, mlp = r.mlp, rows = r.rows}))
+        print(cjson.encode({size = r.size, size_mb = mb, mlp = r.mlp, rows = r.rows, footprint = r.footprint,
+          superlinear = r.superlinear, note = r.note}))
       elseif opts.series then
         print(string.format("%.5f %.3f", mb, r.mlp))
       elseif opts.detail then
         print(string.format("\nsize %d (%.5f MB): parallelism %.3f", r.size, mb, r.mlp))
         print(string.format("%4s %10s %10s", "k", "ns/load", "speedup"))
-        for _, row in ipairs(r.rows) do print(string.format("%4d %10.3f %10.3f", row.k, row.ns, row.speedup)) end
+        for _, row in ipairs(r.rows) do
+          print(string.format("%4d %10.3f %10.3f%s", row.k, row.ns, row.speedup,
+            row.superlinear and "  superlinear: above k, cache hits (left out of parallelism)" or ""))
+        end
       else
-        print(string.format("%12d %10.5f %10.3f %10.3f", r.size, mb, r.mlp, r.rows[1].ns))
+        print(string.format("%12d %10.5f %10.3f %10.3f%s", r.size, mb, r.mlp, r.rows[1].ns,
+          r.superlinear and string.format("  (%d superlinear rows left out)", r.superlinear) or ""))
       end
+      if r.note and not opts.json and not opts.series then io.stderr:write("pmcsh parallelism: ", r.note, "\n") end
       io.stdout:flush()
     end
     if opts.series then print() end

@@ -44,10 +44,44 @@ describe("chase chains", function()
       local info = c:info()
       assert.are.equal(16384, info.n)
       assert.are.equal(MiB, info.size)
-      assert.is_true(info.word % 8 == 0 and info.word < 64, "word offset inside the element")
+      assert.is_true(info.mix)
+      for e = 0, 99 do
+        local w = c:word(e)
+        assert.is_true(w % 8 == 0 and w < 64, "word offset inside the element")
+      end
       local seq = walk(c, c:heads(1)[1])
       assert.are.equal(16384, #seq, o.name .. ": cycle length")
     end
+  end)
+
+  it("puts each element's pointer on its own line of the slot, so no prefetcher learns it", function()
+    -- tlb order at multichase's stride: 256-byte slots of 4 lines; over
+    -- 16384 elements each line holds a quarter of the pointers (+-5%), and
+    -- successive elements of the cycle change line 3/4 of the time
+    local c <close> = assert(chase.chain{size = 4 * MiB, order = "tlb"})
+    local info = c:info()
+    assert.are.equal(256, info.stride)                       -- the default for grouped orders
+    assert.is_true(info.mix)
+    assert.is_nil(info.word)
+    local lines, changes, e = {0, 0, 0, 0}, 0, 0
+    for _ = 1, info.n do
+      local l = c:word(e) // 64
+      lines[l + 1] = lines[l + 1] + 1
+      local nxt = c:next(e)
+      if c:word(nxt) // 64 ~= l then changes = changes + 1 end
+      e = nxt
+    end
+    for l = 1, 4 do
+      assert.is_true(math.abs(lines[l] - info.n / 4) <= 0.05 * info.n / 4, "line " .. l .. ": " .. lines[l])
+    end
+    assert.is_true(math.abs(changes - 0.75 * info.n) <= 0.05 * info.n, "line changes " .. changes)
+    -- mix=false keeps the old layout: every pointer at one word
+    local f <close> = assert(chase.chain{size = 4 * MiB, order = "tlb", mix = false})
+    local w = f:info().word
+    for x = 0, 999 do assert.are.equal(w, f:word(x)) end
+    -- random order keeps line-sized elements: the footprint is the size
+    local r <close> = assert(chase.chain{size = MiB})
+    assert.are.equal(64, r:info().stride)
   end)
 
   it("visits in the order promised: stride sequential, page and tlb grouped, random scattered", function()
@@ -104,6 +138,30 @@ describe("chase chains", function()
         local want = (k == 1) and n or (j * n // k - (j - 1) * n // k)
         assert.are.equal(want, steps)
       end
+    end
+  end)
+end)
+
+describe("chase parallelism", function()
+  it("never reports a speedup above k as parallelism: such rows are flagged and left out", function()
+    -- near a cache's size the k chains revisit lines sooner and hit where
+    -- one chain missed; whether it happens depends on the machine, so the
+    -- spec checks the invariant on a size where it often does
+    for _, size in ipairs({"8M", "32M"}) do
+      local r = assert(chase.parallelism{size = size, max = 8, samples = 2, sample_ms = 5})
+      assert.are.equal(r.size // 64 * 64, r.footprint)
+      local best = 0
+      for _, row in ipairs(r.rows) do
+        if row.speedup > row.k * 1.05 then
+          assert.is_true(row.superlinear, size .. " k=" .. row.k .. " speedup " .. row.speedup)
+        else
+          assert.is_nil(row.superlinear)
+          best = math.max(best, row.speedup)
+        end
+      end
+      assert.are.equal(best, r.mlp)
+      assert.is_true(r.mlp <= 8 * 1.05)
+      if r.superlinear then assert.matches("above k, which overlapping misses cannot give", r.note) end
     end
   end)
 end)

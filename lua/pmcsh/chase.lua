@@ -8,7 +8,8 @@ local doc = require("pmcsh.help").doc
 
 local M = {}
 
-local CHAIN_KEYS = {size = true, stride = true, order = true, pages = true, tlb_pages = true, seed = true}
+local CHAIN_KEYS = {size = true, stride = true, order = true, pages = true, tlb_pages = true, seed = true,
+  mix = true}
 local RUN_KEYS = {samples = true, sample_ms = true, group = true}
 
 -- "64M", "1G", 4096 -> bytes; anything else is left for C to reject.
@@ -63,6 +64,7 @@ end
 local function describe(res, c)
   local info = c:info()
   res.size, res.stride, res.order, res.pages = info.size, info.stride, info.order, info.pages
+  res.footprint = info.n * math.min(info.stride, 64)   -- bytes of lines the chain touches
   return res
 end
 
@@ -84,15 +86,21 @@ M.chain = doc(function(opts)
   opts = check_opts(opts, "chain", {})
   return chain_for(opts)
 end, "chase.chain", [[
-chase.chain{size=, stride=64, order="random", pages="4k", tlb_pages=64, seed=1}
+chase.chain{size=, stride=, order="random", pages="4k", tlb_pages=64, seed=1, mix=true}
   -> chain, or nil, message, errno
 Builds a chain: size bytes (a number or "256M") cut into elements of stride
 bytes (a multiple of the pointer size), linked into ONE cycle through all
-elements in the given order.  The pointer sits at the same random word of
-every element (drawn per chain from seed).  The chain owns its memory:
-c:close() (or <close>, or the collector) frees it.  Methods:
-  c:info()   -> {size=, n=, stride=, order=, pages=, word=, tlb_pages=, seed=}
+elements in the given order.  Each element's pointer sits at its own
+pseudo-random word of the element (mix=false: one word for all, the layout
+a prefetcher can learn).  The default stride is 64 for the random and
+stride orders; 256 for page and tlb, whose neighbours follow each other
+closely: a random line of a 256-byte slot gives neither the adjacent-line
+nor a page-local prefetcher the next element (multichase's default).  The
+chain owns its memory: c:close() (or <close>, or the collector) frees it.
+Methods:
+  c:info()   -> {size=, n=, stride=, order=, pages=, mix=, word=?, tlb_pages=, seed=}
   c:next(e)  -> the element (0-based) that element e points to
+  c:word(e)  -> the byte offset of element e's pointer inside its stride
   c:heads(k) -> the k starting elements, evenly spaced along the cycle
   c:run{k=1, samples=5, sample_ms=20, warmup_ms=, group=} -> {samples={ns...},
              loads=, k=, warmup_ns=, warmup_s=, counts=, per_rep=}
@@ -119,7 +127,7 @@ M.latency = doc(function(opts)
   if not r then return nil, rmsg, rerr end
   return res
 end, "chase.latency", [[
-chase.latency{size=, order="random", stride=64, pages="4k", samples=5,
+chase.latency{size=, order="random", stride=, pages="4k", samples=5,
               sample_ms=20, group=, k=1, tlb_pages=, seed=, chain=}
   -> {ns=, median_ns=, samples={...}, loads=, elapsed_s=, size=, stride=,
       order=, pages=, warmup_ns=, counts=, per_rep=}, or nil, message, errno
@@ -130,6 +138,8 @@ median_ns the median.  With group (a pmc group) the counters run around
 each timed sample only: counts is their sum, per_rep each sample's reading,
 elapsed_s the time they cover.  chain= reuses a chain from chase.chain.
 Ctrl-C stops between samples (nil, "interrupted", EINTR).]])
+
+local SUPERLINEAR = 1.05   -- speedup / k above this: not memory-level parallelism
 
 M.parallelism = doc(function(opts)
   opts = check_opts(opts, "parallelism", {max = true})
@@ -170,17 +180,42 @@ M.parallelism = doc(function(opts)
   end
   if opts.chain == nil then c:close() end
   if err then return nil, err[1], err[2] end
+  -- k chains cannot overlap more than k misses: a speedup above k means
+  -- tk came from cache hits that t1 did not get (the k chains revisit each
+  -- line k times sooner, so a cache that holds part of the chain, or holds
+  -- it against other tenants for a shorter while, serves them).  Flagged,
+  -- and left out of mlp.
+  mlp = 0
+  for _, row in ipairs(res.rows) do
+    if row.speedup > row.k * SUPERLINEAR then
+      row.superlinear = true
+      res.superlinear = (res.superlinear or 0) + 1
+    elseif row.speedup > mlp then
+      mlp = row.speedup
+    end
+  end
+  if res.superlinear then
+    res.note = string.format("%d of %d rows show a speedup above k, which overlapping misses cannot give: the " ..
+      "chain's %s of lines is partly served by a cache (it revisits them faster with more chains); those rows " ..
+      "are marked superlinear and left out of mlp; measure over a footprint well above the last-level cache",
+      res.superlinear, #res.rows, require("pmcsh.metrics").size(res.footprint))
+  end
   res.mlp = mlp
   return res
 end, "chase.parallelism", [[
 chase.parallelism{size=, max=16, order=, stride=, pages=, samples=, sample_ms=, chain=}
-  -> {rows={{k=, ns=, median_ns=, speedup=}, ...}, mlp=, size=, ...}
+  -> {rows={{k=, ns=, median_ns=, speedup=, superlinear=?}, ...}, mlp=, size=,
+      footprint=, superlinear=?, note=?, ...}
 Memory-level parallelism as lmbench par_mem defines it: k pointers start
 evenly spaced along ONE chain and run forward together in one unrolled loop
 (k = 1..max).  ns is ns per load with k chains (tk/k, tk the time of one
 step of all k), speedup = t1 / (tk/k), and mlp the best speedup: how many
 misses the hierarchy overlaps at this size.  Each ns is the best of
-`samples`; t1 is measured first and again last, the better kept.]])
+`samples`; t1 is measured first and again last, the better kept.  A
+speedup above k cannot come from overlapped misses: it means the k chains,
+revisiting each line k times sooner, got cache hits the single chain did not
+(footprint, the bytes of lines the chain touches, is too near a cache's
+size); such rows are marked superlinear, left out of mlp, and note says so.]])
 
 local function sizes(from, to, per_octave, stride)
   local out, seen = {}, {}
