@@ -104,7 +104,8 @@ static int l_pages(lua_State *L)
 	return 1;
 }
 
-static const char *const chain_keys[] = {"size", "stride", "order", "pages", "tlb_pages", "seed", "mix", NULL};
+static const char *const chain_keys[] = {"size", "stride", "order", "pages", "tlb_pages", "seed", "mix", "ways",
+					 NULL};
 
 /* The default stride: 64 (a line) for the random and stride orders; for the
  * page and tlb orders, whose neighbours are visited soon after each other,
@@ -152,6 +153,10 @@ static void chain_params(lua_State *L, int idx, struct chase_params *p)
 	if (lua_getfield(L, idx, "mix") != LUA_TNIL)
 		p->fixed_word = !lua_toboolean(L, -1);
 	lua_pop(L, 1);
+	lua_Integer ways = pmcsh_optint(L, idx, 1, "ways", 1);
+	if (ways < 1 || ways > CHASE_MAX_K)
+		luaL_argerror(L, 1, lua_pushfstring(L, "ways: independent cycles must be in 1..%d, got %I", CHASE_MAX_K, ways));
+	p->ways = (int)ways;
 	const char *why;
 	if (chase_check(p, &why))
 		luaL_argerror(L, 1, lua_pushfstring(L, "size %I, stride %I: %s", size, stride, why));
@@ -207,6 +212,7 @@ static int c_info(lua_State *L)
 	pmcsh_setstr(L, "order", chase_orders[c->p.order].name);
 	pmcsh_setstr(L, "pages", chase_pages[c->p.pages].name);
 	pmcsh_setbool(L, "mix", !c->p.fixed_word);
+	pmcsh_setint(L, "ways", c->p.ways > 0 ? c->p.ways : 1);
 	if (c->p.fixed_word)
 		pmcsh_setint(L, "word", (lua_Integer)c->word);
 	pmcsh_setint(L, "tlb_pages", (lua_Integer)c->p.tlb_pages);
@@ -225,13 +231,16 @@ static int c_next(lua_State *L)
 	return 1;
 }
 
-/* c:word(e) -> byte offset of element e's pointer inside its stride. */
+/* c:word(e[, w]) -> byte offset of element e's pointer (in cycle w) inside
+ * its stride. */
 static int c_word(lua_State *L)
 {
 	struct chase_chain *c = &checkchain(L)->c;
 	lua_Integer e = luaL_checkinteger(L, 2);
 	luaL_argcheck(L, e >= 0 && (size_t)e < c->n, 2, "element index out of range (0 .. n-1)");
-	lua_pushinteger(L, (lua_Integer)chase_word(c, (size_t)e));
+	lua_Integer w = luaL_optinteger(L, 3, 0);
+	luaL_argcheck(L, w >= 0 && w < (c->p.ways > 0 ? c->p.ways : 1), 3, "cycle index out of range (0 .. ways-1)");
+	lua_pushinteger(L, (lua_Integer)chase_word_of(c, (int)w, (size_t)e));
 	return 1;
 }
 
@@ -243,6 +252,9 @@ static int check_k(lua_State *L, const struct chase_chain *c, lua_Integer k, int
 	if ((size_t)k > c->n)
 		luaL_argerror(L, arg, lua_pushfstring(L, "k: %I chains need at least %I elements, the chain has %I",
 						     k, k, (lua_Integer)c->n));
+	if (c->p.ways > 1 && k > c->p.ways)
+		luaL_argerror(L, arg, lua_pushfstring(L, "k: %I chains, but the chain was built with %d cycles (ways)",
+						     k, c->p.ways));
 	return (int)k;
 }
 

@@ -87,6 +87,12 @@ int chase_check(const struct chase_params *p, const char **why)
 		return -EINVAL;
 	}
 	if (p->order == CHASE_TLB && p->tlb_pages == 0) { *why = "tlb_pages must be positive"; return -EINVAL; }
+	if (p->ways < 0 || p->ways > CHASE_MAX_K) { *why = "ways must be in 1..16"; return -EINVAL; }
+	if (p->ways > 1 && p->fixed_word) { *why = "several cycles need mixed offsets (mix=true)"; return -EINVAL; }
+	if (p->ways > 1 && (size_t)p->ways > p->stride / sizeof(void *)) {
+		*why = "each cycle needs a word of its own in every element: ways <= stride / 8";
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -128,14 +134,20 @@ static int map_pages(struct chase_chain *c, size_t bytes, int pages)
 	return 0;
 }
 
-size_t chase_word(const struct chase_chain *c, size_t e)
+size_t chase_word_of(const struct chase_chain *c, int w, size_t e)
 {
 	if (c->p.fixed_word)
 		return c->word;
-	return (size_t)c->mixer[e % CHASE_MIXER] * sizeof(void *);
+	return (size_t)c->mixer[w][e % CHASE_MIXER] * sizeof(void *);
 }
 
-#define ELEM(c, e) ((void **)((c)->base + (size_t)(e) * (c)->p.stride + chase_word(c, e)))
+size_t chase_word(const struct chase_chain *c, size_t e)
+{
+	return chase_word_of(c, 0, e);
+}
+
+#define ELEMW(c, w, e) ((void **)((c)->base + (size_t)(e) * (c)->p.stride + chase_word_of(c, w, e)))
+#define ELEM(c, e) ELEMW(c, 0, e)
 
 /* The sequence: blocks of `bs` elements, each shuffled inside (seq), full
  * blocks visited in the order perm[], a partial last block stays last.
@@ -164,13 +176,33 @@ int chase_build(struct chase_chain *c, const struct chase_params *p)
 
 	uint64_t s = p->seed ^ 0x636861736531ULL;  /* "chase1" */
 	c->word = rng_below(&s, (uint32_t)(p->stride / sizeof(void *))) * sizeof(void *);
-	/* a shuffled 0..63 taken modulo the words of a slot: balanced lines */
-	uint32_t order[CHASE_MIXER];
+	/* cycle 0: a shuffled 0..63 taken modulo the words of a slot (balanced
+	 * lines); the other cycles: the slot's other words, shuffled */
+	uint32_t nw = (uint32_t)(p->stride / sizeof(void *)), order[CHASE_MIXER], *rest = NULL;
+	int ways = p->ways > 0 ? p->ways : 1;
+	if (ways > 1 && nw > 1 && !(rest = malloc((nw - 1) * sizeof *rest))) {
+		chase_free(c);
+		return -ENOMEM;
+	}
 	for (uint32_t i = 0; i < CHASE_MIXER; i++)
 		order[i] = i;
 	shuffle(order, CHASE_MIXER, &s);
-	for (int i = 0; i < CHASE_MIXER; i++)
-		c->mixer[i] = (uint16_t)(order[i] % (p->stride / sizeof(void *)));
+	for (int i = 0; i < CHASE_MIXER; i++) {
+		uint32_t w0 = order[i] % nw;
+		c->mixer[0][i] = (uint16_t)w0;
+		if (!rest) {
+			for (int w = 1; w < ways; w++)
+				c->mixer[w][i] = (uint16_t)w0;
+			continue;
+		}
+		for (uint32_t x = 0, j = 0; x < nw; x++)
+			if (x != w0)
+				rest[j++] = x;
+		shuffle(rest, nw - 1, &s);
+		for (int w = 1; w < ways; w++)
+			c->mixer[w][i] = (uint16_t)rest[(uint32_t)(w - 1) % (nw - 1)];
+	}
+	free(rest);
 
 	size_t n = c->n, bs = n;
 	if (p->order == CHASE_PAGEWISE)
@@ -187,30 +219,32 @@ int chase_build(struct chase_chain *c, const struct chase_params *p)
 		free(seq); free(perm); chase_free(c);
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < n; i++)
-		seq[i] = (uint32_t)i;
-	for (size_t b = 0; b < nfull; b++)
-		perm[b] = (uint32_t)b;
-	if (chase_orders[p->order].shuffle_within) {
-		for (size_t b = 0; b < nfull; b++)
-			shuffle(seq + b * bs, bs, &s);
-		shuffle(seq + nfull * bs, n - nfull * bs, &s);
-	}
-	if (chase_orders[p->order].shuffle_blocks)
-		shuffle(perm, nfull, &s);
-	if (pmcsh_stop_requested())
-		goto interrupted;
-
 	struct layout l = {seq, perm, bs, nfull};
-	uint32_t first = at_pos(&l, 0), prev = first;
-	for (size_t i = 1; i < n; i++) {
-		uint32_t e = at_pos(&l, i);
-		*ELEM(c, prev) = ELEM(c, e);
-		prev = e;
-		if (!(i & 0xfffff) && pmcsh_stop_requested())
+	for (int w = ways - 1; w >= 0; w--) {   /* each cycle its own order; cycle 0 last, for head[] */
+		for (size_t i = 0; i < n; i++)
+			seq[i] = (uint32_t)i;
+		for (size_t b = 0; b < nfull; b++)
+			perm[b] = (uint32_t)b;
+		if (chase_orders[p->order].shuffle_within) {
+			for (size_t b = 0; b < nfull; b++)
+				shuffle(seq + b * bs, bs, &s);
+			shuffle(seq + nfull * bs, n - nfull * bs, &s);
+		}
+		if (chase_orders[p->order].shuffle_blocks)
+			shuffle(perm, nfull, &s);
+		if (pmcsh_stop_requested())
 			goto interrupted;
+		uint32_t first = at_pos(&l, 0), prev = first;
+		for (size_t i = 1; i < n; i++) {
+			uint32_t e = at_pos(&l, i);
+			*ELEMW(c, w, prev) = ELEMW(c, w, e);
+			prev = e;
+			if (!(i & 0xfffff) && pmcsh_stop_requested())
+				goto interrupted;
+		}
+		*ELEMW(c, w, prev) = ELEMW(c, w, first);   /* close the ring */
+		c->first[w] = first;
 	}
-	*ELEM(c, prev) = ELEM(c, first);   /* close the ring */
 	for (int k = 1; k <= CHASE_MAX_K; k++)
 		for (int j = 0; j < k; j++)
 			c->head[k][j] = at_pos(&l, (size_t)((unsigned __int128)j * n / k));
@@ -233,7 +267,7 @@ size_t chase_next(const struct chase_chain *c, size_t e)
 void chase_heads(const struct chase_chain *c, int k, void **heads)
 {
 	for (int j = 0; j < k; j++)
-		heads[j] = ELEM(c, c->head[k][j]);
+		heads[j] = c->p.ways > 1 ? ELEMW(c, j, c->first[j]) : ELEM(c, c->head[k][j]);
 }
 
 /* One runner per k: k pointers in registers, CHASE_UNROLL dependent steps of
@@ -314,6 +348,8 @@ int chase_run(const struct chase_chain *c, int k, void **pos, int samples, doubl
 	void *own[CHASE_MAX_K], **q = pos ? pos : own;
 	memset(res, 0, sizeof *res);
 	if (!c->map || k < 1 || k > CHASE_MAX_K || (size_t)k > c->n || samples < 0)
+		return -EINVAL;
+	if (c->p.ways > 1 && k > c->p.ways)
 		return -EINVAL;
 	void (*run)(void **, uint64_t) = runners[k];
 	if (!pos || !pos[0])

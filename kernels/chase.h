@@ -45,6 +45,7 @@ struct chase_params {
 	size_t tlb_pages;     /* tlb order: pages (CHASE_PAGE) per group */
 	uint64_t seed;
 	int fixed_word;       /* every pointer at one offset (the old layout); else mixed */
+	int ways;             /* independent cycles over the same elements, 1..CHASE_MAX_K (0: 1) */
 };
 
 struct chase_chain {
@@ -54,7 +55,10 @@ struct chase_chain {
 	char *base;           /* first element (aligned inside map) */
 	size_t n;             /* elements */
 	size_t word;          /* fixed_word: byte offset of the pointer in every element */
-	uint16_t mixer[CHASE_MIXER];  /* else: element e's pointer is at word mixer[e % CHASE_MIXER] */
+	/* else: element e's pointer of cycle w is at word mixer[w][e % CHASE_MIXER];
+	 * the cycles of one element use different words where the slot has them */
+	uint16_t mixer[CHASE_MAX_K][CHASE_MIXER];
+	uint32_t first[CHASE_MAX_K];  /* ways > 1: the first element of each cycle */
 	/* head[k][j]: element at position floor(j*n/k) along the cycle, kept
 	 * from the build so the sequence itself need not be. */
 	uint32_t head[CHASE_MAX_K + 1][CHASE_MAX_K];
@@ -75,10 +79,14 @@ void chase_free(struct chase_chain *c);
  * use different lines of their slots and no prefetcher (adjacent line,
  * page-local stream) can guess where the next pointer is. */
 size_t chase_word(const struct chase_chain *c, size_t e);
-/* Element index the pointer of element e leads to. */
+/* The same for cycle w of a chain built with ways > 1. */
+size_t chase_word_of(const struct chase_chain *c, int w, size_t e);
+/* Element index the pointer of element e leads to (cycle 0). */
 size_t chase_next(const struct chase_chain *c, size_t e);
-/* The k heads, evenly spaced along the cycle (par_mem): element at position
- * floor(j*n/k) for j = 0..k-1, written to heads[] as addresses. */
+/* The k heads, as addresses in heads[]: with one cycle, evenly spaced along
+ * it (par_mem: the element at position floor(j*n/k)); with ways > 1, the
+ * start of cycles 0..k-1, one chain per cycle (multichase's parallel chases;
+ * k <= ways). */
 void chase_heads(const struct chase_chain *c, int k, void **heads);
 
 struct chase_result {

@@ -1,16 +1,61 @@
 -- pmcsh bench-chase: the chase engine checked against a plain C chase over
 -- the same chain, the prefetched stride order, and the latency-versus-size
 -- curve against the caches sysfs reports.
-local function fmt_size(b)
-  if b >= 2^30 and b % 2^30 == 0 then return string.format("%dG", b // 2^30) end
-  if b >= 2^20 and b % 2^20 == 0 then return string.format("%dM", b // 2^20) end
-  if b >= 2^10 and b % 2^10 == 0 then return string.format("%dK", b // 2^10) end
-  if b >= 2^20 then return string.format("%.1fM", b / 2^20) end
-  if b >= 2^10 then return string.format("%.1fK", b / 2^10) end
-  return tostring(b)
-end
-
+local fmt_size = require("pmcsh.metrics").size
 local stats = require("pmcsh.metrics").stats
+
+-- pmcsh against multichase (google/multichase, built by the user) on the
+-- same size, stride, grouping and pages: a fresh chain on both sides every
+-- round (multichase builds one per run; one reused chain keeps one physical
+-- placement), the two alternating.  Latency: ns per load, the ratio
+-- pmcsh/multichase; parallelism: pmcsh's k=10 speedup against multichase's
+-- simple/parallel10.  Medians of the per-round ratios.
+local function versus_multichase(chase, opts, say)
+  local function mc(args)
+    local p = io.popen(string.format("%q %s 2>&1", opts.multichase, args))
+    local out = p:read("a")
+    p:close()
+    local v = tonumber(out:match("([%d.]+)%s*$"))
+    if not v then io.stderr:write("bench-chase: multichase said: ", out:sub(1, 200), "\n") end
+    return v
+  end
+  local mb = opts.size // 2^20
+  local cfgs = {
+    {name = "tlb, 4k pages", chain = {size = opts.size, order = "tlb", stride = 256, tlb_pages = 64, pages = "4k"},
+     args = string.format("-m %dm -s 256 -T 256k -n 4", mb)},
+    {name = "random, thp", chain = {size = opts.size, order = "random", stride = 256, pages = "thp"},
+     args = string.format("-m %dm -s 256 -T %dm -H -n 4", mb, mb)},
+  }
+  local out = {}
+  say("\n6. against multichase (%s), %s, stride 256, fresh chains, %d interleaved rounds", opts.multichase,
+    fmt_size(opts.size), opts.rounds)
+  for _, c in ipairs(cfgs) do
+    local ratios = {}
+    for round = 1, opts.rounds do
+      local ch <close> = assert(chase.chain(c.chain))
+      local a = assert(chase.latency{chain = ch, samples = 4, sample_ms = 250}).ns
+      local b = mc(c.args)
+      if not b then return nil end
+      ratios[round] = a / b
+    end
+    out[#out + 1] = {config = c.name, ratio = stats(ratios).median, ratios = ratios}
+    say("   latency %-14s pmcsh/multichase median %.3f (rounds %.3f..%.3f)", c.name, stats(ratios).median,
+      stats(ratios).min, stats(ratios).max)
+  end
+  local ratios, ours, theirs = {}, {}, {}
+  for round = 1, opts.rounds do
+    local p = assert(chase.parallelism{size = opts.size, order = "tlb", stride = 256, tlb_pages = 64, pages = "4k",
+      max = 10, chains = "separate", samples = 3, sample_ms = 20})
+    local s1, s10 = mc(cfgs[1].args), mc(cfgs[1].args .. " -c parallel10")
+    if not s1 or not s10 then return nil end
+    ours[round], theirs[round] = p.rows[10].speedup, s1 / s10
+    ratios[round] = ours[round] / theirs[round]
+  end
+  out[#out + 1] = {config = "parallelism k=10, tlb 4k", ratio = stats(ratios).median, pmcsh = ours, multichase = theirs}
+  say("   parallelism k=10 (tlb 4k): pmcsh speedup median %.2f, multichase simple/parallel10 %.2f, ratio %.3f",
+    stats(ours).median, stats(theirs).median, stats(ratios).median)
+  return out
+end
 local function min(xs) return stats(xs).min end
 local function median(xs) return stats(xs).median end
 
@@ -70,6 +115,8 @@ wander: run it on a quiet one.]],
     {name = "loaded", type = "flag", help = "also measure loaded latency at --size"},
     {name = "plot", type = "string", help = "write the curve to this .png or .svg (gnuplot)"},
     {name = "json", type = "flag", help = "print one JSON object"},
+    {name = "multichase", type = "string", help = "also compare with this multichase binary (built from google/multichase)"},
+    {name = "rounds", type = "int", default = 5, min = 1, help = "multichase comparison: interleaved rounds"},
   },
   run = function(opts)
     local chase = require("pmcsh.chase")
@@ -85,7 +132,7 @@ wander: run it on a quiet one.]],
       return table.concat(t, ", ")
     end)())
 
-    say("\n1. engine vs plain C chase over the same chain (%s, 64 B stride, %s pages, %d pairs of %g ms)",
+    say("\n1. engine vs plain C chase over the same chain (%s, default strides, %s pages, %d pairs of %g ms)",
       fmt_size(opts.size), opts.pages, opts.pairs, opts.sample_ms)
     say("   %-7s %10s %10s %12s %12s %8s", "order", "engine ns", "plain ns", "engine p50", "plain p50", "ratio")
     for _, order in ipairs({"random", "tlb"}) do
@@ -179,6 +226,10 @@ wander: run it on a quiet one.]],
       say("\n5. loaded latency at %s, %d bandwidth thread(s): idle %.1f ns", fmt_size(opts.size), l.threads, l.idle_ns)
       say("   %8s %10s %9s", "delay", "MB/s", "ns/load")
       for _, row in ipairs(l.rows) do say("   %8d %10.0f %9.1f", row.delay, row.mbps, row.ns) end
+    end
+    if opts.multichase then
+      res.multichase = versus_multichase(chase, opts, say)
+      if not res.multichase then return 1 end
     end
     if opts.plot then
       local pts = {}

@@ -9,7 +9,7 @@ local doc = require("pmcsh.help").doc
 local M = {}
 
 local CHAIN_KEYS = {size = true, stride = true, order = true, pages = true, tlb_pages = true, seed = true,
-  mix = true}
+  mix = true, ways = true}
 local RUN_KEYS = {samples = true, sample_ms = true, group = true}
 
 -- "64M", "1G", 4096 -> bytes; anything else is left for C to reject.
@@ -64,7 +64,8 @@ end
 local function describe(res, c)
   local info = c:info()
   res.size, res.stride, res.order, res.pages = info.size, info.stride, info.order, info.pages
-  res.footprint = info.n * math.min(info.stride, 64)   -- bytes of lines the chain touches
+  -- bytes of lines the chain touches: a line per element and cycle, at most the slot's
+  res.footprint = info.n * math.min(info.stride, 64) * math.max(1, math.min(info.ways or 1, info.stride // 64))
   return res
 end
 
@@ -142,15 +143,29 @@ Ctrl-C stops between samples (nil, "interrupted", EINTR).]])
 local SUPERLINEAR = 1.05   -- speedup / k above this: not memory-level parallelism
 
 M.parallelism = doc(function(opts)
-  opts = check_opts(opts, "parallelism", {max = true})
+  opts = check_opts(opts, "parallelism", {max = true, chains = true})
   local max = opts.max or C.max_k
   if math.type(max) ~= "integer" or max < 1 or max > C.max_k then
     error(string.format("bad argument #1 to 'parallelism' (max: the number of chains must be in 1..%d, got %s)",
       C.max_k, tostring(max)), 2)
   end
+  -- separate cycles (multichase's parallel chases) where every element has a
+  -- word for each chain, else k heads on one cycle (lmbench's par_mem)
+  local chains = opts.chains
+  if chains ~= nil and chains ~= "separate" and chains ~= "heads" then
+    error(string.format("bad argument #1 to 'parallelism' (chains: \"separate\" or \"heads\", got %s)",
+      tostring(chains)), 2)
+  end
+  if opts.chain then
+    chains = opts.chain:info().ways > 1 and "separate" or "heads"
+  elseif chains == nil then
+    local stride = size_of(opts.stride, "stride") or ((opts.order == "page" or opts.order == "tlb") and 256 or 64)
+    chains = max * 8 <= stride and "separate" or "heads"
+  end
+  if chains == "separate" and not opts.chain then opts = setmetatable({ways = max}, {__index = opts}) end
   local c, msg, errno = chain_for(opts)
   if not c then return nil, msg, errno end
-  local res = describe({rows = {}}, c)
+  local res = describe({rows = {}, chains = chains}, c)
   local t1, mlp, err = nil, 0, nil
   for k = 1, max do
     local r, rmsg, rerr = c:run{k = k, samples = opts.samples, sample_ms = opts.sample_ms}
@@ -203,9 +218,13 @@ M.parallelism = doc(function(opts)
   res.mlp = mlp
   return res
 end, "chase.parallelism", [[
-chase.parallelism{size=, max=16, order=, stride=, pages=, samples=, sample_ms=, chain=}
+chase.parallelism{size=, max=16, order=, stride=, pages=, samples=, sample_ms=, chains=, chain=}
   -> {rows={{k=, ns=, median_ns=, speedup=, superlinear=?}, ...}, mlp=, size=,
-      footprint=, superlinear=?, note=?, ...}
+      chains=, footprint=, superlinear=?, note=?, ...}
+chains="separate" (the default where each element has a word for every
+chain: stride >= 8 * max) runs k independent cycles over the same elements,
+each with its own order and its own word of every element, as multichase's
+parallel chases do; chains="heads" (the default otherwise) is lmbench par_mem:
 Memory-level parallelism as lmbench par_mem defines it: k pointers start
 evenly spaced along ONE chain and run forward together in one unrolled loop
 (k = 1..max).  ns is ns per load with k chains (tk/k, tk the time of one
