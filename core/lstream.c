@@ -108,7 +108,7 @@ static int stream_new(lua_State *L)
 
 	lua_getfield(L, 1, "pages");
 	if (lua_isnil(L, -1)) {
-		o.pages = STREAM_PAGES_THP;
+		o.pages = STREAM_PAGES_4K;  /* as the survey and the chases: one default */
 	} else {
 		const char *p = lua_tostring(L, -1);
 		o.pages = -1;
@@ -287,6 +287,7 @@ static int stream_runm(lua_State *L)
 	}
 	pmcsh_setint(L, "n", (lua_Integer)n);
 	pmcsh_setint(L, "threads", stream_threads(s));
+	pmcsh_setstr(L, "pages", page_names[ls->pages]);
 	pmcsh_setint(L, "reps", done);
 	pmcsh_setint(L, "warmup", warmup);
 	lua_createtable(L, done, 0);

@@ -23,7 +23,7 @@ noise floor, against which the real comparison is read.
     {name = "rounds", type = "int", default = 20, min = 1, help = "interleaved runs of each loop (best of rounds x reps)"},
     {name = "threads", short = "t", type = "list", help = "thread counts (default: 1 and all cpus)"},
     {name = "kernels", short = "k", type = "list", help = "kernels (default: every available one)"},
-    {name = "pages", type = "string", choices = {"4k", "thp", "2m", "1g"}, default = "thp", help = "page policy"},
+    {name = "pages", type = "string", choices = {"4k", "thp", "2m", "1g"}, default = "4k", help = "page policy"},
     {name = "self", type = "flag", help = "A/A: pmcsh's kernel on both sides, to see the noise floor"},
     {name = "isa", type = "string", help = "the variant of pmcsh's loops (default: the best this cpu runs)"},
     {name = "json", type = "flag", help = "one JSON object per kernel and thread count"},

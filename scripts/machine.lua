@@ -30,32 +30,6 @@ local function cpu_flags()
   return info:match("model name%s*:%s*([^\n]*)") or "unknown", flags
 end
 
-local function caches()
-  local out, seen = {}, {}
-  for _, cpu in ipairs(ls("/sys/devices/system/cpu")) do
-    if cpu:match("^cpu%d+$") then
-      local base = "/sys/devices/system/cpu/" .. cpu .. "/cache/"
-      for _, idx in ipairs(ls(base)) do
-        if idx:match("^index%d+$") then
-          local d = base .. idx .. "/"
-          local key = (read(d .. "level") or "?") .. (read(d .. "type") or "") .. (read(d .. "shared_cpu_list") or "")
-          if not seen[key] then
-            seen[key] = true
-            out[#out + 1] = {level = tonumber(read(d .. "level")), type = read(d .. "type"),
-              size = read(d .. "size"), shared = read(d .. "shared_cpu_list"),
-              line = read(d .. "coherency_line_size")}
-          end
-        end
-      end
-    end
-  end
-  table.sort(out, function(a, b)
-    if a.level ~= b.level then return (a.level or 0) < (b.level or 0) end
-    return (a.shared or "") < (b.shared or "")
-  end)
-  return out
-end
-
 return {
   description = "what this machine offers for measurement: PMUs, permissions, caches, clocks",
   options = {
@@ -75,7 +49,7 @@ return {
       pmus = pmus,
       hardware_pmu = has_cpu_pmu,
       perf_event_paranoid = tonumber(paranoid),
-      caches = caches(),
+      caches = require("pmcsh.chase").caches(),   -- sizes in bytes
       hugepages_2m = tonumber(read("/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages") or "0"),
       hugepages_1g = tonumber(read("/sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages") or "0"),
       thp = read("/sys/kernel/mm/transparent_hugepage/enabled"),
@@ -92,9 +66,10 @@ return {
     print(string.format("hardware PMU %s", has_cpu_pmu and "yes"
       or "no: cycles, instructions and other hardware events cannot be counted here"))
     print(string.format("paranoid     %s (%s)", paranoid, PARANOID[paranoid] or "restricted"))
+    local size = require("pmcsh.metrics").size
     for _, c in ipairs(m.caches) do
       print(string.format("cache        L%d %-12s %6s  line %s B  cpus %s", c.level or 0, c.type or "?",
-        c.size or "?", c.line or "?", c.shared or "?"))
+        c.size and size(c.size) or "?", c.line or "?", c.shared_cpu_list or "?"))
     end
     print(string.format("huge pages   2M reserved %d, 1G reserved %d; THP %s", m.hugepages_2m,
       m.hugepages_1g, m.thp or "?"))

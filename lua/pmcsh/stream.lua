@@ -85,7 +85,8 @@ Three arrays a, b, c of n doubles (default: STREAM's rule, each array 4x the
 sum of the last-level caches; a smaller n is warned about).  threads workers
 (default: every cpu this process may run on), each pinned to its cpu (cpus=
 names them), stream a static part; the calling thread runs part 0.
-pages: "thp" (default, MADV_HUGEPAGE), "4k" (MADV_NOHUGEPAGE), "2m" or "1g"
+pages: "4k" (default, as the survey and the chases: MADV_NOHUGEPAGE), "thp"
+(MADV_HUGEPAGE), "2m" or "1g"
 (hugetlbfs pages, which must be reserved).  offset: bytes added to each array
 start (STREAM's OFFSET, multiple of 8).  touch=false leaves the arrays
 untouched (zero) until the first run, so its first repetition takes the
