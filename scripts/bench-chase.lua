@@ -32,8 +32,11 @@ local function versus_multichase(chase, opts, say)
   for _, c in ipairs(cfgs) do
     local ratios = {}
     for round = 1, opts.rounds do
-      local ch <close> = assert(chase.chain(c.chain))
-      local a = assert(chase.latency{chain = ch, samples = 4, sample_ms = 250}).ns
+      local a
+      do   -- the chain is gone before multichase maps its own
+        local ch <close> = assert(chase.chain(c.chain))
+        a = assert(chase.latency{chain = ch, samples = 4, sample_ms = 250}).ns
+      end
       local b = mc(c.args)
       if not b then return nil end
       ratios[round] = a / b
