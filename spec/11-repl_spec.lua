@@ -118,6 +118,21 @@ describe("the REPL with the engines", function()
   end)
   after_each(function() t:close() end)
 
+  it("prints a stream run with counters in a few lines, every field a call away", function()
+    t:send('g = pmc.group{"page-faults:u", "task-clock"}; s = stream.new{n = 2^18, threads = 1, quiet = true}\n')
+    t:expect("> ")
+    t:send('s:run("triad", {reps = 10, group = g, quiet = true})\n')
+    local out = t:expect("\n> ")
+    local lines = select(2, out:gsub("\n", ""))
+    assert.is_true(lines <= 6, out)                      -- was 599 lines
+    assert.matches("triad: [%d.]+ MB/s %(best of 10 reps", out)
+    assert.matches("%d+%s+page%-faults:u", out)
+    t:send('chase.latency{size = "1M", samples = 2}\n')
+    assert.matches("[%d.]+ ns per load %(best of 2 samples", t:expect("\n> "))
+    t:send('show(s:run("copy", {reps = 2, quiet = true}))\n')
+    t:expect("bytes_per_iter = 16")
+  end)
+
   it("completes event names inside pmc.group{\"...", function()
     t:send('x = {"page-fa\t')         -- not on a pmc line: no event names
     t:send("\21")                     -- Ctrl-U clears the line

@@ -61,6 +61,11 @@ local function chain_for(opts)
   return c, true
 end
 
+-- Results are plain tables (they serialise unchanged); the metatable only
+-- names their kind, so the REPL can print them compactly.
+local KIND = {}
+for _, k in ipairs({"latency", "parallelism", "sweep", "loaded"}) do KIND[k] = {__name = "pmcsh.chase_" .. k} end
+
 local function describe(res, c)
   local info = c:info()
   res.size, res.stride, res.order, res.pages = info.size, info.stride, info.order, info.pages
@@ -126,7 +131,7 @@ M.latency = doc(function(opts)
   end
   if opts.chain == nil then c:close() end
   if not r then return nil, rmsg, rerr end
-  return res
+  return setmetatable(res, KIND.latency)
 end, "chase.latency", [[
 chase.latency{size=, order="random", stride=, pages="4k", samples=5,
               sample_ms=20, group=, k=1, tlb_pages=, seed=, chain=}
@@ -216,7 +221,7 @@ M.parallelism = doc(function(opts)
       res.superlinear, #res.rows, require("pmcsh.metrics").size(res.footprint))
   end
   res.mlp = mlp
-  return res
+  return setmetatable(res, KIND.parallelism)
 end, "chase.parallelism", [[
 chase.parallelism{size=, max=16, order=, stride=, pages=, samples=, sample_ms=, chains=, chain=}
   -> {rows={{k=, ns=, median_ns=, speedup=, superlinear=?}, ...}, mlp=, size=,

@@ -33,7 +33,8 @@ local function scalar(v)
   return tostring(v)
 end
 
-local full = false   -- set by M.full: readings print every field
+local full = false   -- set by M.full: results print every field
+local COMPACT        -- __name -> formatter, below
 
 -- A reading as perf stat shows counts: one line per event (value, unit,
 -- name, and the share of time counted when multiplexed).
@@ -49,6 +50,35 @@ function M.reading(r, indent)
   return "reading:\n" .. table.concat(lines, "\n")
 end
 
+local size = require("pmcsh.metrics").size
+
+-- Results of the engines, one or a few lines each (show(x) prints all).
+COMPACT = {
+  ["pmcsh.reading"] = M.reading,
+  ["pmcsh.stream_result"] = function(r, indent)
+    local head = string.format("%s%s: %.1f MB/s (best of %d reps, median %.1f), %d B/iteration, n = %d, " ..
+      "%d thread%s, %s pages, %s loop%s", indent or "", r.kernel, r.mbps or 0, r.reps or 0,
+      (r.bytes_per_iter or 0) * (r.n or 0) / (r.median or 1) * 1e-6, r.bytes_per_iter or 0, r.n or 0,
+      r.threads or 0, r.threads == 1 and "" or "s", r.pages or "?", r.isa or "?",
+      r.reference and " (reference)" or "")
+    if r.counts then head = head .. "\n" .. M.reading(r.counts, indent):gsub("^reading:", "counts, summed over the reps:") end
+    return head
+  end,
+  ["pmcsh.chase_latency"] = function(r, indent)
+    return string.format("%s%.2f ns per load (best of %d samples, median %.2f): %s order, %s, stride %d, %s pages",
+      indent or "", r.ns, #r.samples, r.median_ns, r.order, size(r.size), r.stride, r.pages)
+  end,
+  ["pmcsh.chase_parallelism"] = function(r, indent)
+    local l = {string.format("%sparallelism %.2f (%s chains): %s order, %s, stride %d, %s pages", indent or "",
+      r.mlp, r.chains or "?", r.order, size(r.size), r.stride, r.pages)}
+    for _, row in ipairs(r.rows) do
+      l[#l + 1] = string.format("%s  k=%-2d %8.2f ns/load  speedup %5.2f%s", indent or "", row.k, row.ns,
+        row.speedup, row.superlinear and "  (above k: cache hits, left out)" or "")
+    end
+    return table.concat(l, "\n")
+  end,
+}
+
 -- Renders v readably: nested tables indented, keys sorted, cycles and depth
 -- bounded, long tables cut with a count of what was left out.
 function M.format(v, depth, seen, indent)
@@ -56,7 +86,7 @@ function M.format(v, depth, seen, indent)
   if type(v) ~= "table" then return scalar(v) end
   local mt = getmetatable(v)
   if mt and mt.__tostring then return tostring(v) end
-  if mt and mt.__name == "pmcsh.reading" and not full then return M.reading(v, indent) end
+  if mt and not full and COMPACT[mt.__name] then return COMPACT[mt.__name](v, indent) end
   if seen[v] then return "<cycle " .. tostring(v) .. ">" end
   if depth >= MAX_DEPTH then return "{...}" end
   local n = #v

@@ -101,6 +101,8 @@ local methods = C.methods
 local run = methods.run   -- the C method, named run in its error messages
 local RUN_OPTS = {reps = true, warmup = true, group = true, reference = true, quiet = true}
 
+local RESULT = {__name = "pmcsh.stream_result"}
+
 function methods.run(s, kernel, opts)
   local copt = {}
   if opts ~= nil and type(opts) ~= "table" then
@@ -117,7 +119,7 @@ function methods.run(s, kernel, opts)
   if r.warnings and not (opts and opts.quiet) then
     for _, w in ipairs(r.warnings) do warn(w) end
   end
-  return r
+  return setmetatable(r, RESULT)   -- names the kind for the REPL; the table is plain
 end
 
 doc(methods.run, "stream:run", [[
