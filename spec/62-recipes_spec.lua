@@ -98,8 +98,13 @@ describe("pmcsh latency", function()
 end)
 
 describe("pmcsh parallelism", function()
-  it("finds several misses overlapped at 64 MiB, each k's speedup from one chain", function()
-    local r = helpers.run({"parallelism", "--sizes", "64M", "--max", "8", "--samples", "2",
+  it("finds several misses overlapped beyond the caches, each k's speedup from one chain", function()
+    -- a footprint of 4x the largest cache (at least 64 MiB): a chain the
+    -- cache holds gives speedups above k, which are no parallelism
+    local llc = 0
+    for _, c in ipairs(require("pmcsh.chase").caches()) do llc = math.max(llc, c.size or 0) end
+    local size = math.max(64 << 20, 4 * llc) // (1 << 20) .. "M"
+    local r = helpers.run({"parallelism", "--sizes", size, "--max", "8", "--samples", "2",
                            "--sample_ms", "5", "--json"})
     assert.are.equal(0, r.code, r.err)
     local t = cjson.decode(r.out)
