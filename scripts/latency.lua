@@ -33,35 +33,40 @@ of the curve are the caches (their sysfs sizes are printed below the table).
     if opts.per_octave > 64 then usage("--per_octave must be at most 64") end
     if opts.sample_ms <= 0 then usage("--sample_ms must be positive") end
     local chase = require("pmcsh.chase")
+    -- each row is printed as it is measured (and flushed, so a pipe sees it)
+    local cjson = opts.json and require("cjson")
+    local size = require("pmcsh.metrics").size
+    if opts.series then
+      print(string.format('"stride=%d order=%s pages=%s', opts.stride, opts.order, opts.pages))
+    elseif not opts.json then
+      print(string.format("# latency (lat_mem_rd): order=%s stride=%d pages=%s; ns per dependent load, "
+        .. "best and median of %d samples", opts.order, opts.stride, opts.pages, opts.samples))
+      print(string.format("%12s %10s %10s %10s", "size", "size_MB", "ns", "median_ns"))
+    end
+    io.stdout:flush()
+    local function row(r, res)
+      if opts.json then
+        print(cjson.encode({size = r.size, size_mb = r.size / 2^20, ns = r.ns, median_ns = r.median_ns,
+                            order = res.order, stride = res.stride, pages = res.pages}))
+      elseif opts.series then
+        print(string.format("%.5f %.3f", r.size / 2^20, r.ns))
+      else
+        print(string.format("%12s %10.5f %10.3f %10.3f", size(r.size), r.size / 2^20, r.ns, r.median_ns))
+      end
+      io.stdout:flush()
+    end
     local res, err = chase.sweep{from = opts.from, to = opts.to, per_octave = opts.per_octave,
       order = opts.order, stride = opts.stride, pages = opts.pages, samples = opts.samples,
-      sample_ms = opts.sample_ms}
+      sample_ms = opts.sample_ms, each = row}
     if not res then
       io.stderr:write("pmcsh latency: ", tostring(err), "\n")
       return 1
     end
-    if opts.json then
-      local cjson = require("cjson")
-      for _, r in ipairs(res.rows) do
-        print(cjson.encode({size = r.size, size_mb = r.size / 2^20, ns = r.ns, median_ns = r.median_ns,
-                            order = res.order, stride = res.stride, pages = res.pages}))
-      end
-    elseif opts.series then
-      print(string.format('"stride=%d order=%s pages=%s', res.stride, res.order, res.pages))
-      for _, r in ipairs(res.rows) do print(string.format("%.5f %.3f", r.size / 2^20, r.ns)) end
+    if opts.series then
       print()
-    else
-      print(string.format("# latency (lat_mem_rd): order=%s stride=%d pages=%s; ns per dependent load, "
-        .. "best and median of %d samples", res.order, res.stride, res.pages, opts.samples))
-      print(string.format("%12s %10s %10s %10s", "size", "size_MB", "ns", "median_ns"))
-      for _, r in ipairs(res.rows) do
-        print(string.format("%12d %10.5f %10.3f %10.3f", r.size, r.size / 2^20, r.ns, r.median_ns))
-      end
+    elseif not opts.json then
       local cs = {}
-      for _, c in ipairs(chase.caches()) do
-        cs[#cs + 1] = string.format("L%d %s", c.level, c.size >= 2^20 and string.format("%gM", c.size / 2^20)
-          or string.format("%gK", c.size / 1024))
-      end
+      for _, c in ipairs(chase.caches()) do cs[#cs + 1] = string.format("L%d %s", c.level, size(c.size)) end
       if #cs > 0 then print("# caches (sysfs): " .. table.concat(cs, ", ")) end
     end
     if opts.plot then

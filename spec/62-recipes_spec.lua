@@ -72,6 +72,20 @@ describe("pmcsh latency", function()
     assert.is_true(rows[13].ns > 5 * rows[1].ns, "64 MiB is past the caches")
   end)
 
+  it("prints each row as it is measured, through a pipe too", function()
+    local sys = require("pmcsh._sys")
+    local p = io.popen(helpers.shquote(helpers.exe) ..
+      " latency --from 4K --to 64M --per-octave 1 --samples 3 --sample-ms 20 2>/dev/null")
+    local t0, first = sys.now(), nil
+    for line in p:lines() do
+      if not first and line:match("^%s+4K%s") then first = sys.now() - t0 end
+    end
+    p:close()
+    local total = sys.now() - t0
+    assert.is_number(first)
+    assert.is_true(first < total / 2, string.format("first row at %.2f s of %.2f s", first, total))
+  end)
+
   it("prints size_MB ns series for plotting", function()
     local r = helpers.run({"latency", "--from", "4K", "--to", "32K", "--per_octave", "2",
                            "--samples", "1", "--sample_ms", "2", "--series"})

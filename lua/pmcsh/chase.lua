@@ -255,7 +255,10 @@ local function sizes(from, to, per_octave, stride)
 end
 
 M.sweep = doc(function(opts)
-  opts = check_opts(opts, "sweep", {from = true, to = true, per_octave = true, k = true})
+  opts = check_opts(opts, "sweep", {from = true, to = true, per_octave = true, k = true, each = true})
+  if opts.each ~= nil and type(opts.each) ~= "function" then
+    error("bad argument #1 to 'sweep' (each: a function called with each row expected)", 2)
+  end
   local from = size_of(opts.from or 4096, "from")
   local to = size_of(opts.to or 256 * 2 ^ 20 // 1, "to")
   local po = opts.per_octave or 4
@@ -279,10 +282,11 @@ M.sweep = doc(function(opts)
     local r, msg, errno = M.latency(o)
     if not r then return nil, msg, errno end
     res.rows[#res.rows + 1] = {size = r.size, ns = r.ns, median_ns = r.median_ns}
+    if opts.each then opts.each(res.rows[#res.rows], res) end
   end
   return res
 end, "chase.sweep", [[
-chase.sweep{from=4096, to="256M", per_octave=4, order=, stride=, pages=, samples=, sample_ms=}
+chase.sweep{from=4096, to="256M", per_octave=4, order=, stride=, pages=, samples=, sample_ms=, each=}
   -> {rows={{size=bytes, ns=, median_ns=}, ...}, order=, stride=, pages=}
 Latency versus size (lmbench lat_mem_rd): one chain per size, sizes
 geometric from `from` to `to` with per_octave points per doubling (rounded
