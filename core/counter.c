@@ -595,6 +595,10 @@ done:
 		ev->attr.size = sizeof ev->attr;
 		ev->needs_cpu_pmu = ev->attr.type == PERF_TYPE_HARDWARE || ev->attr.type == PERF_TYPE_HW_CACHE ||
 				    ev->attr.type == PERF_TYPE_RAW;
+		/* the software clocks count nanoseconds */
+		if (ev->attr.type == PERF_TYPE_SOFTWARE && !ev->unit[0] &&
+		    (ev->attr.config == PERF_COUNT_SW_TASK_CLOCK || ev->attr.config == PERF_COUNT_SW_CPU_CLOCK))
+			snprintf(ev->unit, sizeof ev->unit, "ns");
 	}
 	return r;
 }

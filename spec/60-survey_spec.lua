@@ -78,6 +78,17 @@ describe("survey packing (try-open and back off)", function()
     assert.matches("unknown event", unopened[1].reason)
   end)
 
+  it("reports one notation per column and each row's unit", function()
+    local st = {header = {kernels = {"copy", "triad"}, rows = {{key = "a"}, {key = "task-clock"}}, n = 1024, reps = 2,
+      threads = 1, pages = "4k"}, baseline = {}, cells = {
+        a = {copy = {value = 5e-08, spread = 20}, triad = {value = 0.5, spread = 0}},
+        ["task-clock"] = {copy = {value = 0, spread = 0, unit = "ns"}, triad = {value = 1.25, spread = 0.01, unit = "ns"}},
+      }, unopened = {}, runs = {}, done = true}
+    local text = survey.report(st)
+    assert.matches("\na%s+5%.000e%-08 >±999%%%s+0%.5000 ±0%%", text)
+    assert.matches("\ntask%-clock %(ns%)%s+0 ±0%%%s+1%.2500 ±1%.0%%", text)   -- copy's column is scientific
+  end)
+
   it("caps the default n at 1/8 of the memory available, saying so", function()
     -- the Intel guest that reported a 480 MiB L3: STREAM's rule asks 5.6 GiB
     local n, note = survey.default_n(251658240, 23 * 2^30)
@@ -224,7 +235,7 @@ describe("survey files", function()
     local r = helpers.run({"survey", "-e", "task-clock,page-faults", "--split", "-k", "copy", "--n", "1M", "--reps", "2"})
     assert.are.equal(0, r.code, r.err)
     assert.matches("^pmcsh survey: n = 1048576 per array, 3 arrays of 8M = 24M\n", r.err)
-    assert.matches("\ntask%-clock%s+[%d.]+", r.out)
+    assert.matches("\ntask%-clock %(ns%)%s+[%d.]+", r.out)
     assert.not_matches("task%-clock:[uk]", r.out:match("^(.-)\n\n"))   -- no :u/:k rows in the table
     assert.matches("\npage%-faults:u%s+[%d.]+", r.out)
     assert.matches("\npage%-faults:k%s+[%d.]+", r.out)

@@ -262,7 +262,7 @@ describe("events/ files for another PMU", function()
     local out = file:gsub("lua$", "jsonl")
     local r = helpers.run({"survey", "--pairs", file, "-k", "copy", "--n", "1M", "--reps", "2", "--out", out})
     assert.are.equal(0, r.code, r.err)
-    assert.matches("\ntask%-clock:u %[task%-clock%+page%-faults%]%s+[%d.]+", r.out)
+    assert.matches("\ntask%-clock:u %[task%-clock%+page%-faults%] %(ns%)%s+[%d.]+", r.out)
     local note = "\nNot counted here:\n  " .. file:gsub("%p", "%%%0") .. "%s+is for the skl PMU %(Intel Skylake%)"
     assert.matches(note, r.out)
     local st = assert(survey.load(out))

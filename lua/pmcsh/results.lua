@@ -111,7 +111,8 @@ local null = require("cjson").null
 -- {fields = {name = shape}}; a name ending in ? may be absent.
 local CELL = {fields = {["key"] = "string", ["count?"] = "number", ["value?"] = "number", ["event?"] = "string",
   ["min?"] = "number", ["max?"] = "number", ["median?"] = "number", ["spread?"] = "number",
-  ["enabled?"] = "number", ["running?"] = "number", ["multiplexed?"] = "boolean", ["per_rep?"] = {list = "number"}}}
+  ["enabled?"] = "number", ["running?"] = "number", ["multiplexed?"] = "boolean", ["per_rep?"] = {list = "number"},
+  ["unit?"] = "string"}}
 local SHAPES = {
   header = {fields = {
     format = "string", kernels = {list = "string"}, ["n?"] = "integer", reps = "integer",

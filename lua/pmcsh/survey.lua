@@ -584,7 +584,7 @@ function M.cells(res, labels, keys)
       value = tot and metrics.per_iteration(tot.value, iters),
       count = tot and tot.value,
       median = st.median, min = st.min, max = st.max, spread = st.spread,
-      per_rep = per, multiplexed = mux,
+      per_rep = per, multiplexed = mux, unit = tot and tot.unit,
       enabled = tot and tot.enabled, running = tot and tot.running,
     }
   end
@@ -1058,8 +1058,28 @@ function M.report(st, o)
   o = o or {}
   local hdr = st.header
   local kernels = hdr.kernels
+  -- a row says its unit when the event has one (task-clock: ns per iteration)
+  local function label(r)
+    for _, c in pairs(st.cells[r.key] or {}) do
+      if c.unit then return r.key .. " (" .. c.unit .. ")" end
+    end
+    return r.key
+  end
+  -- one notation per column: scientific when a value needs it, for all
+  local sci = {}
+  for _, k in ipairs(kernels) do
+    for _, r in ipairs(hdr.rows) do
+      local v = st.cells[r.key] and cell_stat(st.cells[r.key][k], o.stat)
+      if v and v ~= 0 and (math.abs(v) < 1e-3 or math.abs(v) >= 1e7) then sci[k] = true end
+    end
+  end
+  local function num(v, k)
+    if v == nil then return string.format("%10s", "n/a") end
+    if sci[k] then return v == 0 and string.format("%10s", "0") or string.format("%10.3e", v) end
+    return string.format("%10.4f", v)
+  end
   local w = 26
-  for _, r in ipairs(hdr.rows) do w = math.max(w, #r.key + 1) end
+  for _, r in ipairs(hdr.rows) do w = math.max(w, #label(r) + 1) end
   for _, k in ipairs(kernels) do if k == "chase" then w = math.max(w, 31) end end
   local out = {}
   local line = {pad_right("Events per loop iteration", w)}
@@ -1070,10 +1090,10 @@ function M.report(st, o)
     local cells = st.cells[r.key]
     if cells then
       shown = shown + 1
-      line = {pad_right(r.key, w)}
+      line = {pad_right(label(r), w)}
       for _, k in ipairs(kernels) do
         local c = cells[k]
-        line[#line + 1] = " " .. metrics.fmt(cell_stat(c, o.stat), 10) .. " " .. pad_right(spread_text(c), 6)
+        line[#line + 1] = " " .. num(cell_stat(c, o.stat), k) .. " " .. pad_right(spread_text(c), 6)
       end
       out[#out + 1] = (table.concat(line):gsub("%s+$", ""))
     end
