@@ -36,15 +36,19 @@ of the curve are the caches (their sysfs sizes are printed below the table).
     -- each row is printed as it is measured (and flushed, so a pipe sees it)
     local cjson = opts.json and require("cjson")
     local size = require("pmcsh.metrics").size
-    if opts.series then
-      print(string.format('"stride=%d order=%s pages=%s', opts.stride, opts.order, opts.pages))
-    elseif not opts.json then
-      print(string.format("# latency (lat_mem_rd): order=%s stride=%d pages=%s; ns per dependent load, "
-        .. "best and median of %d samples", opts.order, opts.stride, opts.pages, opts.samples))
-      print(string.format("%12s %10s %10s %10s", "size", "size_MB", "ns", "median_ns"))
+    local headed = false
+    local function head()   -- with the first row: nothing is printed for options refused
+      headed = true
+      if opts.series then
+        print(string.format('"stride=%d order=%s pages=%s', opts.stride, opts.order, opts.pages))
+      elseif not opts.json then
+        print(string.format("# latency (lat_mem_rd): order=%s stride=%d pages=%s; ns per dependent load, "
+          .. "best and median of %d samples", opts.order, opts.stride, opts.pages, opts.samples))
+        print(string.format("%12s %10s %10s %10s", "size", "size_MB", "ns", "median_ns"))
+      end
     end
-    io.stdout:flush()
     local function row(r, res)
+      if not headed then head() end
       if opts.json then
         print(cjson.encode({size = r.size, size_mb = r.size / 2^20, ns = r.ns, median_ns = r.median_ns,
                             order = res.order, stride = res.stride, pages = res.pages}))

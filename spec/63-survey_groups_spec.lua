@@ -79,11 +79,13 @@ describe("survey of a pointer chase", function()
     for _, c in ipairs({
       {{"survey", "--chase", "zigzag:1M"}, "neither an order %(page, random, stride, tlb%) nor a size"},
       {{"survey", "--chase", "1M:64:8"}, "ORDER:SIZE%[:STRIDE%]"},
+      {{"survey", "--chase", "random:1M:3"}, "bad chase \"random:1M:3\": stride: must be a positive multiple"},
       {{"survey", "-k", "copy,chace"}, "unknown kernel \"chace\" %(kernels: .*chase%)"},
     }) do
       local r = helpers.run(c[1])
       assert.are.equal(2, r.code, table.concat(c[1], " "))
       assert.matches(c[2], r.err)
+      assert.not_matches("%.lua:%d+:", r.err)        -- no internal file paths
       assert.are.equal("", r.out)
     end
   end)

@@ -199,6 +199,11 @@ function M.parse_chase(spec)
       else return nil, string.format("bad chase %q: ORDER:SIZE[:STRIDE] expected", spec) end
     end
   end
+  -- the chain this asks for, checked as chase.chain would, before anything runs
+  local cok, why = pcall(require("pmcsh._chase").check, {size = c.size, stride = c.stride, order = c.order})
+  if not cok then
+    return nil, string.format("bad chase %q: %s", spec, (tostring(why):gsub("^.-bad argument #%d+ to '[%w_.]*' %((.*)%)$", "%1")))
+  end
   return c
 end
 
