@@ -138,16 +138,19 @@ static int read_text(const char *path, char *buf, size_t len)
 	return (int)n;
 }
 
+/* The core PMU: x86's cpu (cpu_core/cpu_atom on hybrids), Arm's armv8_*
+ * or armv9_* (armv8_pmuv3, armv8_cortex_a57, ...). */
 int pmc_have_cpu_pmu(void)
 {
-	static const char *names[] = {"cpu", "cpu_core", "cpu_atom", "armv8_pmuv3_0", NULL};
-	char path[256];
-	for (int i = 0; names[i]; i++) {
-		snprintf(path, sizeof path, SYSFS_PMUS "/%s/type", names[i]);
-		if (access(path, R_OK) == 0)
-			return 1;
-	}
-	return 0;
+	DIR *d = opendir(SYSFS_PMUS);
+	if (!d)
+		return 0;
+	int found = 0;
+	for (struct dirent *de; !found && (de = readdir(d));)
+		found = !strcmp(de->d_name, "cpu") || !strcmp(de->d_name, "cpu_core") || !strcmp(de->d_name, "cpu_atom") ||
+			!strncmp(de->d_name, "armv8_", 6) || !strncmp(de->d_name, "armv9_", 6);
+	closedir(d);
+	return found;
 }
 
 int pmc_paranoid(void)

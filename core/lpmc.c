@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #endif
 #include "lpmc.h"
+#include "../kernels/probe.h"
 #include "counter.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -126,6 +127,16 @@ static struct lgroup *newgroup(lua_State *L, int n)
 
 /* _pmc.open(events, opts) -> group | nil, msg, errno.  The group starts
  * disabled with its baseline at zero. */
+/* The position of event ev inside its perf group (0: the leader), -1 if none. */
+static int sub_position(const struct pmc_group *g, int ev)
+{
+	for (int s = 0; s < g->nsub; s++)
+		for (int j = 0; j < g->sub[s].n; j++)
+			if (g->sub[s].ev[j] == ev)
+				return j;
+	return -1;
+}
+
 static int l_open(lua_State *L)
 {
 	int n = list_len(L, 1, "events");
@@ -140,7 +151,14 @@ static int l_open(lua_State *L)
 	int bad;
 	r = pmc_group_open(&lg->g, &t, &bad);
 	if (r) {
-		pmc_open_strerror(&lg->ev[bad >= 0 ? bad : 0], -r, msg, sizeof msg);
+		int pos = sub_position(&lg->g, bad);
+		if (r == -EINVAL && pos > 0 && lg->ev[bad].needs_cpu_pmu)
+			/* the kernel checks at open that a hardware group fits the counters */
+			snprintf(msg, sizeof msg, "group cannot be scheduled: the PMU counts %d of its events together, "
+				 "not %s as well (fewer counters than events); split it into smaller groups",
+				 pos, lg->ev[bad].name);
+		else
+			pmc_open_strerror(&lg->ev[bad >= 0 ? bad : 0], -r, msg, sizeof msg);
 		return pmcsh_fail(L, msg, -r);
 	}
 	lg->target = t;
@@ -667,7 +685,7 @@ static volatile uint64_t probe_sink;
 static int l_probe(lua_State *L)
 {
 	struct lgroup *lg = checkgroup(L, 1);
-	static const char *const kinds[] = {"touch", "read", "spin", "sleep", "empty", NULL};
+	static const char *const kinds[] = {"touch", "read", "spin", "sleep", "empty", "loop", "syscalls", NULL};
 	int kind = luaL_checkoption(L, 2, NULL, kinds);
 	lua_Integer arg = luaL_optinteger(L, 3, 0);
 	luaL_argcheck(L, arg >= 0, 3, "must be >= 0");
@@ -725,6 +743,12 @@ static int l_probe(lua_State *L)
 			;
 		break;
 	}
+	case 5:
+		probe_loop((uint64_t)arg);
+		break;
+	case 6:
+		probe_syscalls((uint64_t)arg);
+		break;
 	default:
 		break;
 	}
@@ -1364,5 +1388,7 @@ int luaopen_pmcsh_pmc(lua_State *L)
 {
 	createmeta(L);
 	luaL_newlib(L, funcs);
+	lua_pushinteger(L, PROBE_LOOP_INSNS);
+	lua_setfield(L, -2, "probe_loop_insns");
 	return 1;
 }

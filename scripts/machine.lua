@@ -38,10 +38,7 @@ return {
   run = function(opts)
     local model, flags = cpu_flags()
     local pmus = ls("/sys/bus/event_source/devices")
-    local has_cpu_pmu = false
-    for _, p in ipairs(pmus) do
-      if p == "cpu" or p == "cpu_core" or p == "cpu_atom" or p:match("^armv") then has_cpu_pmu = true end
-    end
+    local has_cpu_pmu = require("pmcsh.pmc").environment().cpu_pmu
     local paranoid = read("/proc/sys/kernel/perf_event_paranoid") or "?"
     local m = {
       cpu = model,

@@ -206,7 +206,10 @@ pmc.probe(g, kind, arg) -> reading, wall_ns
 Calibration work measured in one C call: "touch" (first touch of arg bytes of
 a fresh anonymous mapping, 4 KiB pages), "read" (read() of arg bytes from
 /dev/zero into a fresh mapping: the faults are taken in the kernel), "spin"
-(busy loop for arg ns), "sleep" (arg ns), "empty".]=])
+(busy loop for arg ns), "sleep" (arg ns), "empty", "loop" (arg iterations of
+an asm loop of pmc.probe_loop_insns instructions), "syscalls" (arg getppid
+system calls).]=])
+pmc.probe_loop_insns = C.probe_loop_insns
 
 -- ev:u and ev:k over a user-mode spin: a filtering event counts the spin
 -- under :u only; one that ignores the filter (the kernel's task-clock and

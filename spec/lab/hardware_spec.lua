@@ -1,0 +1,118 @@
+-- A real hardware PMU, counted through the real kernel: these run in the
+-- arm64 lab (spec/lab/run, make lab-check), where QEMU with -icount makes
+-- instructions retired exact, and on any host that exposes a core PMU;
+-- elsewhere they are pending.  No time is asserted: the lab emulates no
+-- caches or DRAM.
+local pmc = require("pmcsh.pmc")
+local env = pmc.environment()
+
+local function need(cond, reason)
+  if not cond then pending(reason) end
+  return cond
+end
+local NO_HW = "no hardware PMU is exposed on this machine (no cpu or armv8_* PMU in /sys/bus/event_source/devices)"
+
+local INSNS = pmc.probe_loop_insns
+local N = 1000000
+
+-- The instructions a window around probe_loop retires besides the loop:
+-- the call, the loop's setup, and the enable/disable path back to user
+-- space.  A few hundred on x86-64 and arm64 alike.
+local FIXED = 600
+
+describe("hardware counters", function()
+  it("count the instructions of a loop read off its asm, up to a fixed cost", function()
+    if not need(env.cpu_pmu, NO_HW) then return end
+    local g <close> = assert(pmc.group{"instructions:u", "cycles"})
+    for _, n in ipairs({N, 2 * N}) do
+      local r = assert(pmc.probe(g, "loop", n))
+      local u = r["instructions:u"].value
+      assert.is_true(u >= INSNS * n and u <= INSNS * n + FIXED,
+        string.format("%d iterations of %d instructions: instructions:u = %d", n, INSNS, u))
+      assert.is_true(r.cycles.value > 0)
+      assert.are.equal(r[1].enabled, r[1].running)
+    end
+  end)
+
+  it("count the same with the PMU's own libpfm4 name as with the generic one", function()
+    if not need(env.cpu_pmu, NO_HW) then return end
+    local own
+    for _, name in ipairs({"INST_RETIRED:u", "INST_RETIRED:ANY_P:u", "RETIRED_INSTRUCTIONS:u"}) do
+      if pmc.info(name) then own = name break end
+    end
+    if not need(own, "libpfm4 knows no instructions-retired event for this PMU") then return end
+    local g <close> = assert(pmc.group{"instructions:u", own})
+    local r = assert(pmc.probe(g, "loop", N))
+    assert.is_true(math.abs(r[1].value - r[2].value) <= 16,
+      string.format("instructions:u %d, %s %d", r[1].value, own, r[2].value))
+  end)
+
+  it("split user from kernel: exact :u per call, a positive and steady :k per call", function()
+    if not need(env.cpu_pmu, NO_HW) then return end
+    local g <close> = assert(pmc.group{"instructions:u", "instructions:k"})
+    local per_u, per_k = {}, {}
+    for i, n in ipairs({1000, 2000, 4000}) do
+      local a = assert(pmc.probe(g, "syscalls", n))
+      local b = assert(pmc.probe(g, "syscalls", 2 * n))
+      per_u[i] = (b[1].value - a[1].value) / n
+      per_k[i] = (b[2].value - a[2].value) / n
+    end
+    for i = 2, 3 do
+      assert.are.equal(per_u[1], per_u[i])                       -- user code per call: the same every time
+      assert.is_true(math.abs(per_k[i] - per_k[1]) <= 0.05 * per_k[1], "kernel per call " .. per_k[i])
+    end
+    assert.is_true(per_u[1] == math.floor(per_u[1]) and per_u[1] > 0)
+    assert.is_true(per_k[1] > 10, "kernel instructions per getppid: " .. per_k[1])
+  end)
+
+  it("discover the number of counters and refuse a group that cannot be scheduled", function()
+    if not need(env.cpu_pmu, NO_HW) then return end
+    -- grow one group until the PMU can no longer count it whole
+    local n = 0
+    for k = 1, 33 do
+      local evs = {}
+      for i = 1, k do evs[i] = i % 2 == 1 and "instructions:u" or "cycles:u" end
+      local g = pmc.group(evs)
+      local ok = g and pmc.probe(g, "loop", 1000)
+      if g then g:close() end
+      if not ok then break end
+      n = k
+    end
+    assert.is_true(n >= 1 and n <= 32, "counters: " .. n)
+    local evs = {}
+    for i = 1, n + 1 do evs[i] = "instructions:u" end
+    -- refused at open (the kernel checks the group fits) or at the read
+    local g, msg = pmc.group(evs)
+    if g then
+      local r
+      r, msg = pmc.probe(g, "loop", 1000)
+      g:close()
+      assert.is_nil(r)
+    end
+    assert.matches("cannot be scheduled", msg)
+  end)
+
+  it("multiplex more groups than counters visibly, and scale to the unmultiplexed count", function()
+    if not need(env.cpu_pmu, NO_HW) then return end
+    local alone <close> = assert(pmc.group{"instructions:u"})
+    local want = assert(pmc.probe(alone, "loop", 20 * N))[1].value
+    local groups = {}
+    for i = 1, 12 do groups[i] = assert(pmc.group{"instructions:u"}) end
+    for _, g in ipairs(groups) do g:start() end
+    require("pmcsh._pmc").probe(alone, "loop", 20 * N)            -- the work, inside every group's window
+    for _, g in ipairs(groups) do g:stop() end
+    local seen = 0
+    for _, g in ipairs(groups) do
+      local r = assert(g:read())
+      local e = r[1]
+      if e.multiplexed then
+        seen = seen + 1
+        assert.is_true(e.running < e.enabled)
+        assert.is_true(math.abs(e.value - want) <= 0.25 * want,
+          string.format("scaled %.0f against %.0f unmultiplexed", e.value, want))
+      end
+      g:close()
+    end
+    assert.is_true(seen > 0, "12 groups of one event: some must share counters")
+  end)
+end)

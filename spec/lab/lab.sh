@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# The arm64 lab: pmcsh cross-built for aarch64, run inside QEMU's aarch64
+# system emulator with -icount, where a stock Debian arm64 kernel drives an
+# emulated Armv8 PMUv3 and instructions retired are exact.  Caches and DRAM
+# are not emulated: no time read here means anything.
+#
+#   spec/lab/lab.sh deps            install the Debian packages it needs
+#   spec/lab/lab.sh run CMD ARGS    boot, run CMD from the project root, print
+#                                   its output, exit with its status
+#
+# Downloads (kernel, busybox, arm64 Lua modules) are Debian packages, cached
+# in .lab-cache/ (git-ignored) and reused.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+cache="$root/.lab-cache"
+triplet=aarch64-linux-gnu
+libdir=/usr/lib/$triplet
+kernel_pkg=linux-image-cloud-arm64
+
+say() { echo "lab: $*" >&2; }
+die() { say "$*"; exit 2; }
+
+# Host packages: the emulator, the cross compiler, and the arm64 libraries
+# pmcsh links (multiarch).  lua-term has no multiarch build: it is fetched.
+HOST_PKGS="qemu-system-arm gcc-$triplet libc6-dev-arm64-cross cpio"
+ARM_PKGS="liblua5.4-dev:arm64 libreadline-dev:arm64 libpfm4-dev:arm64 lua-cjson:arm64 lua-system:arm64 lua-filesystem:arm64"
+
+deps() {
+	dpkg --print-foreign-architectures | grep -qx arm64 || { dpkg --add-architecture arm64; apt-get update -qq; }
+	local missing=""
+	for p in $HOST_PKGS $ARM_PKGS; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
+	done
+	if [ -n "$missing" ]; then
+		say "installing:$missing"
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >/dev/null ||
+			die "cannot install:$missing (apt-get install$missing)"
+	fi
+}
+
+# A Debian package unpacked into $cache/pkgs/NAME, downloaded once.
+fetch() {
+	local name="$1" dir="$cache/pkgs/${1%%:*}"
+	[ -d "$dir" ] && return
+	mkdir -p "$cache/debs" "$dir"
+	(cd "$cache/debs" && apt-get download "$name" >/dev/null 2>&1) || die "cannot download Debian package $name"
+	dpkg-deb -x "$cache"/debs/"${1%%:*}"_*.deb "$dir"
+}
+
+kernel() {
+	# the meta package names the versioned image it depends on
+	local image
+	image="$(apt-cache depends "$kernel_pkg:arm64" 2>/dev/null | sed -n 's/.*Depends: \(linux-image-[^:]*\).*/\1/p' | head -1)"
+	[ -n "$image" ] || die "no $kernel_pkg:arm64 in the package lists (apt-get update?)"
+	fetch "$image:arm64"
+	ls "$cache/pkgs/$image"/boot/vmlinuz-* | head -1
+}
+
+# The shared libraries an arm64 ELF file needs, transitively, from $libdir.
+needed() {
+	local todo="$*" seen=" "
+	while [ -n "$todo" ]; do
+		set -- $todo; todo=""
+		for f in "$@"; do
+			for lib in $($triplet-readelf -d "$f" 2>/dev/null | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
+				case "$seen" in *" $lib "*) continue ;; esac
+				seen="$seen$lib "
+				echo "$libdir/$lib"
+				todo="$todo $(readlink -f "$libdir/$lib")"
+			done
+		done
+	done
+}
+
+# The root file system: busybox, pmcsh and the project tree, the libraries
+# and Lua modules it loads (busted's included), an /init that runs /cmd.
+image() {
+	make -C "$root" -s CROSS=$triplet- >/dev/null
+	fetch busybox-static:arm64
+	fetch lua-term:arm64
+	local fs="$cache/rootfs"
+	rm -rf "$fs"
+	mkdir -p "$fs"/{bin,dev,proc,sys,tmp,lib,root,usr/share/lua,"$libdir"/lua} "$fs/p"
+	cp "$cache/pkgs/busybox-static/bin/busybox" "$fs/bin/"
+	cp "$root/build-$triplet/pmcsh" "$fs/p/pmcsh"
+	cp -r "$root"/lua "$root"/scripts "$root"/events "$root"/spec "$fs/p/"
+	# the dynamic loader and every library pmcsh and the Lua C modules need
+	cp -L "$libdir/ld-linux-aarch64.so.1" "$fs/lib/"
+	local mods="$libdir/lua/5.4/cjson.so $libdir/lua/5.4/lfs.so $libdir/lua/5.4/system/core.so"
+	mods="$mods $cache/pkgs/lua-term/$libdir/liblua5.4-term.so.0"
+	for lib in $(needed "$fs/p/pmcsh" $mods); do cp -L "$lib" "$fs/$libdir/"; done
+	cp -rL "$libdir/lua/5.4" "$fs/$libdir/lua/"
+	mkdir -p "$fs/$libdir/lua/5.4/term"
+	cp -L "$cache/pkgs/lua-term/$libdir/liblua5.4-term.so.0" "$fs/$libdir/lua/5.4/term/core.so"
+	cp -rL /usr/share/lua/5.4 "$fs/usr/share/lua/"
+	cat >"$fs/init" <<-'EOF'
+	#!/bin/busybox sh
+	/bin/busybox --install -s /bin
+	mount -t proc proc /proc; mount -t sysfs sysfs /sys; mount -t devtmpfs dev /dev; mount -t tmpfs tmp /tmp
+	echo -1 >/proc/sys/kernel/perf_event_paranoid
+	[ -e /proc/sys/kernel/perf_user_access ] && echo 1 >/proc/sys/kernel/perf_user_access
+	export HOME=/root PATH=/bin PMCSH_LAB=1
+	cd /p
+	sh /cmd </dev/null
+	echo "@@lab-exit $?@@"
+	poweroff -f
+	EOF
+	chmod 755 "$fs/init"
+	(cd "$fs" && find . | cpio -o -H newc 2>/dev/null | gzip -1) >"$cache/initrd.gz"
+}
+
+# Boots the image with CMD as /cmd (a second cpio after the first); prints
+# the guest's output and exits with the command's status.
+run() {
+	[ $# -gt 0 ] || die "usage: spec/lab/run COMMAND [ARGS...]"
+	local vmlinuz cmd out
+	vmlinuz="$(kernel)"
+	[ -s "$cache/initrd.gz" ] && [ -z "$(find "$root"/lua "$root"/scripts "$root"/events "$root"/spec "$root"/core \
+		"$root"/kernels -newer "$cache/initrd.gz" -print -quit)" ] || image
+	cmd="$(mktemp -d)"
+	printf '%q ' "$@" >"$cmd/cmd"
+	(cd "$cmd" && echo cmd | cpio -o -H newc 2>/dev/null | gzip -1) | cat "$cache/initrd.gz" - >"$cmd/initrd.gz"
+	out="$cmd/console"
+	qemu-system-aarch64 -M virt -cpu cortex-a57 -m 1024 -smp 2 -nographic -icount shift=0 -no-reboot -nic none \
+		-kernel "$vmlinuz" -initrd "$cmd/initrd.gz" \
+		-append "console=ttyAMA0 quiet loglevel=0 panic=-1 rdinit=/init" </dev/null | tr -d '\r' >"$out" || true
+	local status
+	status="$(sed -n 's/^@@lab-exit \([0-9]*\)@@$/\1/p' "$out" | tail -1)"
+	sed '/^@@lab-exit /d' "$out"
+	rm -rf "$cmd"
+	[ -n "$status" ] || die "the guest did not finish (no exit status on its console)"
+	exit "$status"
+}
+
+case "${1:-}" in
+deps) deps ;;
+image) image ;;
+run) shift; run "$@" ;;
+*) die "usage: $0 deps | image | run COMMAND [ARGS...]" ;;
+esac
