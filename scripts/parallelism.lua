@@ -74,14 +74,14 @@ defines it.  --detail prints ns per load and the speedup for every k;
       elseif opts.series then
         print(string.format("%.5f %.3f", mb, r.mlp))
       elseif opts.detail then
-        print(string.format("\nsize %d (%.5f MB): parallelism %.3f", r.size, mb, r.mlp))
+        print(string.format("\nsize %s (%.5f MB): parallelism %.3f", require("pmcsh.metrics").size(r.size), mb, r.mlp))
         print(string.format("%4s %10s %10s", "k", "ns/load", "speedup"))
         for _, row in ipairs(r.rows) do
           print(string.format("%4d %10.3f %10.3f%s", row.k, row.ns, row.speedup,
             row.superlinear and "  superlinear: above k, cache hits (left out of parallelism)" or ""))
         end
       else
-        print(string.format("%12d %10.5f %10.3f %10.3f%s", r.size, mb, r.mlp, r.rows[1].ns,
+        print(string.format("%12s %10.5f %10.3f %10.3f%s", require("pmcsh.metrics").size(r.size), mb, r.mlp, r.rows[1].ns,
           r.superlinear and string.format("  (%d superlinear rows left out)", r.superlinear) or ""))
       end
       if r.note and not opts.json and not opts.series then io.stderr:write("pmcsh parallelism: ", r.note, "\n") end
