@@ -403,6 +403,8 @@ static int g_measure(lua_State *L)
 	if (r)
 		return pmcsh_fail(L, strerror(-r), -r);
 	int st = lua_pcall(L, nargs, LUA_MULTRET, 0);
+	if (st == LUA_OK && lg->closed)
+		return luaL_error(L, "the group was closed inside g:measure's function");
 	pmc_group_disable(&lg->g);
 	if (st != LUA_OK)
 		return lua_error(L);
@@ -587,6 +589,10 @@ struct lpmc_window *lpmc_window_new(lua_State *L, int idx, int nreps, const pid_
 	w->lg = lg;
 	w->nreps = nreps;
 	w->nev = lg->g.nev;
+	/* copies follow the workers only for a group on the calling thread: a
+	 * cpu-wide or pid group already sees them, and would count them twice */
+	if (lg->target.pid != 0 || lg->target.ncpus > 0)
+		ntids = 0;
 	size_t cells = (size_t)nreps * (size_t)w->nev;
 	w->raw = calloc(3 * cells, sizeof(uint64_t));
 	w->copies = ntids > 0 ? calloc((size_t)ntids, sizeof *w->copies) : NULL;

@@ -169,6 +169,24 @@ describe("pmc event names", function()
   end)
 end)
 
+describe("pmc windows over threads", function()
+  kit("counts a threaded run once with a cpu-wide group: the workers are not copied in again", function()
+    if not need(cpu_wide()) then return end
+    local stream = require("pmcsh.stream")
+    local g <close> = assert(pmc.group({"page-faults"}, {cpus = {0, 1}}))
+    local s <close> = assert(stream.new{n = 2^22, threads = 2, touch = false, quiet = true})
+    local r = assert(s:run("fill", {reps = 1, warmup = false, group = g, quiet = true}))
+    within(r.counts[1].value, 2^22 * 8 / 4096, 0.02)        -- 32 MiB of a fresh array, 4 KiB pages
+  end)
+
+  kit("refuses a measured function that closes its own group", function()
+    local g = assert(pmc.group{"task-clock"})
+    local ok, err = pcall(g.measure, g, function() g:close() end)
+    assert.is_false(ok)
+    assert.matches("closed inside g:measure", err)
+  end)
+end)
+
 describe("pmc.privilege_filter", function()
   kit("finds the software clocks ignoring :u/:k and the fault counters honouring it", function()
     for _, ev in ipairs{"task-clock", "cpu-clock"} do
