@@ -730,6 +730,15 @@ void pmc_group_close(struct pmc_group *g)
 	g->mapped = 0;
 }
 
+#if defined(__aarch64__)
+/* kernel.perf_user_access = 1: events that ask may be read from user space */
+static int arm_user_access(void)
+{
+	char buf[8];
+	return read_text("/proc/sys/kernel/perf_user_access", buf, sizeof buf) > 0 && buf[0] == '1';
+}
+#endif
+
 int pmc_group_open(struct pmc_group *g, const struct pmc_target *t, int *bad)
 {
 	*bad = -1;
@@ -769,6 +778,13 @@ int pmc_group_open(struct pmc_group *g, const struct pmc_target *t, int *bad)
 				a.inherit = t->inherit && in->pid >= 0;
 				a.enable_on_exec = j == 0 && t->enable_on_exec;
 				a.pinned = j == 0 && t->pinned;
+#if defined(__aarch64__)
+				/* Arm grants user reads per event (the PMU's format term
+				 * rdpmc = config1:1), to a task's own counters only */
+				if (g->ev[sb->ev[j]].needs_cpu_pmu && t->pid == 0 && t->ncpus == 0 && !t->inherit &&
+				    arm_user_access())
+					a.config1 |= 2;
+#endif
 				long fd = sys_perf_event_open(&a, in->pid, in->cpu, j ? in->fd[0] : -1, PERF_FLAG_FD_CLOEXEC);
 				if (fd < 0) {
 					int e = errno;
@@ -1087,13 +1103,40 @@ static uint64_t x86_rdtsc(void *ctx)
 	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
 	return ((uint64_t)hi << 32) | lo;
 }
+#define HAVE_USER_READ 1
+static const struct pmc_mmap_ops user_ops = {x86_rdpmc, x86_rdtsc, NULL};
+#elif defined(__aarch64__)
+/* Arm: the page's index - 1 is the counter; 31 is the cycle counter, the
+ * others are read by selecting them (PMSELR_EL0, which EL0 may write once
+ * the kernel granted user access) then reading PMXEVCNTR_EL0.  Time comes
+ * from the generic timer, as the page's time fields expect. */
+static uint64_t arm_rdpmc(void *ctx, uint32_t counter)
+{
+	(void)ctx;
+	uint64_t v;
+	if (counter == 31) {
+		__asm__ volatile("mrs %0, pmccntr_el0" : "=r"(v));
+		return v;
+	}
+	__asm__ volatile("msr pmselr_el0, %1\n\tisb\n\tmrs %0, pmxevcntr_el0" : "=r"(v) : "r"((uint64_t)counter));
+	return v;
+}
+
+static uint64_t arm_cntvct(void *ctx)
+{
+	(void)ctx;
+	uint64_t v;
+	__asm__ volatile("isb\n\tmrs %0, cntvct_el0" : "=r"(v));
+	return v;
+}
+#define HAVE_USER_READ 1
+static const struct pmc_mmap_ops user_ops = {arm_rdpmc, arm_cntvct, NULL};
 #endif
 
 int pmc_rdpmc_read(const void *page, struct pmc_mmap_value *out)
 {
-#if defined(__x86_64__) || defined(__i386__)
-	static const struct pmc_mmap_ops ops = {x86_rdpmc, x86_rdtsc, NULL};
-	return pmc_mmap_read_ops(page, &ops, out);
+#ifdef HAVE_USER_READ
+	return pmc_mmap_read_ops(page, &user_ops, out);
 #else
 	(void)page;
 	(void)out;
@@ -1104,9 +1147,9 @@ int pmc_rdpmc_read(const void *page, struct pmc_mmap_value *out)
 int pmc_group_map(struct pmc_group *g, const struct pmc_target *t, char *why, size_t len)
 {
 	g->mapped = 0;
-#if !defined(__x86_64__) && !defined(__i386__)
+#ifndef HAVE_USER_READ
 	(void)t;
-	snprintf(why, len, "unavailable: rdpmc is x86 only; this build reads with read()");
+	snprintf(why, len, "unavailable: no user-space counter read on this architecture; this build reads with read()");
 	return 0;
 #else
 	if (!pmc_have_cpu_pmu()) {
@@ -1136,6 +1179,13 @@ int pmc_group_map(struct pmc_group *g, const struct pmc_target *t, char *why, si
 				const struct perf_event_mmap_page *pc = p;
 				if (!pc->cap_user_rdpmc || !pc->cap_user_time) {
 					char mode[16] = "?";
+#if defined(__aarch64__)
+					read_text("/proc/sys/kernel/perf_user_access", mode, sizeof mode);
+					snprintf(why, len, "unavailable: the kernel does not allow user-space counter reads for %s "
+						 "(cap_user_rdpmc=%d, cap_user_time=%d, kernel.perf_user_access=%s; 1 allows it)",
+						 g->ev[sb->ev[j]].name, (int)pc->cap_user_rdpmc, (int)pc->cap_user_time, mode);
+					goto undo;
+#endif
 					read_text(SYSFS_PMUS "/cpu/rdpmc", mode, sizeof mode);
 					snprintf(why, len, "unavailable: the kernel does not allow user-space rdpmc for %s "
 						 "(cap_user_rdpmc=%d, cap_user_time=%d, %s/cpu/rdpmc=%s; 2 allows it "
