@@ -47,6 +47,7 @@ return {
       hardware_pmu = has_cpu_pmu,
       perf_event_paranoid = tonumber(paranoid),
       caches = require("pmcsh.chase").caches(),   -- sizes in bytes
+      emulated = os.getenv("PMCSH_EMULATED"),   -- set by the arm64 lab (spec/lab/lab.sh)
       hugepages_2m = tonumber(read("/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages") or "0"),
       hugepages_1g = tonumber(read("/sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages") or "0"),
       thp = read("/sys/kernel/mm/transparent_hugepage/enabled"),
@@ -59,6 +60,9 @@ return {
       return 0
     end
     print(string.format("cpu          %s (online %s)", m.cpu, m.cpus))
+    if m.emulated then
+      print(string.format("emulated     %s: instructions are exact, times mean nothing", m.emulated))
+    end
     print(string.format("PMUs         %s", table.concat(pmus, " ")))
     print(string.format("hardware PMU %s", has_cpu_pmu and "yes"
       or "no: cycles, instructions and other hardware events cannot be counted here"))

@@ -117,7 +117,7 @@ local SHAPES = {
   header = {fields = {
     format = "string", kernels = {list = "string"}, ["n?"] = "integer", reps = "integer",
     ["threads?"] = "integer", ["pages?"] = "string", ["fresh?"] = "boolean", ["split?"] = "boolean",
-    ["started?"] = "number", ["baseline?"] = "boolean", ["sample_ms?"] = "number", ["group?"] = "string",
+    ["started?"] = "number", ["emulated?"] = "string", ["baseline?"] = "boolean", ["sample_ms?"] = "number", ["group?"] = "string",
     ["chase?"] = {fields = {size = "integer", ["stride?"] = "integer", ["order?"] = "string"}},
     units = {list = {fields = {labels = {list = "string"}, keys = {list = "string"}, kind = "string"}}},
     rows = {list = {fields = {key = "string", ["event?"] = "string", ["kind?"] = "string"}}},

@@ -722,7 +722,7 @@ function M.run(o)
       type = "header", format = M.FORMAT, kernels = opt.kernels, n = opt.n, reps = opt.reps,
       threads = opt.threads, pages = opt.pages, fresh = opt.fresh or false,
       split = opt.split or false, baseline = opt.baseline,
-      units = units, rows = rows, started = os.time(),
+      units = units, rows = rows, started = os.time(), emulated = os.getenv("PMCSH_EMULATED"),
       group = opt.group and (sys_realpath(gpath) or gpath), chase = chase_spec, sample_ms = has_chase and (opt.sample_ms or 20) or nil,
     }
     hdr.files = files
@@ -1171,6 +1171,10 @@ function M.report(st, o)
     out[#out + 1] = string.format("chase: %s, %s pages, %d samples of ~%d ms per run; " ..
       "one iteration = one dependent load: value = count / loads", chase_text(hdr.chase),
       tostring(hdr.pages), hdr.reps, hdr.sample_ms or 20)
+  end
+  if hdr.emulated then
+    out[#out + 1] = "measured on an emulated machine (" .. hdr.emulated .. "): counts of instructions are exact, " ..
+      "times and bandwidth mean nothing"
   end
   -- :u and :k rows with identical nonzero counts: the event ignores the
   -- privilege filter (the kernel's software clocks do), say so

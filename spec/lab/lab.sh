@@ -99,7 +99,7 @@ image() {
 	mount -t proc proc /proc; mount -t sysfs sysfs /sys; mount -t devtmpfs dev /dev; mount -t tmpfs tmp /tmp
 	echo -1 >/proc/sys/kernel/perf_event_paranoid
 	[ -e /proc/sys/kernel/perf_user_access ] && echo 1 >/proc/sys/kernel/perf_user_access
-	export HOME=/root PATH=/bin PMCSH_LAB=1
+	export HOME=/root PATH=/bin PMCSH_EMULATED="QEMU TCG, -icount shift=0, Cortex-A57"
 	cd /p
 	sh /cmd </dev/null
 	echo "@@lab-exit $?@@"
