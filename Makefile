@@ -87,7 +87,7 @@ check: $(BIN)
 # emulated Armv8 PMU, the hardware-counter specs run inside.
 lab-deps:
 	@bash spec/lab/lab.sh deps
-lab-check: lab-deps
+lab-check: lab-deps $(BIN)
 	@spec/lab/run ./pmcsh spec/support/run.lua spec/lab
 
 SHARE := $(DESTDIR)$(PREFIX)/share/pmcsh

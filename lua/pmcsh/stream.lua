@@ -198,6 +198,18 @@ local function split_ops(ops)
   return out
 end
 
+-- AArch64 (objdump's Arm syntax): the mnemonic says load or store; a q or
+-- v.2d register holds two doubles, a d or x register one; ldp/stp move two.
+local function width_arm(mnem, ops)
+  local per = (ops:match("^%s*q%d") or ops:match("^%s*{?%s*v%d+%.2d")) and 2 or 1
+  return mnem:match("p$") and 2 * per or per
+end
+
+local function classify_arm(mnem, ops)
+  if ops:find("sp[,%]]") then return false, false end        -- stack spills
+  return mnem:match("^st[rup1]") ~= nil, mnem:match("^ld[rup1]") ~= nil
+end
+
 local function classify(mnem, ops)
   if mnem:match("^lea") or mnem:match("^nop") or mnem:match("^prefetch") then return false, false end
   local o = split_ops(ops)
@@ -212,9 +224,10 @@ local function classify(mnem, ops)
 end
 
 -- Parses `objdump -d` of one symbol: list of {addr=, text=, mnem=, ops=}.
-local function disassemble(symbol)
-  local cmd = string.format("objdump -d --no-show-raw-insn --disassemble=%s %s 2>&1",
-    symbol, shquote(exe_path()))
+local function disassemble(symbol, exe, objdump)
+  exe = exe or exe_path()
+  local cmd = string.format("%s -d --no-show-raw-insn --disassemble=%s %s 2>&1", objdump or "objdump",
+    symbol, shquote(exe))
   local p = io.popen(cmd, "r")
   if not p then return nil, "cannot run objdump (install binutils)" end
   local out = p:read("a")
@@ -238,7 +251,7 @@ local function disassemble(symbol)
     end
   end
   if #insns == 0 then
-    return nil, string.format("symbol %s not found in %s (a stripped binary?)", symbol, exe_path())
+    return nil, string.format("symbol %s not found in %s (a stripped binary?)", symbol, exe)
   end
   return insns
 end
@@ -249,14 +262,24 @@ end
 local function loops_of(insns, d)
   local first = insns[1].addr
   local loops = {}
+  local arm = false   -- objdump's Arm syntax: conditional branches b.cond, cbz/cbnz, tbz/tbnz
+  for _, ins in ipairs(insns) do
+    if ins.mnem:match("^b%.") or ins.mnem:match("^c?bn?z$") or ins.mnem:match("^ldr$") then arm = true end
+  end
+  local classify, width = arm and classify_arm or classify, arm and width_arm or width
+  local function conditional(m)
+    if arm then return m:match("^b%.") or m:match("^cbn?z$") or m:match("^tbn?z$") end
+    return m:match("^j") and m ~= "jmp"
+  end
+  local function leaves(m) return m == "jmp" or m == "b" or m:match("^ret") end
   for i, ins in ipairs(insns) do
-    -- a conditional jump (jmp/ret inside would make it a merge, not a loop)
-    if ins.mnem:match("^j") and ins.mnem ~= "jmp" then
-      local target = tonumber(ins.ops:match("^(%x+)") or "", 16)
+    -- a conditional jump (an unconditional one or a ret inside would make it a merge, not a loop)
+    if conditional(ins.mnem) then
+      local target = tonumber(ins.ops:match("(%x+) <") or ins.ops:match("^(%x+)") or "", 16)
       local straight = true
       for j = 1, i - 1 do
         local b = insns[j]
-        if target and b.addr >= target and (b.mnem == "jmp" or b.mnem:match("^ret")) then straight = false end
+        if target and b.addr >= target and leaves(b.mnem) then straight = false end
       end
       if target and target <= ins.addr and target >= first and straight then
         local body = {}
@@ -298,7 +321,7 @@ M.disasm = doc(function(kernel, opts)
   local isa = opts.isa or default_isa() or C.machine().isa
   local symbol = opts.reference and ("ref_" .. d.symbol) or (d.symbol .. "_" .. isa)
   if opts.reference and d.plain then symbol = "ref_stream_" .. d.plain end
-  local insns, err = disassemble(symbol)
+  local insns, err = disassemble(symbol, opts.exe, opts.objdump)
   if not insns then return nil, err end
   local loops = loops_of(insns, d)
   if #loops == 0 then
@@ -333,7 +356,7 @@ M.disasm = doc(function(kernel, opts)
   end
   return res
 end, "stream.disasm", [[
-stream.disasm(kernel, {reference=false, quiet=false}) -> {kernel=, symbol=,
+stream.disasm(kernel, {reference=false, quiet=false, isa=, exe=, objdump=}) -> {kernel=, symbol=,
   instructions=, elements=, per_element=, lines={...}, loops={...}}
 Disassembles pmcsh's own symbol for the kernel (objdump -d), finds its loops
 by their backward jumps, and prints the inner loop (the one moving the most

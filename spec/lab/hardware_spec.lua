@@ -155,3 +155,24 @@ describe("user-space counter reads (rdpmc; on Arm, PMU registers at EL0)", funct
     assert.is_true(r[1].value >= INSNS * N and r[1].value <= INSNS * N + FIXED)
   end)
 end)
+
+describe("the survey on a real core PMU", function()
+  -- the seed's own check: the instructions retired per iteration are the
+  -- loop body's instructions over the elements one trip handles (read off
+  -- the arm64 binary by stream.disasm on the build side: spec/lab/loops.lua)
+  it("counts each STREAM loop's instructions per element, as its disassembly says", function()
+    if not need(env.cpu_pmu, NO_HW) then return end
+    local ok, loops = pcall(dofile, "spec/lab/loops.lua")
+    if not need(ok, "spec/lab/loops.lua is written by the lab (make lab-check)") then return end
+    local n, reps = 100000, 3
+    local st = assert(require("pmcsh.survey").run{events = {"INST_RETIRED:u"}, kernels = {"copy", "scale", "add", "triad"},
+      n = n, reps = reps, quiet = true, progress = false})
+    for k, l in pairs(loops) do
+      local v = st.cells["INST_RETIRED:u"][k].value
+      -- up to 300 instructions a repetition around the loop: the window's edges and the loop's setup
+      assert.is_true(v >= l.per_element and v <= l.per_element + 300 / n,
+        string.format("%s: %.4f INST_RETIRED:u per iteration, %d instructions per %g elements in the loop",
+          k, v, l.instructions, l.elements))
+    end
+  end)
+end)

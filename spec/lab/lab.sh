@@ -93,6 +93,18 @@ image() {
 	mkdir -p "$fs/$libdir/lua/5.4/term"
 	cp -L "$cache/pkgs/lua-term/$libdir/liblua5.4-term.so.0" "$fs/$libdir/lua/5.4/term/core.so"
 	cp -rL /usr/share/lua/5.4 "$fs/usr/share/lua/"
+	# the STREAM loops' instructions per element, read off the arm64 binary on
+	# this side (no objdump in the guest), for the survey spec inside
+	LAB_EXE="$root/build-$triplet/pmcsh" LAB_OBJDUMP="$triplet-objdump" "$root/pmcsh" -e '
+		io.write("return {\n")
+		for _, k in ipairs{"copy", "scale", "add", "triad"} do
+			local r = assert(stream.disasm(k, {exe = os.getenv("LAB_EXE"), objdump = os.getenv("LAB_OBJDUMP"),
+				isa = "generic", quiet = true}))
+			io.write(string.format("  %s = {instructions = %d, elements = %g, per_element = %.17g},\n",
+				k, r.instructions, r.elements, r.per_element))
+		end
+		io.write("}\n")' >"$fs/p/spec/lab/loops.lua" ||
+		die "cannot disassemble the arm64 STREAM loops"
 	cat >"$fs/init" <<-'EOF'
 	#!/bin/busybox sh
 	/bin/busybox --install -s /bin
