@@ -176,7 +176,11 @@ describe("pmc windows over threads", function()
     local g <close> = assert(pmc.group({"page-faults"}, {cpus = {0, 1}}))
     local s <close> = assert(stream.new{n = 2^22, threads = 2, touch = false, quiet = true})
     local r = assert(s:run("fill", {reps = 1, warmup = false, group = g, quiet = true}))
-    within(r.counts[1].value, 2^22 * 8 / 4096, 0.02)        -- 32 MiB of a fresh array, 4 KiB pages
+    -- 32 MiB of a fresh array, 4 KiB pages: 8192 faults.  A cpu-wide count
+    -- also takes other processes' faults on those cpus (up to +40% seen on a
+    -- busy guest); the workers counted twice would give 16384.
+    local v, want = r.counts[1].value, 2^22 * 8 / 4096
+    assert.is_true(v >= 0.98 * want and v < 1.5 * want, ("%d faults for %d pages"):format(v, want))
   end)
 
   kit("refuses a measured function that closes its own group", function()
