@@ -92,7 +92,7 @@ describe("hardware counters", function()
     assert.matches("cannot be scheduled", msg)
   end)
 
-  it("multiplex more groups than counters visibly, and scale to the unmultiplexed count", function()
+  it("multiplex more groups than counters visibly, and scale to within 5% of the unmultiplexed count", function()
     if not need(env.cpu_pmu, NO_HW) then return end
     local alone <close> = assert(pmc.group{"instructions:u"})
     local want = assert(pmc.probe(alone, "loop", 20 * N))[1].value
@@ -108,7 +108,7 @@ describe("hardware counters", function()
       if e.multiplexed then
         seen = seen + 1
         assert.is_true(e.running < e.enabled)
-        assert.is_true(math.abs(e.value - want) <= 0.25 * want,
+        assert.is_true(math.abs(e.value - want) <= 0.05 * want,   -- 0.7% at most seen in the lab
           string.format("scaled %.0f against %.0f unmultiplexed", e.value, want))
       end
       g:close()
