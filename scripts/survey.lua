@@ -66,7 +66,11 @@ Bandwidth with no counters open is printed beside the counted runs'.
         fresh = opts.fresh, baseline = not opts["no-baseline"],
         out = opts.out, resume = opts.resume,
       }
-      st, err, errno = survey.run(run)
+      -- Ctrl-C between two runs stops here as inside one: 130 and the hint below
+      local ok, a, b, c = pcall(survey.run, run)
+      if ok then st, err, errno = a, b, c
+      elseif type(a) == "string" and a:match("interrupted") then st, err, errno = nil, "interrupted", 4
+      else error(a, 0) end
     end
     if not st then
       io.stderr:write("pmcsh survey: ", tostring(err), "\n")

@@ -425,6 +425,26 @@ describe("survey results are never lost", function()
     assert.are.equal(r.out, elsewhere.out)
   end)
 
+  kit("stops on Ctrl-C at any point with status 130, the resume hint and no traceback", function()
+    local stopped = 0
+    for _, delay in ipairs({"0.05", "0.2", "0.4", "0.7"}) do
+      local file = dir .. "/int" .. delay .. ".jsonl"
+      local p = io.popen(string.format("%s survey -e page-faults,task-clock -k copy,scale,add,triad --n 4M " ..
+        "--reps 20 --out %s >/dev/null 2>%s.err & p=$!; sleep %s; kill -INT $p 2>/dev/null; wait $p; echo $?",
+        helpers.shquote(helpers.exe), file, file, delay))
+      local code = tonumber(p:read("a"))
+      p:close()
+      local err = helpers.slurp(file .. ".err")
+      if code ~= 0 then                                 -- 0: it finished before the signal
+        stopped = stopped + 1
+        assert.are.equal(130, code, err)
+        assert.not_matches("traceback", err)
+        if io.open(file) then assert.matches("continue with: pmcsh survey %-%-resume", err) end
+      end
+    end
+    assert.is_true(stopped >= 1)
+  end)
+
   it("checks every line of a file it reads, and says which and what", function()
     local hdr = '{"type":"header","format":"pmcsh-survey/1","kernels":["copy"],"n":1024,"reps":1,' ..
                 '"units":[{"labels":["a"],"keys":["a"],"kind":"single"}],"rows":[{"key":"a"}]%s}\n'

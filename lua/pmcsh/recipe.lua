@@ -331,10 +331,21 @@ end
 -- Runs r.run(opts, args).  An argument error raised by a module it calls
 -- comes from an option value the module refused (--n 0, --to 1T): it is
 -- reported as bad usage, exit status 2, without a traceback.
+-- Ctrl-C stops a recipe as it stops a command: "interrupted", status 130
+-- (128 + SIGINT), no traceback.
+local function interrupted(e)
+  return type(e) == "string" and (e:match("interrupted!?$") or e:match("interrupted!?\n"))
+end
+
 local function run_recipe(r, opts, args)
   local res = table.pack(xpcall(r.run, function(e)
     if type(e) == "string" and e:find("bad argument #%d+ to '") then
       return M.usage(r.name .. ": " .. e:gsub("^[^\n]-:%d+: ", ""))
+    end
+    if interrupted(e) then
+      local u = M.usage(r.name .. ": interrupted")
+      u.status = 130
+      return u
     end
     return debug.traceback(e, 2)
   end, opts, args))
