@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #endif
 #include "lpmc.h"
+#include "interrupt.h"
 #include "../kernels/probe.h"
 #include "counter.h"
 #include <errno.h>
@@ -778,6 +779,13 @@ static int l_probe(lua_State *L)
 
 /* ---- child command ------------------------------------------------------- */
 
+/* SIGTERM while a counted command runs: forwarded to it (l_run). */
+static volatile sig_atomic_t run_signal;
+static void on_run_signal(int sig)
+{
+	run_signal = sig;
+}
+
 /* _pmc.run(events, argv, opts) -> reading, {status=, signal=, elapsed=} |
  * nil, msg, errno.  The child waits on a pipe until the group is opened on
  * it (inherit, enable_on_exec), so counting starts at exec and includes its
@@ -850,9 +858,30 @@ static int l_run(lua_State *L)
 	int child_errno = 0;
 	ssize_t got = w == 1 ? read(ex[0], &child_errno, sizeof child_errno) : 0;
 	close(ex[0]);
-	int status;
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
+	/* as perf stat: Ctrl-C or SIGTERM while the command runs goes to the
+	 * command too, and its counts are still reported (info.stopped_by) */
+	struct sigaction sa, old_term;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_run_signal;
+	sigemptyset(&sa.sa_mask);
+	run_signal = 0;
+	sigaction(SIGTERM, &sa, &old_term);
+	int status = 0, forwarded = 0;
+	while (waitpid(pid, &status, 0) < 0) {
+		if (errno != EINTR)
+			break;
+		int sig = run_signal ? (int)run_signal : pmcsh_interrupted ? SIGINT : 0;
+		if (sig && !forwarded) {
+			kill(pid, sig);
+			forwarded = sig;
+		}
+	}
+	sigaction(SIGTERM, &old_term, NULL);
+	if (pmcsh_interrupted) {  /* handled here: no "interrupted!" from the Lua hook */
+		lua_sethook(L, NULL, 0, 0);
+		pmcsh_interrupted = 0;
+		forwarded = forwarded ? forwarded : SIGINT;
+	}
 	double elapsed = now_ns() - t0;
 	if (got == (ssize_t)sizeof child_errno) {
 		snprintf(msg, sizeof msg, "cannot run '%s': %s", argv[0], strerror(child_errno));
@@ -875,6 +904,10 @@ static int l_run(lua_State *L)
 	}
 	lua_pushnumber(L, elapsed / 1e9);
 	lua_setfield(L, -2, "elapsed");
+	if (forwarded) {
+		lua_pushinteger(L, forwarded);
+		lua_setfield(L, -2, "stopped_by");
+	}
 	return 2;
 }
 

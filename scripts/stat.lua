@@ -70,7 +70,7 @@ stderr, like perf stat's (the command keeps stdout).]],
     local events = opts.events
     local vals, runs, ens, elapsed = {}, {}, {}, {}
     for i = 1, #events do vals[i], runs[i], ens[i] = {}, 0, 0 end
-    local status = 0
+    local status, stopped = 0, nil
     for rep = 1, opts["repeat"] do
       local r, info, errno = pmc.run{events = events, cmd = args}
       if not r then
@@ -84,8 +84,12 @@ stderr, like perf stat's (the command keeps stdout).]],
       end
       elapsed[rep] = info.elapsed
       status = info.status or status
+      if info.stopped_by then   -- Ctrl-C or SIGTERM: print what was counted, exit 128 + signal
+        stopped, status = info.stopped_by, 128 + info.stopped_by
+        break
+      end
     end
-    local n = opts["repeat"]
+    local n = #elapsed
     local el, el_rse = mean_rse(elapsed)
     local out = io.stderr
     local cjson = opts.json and require("cjson")

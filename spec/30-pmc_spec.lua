@@ -754,6 +754,27 @@ describe("pmc.overhead", function()
   end)
 end)
 
+describe("pmcsh stat, stopped", function()
+  kit("prints what it counted and exits 128+signal on Ctrl-C (a terminal) and SIGTERM, the command stopped too", function()
+    local Term = require("ptyterm")
+    local t = Term.start(h.tmpdir(), {h.exe, "stat", "-e", "task-clock,page-faults", "--", "sleep", "5"})
+    require("pmcsh._sys").sleep(0.5)
+    t:send("\3")                                          -- Ctrl-C: the terminal signals the whole group
+    t:expect("Performance counter stats for 'sleep 5'")
+    t:expect("page%-faults")
+    assert.are.equal(130, t:wait())
+    t:close()
+    local p = io.popen(string.format("%s stat -e task-clock -- sleep 5 2>&1 & p=$!; sleep 0.5; kill -TERM $p; " ..
+      "wait $p; echo status=$?; pgrep -x -f 'sleep 5' >/dev/null && echo child-left", h.shquote(h.exe)))
+    local out = p:read("a")
+    p:close()
+    assert.matches("task%-clock", out)
+    assert.matches("status=143", out)
+    assert.not_matches("child%-left", out)
+    assert.not_matches("traceback", out)
+  end)
+end)
+
 describe("pmcsh stat", function()
   local cmd = {"dd", "if=/dev/zero", "of=/dev/null", "bs=1M", "count=100"}
   local function stat(extra)
