@@ -567,6 +567,11 @@ int pmc_resolve(const char *name, struct pmc_event *ev, char *msg, size_t len)
 		*colon = 0;
 		mods = colon + 1;
 	}
+	if (base[0] == 'r' && base[1] && strspn(base + 1, "0123456789abcdefABCDEF") == strlen(base + 1) &&
+	    strlen(base + 1) - strspn(base + 1, "0") > 16) {
+		snprintf(msg, len, "bad raw event '%s': more than 64 bits", base);
+		return -EINVAL;
+	}
 	if (base[0] == 'r' && base[1] && strspn(base + 1, "0123456789abcdefABCDEF") == strlen(base + 1)) {
 		ev->attr.type = PERF_TYPE_RAW;
 		ev->attr.config = strtoull(base + 1, NULL, 16);

@@ -10,6 +10,7 @@
 #include "../kernels/probe.h"
 #include "counter.h"
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -56,7 +57,10 @@ static int resolve_list(lua_State *L, int idx, struct pmc_event *ev, int n, char
 		lua_geti(L, idx, i + 1);
 		if (lua_type(L, -1) != LUA_TSTRING)  /* before lua_tostring converts it */
 			luaL_error(L, "bad argument #1 (events): entry %d is not a string", i + 1);
-		const char *name = lua_tostring(L, -1);
+		size_t len;
+		const char *name = lua_tolstring(L, -1, &len);
+		if (strlen(name) != len)
+			luaL_error(L, "bad argument #1 (events): entry %d contains a NUL byte", i + 1);
 		int r = pmc_resolve(name, &ev[i], msg, PMC_ERR_MAX);
 		lua_pop(L, 1);
 		if (r)
@@ -82,9 +86,11 @@ static void read_target(lua_State *L, int idx, struct pmc_target *t)
 	if (lua_isnoneornil(L, idx))
 		return;
 	luaL_checktype(L, idx, LUA_TTABLE);
+	static const char *const known[] = {"pid", "cpus", "inherit", "pinned", NULL};
+	pmcsh_checkkeys(L, idx, idx, known);
 	if (lua_getfield(L, idx, "pid") != LUA_TNIL) {
 		lua_Integer pid = luaL_checkinteger(L, -1);
-		luaL_argcheck(L, pid >= 0, idx, "pid must be >= 0 (0: the calling thread)");
+		luaL_argcheck(L, pid >= 0 && pid <= INT_MAX, idx, "pid must be 0 (the calling thread) .. 2^31-1");
 		t->pid = (pid_t)pid;
 	}
 	lua_pop(L, 1);
@@ -95,7 +101,7 @@ static void read_target(lua_State *L, int idx, struct pmc_target *t)
 		for (int i = 0; i < n; i++) {
 			lua_geti(L, -1, i + 1);
 			lua_Integer c = luaL_checkinteger(L, -1);
-			luaL_argcheck(L, c >= 0, idx, "cpus: cpu numbers are >= 0");
+			luaL_argcheck(L, c >= 0 && c <= 65535, idx, "cpus: cpu numbers are 0 .. 65535");
 			t->cpus[i] = (int)c;
 			lua_pop(L, 1);
 		}

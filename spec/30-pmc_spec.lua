@@ -504,6 +504,28 @@ describe("pmc multiplexing arithmetic", function()
   -- live multiplexing of hardware groups: spec/lab/hardware_spec.lua (the lab, and any host with a PMU)
 end)
 
+describe("pmc hostile input", function()
+  it("refuses NUL bytes in names, raw events over 64 bits, unknown options, pids and cpus out of range", function()
+    assert.matches("contains a NUL byte", select(2, pcall(pmc.group, {"page-faults\0x"})))
+    local ok, msg = pmc.info("r11111111111111111")
+    assert.is_nil(ok)
+    assert.matches("more than 64 bits", msg)
+    assert(pmc.info("r0000000000000000011"))              -- leading zeros are no bits
+    assert.matches("unknown option 'bogus'", select(2, pcall(pmc.group, {"page-faults"}, {bogus = 1})))
+    assert.matches("pid must be", select(2, pcall(pmc.group, {"page-faults"}, {pid = 2^40})))
+    assert.matches("cpu numbers are 0", select(2, pcall(pmc.group, {"page-faults"}, {cpus = {2^40}})))
+  end)
+
+  it("refuses arguments after -- to a recipe that takes none, and sizes that are not whole", function()
+    local r = h.run({"survey", "--", "x"})
+    assert.are.equal(2, r.code)
+    assert.matches("survey: takes no arguments, got 'x' after %-%-", r.err)
+    r = h.run({"survey", "--n", "1.5"})
+    assert.are.equal(2, r.code)
+    assert.matches("expected a size", r.err)
+  end)
+end)
+
 describe("pmc errors", function()
   it("unknown event: up to three close suggestions", function()
     local g, msg, errno = pmc.group{"task-clok"}

@@ -165,7 +165,9 @@ function M.parse_size(s)
   if type(s) ~= "string" then return nil end
   local num, unit = s:lower():match("^%s*(%d+%.?%d*)%s*([kmgtb]?)i?b?%s*$")
   if not num then return nil end
-  return math.tointeger(math.floor(tonumber(num) * SIZE_UNITS[unit] + 0.5))
+  local v = tonumber(num) * SIZE_UNITS[unit]
+  if v ~= math.floor(v) then return nil end      -- 1.5 of one byte or one element is no size
+  return math.tointeger(v)
 end
 
 -- Splits "a,b,c" at commas, except those inside a sysfs event's slashes
@@ -251,6 +253,9 @@ function M.parse(r, argv)
     local a = argv[i]
     if a == "--" then
       for j = i + 1, #argv do args[#args + 1] = argv[j] end
+      if #args > 0 and not r.usage then
+        usage_error("%s: takes no arguments, got '%s' after -- (pmcsh %s --help)", r.name, args[1], r.name)
+      end
       break
     end
     local long, inline = a:match("^%-%-([%w_%-]+)=(.*)$")
