@@ -744,7 +744,7 @@ static int l_probe(lua_State *L)
 	case 2: {
 		double end = now_ns() + (double)arg;
 		uint64_t x = 0;
-		while (now_ns() < end)
+		while (now_ns() < end && !pmcsh_stop_requested())
 			for (int i = 0; i < 1000; i++)
 				x = x * 6364136223846793005ULL + 1;
 		probe_sink = x;
@@ -752,7 +752,7 @@ static int l_probe(lua_State *L)
 	}
 	case 3: {
 		struct timespec ts = {arg / 1000000000, arg % 1000000000};
-		while (nanosleep(&ts, &ts) && errno == EINTR)
+		while (nanosleep(&ts, &ts) && errno == EINTR && !pmcsh_stop_requested())
 			;
 		break;
 	}

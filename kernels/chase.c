@@ -59,11 +59,14 @@ static uint32_t rng_below(uint64_t *s, uint32_t bound)
 	return (uint32_t)(((unsigned __int128)rng_next(s) * bound) >> 64);
 }
 
+/* Fisher-Yates; a large one stops early on Ctrl-C (the caller checks). */
 static void shuffle(uint32_t *a, size_t n, uint64_t *s)
 {
 	for (size_t i = n; i > 1; i--) {
 		uint32_t j = rng_below(s, (uint32_t)i);
 		uint32_t t = a[i - 1]; a[i - 1] = a[j]; a[j] = t;
+		if (!(i & 0x3ffff) && pmcsh_stop_requested())
+			return;
 	}
 }
 
@@ -239,7 +242,7 @@ int chase_build(struct chase_chain *c, const struct chase_params *p)
 			uint32_t e = at_pos(&l, i);
 			*ELEMW(c, w, prev) = ELEMW(c, w, e);
 			prev = e;
-			if (!(i & 0xfffff) && pmcsh_stop_requested())
+			if (!(i & 0x3fff) && pmcsh_stop_requested())   /* each step may fault a page in */
 				goto interrupted;
 		}
 		*ELEMW(c, w, prev) = ELEMW(c, w, first);   /* close the ring */

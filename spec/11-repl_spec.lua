@@ -118,6 +118,21 @@ describe("the REPL with the engines", function()
   end)
   after_each(function() t:close() end)
 
+  it("stops building a large chain soon after Ctrl-C, whatever phase it is in", function()
+    local sys = require("pmcsh._sys")
+    for _, delay in ipairs({0.3, 1.2}) do
+      t:send('c = chase.chain{size = "4G"}\n')
+      sys.sleep(delay)
+      local t0 = sys.now()
+      t:send("\3")
+      t:expect("interrupted")
+      local took = sys.now() - t0
+      t:expect("> ")
+      -- the target is 0.5 s; 1 s allows for a loaded machine (freeing what was mapped included)
+      assert.is_true(took < 1.0, string.format("stopped %.2f s after Ctrl-C", took))
+    end
+  end)
+
   it("prints a stream run with counters in a few lines, every field a call away", function()
     t:send('g = pmc.group{"page-faults:u", "task-clock"}; s = stream.new{n = 2^18, threads = 1, quiet = true}\n')
     t:expect("> ")
