@@ -186,7 +186,8 @@ static int g_close(lua_State *L)
 
 static void push_value(lua_State *L, double v, int exact)
 {
-	if (exact && v == (double)(lua_Integer)v)
+	/* integral and below 2^63: an integer (the cast is defined only there) */
+	if (exact && v >= -9.2e18 && v <= 9.2e18 && v == (double)(lua_Integer)v)
 		lua_pushinteger(L, (lua_Integer)v);
 	else
 		lua_pushnumber(L, v);

@@ -68,8 +68,8 @@ static int stream_new(lua_State *L)
 	double total = 3.0 * (double)n * sizeof(double);
 	ARGCHECK(L, n > 0, 1, lua_pushfstring(L, "n: must be a positive number of elements, got %I", n));
 	ARGCHECK(L, phys <= 0 || total <= (double)phys * pagesz, 1,
-		      lua_pushfstring(L, "n: 3 arrays of %I doubles need %d MiB, more than this machine's %d MiB of memory",
-				      n, (int)(total / 1048576), (int)((double)phys * pagesz / 1048576)));
+		      lua_pushfstring(L, "n: 3 arrays of %I doubles need %f MiB, more than this machine's %f MiB of memory",
+				      n, (lua_Number)floor(total / 1048576), (lua_Number)floor((double)phys * pagesz / 1048576)));
 	o.n = (size_t)n;
 
 	lua_Integer threads = pmcsh_optint(L, 1, 1, "threads", nallowed);

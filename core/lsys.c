@@ -69,7 +69,7 @@ static int sys_kill(lua_State *L)
 static int sys_sleep(lua_State *L)
 {
 	double s = luaL_checknumber(L, 1);
-	luaL_argcheck(L, s >= 0, 1, "negative duration");
+	luaL_argcheck(L, s >= 0 && s <= 1e9, 1, "a duration from 0 to 1e9 seconds expected");
 	struct timespec ts = {(time_t)s, (long)((s - (time_t)s) * 1e9)};
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 		;
@@ -117,6 +117,7 @@ static int sys_spawn_pty(lua_State *L)
 	luaL_argcheck(L, argc > 0, 1, "empty command");
 	int envc = lua_istable(L, 2) ? (int)luaL_len(L, 2) : -1;
 	struct lpty *p = lua_newuserdatauv(L, sizeof *p, 0);
+	int pidx = lua_gettop(L);
 	p->fd = -1;
 	p->pid = 0;
 	p->status = -1;
@@ -142,8 +143,7 @@ static int sys_spawn_pty(lua_State *L)
 	int r = pty_spawn(argv, envp, &p->pid, &p->fd);
 	if (r < 0)
 		return fail(L, -r, "forkpty");
-	lua_settop(L, 3);
-	lua_pushvalue(L, 3);
+	lua_pushvalue(L, pidx);
 	return 1;
 }
 
@@ -151,7 +151,9 @@ static int sys_spawn_pty(lua_State *L)
 static int pty_lread(lua_State *L)
 {
 	struct lpty *p = check_pty(L);
-	int ms = (int)(luaL_optnumber(L, 2, 0.1) * 1000);
+	double t = luaL_optnumber(L, 2, 0.1);
+	luaL_argcheck(L, t >= 0 && t <= 86400, 2, "a timeout from 0 to 86400 seconds expected");
+	int ms = (int)(t * 1000);
 	char buf[4096];
 	ssize_t n = pty_read(p->fd, buf, sizeof buf, ms);
 	if (n == -EIO)

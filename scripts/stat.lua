@@ -66,6 +66,7 @@ stderr, like perf stat's (the command keeps stdout).]],
     local pmc = require("pmcsh.pmc")
     if #args == 0 then error(recipe.usage("stat: no command given (pmcsh stat -e EV -- cmd args)"), 0) end
     local sep = opts["field-separator"] or opts.field_separator
+    if sep == "" then error(recipe.usage("stat: -x needs a separator (such as -x ,)"), 0) end
     if sep and opts.json then error(recipe.usage("stat: -x and --json exclude each other"), 0) end
     local events = opts.events
     local vals, runs, ens, elapsed = {}, {}, {}, {}

@@ -523,6 +523,27 @@ describe("pmc hostile input", function()
     r = h.run({"survey", "--n", "1.5"})
     assert.are.equal(2, r.code)
     assert.matches("expected a size", r.err)
+    for _, args in ipairs({{"survey", "-e", ""}, {"survey", "-k", ""}}) do
+      r = h.run(args)
+      assert.are.equal(2, r.code)
+      assert.matches("an empty list", r.err)
+    end
+    r = h.run({"stat", "-x", "", "-e", "task-clock", "--", "true"})
+    assert.are.equal(2, r.code)
+    assert.matches("%-x needs a separator", r.err)
+  end)
+
+  it("keeps numbers inside the types they are cast to", function()
+    local sys = require("pmcsh._sys")
+    assert.matches("a duration from 0 to 1e9 seconds", select(2, pcall(sys.sleep, 1e30)))
+    local p = assert(sys.spawn_pty({"echo", "hi"}))          -- without env: the pty itself comes back
+    assert.matches("hi", p:read(2))
+    assert.matches("a timeout from 0 to 86400", select(2, pcall(p.read, p, 1e30)))
+    p:close()
+    local ok, err = pcall(require("pmcsh.stream").new, {n = 2^62})
+    assert.is_false(ok)
+    assert.matches("need [%d.e+]+ MiB, more than this machine", err)
+    assert.is_true(math.type(pmc.scale(2^62, 1, 1)) ~= nil)                -- large counts scale
   end)
 end)
 

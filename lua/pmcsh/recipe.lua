@@ -206,6 +206,7 @@ local function convert(o, v)
     if type(v) == "string" or type(v) == "number" then r = tostring(v) end
   elseif t == "list" then
     if type(v) == "table" then r = v elseif type(v) == "string" then r = M.split_list(v) end
+    if r and #r == 0 then usage_error("option --%s: an empty list (give at least one item)", o.name:gsub("_", "-")) end
   elseif t == "size" then
     r = M.parse_size(type(v) == "number" and math.tointeger(v) or v)
   end
