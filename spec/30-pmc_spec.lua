@@ -586,12 +586,17 @@ describe("pmc errors", function()
       local pmc = require("pmcsh.pmc")
       local g, msg, errno = pmc.group{"page-faults:k"}
       print(g, errno); print(msg)
-      print(assert(pmc.group{"page-faults:u"}))]]},
+      print(assert(pmc.group{"page-faults:u"}))
+      print("cpu-wide: " .. select(2, pmc.group({"page-faults:u"}, {cpus = {0}})))]]},
       {env = "cd / && setpriv --reuid=65534 --regid=65534 --clear-groups"})
     assert.are.equal(0, r.code, r.err)
     assert.matches("^nil\t13\n", r.out)
     assert.matches("perf_event_paranoid is " .. env.paranoid, r.out)
     assert.matches("%(page%-faults:u%)", r.out)
+    -- already user-only: no advice to add :u, and the sysctl that allows cpu-wide counting
+    local cw = r.out:match("cpu%-wide: ([^\n]*)")
+    assert.not_matches("count user space only", cw)
+    assert.matches("0 for cpu%-wide", cw)
   end)
 
   kit("too many open files: EMFILE with guidance", function()
