@@ -157,6 +157,12 @@ static int l_open(lua_State *L)
 	pmc_group_layout(&lg->g);
 	int bad;
 	r = pmc_group_open(&lg->g, &t, &bad);
+	if (r == -EMFILE || r == -ENFILE || r == -ENOMEM) {
+		/* groups left to the collector hold descriptors it cannot see:
+		 * collect once, and try again */
+		lua_gc(L, LUA_GCCOLLECT);
+		r = pmc_group_open(&lg->g, &t, &bad);
+	}
 	if (r) {
 		int pos = sub_position(&lg->g, bad);
 		if (r == -EINVAL && pos > 0 && lg->ev[bad].needs_cpu_pmu)

@@ -614,6 +614,16 @@ describe("pmc errors", function()
     assert.matches("too many open files.*ulimit %-n", r.out)
   end)
 
+  kit("collects groups dropped to the collector when descriptors run out, and opens again", function()
+    -- 2000 groups of 4 events under 256 descriptors: each open that meets
+    -- EMFILE collects the unreachable groups once and retries
+    local r = h.run({"-e", [[
+      for i = 1, 2000 do assert(pmc.group{"task-clock", "page-faults", "minor-faults", "context-switches"}) end
+      print("opened")]]}, {env = "ulimit -n 256;"})
+    assert.are.equal(0, r.code, r.err)
+    assert.are.equal("opened\n", r.out)
+  end)
+
   kit("closed group: attempt to use a closed group; close is idempotent", function()
     local g = assert(pmc.group{"task-clock"})
     g:close(); g:close()
