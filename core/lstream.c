@@ -143,9 +143,14 @@ static int stream_new(lua_State *L)
 	ls->v = v;
 	luaL_setmetatable(L, STREAM_MT);
 	int rc = stream_create(&ls->s, &o, msg, sizeof msg);
-	if (rc < 0) {
-		return pmcsh_fail(L, msg, -rc);
+	if (rc == -ENOMEM || rc == -EAGAIN) {
+		/* streams left to the collector hold memory and threads it cannot
+		 * see: collect once, and try again */
+		lua_gc(L, LUA_GCCOLLECT);
+		rc = stream_create(&ls->s, &o, msg, sizeof msg);
 	}
+	if (rc < 0)
+		return pmcsh_fail(L, msg, -rc);
 	return 1;
 }
 
