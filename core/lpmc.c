@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -880,7 +881,9 @@ static int l_run(lua_State *L)
 	run_signal = 0;
 	sigaction(SIGTERM, &sa, &old_term);
 	int status = 0, forwarded = 0;
-	while (waitpid(pid, &status, 0) < 0) {
+	struct rusage ru;
+	memset(&ru, 0, sizeof ru);
+	while (wait4(pid, &status, 0, &ru) < 0) {
 		if (errno != EINTR)
 			break;
 		int sig = run_signal ? (int)run_signal : pmcsh_interrupted ? SIGINT : 0;
@@ -917,6 +920,12 @@ static int l_run(lua_State *L)
 	}
 	lua_pushnumber(L, elapsed / 1e9);
 	lua_setfield(L, -2, "elapsed");
+	/* the command's CPU time, its waited-for children included (perf's
+	 * "seconds user" / "seconds sys") */
+	lua_pushnumber(L, ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6);
+	lua_setfield(L, -2, "user");
+	lua_pushnumber(L, ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6);
+	lua_setfield(L, -2, "sys");
 	if (forwarded) {
 		lua_pushinteger(L, forwarded);
 		lua_setfield(L, -2, "stopped_by");

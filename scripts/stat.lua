@@ -68,8 +68,17 @@ stderr, like perf stat's (the command keeps stdout).]],
     local sep = opts["field-separator"] or opts.field_separator
     if sep == "" then error(recipe.usage("stat: -x needs a separator (such as -x ,)"), 0) end
     if sep and opts.json then error(recipe.usage("stat: -x and --json exclude each other"), 0) end
-    local events = opts.events
-    local vals, runs, ens, elapsed = {}, {}, {}, {}
+    -- as perf stat: an event this machine cannot count is a <not supported>
+    -- row and the run goes on with the others (a wrong name stays an error)
+    local all, events, unsupported = opts.events, {}, {}
+    for _, name in ipairs(all) do
+      local g, msg, errno = pmc.group{name}
+      if g then g:close(); events[#events + 1] = name
+      elseif pmc.info(name) then unsupported[name] = msg
+      else io.stderr:write("pmcsh stat: ", msg, "\n"); return errno == 2 and 2 or 1 end
+    end
+    if #events == 0 then events = {"task-clock"} end  -- counted for the run, not shown
+    local vals, runs, ens, elapsed, user, sys = {}, {}, {}, {}, {}, {}
     for i = 1, #events do vals[i], runs[i], ens[i] = {}, 0, 0 end
     local status, stopped = 0, nil
     for rep = 1, opts["repeat"] do
@@ -83,7 +92,7 @@ stderr, like perf stat's (the command keeps stdout).]],
         runs[i] = runs[i] + r[i].running
         ens[i] = ens[i] + r[i].enabled
       end
-      elapsed[rep] = info.elapsed
+      elapsed[rep], user[rep], sys[rep] = info.elapsed, info.user or 0, info.sys or 0
       status = info.status or status
       if info.stopped_by then   -- Ctrl-C or SIGTERM: print what was counted, exit 128 + signal
         stopped, status = info.stopped_by, 128 + info.stopped_by
@@ -102,7 +111,24 @@ stderr, like perf stat's (the command keeps stdout).]],
     for i, name in ipairs(events) do
       if is_clock(name) and not clock_ns then clock_ns = mean_rse(vals[i]) end
     end
-    for i, name in ipairs(events) do
+    local at = {}
+    for i, name in ipairs(events) do at[name] = i end
+    for _, name in ipairs(all) do
+      local i = at[name]
+      if not i then
+        if cjson then
+          out:write(cjson.encode{["counter-value"] = "<not supported>", unit = "", event = name,
+            ["event-runtime"] = 0, ["pcnt-running"] = 100.0}, "\n")
+        elseif sep then
+          local f = {"<not supported>", "", name}
+          if n > 1 then f[#f + 1] = "" end
+          f[#f + 1] = "0"; f[#f + 1] = "100.00"; f[#f + 1] = ""; f[#f + 1] = ""
+          out:write(table.concat(f, sep), "\n")
+        else
+          out:write(string.format("%18s      %s", "<not supported>", name), "\n")
+        end
+        goto continue
+      end
       local m, rse = mean_rse(vals[i])
       local v, unit = shown(name, m, nil)
       local info = pmc.info(name)
@@ -129,16 +155,19 @@ stderr, like perf stat's (the command keeps stdout).]],
         f[#f + 1] = munit or ""
         out:write(table.concat(f, sep), "\n")
       else
-        local line = string.format("%18s %-5s %-32s", num, unit, name)
+        local line = string.format("%18s %-4s %-32s", num, unit, name)   -- perf: unit width 4
         if metric then line = line .. string.format(" # %8.3f %-20s", metric, munit) end
         if n > 1 then line = line .. string.format("  ( +- %5.2f%% )", rse) end
         if pct < 100 then line = line .. string.format(" (%.2f%%)", pct) end
         out:write((line:gsub("%s+$", "")), "\n")
       end
+      ::continue::
     end
     if not sep and not cjson then
       out:write(string.format("\n%18.9f seconds time elapsed%s\n\n", el,
         n > 1 and string.format("  ( +- %5.2f%% )", el_rse) or ""))
+      -- perf prints user/sys for a single run only
+      if n == 1 then out:write(string.format("%18.9f seconds user\n%18.9f seconds sys\n\n", user[1], sys[1])) end
     end
     return status
   end,
