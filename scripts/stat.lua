@@ -60,6 +60,8 @@ stderr, like perf stat's (the command keeps stdout).]],
     {name = "repeat", short = "r", type = "int", default = 1, min = 1, help = "runs to average"},
     {name = "field-separator", short = "x", type = "string", help = "CSV output with this separator"},
     {name = "json", type = "flag", help = "JSON lines (perf stat's keys)"},
+    {name = "output", short = "o", type = "string", help = "write the counts to this file instead of stderr"},
+    {name = "append", type = "flag", help = "with -o: append to the file"},
   },
   run = function(opts, args)
     local recipe = require("pmcsh.recipe")
@@ -70,6 +72,14 @@ stderr, like perf stat's (the command keeps stdout).]],
     if sep and opts.json then error(recipe.usage("stat: -x and --json exclude each other"), 0) end
     -- as perf stat: an event this machine cannot count is a <not supported>
     -- row and the run goes on with the others (a wrong name stays an error)
+    if opts.append and not opts.output then error(recipe.usage("stat: --append needs -o FILE"), 0) end
+    local out = io.stderr
+    if opts.output then   -- opened before the run, as perf does: a bad path costs no run
+      local f, msg = io.open(opts.output, opts.append and "a" or "w")
+      if not f then io.stderr:write("pmcsh stat: ", msg, "\n"); return 1 end
+      out = f
+      f:write(string.format("# started on %s\n\n", os.date("%a %b %e %H:%M:%S %Y")))
+    end
     local all, events, unsupported = opts.events, {}, {}
     for _, name in ipairs(all) do
       local g, msg, errno = pmc.group{name}
@@ -101,7 +111,6 @@ stderr, like perf stat's (the command keeps stdout).]],
     end
     local n = #elapsed
     local el, el_rse = mean_rse(elapsed)
-    local out = io.stderr
     local cjson = opts.json and require("cjson")
     if not sep and not cjson then
       out:write(string.format("\n Performance counter stats for '%s'%s:\n\n", table.concat(args, " "),
@@ -169,6 +178,7 @@ stderr, like perf stat's (the command keeps stdout).]],
       -- perf prints user/sys for a single run only
       if n == 1 then out:write(string.format("%18.9f seconds user\n%18.9f seconds sys\n\n", user[1], sys[1])) end
     end
+    if out ~= io.stderr then out:close() end
     return status
   end,
 }
