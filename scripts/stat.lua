@@ -56,7 +56,8 @@ The command is counted from its exec, children included; the output goes to
 stderr, like perf stat's (the command keeps stdout).]],
   options = {
     {name = "events", short = "e", type = "list", default = {"task-clock", "context-switches", "cpu-migrations",
-      "page-faults"}, help = "comma-separated events"},
+      "page-faults", "cycles", "instructions", "branches", "branch-misses"},
+      help = "comma-separated events (perf stat 6.1's default list; one the machine cannot count is <not supported>)"},
     {name = "repeat", short = "r", type = "int", default = 1, min = 1, help = "runs to average"},
     {name = "field-separator", short = "x", type = "string", help = "CSV output with this separator"},
     {name = "json", type = "flag", help = "JSON lines (perf stat's keys)"},
