@@ -25,14 +25,20 @@ Marks: '+' opens here, '-' does not (no such counter, or not permitted).]],
       for _, e in ipairs(list) do io.write(cjson.encode(e), "\n") end
       return 0
     end
+    -- as perf list: descriptions cut to the line on a terminal, in full into
+    -- a pipe or file; each PMU's heading says how many of its events are shown
+    local ok, sys = pcall(require, "pmcsh._sys")
+    local tty = ok and sys and sys.isatty and sys.isatty("stdout")
+    local per = {}
+    for _, e in ipairs(list) do per[e.pmu] = (per[e.pmu] or 0) + 1 end
     local pmu
     for _, e in ipairs(list) do
       if e.pmu ~= pmu then
         pmu = e.pmu
-        io.write(pmu, ":\n")
+        io.write(string.format("%s: %d event%s\n", pmu, per[pmu], per[pmu] == 1 and "" or "s"))
       end
       local desc = e.description:gsub("%s+", " ")
-      if #desc > 70 then desc = desc:sub(1, 67) .. "..." end
+      if tty and #desc > 70 then desc = desc:sub(1, 67) .. "..." end
       io.write(string.format("  %s %-44s %s\n", e.opens and "+" or "-", e.name, desc))
     end
     if #list == 0 then
