@@ -78,15 +78,18 @@ static int opt_name(lua_State *L, int idx, int arg, const char *k, const char *c
 
 /* ---- module functions --------------------------------------------------- */
 
-/* chase.orders() / chase.page_policies(): lists of {name=, description=},
- * default first. */
+/* chase.orders(): list of {name=, description=, stride=, stride_why=},
+ * default first; stride is the order's default stride and stride_why says
+ * why.  chase.page_policies(): list of {name=, description=}, default first. */
 static int l_orders(lua_State *L)
 {
 	lua_createtable(L, CHASE_NORDERS, 0);
 	for (int i = 0; i < CHASE_NORDERS; i++) {
-		lua_createtable(L, 0, 2);
+		lua_createtable(L, 0, 4);
 		pmcsh_setstr(L, "name", chase_orders[i].name);
 		pmcsh_setstr(L, "description", chase_orders[i].description);
+		pmcsh_setint(L, "stride", (lua_Integer)chase_orders[i].stride);
+		pmcsh_setstr(L, "stride_why", chase_orders[i].stride_why);
 		lua_rawseti(L, -2, i + 1);
 	}
 	return 1;
@@ -107,16 +110,6 @@ static int l_pages(lua_State *L)
 static const char *const chain_keys[] = {"size", "stride", "order", "pages", "tlb_pages", "seed", "mix", "ways",
 					 NULL};
 
-/* The default stride: 64 (a line) for the random and stride orders; for the
- * page and tlb orders, whose neighbours are visited soon after each other,
- * 256 with a random line per element (multichase's default), so that
- * neither the adjacent-line nor a page-local prefetcher fetches the next
- * element (at 64, tlb order read about 30% below multichase at 256 MiB). */
-static lua_Integer default_stride(int order)
-{
-	return order == CHASE_PAGEWISE || order == CHASE_TLB ? 256 : 64;
-}
-
 /* Reads and checks the chain options in the table at idx into *p; bad
  * options raise, naming the option. */
 static void chain_params(lua_State *L, int idx, struct chase_params *p)
@@ -131,7 +124,7 @@ static void chain_params(lua_State *L, int idx, struct chase_params *p)
 
 	int order = opt_name(L, idx, 1, "order", order_names, CHASE_NORDERS);
 	lua_Integer size = pmcsh_optint(L, idx, 1, "size", -1);
-	lua_Integer stride = pmcsh_optint(L, idx, 1, "stride", default_stride(order));
+	lua_Integer stride = pmcsh_optint(L, idx, 1, "stride", (lua_Integer)chase_orders[order].stride);
 	lua_Integer tlbp = pmcsh_optint(L, idx, 1, "tlb_pages", 64);
 	lua_Integer seed = pmcsh_optint(L, idx, 1, "seed", 1);
 	if (lua_getfield(L, idx, "size") == LUA_TNIL)
@@ -199,13 +192,15 @@ static int l_chain(lua_State *L)
 
 /* ---- chain methods ------------------------------------------------------ */
 
-/* c:info() -> {size=, n=, stride=, order=, pages=, mix=, word=?, tlb_pages=,
- * seed=}; size is what the chain spans (n * stride); mix: each element's
- * pointer at its own offset (c:word(e)), else all at word. */
+/* c:info() -> {size=, n=, stride=, order=, pages=, mix=, ways=, word=?,
+ * mixer=?, tlb_pages=, seed=}; size is what the chain spans (n * stride);
+ * mix: each element's pointer at its own offset (c:word(e)), and mixer =
+ * {period=64, lines=, slot_lines=}: the offsets repeat every 64 elements
+ * and land on `lines` of the slot's `slot_lines` lines; else all at word. */
 static int c_info(lua_State *L)
 {
 	struct chase_chain *c = &checkchain(L)->c;
-	lua_createtable(L, 0, 8);
+	lua_createtable(L, 0, 11);
 	pmcsh_setint(L, "size", (lua_Integer)(c->n * c->p.stride));
 	pmcsh_setint(L, "n", (lua_Integer)c->n);
 	pmcsh_setint(L, "stride", (lua_Integer)c->p.stride);
@@ -215,6 +210,23 @@ static int c_info(lua_State *L)
 	pmcsh_setint(L, "ways", c->p.ways > 0 ? c->p.ways : 1);
 	if (c->p.fixed_word)
 		pmcsh_setint(L, "word", (lua_Integer)c->word);
+	else {   /* the mixer: its period, and how many lines of a slot cycle 0's pointers use */
+		size_t slot_lines = (c->p.stride + 63) / 64, used = 0;
+		uint64_t seen[CHASE_MIXER] = {0};   /* at most 64 lines in use: their numbers, 0 for none */
+		for (int i = 0; i < CHASE_MIXER; i++) {
+			uint64_t line = chase_word_of(c, 0, (size_t)i) / 64 + 1;
+			size_t j = 0;
+			while (j < used && seen[j] != line)
+				j++;
+			if (j == used)
+				seen[used++] = line;
+		}
+		lua_createtable(L, 0, 3);
+		pmcsh_setint(L, "period", CHASE_MIXER);
+		pmcsh_setint(L, "lines", (lua_Integer)used);
+		pmcsh_setint(L, "slot_lines", (lua_Integer)slot_lines);
+		lua_setfield(L, -2, "mixer");
+	}
 	pmcsh_setint(L, "tlb_pages", (lua_Integer)c->p.tlb_pages);
 	pmcsh_setint(L, "seed", (lua_Integer)c->p.seed);
 	return 1;

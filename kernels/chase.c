@@ -21,11 +21,28 @@
 #define MiB2 (2UL << 20)
 #define GiB1 (1UL << 30)
 
+/* The default strides.  A line (64) where the next element is anywhere
+ * (random) or meant to be prefetched (stride): with one pointer per line the
+ * footprint is the size, and the curve steps where the caches end.  256 for
+ * the grouped orders (page, tlb), whose next element is in the same page or
+ * group: with 64-byte elements it shares a 128-byte pair or a recently
+ * streamed page region with the last few, and the adjacent-line and
+ * page-local prefetchers fetch it before it is asked for; in a 256-byte
+ * slot with the pointer on a random line of it (the mixer) the line next to
+ * the one loaded holds no pointer of the cycle, and where the next pointer
+ * lies cannot be guessed (multichase's default, for the same reason). */
+#define WHY_LINE "one pointer per 64-byte line: the footprint is the size, and the next element " \
+	"is anywhere (random) or meant to be prefetched (stride)"
+#define WHY_SLOT "the next element is near the last (same page or group): with 64-byte elements " \
+	"the adjacent-line and page-local prefetchers fetch it and latency reads low; 256-byte slots with " \
+	"each pointer on a random line of its slot (the mixer) leave them nothing to guess (multichase's default)"
 const struct chase_order_desc chase_orders[CHASE_NORDERS] = {
-	[CHASE_RANDOM] = {"random", "a random permutation of all elements (one cycle)", 1, 0},
-	[CHASE_STRIDE] = {"stride", "sequential at a fixed stride: prefetchable, for comparison", 0, 0},
-	[CHASE_PAGEWISE] = {"page", "the elements of each 4 KiB page in scrambled order, pages in random order (par_mem)", 1, 1},
-	[CHASE_TLB] = {"tlb", "random within groups of tlb_pages 4 KiB pages, groups in random order (multichase)", 1, 1},
+	[CHASE_RANDOM] = {"random", "a random permutation of all elements (one cycle)", 1, 0, 64, WHY_LINE},
+	[CHASE_STRIDE] = {"stride", "sequential at a fixed stride: prefetchable, for comparison", 0, 0, 64, WHY_LINE},
+	[CHASE_PAGEWISE] = {"page", "the elements of each 4 KiB page in scrambled order, pages in random order (par_mem)",
+			    1, 1, 256, WHY_SLOT},
+	[CHASE_TLB] = {"tlb", "random within groups of tlb_pages 4 KiB pages, groups in random order (multichase)",
+		       1, 1, 256, WHY_SLOT},
 };
 
 const struct chase_pages_desc chase_pages[CHASE_NPAGES] = {
@@ -92,6 +109,7 @@ int chase_check(const struct chase_params *p, const char **why)
 	if (p->order == CHASE_TLB && p->tlb_pages == 0) { *why = "tlb_pages must be positive"; return -EINVAL; }
 	if (p->ways < 0 || p->ways > CHASE_MAX_K) { *why = "ways must be in 1..16"; return -EINVAL; }
 	if (p->ways > 1 && p->fixed_word) { *why = "several cycles need mixed offsets (mix=true)"; return -EINVAL; }
+	if (p->stride / sizeof(void *) > UINT32_MAX) { *why = "stride too large (at most 32 GiB)"; return -EINVAL; }
 	if (p->ways > 1 && (size_t)p->ways > p->stride / sizeof(void *)) {
 		*why = "each cycle needs a word of its own in every element: ways <= stride / 8";
 		return -EINVAL;
@@ -152,6 +170,36 @@ size_t chase_word(const struct chase_chain *c, size_t e)
 #define ELEMW(c, w, e) ((void **)((c)->base + (size_t)(e) * (c)->p.stride + chase_word_of(c, w, e)))
 #define ELEM(c, e) ELEMW(c, 0, e)
 
+/* The mixer.  Cycle 0: entry i takes stretch order[i] of the slot cut into
+ * CHASE_MIXER equal stretches (order[] a shuffle of 0..63, so every stretch
+ * once) and a random word inside it: balanced over the lines of the slot
+ * whatever the stride, each word equally often when the slot has at most 64.
+ * Cycles 1..ways-1: for each entry, random words distinct from each other and
+ * from cycle 0's (ways <= nw, chase_check), so that no pointer overwrites
+ * another; drawn by rejection, at most 16 of them, so no table of nw words. */
+static void mix_words(struct chase_chain *c, size_t nw, int ways, uint64_t *s)
+{
+	uint32_t order[CHASE_MIXER];
+	for (uint32_t i = 0; i < CHASE_MIXER; i++)
+		order[i] = i;
+	shuffle(order, CHASE_MIXER, s);
+	for (int i = 0; i < CHASE_MIXER; i++) {
+		size_t lo = order[i] * nw / CHASE_MIXER, hi = (order[i] + 1) * nw / CHASE_MIXER;
+		c->mixer[0][i] = (uint32_t)(hi > lo ? lo + rng_below(s, (uint32_t)(hi - lo)) : lo);
+		for (int w = 1; w < ways; w++) {
+			uint32_t x;
+			int taken;
+			do {
+				x = rng_below(s, (uint32_t)nw);
+				taken = 0;
+				for (int v = 0; v < w; v++)
+					taken |= c->mixer[v][i] == x;
+			} while (taken);
+			c->mixer[w][i] = x;
+		}
+	}
+}
+
 /* The sequence: blocks of `bs` elements, each shuffled inside (seq), full
  * blocks visited in the order perm[], a partial last block stays last.
  * Position i along the cycle holds element at_pos(i). */
@@ -178,34 +226,10 @@ int chase_build(struct chase_chain *c, const struct chase_params *p)
 		return err;
 
 	uint64_t s = p->seed ^ 0x636861736531ULL;  /* "chase1" */
-	c->word = rng_below(&s, (uint32_t)(p->stride / sizeof(void *))) * sizeof(void *);
-	/* cycle 0: a shuffled 0..63 taken modulo the words of a slot (balanced
-	 * lines); the other cycles: the slot's other words, shuffled */
-	uint32_t nw = (uint32_t)(p->stride / sizeof(void *)), order[CHASE_MIXER], *rest = NULL;
+	size_t nw = p->stride / sizeof(void *);    /* words in a slot (below 2^32: chase_check) */
+	c->word = rng_below(&s, (uint32_t)nw) * sizeof(void *);
 	int ways = p->ways > 0 ? p->ways : 1;
-	if (ways > 1 && nw > 1 && !(rest = malloc((nw - 1) * sizeof *rest))) {
-		chase_free(c);
-		return -ENOMEM;
-	}
-	for (uint32_t i = 0; i < CHASE_MIXER; i++)
-		order[i] = i;
-	shuffle(order, CHASE_MIXER, &s);
-	for (int i = 0; i < CHASE_MIXER; i++) {
-		uint32_t w0 = order[i] % nw;
-		c->mixer[0][i] = (uint16_t)w0;
-		if (!rest) {
-			for (int w = 1; w < ways; w++)
-				c->mixer[w][i] = (uint16_t)w0;
-			continue;
-		}
-		for (uint32_t x = 0, j = 0; x < nw; x++)
-			if (x != w0)
-				rest[j++] = x;
-		shuffle(rest, nw - 1, &s);
-		for (int w = 1; w < ways; w++)
-			c->mixer[w][i] = (uint16_t)rest[(uint32_t)(w - 1) % (nw - 1)];
-	}
-	free(rest);
+	mix_words(c, nw, ways, &s);
 
 	size_t n = c->n, bs = n;
 	if (p->order == CHASE_PAGEWISE)

@@ -12,7 +12,7 @@
 #define CHASE_UNROLL 100    /* steps of every chain per loop trip */
 #define CHASE_PAGE 4096     /* the unit of the page and tlb orders */
 #define CHASE_MAX_ELEMS 0xffffffffu
-#define CHASE_MIXER 64      /* offsets of consecutive elements, repeating (multichase's period) */
+#define CHASE_MIXER 64      /* the mixer's period: element e uses entry e % CHASE_MIXER */
 
 /* Visiting orders, one descriptor table, default first (multichase style).
  * Every order is a single cycle through all elements: the elements are cut
@@ -25,6 +25,8 @@ struct chase_order_desc {
 	const char *description;
 	int shuffle_within;   /* shuffle the elements of a block */
 	int shuffle_blocks;   /* shuffle the blocks */
+	size_t stride;        /* the default stride, bytes */
+	const char *stride_why;   /* why that default measures latency, not a prefetcher */
 };
 extern const struct chase_order_desc chase_orders[CHASE_NORDERS];
 
@@ -57,7 +59,7 @@ struct chase_chain {
 	size_t word;          /* fixed_word: byte offset of the pointer in every element */
 	/* else: element e's pointer of cycle w is at word mixer[w][e % CHASE_MIXER];
 	 * the cycles of one element use different words where the slot has them */
-	uint16_t mixer[CHASE_MAX_K][CHASE_MIXER];
+	uint32_t mixer[CHASE_MAX_K][CHASE_MIXER];
 	uint32_t first[CHASE_MAX_K];  /* ways > 1: the first element of each cycle */
 	/* head[k][j]: element at position floor(j*n/k) along the cycle, kept
 	 * from the build so the sequence itself need not be. */
@@ -74,10 +76,13 @@ int chase_build(struct chase_chain *c, const struct chase_params *p);
 void chase_free(struct chase_chain *c);
 
 /* Byte offset of element e's pointer inside its stride: words drawn for 64
- * consecutive elements, each word of the slot equally often, repeating
- * (multichase's "mixer" layout), so that the elements of a page or tlb group
- * use different lines of their slots and no prefetcher (adjacent line,
- * page-local stream) can guess where the next pointer is. */
+ * consecutive elements (a table indexed by e % 64, drawn from the seed),
+ * repeating (multichase's "mixer" layout).  The 64 entries cut the slot into
+ * 64 equal stretches, each stretch once in a shuffled order, a random word
+ * inside it; where the slot has fewer than 64 words that is each word
+ * equally often.  So the elements of a page or tlb group use every line of
+ * their slots alike and no prefetcher (adjacent line, page-local stream)
+ * can guess where the next pointer is. */
 size_t chase_word(const struct chase_chain *c, size_t e);
 /* The same for cycle w of a chain built with ways > 1. */
 size_t chase_word_of(const struct chase_chain *c, int w, size_t e);

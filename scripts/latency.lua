@@ -15,7 +15,8 @@ of the curve are the caches (their sysfs sizes are printed below the table).
     {name = "to", type = "size", default = 256 * 1024 * 1024, help = "largest chain (bytes)"},
     {name = "per_octave", type = "int", default = 4, min = 1, help = "sizes per doubling"},
     {name = "order", type = "string", choices = ORDERS, default = "random", help = "chain order"},
-    {name = "stride", type = "size", default = 64, help = "bytes per element (a multiple of 8)"},
+    {name = "stride", type = "size", help = "bytes per element (a multiple of 8); default: the order's, "
+      .. "64 for random and stride, 256 for page and tlb (see chase.orders)"},
     {name = "pages", type = "string", choices = PAGES, default = "4k", help = "page policy"},
     {name = "samples", type = "int", default = 5, min = 1, help = "timed samples per size"},
     {name = "sample_ms", type = "number", default = 20, help = "length of one sample (ms)"},
@@ -29,6 +30,7 @@ of the curve are the caches (their sysfs sizes are printed below the table).
     if opts.series and opts.json then usage("--series and --json exclude each other") end
     if opts.from < 1 then usage("--from must be positive") end
     if opts.to < opts.from then usage("--to must be at least --from") end
+    opts.stride = opts.stride or require("pmcsh.chase").default_stride(opts.order)
     if opts.stride < 8 or opts.stride % 8 ~= 0 then usage("--stride must be a multiple of 8 bytes") end
     if opts.per_octave > 64 then usage("--per_octave must be at most 64") end
     if opts.sample_ms <= 0 then usage("--sample_ms must be positive") end

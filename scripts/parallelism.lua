@@ -6,9 +6,14 @@ local PAGES = {"4k", "thp", "2m", "1g"}
 return {
   description = "memory-level parallelism versus size (par_mem): overlapped misses",
   help = [[
-At each size, k = 1..max pointers start evenly spaced along one chain and run
-together; the parallelism is the best speedup t1 / (tk / k), as par_mem
-defines it.  --detail prints ns per load and the speedup for every k;
+At each size, k = 1..max chains run together in one loop: k separate cycles
+over the same elements where each element has a word for every chain
+(stride >= 8 * max: the tlb and page orders' default 256), as multichase's
+parallel chases, else k pointers evenly spaced along one cycle, as par_mem.
+The parallelism is the best speedup t1 / (tk / k).  A speedup above k
+cannot come from overlapped misses (k chains revisit the chain's lines k
+times faster and keep lines in a cache that one chain loses): such rows are
+flagged and left out.  --detail prints ns per load and the speedup for every k;
 --series prints "size_MB parallelism" lines, ready for a plotting program.]],
   options = {
     {name = "sizes", type = "list", help = "chain sizes (e.g. 32K,4M,256M); default: from..to per octave"},
@@ -17,7 +22,8 @@ defines it.  --detail prints ns per load and the speedup for every k;
     {name = "per_octave", type = "int", default = 1, min = 1, help = "sizes per doubling"},
     {name = "max", type = "int", default = 16, min = 1, help = "most chains chased together (1..16)"},
     {name = "order", type = "string", choices = ORDERS, default = "random", help = "chain order"},
-    {name = "stride", type = "size", default = 64, help = "bytes per element (a multiple of 8)"},
+    {name = "stride", type = "size", help = "bytes per element (a multiple of 8); default: the order's, "
+      .. "64 for random and stride, 256 for page and tlb (see chase.orders)"},
     {name = "pages", type = "string", choices = PAGES, default = "4k", help = "page policy"},
     {name = "samples", type = "int", default = 3, min = 1, help = "timed samples per k"},
     {name = "sample_ms", type = "number", default = 10, help = "length of one sample (ms)"},
@@ -33,6 +39,7 @@ defines it.  --detail prints ns per load and the speedup for every k;
       usage("--detail, --series and --json exclude each other")
     end
     if opts.max > 16 then usage("--max must be in 1..16") end
+    opts.stride = opts.stride or require("pmcsh.chase").default_stride(opts.order)
     if opts.stride < 8 or opts.stride % 8 ~= 0 then usage("--stride must be a multiple of 8 bytes") end
     if opts.to < opts.from then usage("--to must be at least --from") end
     if opts.sample_ms <= 0 then usage("--sample_ms must be positive") end

@@ -84,6 +84,59 @@ describe("chase chains", function()
     assert.are.equal(64, r:info().stride)
   end)
 
+  it("draws the offsets from the seed: the same seed, the same chain; another seed, another mixer", function()
+    local function layout(seed)
+      local c <close> = assert(chase.chain{size = MiB, order = "tlb", seed = seed})
+      local words, nexts = {}, {}
+      for e = 0, 255 do words[e + 1], nexts[e + 1] = c:word(e), c:next(e) end
+      return table.concat(words, ","), table.concat(nexts, ",")
+    end
+    local w1, n1 = layout(7)
+    local w2, n2 = layout(7)
+    local w3 = layout(8)
+    assert.are.equal(w1, w2)
+    assert.are.equal(n1, n2)
+    assert.are_not.equal(w1, w3)
+  end)
+
+  it("spreads the offsets over the whole slot, however wide, and says so in info", function()
+    -- one element per page (page order at 4096): the 64 mixer entries take
+    -- each of the slot's 64 lines once, not only its first 512 bytes
+    local c <close> = assert(chase.chain{size = 4 * MiB, order = "page", stride = 4096})
+    local info = c:info()
+    assert.are.same({period = 64, lines = 64, slot_lines = 64}, info.mixer)
+    local lines = {}
+    for e = 0, 63 do
+      local w = c:word(e)
+      assert.is_true(w % 8 == 0 and w < 4096)
+      lines[w // 64] = true
+    end
+    for l = 0, 63 do assert.is_true(lines[l], "line " .. l .. " of the slot unused") end
+    -- the offsets repeat with the mixer's period
+    for e = 0, 63 do assert.are.equal(c:word(e), c:word(e + 64)) end
+    assert.are.same({period = 64, lines = 4, slot_lines = 4}, chase.chain{size = MiB, order = "tlb"}:info().mixer)
+    assert.is_nil(chase.chain{size = MiB, order = "tlb", mix = false}:info().mixer)
+  end)
+
+  it("defaults to the order's stride everywhere: 256 for the grouped orders, 64 otherwise, with the reason", function()
+    local want = {random = 64, stride = 64, page = 256, tlb = 256}
+    for _, o in ipairs(chase.orders()) do
+      assert.are.equal(want[o.name], o.stride, o.name)
+      assert.are.equal(o.stride, chase.default_stride(o.name))
+      assert.is_true(#o.stride_why > 20)
+      local c <close> = assert(chase.chain{size = MiB, order = o.name})
+      assert.are.equal(o.stride, c:info().stride)
+    end
+    assert.matches("prefetcher", chase.orders()[4].stride_why)
+    -- the sweep, latency and the recipes take the same default
+    local s = assert(chase.sweep{from = 65536, to = 65536, order = "tlb", samples = 1, sample_ms = 1})
+    assert.are.equal(256, s.stride)
+    local r = helpers.run({"latency", "--order", "tlb", "--from", "64K", "--to", "64K", "--samples", "1",
+      "--sample_ms", "1", "--series"})
+    assert.are.equal(0, r.code, r.err)
+    assert.matches('"stride=256 order=tlb', r.out)
+  end)
+
   it("visits in the order promised: stride sequential, page and tlb grouped, random scattered", function()
     local n = 16384          -- 1 MiB of 64-byte elements: 256 pages, 64 lines each
     local function seq_of(order, extra)

@@ -75,13 +75,31 @@ local function describe(res, c)
 end
 
 M.orders = doc(function() return C.orders() end, "chase.orders", [[
-chase.orders() -> list of {name=, description=}, default (random) first:
-  random  a random permutation of all elements (one cycle)
-  stride  sequential at a fixed stride: prefetchable, kept for comparison
+chase.orders() -> list of {name=, description=, stride=, stride_why=},
+default (random) first; stride is the order's default stride:
+  random  a random permutation of all elements (one cycle); stride 64
+  stride  sequential at a fixed stride: prefetchable, kept for comparison; 64
   page    the elements of each 4 KiB page scrambled, pages in random order
-          (TLB-friendly, as lmbench par_mem builds them)
+          (TLB-friendly, as lmbench par_mem builds them); 256
   tlb     random within groups of tlb_pages 4 KiB pages (default 64),
-          groups in random order (multichase's TLB locality)]])
+          groups in random order (multichase's TLB locality); 256
+stride_why says why: 64 puts one pointer per line, so the footprint is the
+size; the grouped orders visit neighbours soon after each other, and at 64
+the adjacent-line and page-local prefetchers would fetch the next element
+(latency reads low), so 256-byte slots with each pointer on a random line.]])
+
+local default_strides
+-- The order's default stride, from the engine's order table (the one home).
+M.default_stride = doc(function(order)
+  if not default_strides then
+    default_strides = {}
+    for _, o in ipairs(C.orders()) do default_strides[o.name] = o.stride end
+  end
+  return default_strides[order or "random"]
+end, "chase.default_stride", [[
+chase.default_stride(order="random") -> bytes: the stride chase.chain uses
+for that order when none is given (see chase.orders), nil for an unknown
+order.]])
 
 M.page_policies = doc(function() return C.page_policies() end, "chase.page_policies", [[
 chase.page_policies() -> list of {name=, description=}, default (4k) first:
@@ -92,21 +110,28 @@ M.chain = doc(function(opts)
   opts = check_opts(opts, "chain", {})
   return chain_for(opts)
 end, "chase.chain", [[
-chase.chain{size=, stride=, order="random", pages="4k", tlb_pages=64, seed=1, mix=true}
+chase.chain{size=, stride=, order="random", pages="4k", tlb_pages=64, seed=1, mix=true, ways=1}
   -> chain, or nil, message, errno
 Builds a chain: size bytes (a number or "256M") cut into elements of stride
 bytes (a multiple of the pointer size), linked into ONE cycle through all
 elements in the given order.  Each element's pointer sits at its own
-pseudo-random word of the element (mix=false: one word for all, the layout
-a prefetcher can learn).  The default stride is 64 for the random and
-stride orders; 256 for page and tlb, whose neighbours follow each other
+pseudo-random word of the element (the mixer: a table of 64 offsets drawn
+from the seed, element e using entry e % 64, the slot's lines used alike;
+mix=false: one word for all, the layout a prefetcher can learn).  The
+default stride is the order's (chase.orders): 64 for random and stride, one
+pointer per line; 256 for page and tlb, whose neighbours follow each other
 closely: a random line of a 256-byte slot gives neither the adjacent-line
-nor a page-local prefetcher the next element (multichase's default).  The
-chain owns its memory: c:close() (or <close>, or the collector) frees it.
+nor a page-local prefetcher the next element (multichase's default).
+ways=k links k independent cycles over the same elements, each with its
+own order and its own word of every element (multichase's parallel
+chases).  The chain owns its memory: c:close() (or <close>, or the
+collector) frees it.
 Methods:
-  c:info()   -> {size=, n=, stride=, order=, pages=, mix=, word=?, tlb_pages=, seed=}
+  c:info()   -> {size=, n=, stride=, order=, pages=, mix=, ways=, word=?,
+             mixer={period=64, lines=, slot_lines=}?, tlb_pages=, seed=}
+             (mixer.lines: how many of the slot's lines the pointers use)
   c:next(e)  -> the element (0-based) that element e points to
-  c:word(e)  -> the byte offset of element e's pointer inside its stride
+  c:word(e[, w]) -> the byte offset of element e's pointer (of cycle w) inside its stride
   c:heads(k) -> the k starting elements, evenly spaced along the cycle
   c:run{k=1, samples=5, sample_ms=20, warmup_ms=, group=} -> {samples={ns...},
              loads=, k=, warmup_ns=, warmup_s=, counts=, per_rep=}
@@ -164,7 +189,7 @@ M.parallelism = doc(function(opts)
   if opts.chain then
     chains = opts.chain:info().ways > 1 and "separate" or "heads"
   elseif chains == nil then
-    local stride = size_of(opts.stride, "stride") or ((opts.order == "page" or opts.order == "tlb") and 256 or 64)
+    local stride = size_of(opts.stride, "stride") or M.default_stride(opts.order) or 64
     chains = max * 8 <= stride and "separate" or "heads"
   end
   if chains == "separate" and not opts.chain then opts = setmetatable({ways = max}, {__index = opts}) end
@@ -262,7 +287,7 @@ M.sweep = doc(function(opts)
   local from = size_of(opts.from or 4096, "from")
   local to = size_of(opts.to or 256 * 2 ^ 20 // 1, "to")
   local po = opts.per_octave or 4
-  local stride = size_of(opts.stride or 64, "stride")
+  local stride = size_of(opts.stride, "stride") or M.default_stride(opts.order) or 64
   if math.type(from) ~= "integer" or from <= 0 then error("bad argument #1 to 'sweep' (from: a positive size expected)", 2) end
   if math.type(to) ~= "integer" or to < from then error("bad argument #1 to 'sweep' (to: a size >= from expected)", 2) end
   if math.type(po) ~= "integer" or po < 1 or po > 64 then
