@@ -77,7 +77,7 @@ flagged and left out.  --detail prints ns per load and the speedup for every k;
       pts[#pts + 1] = {mb, r.mlp}
       if opts.json then
         print(cjson.encode({size = r.size, size_mb = mb, mlp = r.mlp, rows = r.rows, footprint = r.footprint,
-          superlinear = r.superlinear, note = r.note}))
+          superlinear = r.superlinear, t1_drift = r.t1_drift, unsettled = r.unsettled, note = r.note}))
       elseif opts.series then
         print(string.format("%.5f %.3f", mb, r.mlp))
       elseif opts.detail then
@@ -89,7 +89,8 @@ flagged and left out.  --detail prints ns per load and the speedup for every k;
         end
       else
         print(string.format("%12s %10.5f %10.3f %10.3f%s", require("pmcsh.metrics").size(r.size), mb, r.mlp, r.rows[1].ns,
-          r.superlinear and string.format("  (%d superlinear rows left out)", r.superlinear) or ""))
+          (r.superlinear and string.format("  (%d superlinear rows left out)", r.superlinear) or "")
+          .. (r.unsettled and string.format("  (unsettled: t1 moved %+.0f%%)", r.t1_drift * 100) or "")))
       end
       if r.note and not opts.json and not opts.series then io.stderr:write("pmcsh parallelism: ", r.note, "\n") end
       io.stdout:flush()

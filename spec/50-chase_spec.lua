@@ -196,6 +196,41 @@ describe("chase chains", function()
 end)
 
 describe("chase parallelism", function()
+  it("flags any speedup above k and leaves it out of mlp, on any host (the analysis on given rows)", function()
+    -- the rows seen near 32 MiB: one chain at DRAM latency, 16 chains
+    -- served by L3, a speedup of 40 with k = 16
+    local rows = {{k = 1, ns = 120}, {k = 2, ns = 61}, {k = 8, ns = 15}, {k = 16, ns = 3}}
+    local a = chase.mlp(rows)
+    assert.are.equal(1, a.superlinear)
+    assert.is_true(rows[4].superlinear)
+    assert.near(40, rows[4].speedup, 1e-9)
+    assert.is_nil(rows[3].superlinear)
+    assert.are.equal(8, a.mlp)                               -- the best row within k
+    assert.matches("speedup above k, which overlapping misses cannot give", a.note)
+    for _, row in ipairs(rows) do
+      assert.is_true(row.superlinear or row.speedup <= row.k * 1.05, "k=" .. row.k)
+    end
+    assert.is_nil(a.unsettled)
+    -- a t1 measured again after the k-chain runs, a third faster: t1 is the
+    -- better, the result unsettled (the level serving the chain moved)
+    rows = {{k = 1, ns = 120}, {k = 2, ns = 61}, {k = 8, ns = 15}, {k = 16, ns = 3}}
+    a = chase.mlp(rows, 80)
+    assert.are.equal(80, a.t1)
+    assert.are.equal(80, rows[1].ns)
+    assert.are.equal(1, rows[1].speedup)
+    assert.near(-1 / 3, a.t1_drift, 1e-9)
+    assert.is_true(a.unsettled)
+    assert.matches("t1 moved %-33%%", a.note)
+    assert.near(80 / 15, a.mlp, 1e-9)
+    -- within 10%: settled, no note when nothing is above k
+    a = chase.mlp({{k = 1, ns = 100}, {k = 2, ns = 52}}, 104)
+    assert.is_nil(a.unsettled)
+    assert.is_nil(a.superlinear)
+    assert.is_nil(a.note)
+    assert.near(100 / 52, a.mlp, 1e-9)
+    assert.has_error(function() chase.mlp({{k = 2, ns = 1}}) end)
+  end)
+
   it("never reports a speedup above k as parallelism: such rows are flagged and left out", function()
     -- near a cache's size the k chains revisit lines sooner and hit where
     -- one chain missed; whether it happens depends on the machine, so the

@@ -171,6 +171,66 @@ elapsed_s the time they cover.  chain= reuses a chain from chase.chain.
 Ctrl-C stops between samples (nil, "interrupted", EINTR).]])
 
 local SUPERLINEAR = 1.05   -- speedup / k above this: not memory-level parallelism
+local DRIFT = 0.10         -- t1 first and last further apart than this: the residency changed
+
+-- Why a speedup above k happens, measured on a 2-core Xeon guest whose L3
+-- is reported as 260 MiB: at 16-48 MiB one chain reads DRAM latency
+-- (~135 ns), 8 to 16 chains read the same lines from L3 (per step ~60-90
+-- ns, samples falling from DRAM to L3 latency within one run), and one
+-- chain right after them starts near L3 latency and decays back to DRAM
+-- within 100 ms.  The lines a chain keeps in a shared cache depend on how
+-- fast it comes back to them (k chains revisit each line k times sooner, in
+-- time, than one), not on its size alone; so t1 and tk measure different
+-- levels, whichever was measured first.  No ordering of the runs fixes
+-- that: such rows are flagged, and a t1 that moved between the first and
+-- the last k=1 run says the level changed under the measurement.
+M.mlp = doc(function(rows, t1_last)
+  if type(rows) ~= "table" or #rows < 1 or rows[1].k ~= 1 then
+    error("bad argument #1 to 'mlp' (rows {{k=1, ns=}, {k=2, ns=}, ...} expected, k=1 first)", 2)
+  end
+  local t1_first, t1 = rows[1].ns, rows[1].ns
+  if t1_last and t1_last < t1 then t1 = t1_last end
+  rows[1].ns = t1
+  local res = {rows = rows, mlp = 0, t1 = t1}
+  for _, row in ipairs(rows) do
+    row.speedup = t1 / row.ns
+    row.superlinear = nil
+    if row.speedup > row.k * SUPERLINEAR then
+      row.superlinear = true
+      res.superlinear = (res.superlinear or 0) + 1
+    elseif row.speedup > res.mlp then
+      res.mlp = row.speedup
+    end
+  end
+  local notes = {}
+  if res.superlinear then
+    notes[#notes + 1] = string.format("%d of %d rows show a speedup above k, which overlapping misses cannot " ..
+      "give: with more chains the chain's lines are revisited sooner and more of them stay in a cache, so those " ..
+      "rows measure a faster level than t1; they are marked superlinear and left out of mlp; measure over a " ..
+      "footprint well above the last-level cache", res.superlinear, #rows)
+  end
+  if t1_last then
+    res.t1_drift = t1_last / t1_first - 1
+    if math.abs(res.t1_drift) > DRIFT then
+      res.unsettled = true
+      notes[#notes + 1] = string.format("t1 moved %+.0f%% between the first and the last k=1 run (%.1f -> " ..
+        "%.1f ns): how much of the chain a cache holds changed with the runs between, so the speedups at this " ..
+        "size mix two levels of the hierarchy", res.t1_drift * 100, t1_first, t1_last)
+    end
+  end
+  if #notes > 0 then res.note = table.concat(notes, "; ") end
+  return res
+end, "chase.mlp", [[
+chase.mlp(rows[, t1_last]) -> {rows=, mlp=, t1=, superlinear=?, t1_drift=?, unsettled=?, note=?}
+The analysis chase.parallelism applies to its rows, for rows measured any
+way: rows = {{k=1, ns=}, {k=2, ns=}, ...}, ns per load with k chains;
+t1_last, a k=1 ns measured after the others.  t1 is the smaller of rows[1].ns
+and t1_last (rows[1].ns becomes t1); each row gets speedup = t1 / ns.  A speedup above k * 1.05
+cannot come from overlapped misses: the row is marked superlinear (the k
+chains, revisiting each line k times sooner, kept lines in a cache that one
+chain lost) and left out of mlp, the best remaining speedup.  t1_drift is
+t1_last / rows[1].ns - 1; beyond +-10% the result is unsettled (the level
+serving the chain changed during the run).  note says all that in words.]])
 
 M.parallelism = doc(function(opts)
   opts = check_opts(opts, "parallelism", {max = true, chains = true})
@@ -195,76 +255,49 @@ M.parallelism = doc(function(opts)
   if chains == "separate" and not opts.chain then opts = setmetatable({ways = max}, {__index = opts}) end
   local c, msg, errno = chain_for(opts)
   if not c then return nil, msg, errno end
-  local res = describe({rows = {}, chains = chains}, c)
-  local t1, mlp, err = nil, 0, nil
+  local rows, t1_last, err = {}, nil, nil
   for k = 1, max do
     local r, rmsg, rerr = c:run{k = k, samples = opts.samples, sample_ms = opts.sample_ms}
     if not r then err = {rmsg, rerr}; break end
-    local ns = min(r.samples)
-    t1 = t1 or ns
-    local row = {k = k, ns = ns, median_ns = median(r.samples), speedup = t1 / ns}
-    res.rows[#res.rows + 1] = row
-    if row.speedup > mlp then mlp = row.speedup end
+    rows[k] = {k = k, ns = min(r.samples), median_ns = median(r.samples)}
   end
-  -- t1 once more at the end: the best of both, so that a slow first
-  -- measurement on a noisy machine does not inflate every speedup
+  -- t1 once more at the end: the better of both is t1, so that a slow first
+  -- measurement on a noisy machine does not inflate every speedup, and the
+  -- two apart say the chain's residency moved (chase.mlp)
   if not err and max > 1 then
     local r, rmsg, rerr = c:run{k = 1, samples = opts.samples, sample_ms = opts.sample_ms}
-    if not r then err = {rmsg, rerr} else
-      local again = min(r.samples)
-      if again < t1 then
-        t1 = again
-        res.rows[1].ns = again
-        mlp = 0
-        for _, row in ipairs(res.rows) do
-          row.speedup = t1 / row.ns
-          if row.speedup > mlp then mlp = row.speedup end
-        end
-      end
-    end
+    if not r then err = {rmsg, rerr} else t1_last = min(r.samples) end
   end
+  local res = describe({chains = chains}, c)
   if opts.chain == nil then c:close() end
   if err then return nil, err[1], err[2] end
-  -- k chains cannot overlap more than k misses: a speedup above k means
-  -- tk came from cache hits that t1 did not get (the k chains revisit each
-  -- line k times sooner, so a cache that holds part of the chain, or holds
-  -- it against other tenants for a shorter while, serves them).  Flagged,
-  -- and left out of mlp.
-  mlp = 0
-  for _, row in ipairs(res.rows) do
-    if row.speedup > row.k * SUPERLINEAR then
-      row.superlinear = true
-      res.superlinear = (res.superlinear or 0) + 1
-    elseif row.speedup > mlp then
-      mlp = row.speedup
-    end
+  local a = M.mlp(rows, t1_last)
+  res.rows, res.mlp, res.superlinear, res.t1_drift, res.unsettled = a.rows, a.mlp, a.superlinear, a.t1_drift,
+    a.unsettled
+  if a.note then
+    res.note = a.note .. string.format(" (footprint %s of lines)", require("pmcsh.metrics").size(res.footprint))
   end
-  if res.superlinear then
-    res.note = string.format("%d of %d rows show a speedup above k, which overlapping misses cannot give: the " ..
-      "chain's %s of lines is partly served by a cache (it revisits them faster with more chains); those rows " ..
-      "are marked superlinear and left out of mlp; measure over a footprint well above the last-level cache",
-      res.superlinear, #res.rows, require("pmcsh.metrics").size(res.footprint))
-  end
-  res.mlp = mlp
   return setmetatable(res, KIND.parallelism)
 end, "chase.parallelism", [[
 chase.parallelism{size=, max=16, order=, stride=, pages=, samples=, sample_ms=, chains=, chain=}
   -> {rows={{k=, ns=, median_ns=, speedup=, superlinear=?}, ...}, mlp=, size=,
-      chains=, footprint=, superlinear=?, note=?, ...}
-chains="separate" (the default where each element has a word for every
-chain: stride >= 8 * max) runs k independent cycles over the same elements,
-each with its own order and its own word of every element, as multichase's
-parallel chases do; chains="heads" (the default otherwise) is lmbench par_mem:
-Memory-level parallelism as lmbench par_mem defines it: k pointers start
-evenly spaced along ONE chain and run forward together in one unrolled loop
-(k = 1..max).  ns is ns per load with k chains (tk/k, tk the time of one
+      chains=, footprint=, superlinear=?, t1_drift=?, unsettled=?, note=?, ...}
+Memory-level parallelism: k = 1..max chains chased together in one
+unrolled loop; ns is ns per load with k chains (tk/k, tk the time of one
 step of all k), speedup = t1 / (tk/k), and mlp the best speedup: how many
-misses the hierarchy overlaps at this size.  Each ns is the best of
-`samples`; t1 is measured first and again last, the better kept.  A
-speedup above k cannot come from overlapped misses: it means the k chains,
-revisiting each line k times sooner, got cache hits the single chain did not
-(footprint, the bytes of lines the chain touches, is too near a cache's
-size); such rows are marked superlinear, left out of mlp, and note says so.]])
+misses the hierarchy overlaps at this size.  chains="separate" (the default
+where each element has a word for every chain: stride >= 8 * max, as with
+the tlb and page orders' 256) runs k independent cycles over the same
+elements, each with its own order and its own word of every element, as
+multichase's parallel chases; chains="heads" (the default otherwise) is
+lmbench par_mem: k pointers start evenly spaced along ONE cycle.  Each ns is
+the best of `samples`; t1 is measured first and again last, the better
+kept.  The speedups go through chase.mlp: a speedup above k cannot come
+from overlapped misses (the k chains, revisiting each line k times sooner,
+kept lines in a cache the single chain lost: footprint, the bytes of lines
+the chain touches, is too near a cache's size), so such rows are marked
+superlinear and left out of mlp; a t1 that moved more than 10% between its
+two runs marks the result unsettled; note says why in words.]])
 
 local function sizes(from, to, per_octave, stride)
   local out, seen = {}, {}
