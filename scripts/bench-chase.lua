@@ -7,8 +7,10 @@ local stats = require("pmcsh.metrics").stats
 -- pmcsh against multichase (google/multichase, built by the user) on the
 -- same size, stride, grouping and pages: a fresh chain on both sides every
 -- round (multichase builds one per run; one reused chain keeps one physical
--- placement), the two alternating.  Latency: ns per load, the ratio
--- pmcsh/multichase; parallelism: pmcsh's k=10 speedup against multichase's
+-- placement), the two alternating, which first swapped every round so that
+-- the drifts of a shared machine hit both alike.  Latency: ns per load (the
+-- best sample on both sides), the ratio pmcsh/multichase; parallelism:
+-- pmcsh's k=10 speedup (separate cycles) against multichase's
 -- simple/parallel10.  Medians of the per-round ratios.
 local function versus_multichase(chase, opts, say)
   local function mc(args)
@@ -16,8 +18,11 @@ local function versus_multichase(chase, opts, say)
     local out = p:read("a")
     p:close()
     local v = tonumber(out:match("([%d.]+)%s*$"))
-    if not v then io.stderr:write("bench-chase: multichase said: ", out:sub(1, 200), "\n") end
+    if not v then io.stderr:write("bench-chase: multichase ", args, " said: ", out:sub(1, 200), "\n") end
     return v
+  end
+  local function alternate(round, ours, theirs)
+    if round % 2 == 1 then ours(); theirs() else theirs(); ours() end
   end
   local mb = opts.size // 2^20
   local cfgs = {
@@ -27,36 +32,44 @@ local function versus_multichase(chase, opts, say)
      args = string.format("-m %dm -s 256 -T %dm -H -n 4", mb, mb)},
   }
   local out = {}
-  say("\n6. against multichase (%s), %s, stride 256, fresh chains, %d interleaved rounds", opts.multichase,
-    fmt_size(opts.size), opts.rounds)
+  say("\n6. against multichase (%s), %s, stride 256, fresh chains, %d interleaved rounds (order swapped each round)",
+    opts.multichase, fmt_size(opts.size), opts.rounds)
+  say("   %-26s %-32s %10s %10s %8s %s", "config", "multichase arguments", "pmcsh ns", "mc ns", "ratio", "rounds")
   for _, c in ipairs(cfgs) do
-    local ratios = {}
+    local ratios, ours, theirs = {}, {}, {}
     for round = 1, opts.rounds do
-      local a
-      do   -- the chain is gone before multichase maps its own
-        local ch <close> = assert(chase.chain(c.chain))
+      local a, b
+      alternate(round, function()
+        local ch <close> = assert(chase.chain(c.chain))   -- gone before multichase maps its own
         a = assert(chase.latency{chain = ch, samples = 4, sample_ms = 250}).ns
-      end
-      local b = mc(c.args)
+      end, function() b = mc(c.args) end)
       if not b then return nil end
-      ratios[round] = a / b
+      ours[round], theirs[round], ratios[round] = a, b, a / b
     end
-    out[#out + 1] = {config = c.name, ratio = stats(ratios).median, ratios = ratios}
-    say("   latency %-14s pmcsh/multichase median %.3f (rounds %.3f..%.3f)", c.name, stats(ratios).median,
-      stats(ratios).min, stats(ratios).max)
+    local r = stats(ratios)
+    out[#out + 1] = {config = c.name, multichase_args = c.args, pmcsh_ns = stats(ours).median,
+      multichase_ns = stats(theirs).median, ratio = r.median, ratios = ratios}
+    say("   latency %-18s %-32s %10.1f %10.1f %8.3f %.3f..%.3f", c.name, c.args, stats(ours).median,
+      stats(theirs).median, r.median, r.min, r.max)
   end
   local ratios, ours, theirs = {}, {}, {}
   for round = 1, opts.rounds do
-    local p = assert(chase.parallelism{size = opts.size, order = "tlb", stride = 256, tlb_pages = 64, pages = "4k",
-      max = 10, chains = "separate", samples = 3, sample_ms = 20})
-    local s1, s10 = mc(cfgs[1].args), mc(cfgs[1].args .. " -c parallel10")
+    local p, s1, s10
+    alternate(round, function()
+      p = assert(chase.parallelism{size = opts.size, order = "tlb", stride = 256, tlb_pages = 64, pages = "4k",
+        max = 10, chains = "separate", samples = 3, sample_ms = 20})
+    end, function()
+      s1, s10 = mc(cfgs[1].args), mc(cfgs[1].args .. " -c parallel10")
+    end)
     if not s1 or not s10 then return nil end
     ours[round], theirs[round] = p.rows[10].speedup, s1 / s10
     ratios[round] = ours[round] / theirs[round]
   end
-  out[#out + 1] = {config = "parallelism k=10, tlb 4k", ratio = stats(ratios).median, pmcsh = ours, multichase = theirs}
-  say("   parallelism k=10 (tlb 4k): pmcsh speedup median %.2f, multichase simple/parallel10 %.2f, ratio %.3f",
-    stats(ours).median, stats(theirs).median, stats(ratios).median)
+  out[#out + 1] = {config = "parallelism k=10, tlb 4k", multichase_args = cfgs[1].args .. " [-c parallel10]",
+    ratio = stats(ratios).median, pmcsh = ours, multichase = theirs}
+  say("   parallelism k=10, tlb 4k: pmcsh speedup %.2f, multichase simple/parallel10 %.2f, ratio %.3f (%.3f..%.3f)",
+    stats(ours).median, stats(theirs).median, stats(ratios).median, stats(ratios).min, stats(ratios).max)
+  say("   (ns: medians over rounds of each run's best sample; ratio: median of the per-round ratios)")
   return out
 end
 local function min(xs) return stats(xs).min end
@@ -68,7 +81,7 @@ local function median(xs) return stats(xs).median end
 -- The verdict is on the median of the paired ratios: the best samples alone
 -- are extreme values of a wide distribution on a noisy host.
 local function versus_plain(chase, o, npairs, sample_ms, out)
-  local c = assert(chase.chain{size = o.size, order = o.order, pages = o.pages, stride = 64})
+  local c = assert(chase.chain{size = o.size, order = o.order, pages = o.pages})   -- the order's stride
   local eng, plain, ratios = {}, {}, {}
   local loads = assert(c:run{samples = 1, sample_ms = sample_ms}).loads
   c:plain(loads)
@@ -103,8 +116,14 @@ they should agree within 2%.  (2) The stride order at 64 B over the same
 size: prefetched, far smaller.  (3) The sweep from --from to --to, with
 the data and unified cache sizes of cpu0 from sysfs marked where they fall
 and the latency step across each.  --mlp adds par_mem's parallelism at
---size, --loaded a short loaded-latency table.  Timings on a shared machine
-wander: run it on a quiet one.]],
+--size, --loaded a short loaded-latency table.  --multichase PATH adds
+(6), against a multichase binary built from google/multichase, at --size
+with stride 256: the tlb order on 4 KiB pages (multichase -s 256 -T 256k)
+and the random order on THP (-T SIZE -H), ns per load and the ratio
+pmcsh/multichase, fresh chains on both sides, --rounds rounds alternating
+which runs first; and the parallelism at k=10 (separate cycles) against
+multichase's simple/parallel10.  --only multichase runs (6) alone.  Timings
+on a shared machine wander: run it on a quiet one.]],
   options = {
     {name = "size", type = "size", default = 256 * 1024 * 1024, help = "chain size for the comparisons"},
     {name = "pages", type = "string", choices = {"4k", "thp", "2m", "1g"}, default = "4k", help = "page policy"},
@@ -120,13 +139,32 @@ wander: run it on a quiet one.]],
     {name = "json", type = "flag", help = "print one JSON object"},
     {name = "multichase", type = "string", help = "also compare with this multichase binary (built from google/multichase)"},
     {name = "rounds", type = "int", default = 5, min = 1, help = "multichase comparison: interleaved rounds"},
+    {name = "only", type = "string", choices = {"multichase"}, help = "run only this part (multichase: the "
+      .. "comparison alone, with --multichase)"},
   },
   run = function(opts)
     local chase = require("pmcsh.chase")
     local recipe = require("pmcsh.recipe")
     if opts.size <= 0 or opts.from <= 0 then error(recipe.usage("bench-chase: --size and --from must be positive"), 0) end
     if opts.to < opts.from then error(recipe.usage("bench-chase: --to must be >= --from"), 0) end
-    local say = opts.json and function() end or function(...) print(string.format(...)) end
+    local say = opts.json and function() end or function(...) print(string.format(...)); io.stdout:flush() end
+    if opts.only == "multichase" then
+      if not opts.multichase then error(recipe.usage("bench-chase: --only multichase needs --multichase PATH"), 0) end
+    end
+    if opts.multichase then
+      local f = io.open(opts.multichase, "rb")
+      if not f then
+        error(recipe.usage("bench-chase: --multichase " .. opts.multichase .. ": no such file (build "
+          .. "google/multichase with make and give the path of its multichase binary)"), 0)
+      end
+      f:close()
+    end
+    if opts.only == "multichase" then
+      local res = {multichase = versus_multichase(chase, opts, say)}
+      if not res.multichase then return 1 end
+      if opts.json then print(require("cjson").encode(res)) end
+      return 0
+    end
     local res = {caches = chase.caches(), versus_plain = {}}
 
     say("caches (sysfs, cpu0): %s", (function()

@@ -353,6 +353,36 @@ describe("chase latency", function()
   end)
 end)
 
+describe("chase against multichase (bench-chase --multichase)", function()
+  it("runs the comparison alone with --only, and needs no real multichase to be specced", function()
+    local r = helpers.run({"bench-chase", "--only", "multichase"})
+    assert.are_not.equal(0, r.code)
+    assert.matches("needs %-%-multichase PATH", r.err)
+    -- a stand-in that answers as multichase does (its best ns on the last
+    -- line): 40 ns for a simple chase, 5 for parallel10; the recipe must
+    -- pass multichase's flags for the same size, stride and grouping
+    local dir = helpers.tmpdir()
+    local fake, log = dir .. "/multichase", dir .. "/args"
+    local f = assert(io.open(fake, "w"))
+    f:write("#!/bin/sh\necho \"$@\" >> " .. log .. "\ncase \"$*\" in *parallel10*) echo ' 5.000';; *) echo ' 40.0';; esac\n")
+    f:close()
+    os.execute("chmod +x " .. helpers.shquote(fake))
+    r = helpers.run({"bench-chase", "--only", "multichase", "--multichase", fake, "--size", "4M", "--rounds", "1",
+      "--json"})
+    assert.are.equal(0, r.code, r.err)
+    local res = require("cjson").decode(r.out).multichase
+    assert.are.equal(3, #res)
+    assert.are.equal("-m 4m -s 256 -T 256k -n 4", res[1].multichase_args)
+    assert.are.equal("-m 4m -s 256 -T 4m -H -n 4", res[2].multichase_args)
+    assert.are.equal(40, res[1].multichase_ns)
+    assert.near(res[1].pmcsh_ns / 40, res[1].ratio, 1e-9)
+    assert.are.equal(8, res[3].multichase[1])                -- 40 / 5
+    local args = helpers.slurp(log)
+    assert.matches("%-c parallel10", args)
+    os.execute("rm -rf " .. helpers.shquote(dir))
+  end)
+end)
+
 describe("chase errors", function()
   local function err_of(f, ...)
     local ok, e = pcall(f, ...)
