@@ -357,6 +357,9 @@ describe("chase against multichase (bench-chase --multichase)", function()
   it("runs the comparison alone with --only, and needs no real multichase to be specced", function()
     local r = helpers.run({"bench-chase", "--only", "multichase"})
     assert.are_not.equal(0, r.code)
+    local thp, why = chase.chain{size = MiB, pages = "thp"}   -- the random config runs on THP
+    if not need(thp, "no transparent huge pages here: " .. tostring(why)) then return end
+    thp:close()
     assert.matches("needs %-%-multichase PATH", r.err)
     -- a stand-in that answers as multichase does (its best ns on the last
     -- line): 40 ns for a simple chase, 5 for parallel10; the recipe must
