@@ -178,10 +178,14 @@ local DRIFT = 0.10         -- t1 first and last further apart than this: the res
 -- (~135 ns), 8 to 16 chains read the same lines from L3 (per step ~60-90
 -- ns, samples falling from DRAM to L3 latency within one run), and one
 -- chain right after them starts near L3 latency and decays back to DRAM
--- within 100 ms.  The lines a chain keeps in a shared cache depend on how
--- fast it comes back to them (k chains revisit each line k times sooner, in
--- time, than one), not on its size alone; so t1 and tk measure different
--- levels, whichever was measured first.  No ordering of the runs fixes
+-- within 100 ms; made resident by 16 chains, then left idle for 50 ms, most
+-- of a 32 MiB chain was gone (the next loads at 120-140 ns instead of 53).
+-- Lines there survive tens of ms against the cache's other tenants, so what
+-- a chain keeps depends on how fast it comes back to them: one chain at
+-- 135 ns revisits a line of 32 MiB every 70 ms and loses it, 16 chains
+-- every 3 ms and keep it (k chains revisit each line k times sooner in
+-- time; the reuse distance in lines is the same), and t1 and tk measure
+-- different levels, whichever was measured first.  No ordering of the runs fixes
 -- that: such rows are flagged, and a t1 that moved between the first and
 -- the last k=1 run says the level changed under the measurement.
 M.mlp = doc(function(rows, t1_last)
