@@ -52,29 +52,26 @@ int stream_kernel_available(const struct stream_variant *v, const struct stream_
 
 /* ---- variants, best first, each with the check that this CPU runs it ---- */
 
+static int always(void) { return 1; }
 #if defined(__x86_64__)
 extern const struct stream_variant stream_variant_avx512, stream_variant_avx2, stream_variant_sse2;
 static int has_v4(void) { return __builtin_cpu_supports("x86-64-v4") != 0; }
 static int has_v3(void) { return __builtin_cpu_supports("x86-64-v3") != 0; }
-static int always(void) { return 1; }
+#else
+extern const struct stream_variant stream_variant_generic;
+#endif
 static const struct {
 	const struct stream_variant *v;
 	int (*runs)(void);
 } variants[] = {
+#if defined(__x86_64__)
 	{&stream_variant_avx512, has_v4},
 	{&stream_variant_avx2, has_v3},
 	{&stream_variant_sse2, always},
-};
 #else
-extern const struct stream_variant stream_variant_generic;
-static int always(void) { return 1; }
-static const struct {
-	const struct stream_variant *v;
-	int (*runs)(void);
-} variants[] = {
 	{&stream_variant_generic, always},
-};
 #endif
+};
 #define NVARIANTS (int)(sizeof variants / sizeof variants[0])
 
 const struct stream_variant *stream_variant_at(int i, int *supported)
