@@ -34,6 +34,20 @@ describe("hardware counters", function()
     end
   end)
 
+  it("count only their own task: another task spinning beside it adds nothing", function()
+    if not need(env.cpu_pmu, NO_HW) then return end
+    -- in the lab a second vCPU would leak its instructions into this one's
+    -- counters (QEMU counts a global icount): lab.sh boots one
+    local busy = assert(io.popen("sh -c 'while :; do :; done' & echo $!")):read("l")
+    finally(function() os.execute("kill " .. busy) end)
+    local g <close> = assert(pmc.group{"instructions:u", "context-switches"})
+    local n = 20 * N
+    local r = assert(pmc.probe(g, "loop", n))
+    local u = r["instructions:u"].value
+    assert.is_true(u >= INSNS * n and u <= INSNS * n + FIXED,
+      string.format("%d iterations of %d instructions beside a busy task: instructions:u = %d", n, INSNS, u))
+  end)
+
   it("count the same with the PMU's own libpfm4 name as with the generic one", function()
     if not need(env.cpu_pmu, NO_HW) then return end
     local own
