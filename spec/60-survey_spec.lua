@@ -161,6 +161,7 @@ describe("survey over software events", function()
     local st = assert(survey.run{events = {"msr/tsc/", "task-clock"}, n = N, reps = 5,
                                  baseline = false, progress = false, quiet = true})
     if not need(st.cells["msr/tsc/"], "msr/tsc/ does not open here") then return end
+    local edge_ns = 3 * require("pmcsh.pmc").overhead{events = {"msr/tsc/"}, n = 2000}.enable_disable_ns
     local busy
     for _, r in ipairs(st.runs) do
       if not need(r.tsc_hz, "no constant TSC: the stream engine reports no tsc_hz") then return end
@@ -171,20 +172,25 @@ describe("survey over software events", function()
       -- open before its clock starts and close after it stops: a guest
       -- vCPU stalled by the host at that edge (seen here: +9% of a 2 ms
       -- repetition) counts ticks no clock timed.  So the median repetition
-      -- must stay under its wall ticks, and a single one over it only
-      -- leaves the wall-clock half unconfirmed.
-      local ticks, ns, best, ratios = 0, 0, 0, {}
+      -- must stay near its wall ticks, and a single one over it only
+      -- leaves the wall-clock half unconfirmed.  Near: the ticks beyond the
+      -- clock are the window's edges, a few system calls, which cost 8 us
+      -- on a KVM guest of an EPYC (1.5% of a 0.6 ms repetition): within 1%
+      -- or within 3 enable/disable pairs measured here.
+      local ticks, ns, best, extra = 0, 0, 0, {}
       for i, t in ipairs(r.times) do
         ticks, ns = ticks + tsc[i] * iters, ns + clock[i] * iters
         local wall = tsc[i] / (r.tsc_hz * t / iters)
-        ratios[i] = wall
-        if wall >= 1.01 then
+        extra[i] = (wall - 1) * t * 1e9
+        if wall >= 1.01 and extra[i] > edge_ns then
           busy = string.format("%s rep %d counted %.4f of its wall ticks (a stalled window edge)", r.kernel, i, wall)
         end
         best = math.max(best, wall)
       end
-      local med = require("pmcsh.metrics").stats(ratios).median
-      assert.is_true(med < 1.01, string.format("%s: the median repetition counted %.4f of its wall ticks", r.kernel, med))
+      local med = require("pmcsh.metrics").stats(extra).median
+      local t = require("pmcsh.metrics").stats(r.times).median
+      assert.is_true(med < math.max(0.01 * t * 1e9, edge_ns), string.format(
+        "%s: the median repetition counted %.0f ns of ticks beyond its %.0f ns (edges: %.0f ns)", r.kernel, med, t * 1e9, edge_ns))
       local on_cpu = ticks / (r.tsc_hz * ns * 1e-9)
       assert.is_true(math.abs(on_cpu - 1) < 0.03, string.format(
         "%s: %.0f ticks are %.4f of tsc_hz * task-clock (%.0f ns)", r.kernel, ticks, on_cpu, ns))
