@@ -158,7 +158,8 @@ describe("survey over software events", function()
     -- tsc_hz * its wall time, i.e. follow from the bandwidth.  Totals over
     -- the repetitions are compared: on this kernel task-clock was once seen
     -- to carry part of one repetition into the next (the sum stays right).
-    local st = assert(survey.run{events = {"msr/tsc/", "task-clock"}, n = N, reps = 5,
+    -- 4N: repetitions of a few ms, so the edges (9-12 us seen) stay under 1%
+    local st = assert(survey.run{events = {"msr/tsc/", "task-clock"}, n = 4 * N, reps = 5,
                                  baseline = false, progress = false, quiet = true})
     if not need(st.cells["msr/tsc/"], "msr/tsc/ does not open here") then return end
     local edge_ns = 3 * require("pmcsh.pmc").overhead{events = {"msr/tsc/", "task-clock"}, n = 2000}.enable_disable_ns
