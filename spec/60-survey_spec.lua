@@ -224,14 +224,64 @@ describe("survey files", function()
     assert.are.equal(r.out, rep.out)                 -- the same table, from the file
     assert.matches("\npage%-faults:u%s+%d", rep.out)
     assert.matches("MB/s, no counters", rep.out)
+    -- CSV and JSON: a record per row and kernel, the same fields in the
+    -- same order, each carrying what the table shows
+    local fields = survey.FIELDS
     local csv = helpers.run({"survey", "--report", file, "--csv"})
+    assert.are.equal(0, csv.code, csv.err)
     local rows = csv_rows(csv.out)
-    assert.are.equal("event,copy,scale,add,triad", rows[1])
-    assert.matches("^page%-faults:u,[%d.e-]+,[%d.e-]+,[%d.e-]+,[%d.e-]+$", rows[2])
+    assert.are.equal(table.concat(fields, ","), rows[1])
     local js = helpers.run({"survey", "--report", file, "--json"})
-    local first = cjson.decode(js.out:match("[^\n]+"))
-    assert.are.equal("page-faults:u", first.event)
-    for _, k in ipairs(KERNELS) do assert.is_number(first[k]) end
+    assert.are.equal(0, js.code, js.err)
+    local objs = {}
+    for line in js.out:gmatch("[^\n]+") do
+      objs[#objs + 1] = cjson.decode(line)
+      local keys = {}
+      for k in line:gmatch('"([%w_]+)":') do keys[#keys + 1] = k end
+      assert.are.same(fields, keys)                       -- every key, in the CSV's order
+    end
+    assert.are.equal(#rows - 1, #objs)
+    local st = assert(survey.load(file))
+    local counted = 0
+    for _ in pairs(st.cells) do counted = counted + 1 end
+    assert.are.equal(counted * #KERNELS, #objs)               -- each counted row, each kernel
+    for i, o in ipairs(objs) do
+      local _, commas = rows[i + 1]:gsub(",", "")
+      assert.are.equal(#fields - 1, commas, rows[i + 1])
+      assert.are.equal("event", o.kind)
+      assert.are.equal(KERNELS[(i - 1) % #KERNELS + 1], o.kernel)
+      assert.are.equal(3, o.reps)
+      assert.are.equal(N, o.n)
+      assert.are.equal("mean", o.stat)
+      for _, k in ipairs({"value", "mean", "median", "min", "max", "spread", "mbps", "mbps_no_counters",
+                          "ns_per_iteration", "ns_per_iteration_no_counters"}) do
+        assert.is_number(o[k], k)
+      end
+      assert.is_boolean(o.multiplexed)
+      assert.is_true(o.min <= o.median and o.median <= o.max)
+      local c = st.cells[o.name][o.kernel]
+      assert.is_true(o.value == c.value or math.abs(o.value - c.value) <= 1e-5 * math.abs(c.value))
+      assert.matches(o.name == "task-clock" and "^ns per loop iteration$" or "^events per loop iteration$", o.unit)
+    end
+    assert.matches("^event,page%-faults:u,events per loop iteration,copy,mean,", rows[2])
+    -- a column keeps one notation: all scientific, or all with the same decimals
+    local cols = {}
+    for i = 2, #rows do
+      local j = 0
+      for cell in (rows[i] .. ","):gmatch("([^,]*),") do
+        j = j + 1
+        cols[j] = cols[j] or {}
+        if cell:match("^%-?%d") and cell ~= "0" then table.insert(cols[j], cell) end
+      end
+    end
+    for j, list in pairs(cols) do
+      local shape
+      for _, cell in ipairs(list) do
+        local s = cell:match("e[-+]%d+$") and "sci" or (cell:match("%.(%d+)$") or ""):len()
+        shape = shape or s
+        assert.are.equal(shape, s, fields[j] .. ": " .. cell)
+      end
+    end
     -- the file itself: flushed JSON lines, header first, done last
     local l = lines_of(file)
     assert.are.equal("header", cjson.decode(l[1]).type)
@@ -290,7 +340,7 @@ describe("survey files", function()
     local b = csv_rows(helpers.run({"survey", "--report", cut, "--csv"}).out)
     assert.are.equal(#a, #b)
     for i = 1, #a do
-      assert.are.equal(a[i]:match("^[^,]+"), b[i]:match("^[^,]+"))
+      assert.are.equal(a[i]:match("^[^,]*,[^,]*,[^,]*,[^,]*"), b[i]:match("^[^,]*,[^,]*,[^,]*,[^,]*"))
       local _, ca = a[i]:gsub(",", ""); local _, cb = b[i]:gsub(",", "")
       assert.are.equal(ca, cb)
       assert.is_nil(b[i]:match(",,"), "no missing cell: " .. b[i])

@@ -75,6 +75,38 @@ describe("survey of a pointer chase", function()
                    "one iteration = one dependent load", r.out)
   end)
 
+  it("takes the chase engine's default stride for the order", function()
+    local chase = require("pmcsh.chase")
+    for _, o in ipairs(chase.orders()) do
+      local c = assert(survey.parse_chase(o.name .. ":8M"))
+      assert.are.equal(chase.default_stride(o.name), c.stride, o.name)
+    end
+    assert.are.equal(64, assert(survey.parse_chase("random:8M")).stride)
+    assert.are.equal(256, assert(survey.parse_chase("page:8M")).stride)
+    assert.are.equal(128, assert(survey.parse_chase("page:8M:128")).stride)
+  end)
+
+  it("measures every workload through one descriptor shape", function()
+    local workloads = require("pmcsh.survey.workloads")
+    local hdr = {kernels = {"copy", "triad", "chase"}, chase = assert(survey.parse_chase("1M")), pages = "4k",
+                 n = 1 << 16, reps = 2, threads = 1, sample_ms = 2}
+    local ws, free = workloads.of(hdr, {quiet = true})
+    local g <close> = assert(pmc.group{"task-clock"})
+    for i, k in ipairs(hdr.kernels) do
+      local w = ws[i]
+      assert.are.equal(k, w.name)
+      assert.is_string(w.title); assert.is_string(w.unit); assert.is_function(w.run)
+      local res = assert(w.run(g, 2))
+      assert.are.equal(2, #res.times)
+      assert.is_true(res.iterations > 0)
+      assert.is_number(res.counts["task-clock"].value)
+      assert.are.equal(2, #res.per_rep)
+    end
+    assert.are.equal(24, ws.triad.bytes)
+    assert.is_nil(ws.chase.bytes)
+    free()
+  end)
+
   it("rejects a bad chase with exit 2", function()
     for _, c in ipairs({
       {{"survey", "--chase", "zigzag:1M"}, "neither an order %(page, random, stride, tlb%) nor a size"},
@@ -164,9 +196,9 @@ describe("survey --group", function()
     local m
     for line in js.out:gmatch("[^\n]+") do
       local o = cjson.decode(line)
-      if o.metric == "TSC GHz while running" then m = o end
+      if o.kind == "metric" and o.name == "TSC GHz while running" and o.kernel == "copy" then m = o end
     end
-    assert.is_number(m and m.copy)
+    assert.is_number(m and m.value)
     -- no group, no metrics section (pmcsh survey's own table is unchanged)
     local plain = helpers.run({"survey", "-e", "task-clock", "-k", "copy", "--n", "1M", "--reps", "2"})
     assert.are.equal(0, plain.code, plain.err)

@@ -129,10 +129,10 @@ end
 
 -- Loads the controller definitions of events/uncore-*.lua.
 function M.definitions()
-  local survey = require("pmcsh.survey")
+  local events = require("pmcsh.events")
   local defs = {}
   for _, name in ipairs({"uncore-intel", "uncore-amd"}) do
-    local t = survey.load_data(name)
+    local t = events.load(name)
     for _, c in ipairs(t and t.controllers or {}) do defs[#defs + 1] = c end
   end
   return defs

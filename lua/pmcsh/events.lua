@@ -1,0 +1,193 @@
+-- pmcsh.events: the data files of events/ (groups, pair lists, uncore
+-- controllers), loaded as Lua tables into an empty environment, and what
+-- they mean on this machine: whether a file's PMU is the one here, and the
+-- events a survey counts by default.
+local M = {}
+
+local function file_exists(p)
+  local f = io.open(p, "r")
+  if f then f:close(); return true end
+  return false
+end
+
+-- The events/ folder: beside the binary or installed (pmcsh.paths), else ./events.
+function M.dir()
+  local ok, paths = pcall(require, "pmcsh.paths")
+  if ok and paths.events then return paths.events end
+  return "events"
+end
+
+-- Loads an events/ data file by name ("pairs-skl") or path.  Returns the
+-- table and its path, or nil and a message.
+function M.load(name)
+  local path = name
+  if not file_exists(path) then
+    path = M.dir() .. "/" .. name .. (name:match("%.lua$") and "" or ".lua")
+  end
+  if not file_exists(path) then
+    return nil, string.format("no events file %q (looked in ./ and %s/)", name, M.dir())
+  end
+  local chunk, err = loadfile(path, "t", {})
+  if not chunk then return nil, string.format("cannot load %s: %s", path, err) end
+  local ok, t = pcall(chunk)
+  if not ok then return nil, string.format("cannot load %s: %s", path, t) end
+  if type(t) ~= "table" then return nil, string.format("%s does not return a table", path) end
+  return t, path
+end
+
+-- A list of pairs given as tables: each 2..4 event names.
+local function check_pairs(spec)
+  local out = {}
+  for i, p in ipairs(spec) do
+    if type(p) ~= "table" then return nil, string.format("pair %d is not a list of events", i) end
+    local q = {}
+    for j, e in ipairs(p) do
+      if type(e) ~= "string" or e == "" then
+        return nil, string.format("pair %d: member %d is not an event name", i, j)
+      end
+      q[j] = e
+    end
+    if #q < 2 or #q > 4 then
+      return nil, string.format("pair %d (%s) must name 2 to 4 events", i, table.concat(q, ","))
+    end
+    out[i] = q
+  end
+  if #out == 0 then return nil, "the pair list is empty" end
+  return out
+end
+
+-- "A,B C,D" or "A,B;C,D": pairs separated by spaces or ';', members by ','
+-- outside pmu/.../ terms.
+local function split_pairs(spec)
+  local out = {}
+  for item in spec:gmatch("[^%s;]+") do
+    local p, depth, cur = {}, 0, {}
+    for ch in item:gmatch(".") do
+      if ch == "/" then depth = 1 - depth end
+      if ch == "," and depth == 0 then p[#p + 1] = table.concat(cur); cur = {}
+      else cur[#cur + 1] = ch end
+    end
+    p[#p + 1] = table.concat(cur)
+    out[#out + 1] = p
+  end
+  return out
+end
+
+-- Parses a pair list: a file/data name, a list of lists, or "A,B C,D" /
+-- "A,B;C,D".  Returns a list of pairs (each a list of 2..4 event names)
+-- and, for a file, {path=, name=, pmu=, cpu=}; or nil, message.
+function M.pairs(spec)
+  if type(spec) == "table" then return check_pairs(spec) end
+  if type(spec) ~= "string" or spec == "" then return nil, "empty pair list" end
+  local looks_like_file = spec:match("%.lua$") or spec:match("^[%w_.-]+$") and not spec:find(",")
+  if not (looks_like_file or file_exists(spec)) then return check_pairs(split_pairs(spec)) end
+  local t, path = M.load(spec)
+  if not t then return nil, path end
+  if type(t.pairs) ~= "table" then return nil, string.format("%s has no 'pairs' list", path) end
+  local out, perr = check_pairs(t.pairs)
+  if not out then return nil, perr end
+  -- the file's name and PMU, for the check against this machine's PMU
+  return out, {path = path, name = t.name, pmu = t.pmu, cpu = t.cpu}
+end
+
+-- A group file (events/NAME.lua with an `events` list and optional
+-- `metrics`, as memory-skl.lua).  Returns the table and its path, or nil
+-- and a message.
+function M.group(name)
+  local t, path = M.load(name)
+  if not t then return nil, path end
+  if type(t.events) ~= "table" or #t.events == 0 then
+    return nil, string.format("%s has no 'events' list: not a group (pairs files go to --pairs)", path)
+  end
+  for i, e in ipairs(t.events) do
+    if type(e) ~= "string" or e == "" then return nil, string.format("%s: event %d is not an event name", path, i) end
+  end
+  for i, m in ipairs(t.metrics or {}) do
+    if type(m) ~= "table" or type(m.name) ~= "string" or type(m.fn) ~= "function" then
+      return nil, string.format("%s: metric %d needs a name and a function fn(e, c)", path, i)
+    end
+  end
+  return t, path
+end
+
+-- A core PMU's events are counted per thread; uncore, L3, data fabric,
+-- memory controller and RAPL PMUs count per socket and are left out.
+local NOT_CORE = {software = true, tracepoint = true, breakpoint = true, uprobe = true,
+                  kprobe = true, msr = true, power = true, perf = true, perf_raw = true}
+function M.core_pmu(pmu)
+  if NOT_CORE[pmu] then return false end
+  for _, pat in ipairs({"uncore", "rapl", "_l3$", "_df", "_umc", "_nb$", "power", "cstate"}) do
+    if pmu:match(pat) then return false end
+  end
+  return true
+end
+
+-- This machine's PMUs: those libpfm4 finds (a set), the core ones among
+-- them (a list), and whether the kernel exposes a hardware PMU at all.
+local function machine_pmus(pmc)
+  local present, core = {}, {}
+  local ok, list = pcall(pmc.list)
+  for _, e in ipairs(ok and type(list) == "table" and list or {}) do
+    if e.pmu and not present[e.pmu] then
+      present[e.pmu] = true
+      if M.core_pmu(e.pmu) then core[#core + 1] = e.pmu end
+    end
+  end
+  local exposed = true
+  if pmc.environment then
+    local ok2, env = pcall(pmc.environment)
+    if ok2 and type(env) == "table" and env.cpu_pmu == false then exposed = false end
+  end
+  return present, core, exposed
+end
+
+-- An events/ file written for one PMU (its `pmu` field, libpfm4's name)
+-- against this machine's: nil when it matches (or the file names none),
+-- else a sentence saying which PMU the file is for and how this machine's
+-- differs.
+function M.pmu_check(t, path, pmc)
+  if type(t) ~= "table" or type(t.pmu) ~= "string" then return nil end
+  local present, core, exposed = machine_pmus(pmc)
+  local what = string.format("%s is for the %s PMU%s", path, t.pmu, t.cpu and (" (" .. t.cpu .. ")") or "")
+  local no_hw = "the kernel exposes no hardware PMU (/sys/bus/event_source/devices has no cpu PMU: " ..
+                "a VM without PMU passthrough?)"
+  if not present[t.pmu] then
+    return string.format("%s; this machine's PMU differs: libpfm4 finds %s%s", what,
+      #core > 0 and table.concat(core, ", ") or "no core PMU it knows", exposed and "" or (", and " .. no_hw))
+  elseif not exposed then
+    return string.format("%s, which libpfm4 recognises in this CPU; but this machine's PMU differs: %s", what, no_hw)
+  end
+  return nil
+end
+
+-- The events a survey counts by default: events/software.lua everywhere,
+-- plus the core PMU's events that open here when a hardware PMU is exposed.
+function M.defaults(pmc)
+  local out, seen = {}, {}
+  local t = M.load("software")
+  for _, e in ipairs(t and t.events or {}) do
+    if not seen[e] then seen[e] = true; out[#out + 1] = e end
+  end
+  local ok, list = false, nil
+  if pmc and pmc.list then ok, list = pcall(pmc.list) end
+  for _, e in ipairs(ok and type(list) == "table" and list or {}) do
+    if e.opens and M.core_pmu(e.pmu or "") and not seen[e.name] then
+      seen[e.name] = true
+      out[#out + 1] = e.name
+    end
+  end
+  return out
+end
+
+local ok_help, help = pcall(require, "pmcsh.help")
+if ok_help then
+  help.doc(M, "events", [[
+events: the data files of events/ (Lua tables loaded into an empty environment).
+  events.load(name_or_path)    -> table, path  (or nil, message)
+  events.group(name)           -> a group file (events, metrics), path
+  events.pairs("A,B C,D" | file) -> list of pairs, {path=, pmu=, cpu=} for a file
+  events.pmu_check(t, path, pmc) -> nil, or why the file's PMU is not this machine's
+  events.defaults(pmc)         the events a survey counts by default]])
+end
+
+return M

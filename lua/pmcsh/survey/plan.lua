@@ -1,0 +1,372 @@
+-- Planning a survey: the options become a header (events, rows, units that
+-- must share a run, workloads, n), and the units are packed into as few
+-- groups as the PMU schedules without multiplexing (try-open and back off).
+local events = require("pmcsh.events")
+local metrics = require("pmcsh.metrics")
+local workloads = require("pmcsh.survey.workloads")
+
+local M = {}
+
+M.FORMAT = require("pmcsh.results").FORMAT
+M.MAX_REPS = 1000000
+M.DEFAULT_KERNELS = {"copy", "scale", "add", "triad"}
+
+-- Usage errors (exit 2 through the recipe host); plain error elsewhere.
+function M.usage(msg)
+  local ok, recipe = pcall(require, "pmcsh.recipe")
+  if ok and recipe.usage then error(recipe.usage(msg), 0) end
+  error(msg, 0)
+end
+local usage = M.usage
+
+-------------------------------------------------------------------------------
+-- Units, rows and packing
+-------------------------------------------------------------------------------
+
+-- The :u / :k variants of an event name (sysfs names pmu/.../ take the
+-- modifier after the closing slash, as perf writes them: pmu/ev/u).
+function M.modified(name, mod)
+  if name:match("/$") then return name .. mod end
+  if name:match(":[ukhHG]+$") then
+    return nil, string.format("%s already has a privilege modifier; give the plain name with --split/--pairs", name)
+  end
+  return name .. ":" .. mod
+end
+
+local function both(ev)
+  local out = {}
+  for i, mod in ipairs({"u", "k"}) do
+    local l, err = M.modified(ev, mod)
+    if not l then usage(err) end
+    out[i] = l
+  end
+  return out
+end
+
+-- A unit is a list of labels (event strings as given to pmc.group) that
+-- must be counted in the same run, with the row key of each label.  An
+-- event given twice is planned once.  Returns units, rows or raises a
+-- usage error.
+function M.plan(o)
+  local units, rows, seen = {}, {}, {}
+  local function row(key, event, kind, extra)
+    if seen[key] then return end
+    seen[key] = true
+    rows[#rows + 1] = {key = key, event = event, kind = kind, pair = extra.pair, fallback = extra.fallback}
+  end
+  local function add_unit(labels, keys, kind, extra)
+    for i, key in ipairs(keys) do row(key, labels[i], kind, extra or {}) end
+    units[#units + 1] = {labels = labels, keys = keys, kind = kind}
+  end
+  local given = {}
+  for _, ev in ipairs(o.events or {}) do
+    if given[ev] then -- planned already
+    elseif o.split then
+      local uk = both(ev)
+      add_unit(uk, uk, "split")
+      -- a PMU that cannot filter by privilege (msr/tsc/) counts both in one row
+      units[#units].fallback = {labels = {ev}, keys = {ev}, kind = "single"}
+      row(ev, ev, "single", {fallback = true})
+    else
+      add_unit({ev}, {ev}, "single")
+    end
+    given[ev] = true
+  end
+  for _, p in ipairs(o.pairs or {}) do
+    local tag = table.concat(p, "+")
+    for m = 1, 2 do
+      local labels, keys = {}, {}
+      for i, ev in ipairs(p) do
+        labels[i] = both(ev)[m]
+        keys[i] = labels[i] .. " [" .. tag .. "]"
+      end
+      add_unit(labels, keys, "pair", {pair = tag})
+    end
+  end
+  return units, rows
+end
+
+-- First fit: the unit joins the first group, in order, that still opens
+-- with it (at most max_events labels).  Returns true when it joined one.
+local function first_fit(groups, u, try, max_events)
+  for _, g in ipairs(groups) do
+    if #g.labels + #u.labels <= max_events then
+      local labels = {table.unpack(g.labels)}
+      for _, l in ipairs(u.labels) do labels[#labels + 1] = l end
+      if try(labels) then
+        for i, l in ipairs(u.labels) do
+          g.labels[#g.labels + 1] = l
+          g.keys[#g.keys + 1] = u.keys[i]
+        end
+        return true
+      end
+    end
+  end
+  return false
+end
+
+-- A unit that does not open alone: when it has several labels, each is
+-- tried alone for the reason; else (or when each opens) the unit's reason.
+local function blame(u, try, msg, errno, unopened)
+  local blamed = false
+  if #u.labels > 1 then
+    for i, l in ipairs(u.labels) do
+      local ok1, msg1, errno1 = try({l})
+      if not ok1 then
+        unopened[#unopened + 1] = {event = u.keys[i], reason = msg1, errno = errno1}
+        blamed = true
+      end
+    end
+  end
+  if blamed then return end
+  local why = msg or "cannot be opened"
+  if #u.labels > 1 then why = "cannot be counted together: " .. why end
+  for i = 1, #u.labels do
+    unopened[#unopened + 1] = {event = u.keys[i], reason = why, errno = errno}
+  end
+end
+
+-- Packs units into groups with `try(labels)` -> true | nil, msg, errno
+-- (opens a group, checks it counts without multiplexing, closes it).
+-- First fit over the groups made so far, so a survey takes as few runs as
+-- the hardware allows.  A unit that does not open alone is unopened.  A
+-- split unit whose event ignores the user/OS filter (`privilege(u, k)` ->
+-- false, why), or whose split does not open, is counted in its one row,
+-- with the reason.  Returns groups {{labels=, keys=}}, unopened {{event=,
+-- reason=, errno=, fallback=}}.
+function M.pack(units, try, max_events, privilege)
+  max_events = max_events or 64
+  local groups, unopened = {}, {}
+  for _, u in ipairs(units) do
+    if u.fallback and privilege then
+      local filters, why = privilege(u.labels[1], u.labels[2])
+      if filters == false then
+        unopened[#unopened + 1] = {event = u.fallback.keys[1], fallback = true, reason = why}
+        u = u.fallback
+      end
+    end
+    if not first_fit(groups, u, try, max_events) then
+      local ok, msg, errno = try(u.labels)
+      local fell_back = false
+      if not ok and u.fallback and try(u.fallback.labels) then
+        unopened[#unopened + 1] = {event = u.fallback.keys[1], fallback = true,
+          reason = "counted without the user/OS split (" .. tostring(msg) .. ")"}
+        u, ok, fell_back = u.fallback, true, true
+      end
+      if fell_back and first_fit(groups, u, try, max_events) then -- the fallback joined a group
+      elseif ok then groups[#groups + 1] = {labels = {table.unpack(u.labels)}, keys = {table.unpack(u.keys)}}
+      else blame(u, try, msg, errno, unopened) end
+    end
+  end
+  return groups, unopened
+end
+
+-- The real try-open: opens the group, counts a few microseconds of work,
+-- and refuses a group that multiplexed or never ran.
+function M.pmc_try(pmc)
+  return function(labels)
+    local g, msg, errno = pmc.group(labels)
+    if not g then return nil, msg, errno end
+    local ok, r = pcall(function()
+      g:start()
+      local x = 0
+      for i = 1, 20000 do x = x + i end
+      g:stop()
+      return g:read()
+    end)
+    g:close()
+    if not ok then return nil, tostring(r) end
+    if not r then return nil, "the group could not be read" end
+    for i = 1, #labels do
+      local e = r[i]
+      if e and (e.multiplexed or (e.enabled or 0) > 0 and (e.running or 0) == 0) then
+        return nil, "the PMU multiplexes this group (too many events for its counters)"
+      end
+    end
+    return true
+  end
+end
+
+-------------------------------------------------------------------------------
+-- The default size
+-------------------------------------------------------------------------------
+
+M.ARRAYS = 3                  -- STREAM's a, b and c
+M.MEM_FRACTION = 1 / 8        -- of the memory available, at most, by default
+
+-- Bytes of memory available now (/proc/meminfo MemAvailable), or nil.
+local function mem_available()
+  local f = io.open("/proc/meminfo")
+  if not f then return nil end
+  local t = f:read("a")
+  f:close()
+  local kb = t:match("MemAvailable:%s*(%d+) kB")
+  return kb and tonumber(kb) * 1024
+end
+
+local mib = metrics.size
+
+-- STREAM's rule (`rule_n`: each array 4x the last-level caches), capped so
+-- the arrays take at most MEM_FRACTION of `avail` bytes.  Returns n and a
+-- note saying what it needs, and why when capped.
+function M.default_n(rule_n, avail)
+  local n = rule_n
+  local note
+  if avail and rule_n * 8 * M.ARRAYS > M.MEM_FRACTION * avail then
+    n = math.max(1 << 20, math.floor(M.MEM_FRACTION * avail / (8 * M.ARRAYS)) // 4096 * 4096)
+    note = string.format("; STREAM's rule (each array 4x the last-level caches) asks n = %d, %s in all: " ..
+      "capped at 1/%d of the %s available (--n %d for the full rule)",
+      rule_n, mib(rule_n * 8 * M.ARRAYS), math.floor(1 / M.MEM_FRACTION + 0.5), mib(avail), rule_n)
+  end
+  return n, note
+end
+
+-- The line stating n and its memory, before anything is measured.
+function M.size_line(n, note)
+  return string.format("pmcsh survey: n = %d per array, %d arrays of %s = %s%s\n",
+    n, M.ARRAYS, mib(n * 8), mib(n * 8 * M.ARRAYS), note or "")
+end
+
+-------------------------------------------------------------------------------
+-- From the options to the header
+-------------------------------------------------------------------------------
+
+-- The events of the options: a group file's first, then those given (or
+-- matching a pattern), else the machine's default; each expanded into its
+-- umasks with umasks.  Returns events (or nil with pairs only), the group
+-- and its path.
+local function events_of(opt, pmc)
+  local evs = opt.events
+  if opt.pattern then
+    evs = evs and {table.unpack(evs)} or {}
+    for _, e in ipairs(pmc.list(opt.pattern)) do
+      if e.opens ~= false then evs[#evs + 1] = e.name end
+    end
+    if #evs == 0 then usage(string.format("no event matches %q (see pmcsh list)", opt.pattern)) end
+  end
+  for _, e in ipairs(pmc.info and opt.events or {}) do
+    local info, msg, errno = pmc.info(e)
+    if not info and (errno == 2 or (msg or ""):match("[Uu]nknown")) then
+      usage(msg or string.format("unknown event %q", e))
+    end
+  end
+  local grp, gpath
+  if opt.group then
+    grp, gpath = events.group(opt.group)
+    if not grp then usage(gpath) end
+    local all = {table.unpack(grp.events)}
+    for _, e in ipairs(evs or {}) do all[#all + 1] = e end
+    evs = all
+  end
+  if not evs and not opt.pairs then evs = events.defaults(pmc) end
+  if opt.umasks then
+    local out = {}
+    for _, e in ipairs(evs or {}) do
+      local info = pmc.info and pmc.info(e)
+      local n = #out
+      for _, a in ipairs(info and info.umasks or {}) do out[#out + 1] = e .. ":" .. (a.name or a) end
+      if #out == n then out[#out + 1] = e end
+    end
+    evs = out
+  end
+  return evs, grp, gpath
+end
+
+-- The events/ files the survey reads (a group, a pair list), each with the
+-- units it owns: checked against this machine's PMU after packing.
+local function files_of(grp, gpath, prs, psrc)
+  local files = {}
+  if grp then
+    local set = {}
+    for _, e in ipairs(grp.events) do set[e] = true end
+    files[#files + 1] = {path = gpath, data = grp, count = #grp.events, owns = function(u)
+      return set[u.keys[1]] or set[(u.keys[1]:gsub(":[uk]$", ""):gsub("/[uk]$", "/"))] end}
+  end
+  if psrc then
+    local n, seen = 0, {}
+    for _, p in ipairs(prs) do
+      for _, e in ipairs(p) do if not seen[e] then seen[e] = true; n = n + 1 end end
+    end
+    files[#files + 1] = {path = psrc.path, data = psrc, count = n, owns = function(u) return u.kind == "pair" end}
+  end
+  return files
+end
+
+local function check_sizes(opt)
+  if math.type(opt.reps) ~= "integer" or opt.reps < 1 or opt.reps > M.MAX_REPS then
+    usage(string.format("reps must be an integer from 1 to %d", M.MAX_REPS))
+  end
+  if opt.n ~= nil and (math.type(opt.n) ~= "integer" or opt.n < 1) then
+    usage(string.format("n must be a positive integer (elements per array), not %s", tostring(opt.n)))
+  end
+end
+
+local function realpath(p)
+  local ok, sys = pcall(require, "pmcsh._sys")
+  return ok and sys.realpath and sys.realpath(p) or p
+end
+
+-- The header of a new survey from its options (see survey.run), the
+-- events/ files it reads, and the note on a capped default n.  Raises a
+-- usage error for bad options.
+function M.header(o, pmc, stream)
+  local opt = setmetatable({}, {__index = o})
+  opt.reps, opt.threads, opt.pages = o.reps or 10, o.threads or 1, o.pages or "4k"
+  local evs, grp, gpath = events_of(opt, pmc)
+  local prs, psrc
+  if opt.pairs then
+    prs, psrc = events.pairs(opt.pairs)
+    if not prs then usage("bad pair list: " .. psrc) end
+  end
+  local hdr = {type = "header", format = M.FORMAT, kernels = {table.unpack(opt.kernels or M.DEFAULT_KERNELS)}}
+  workloads.configure(opt, hdr, usage, {stream = stream})
+  check_sizes(opt)
+  local units, rows = M.plan{events = evs, split = opt.split, pairs = prs}
+  local n, note = opt.n, nil
+  if not n and stream.machine then
+    local ok, m = pcall(stream.machine)
+    if ok and m then n, note = M.default_n(m.default_n, mem_available()) end
+  end
+  hdr.n, hdr.reps, hdr.threads, hdr.pages = n, opt.reps, opt.threads, opt.pages
+  hdr.fresh, hdr.split, hdr.baseline = opt.fresh or false, opt.split or false, opt.baseline ~= false
+  hdr.units, hdr.rows, hdr.started, hdr.emulated = units, rows, os.time(), os.getenv("PMCSH_EMULATED")
+  hdr.group = opt.group and realpath(gpath)
+  return hdr, files_of(grp, gpath, prs, psrc), note
+end
+
+-- The events/ files written for another PMU: nothing of one opened is an
+-- error saying so (nil, message, 95); some of it opened, a note heads the
+-- unopened list and the file's unknown events say which PMU it is for.
+function M.check_files(files, groups, unopened, units, pmc)
+  local owner = {}
+  for _, u in ipairs(units) do
+    for _, k in ipairs(u.keys) do owner[k] = owner[k] or {} table.insert(owner[k], u) end
+  end
+  local function owns(file, key)
+    for _, u in ipairs(owner[key] or {}) do if file.owns(u) then return true end end
+    return false
+  end
+  for _, file in ipairs(files) do
+    local why = events.pmu_check(file.data, file.path, pmc)
+    if why then
+      local opened = false
+      for _, g in ipairs(groups) do
+        for _, key in ipairs(g.keys) do opened = opened or owns(file, key) end
+      end
+      if not opened then
+        return nil, string.format("%s: none of its %d events can be counted here (pmc.info(NAME, " ..
+          "{pmu = %q}) encodes them, to plan; run it where the kernel exposes that PMU)",
+          why, file.count, file.data.pmu), 95
+      end
+      for _, u in ipairs(unopened) do
+        if owns(file, u.event) and (u.reason or ""):match("unknown event") then
+          u.reason = u.reason .. string.format(" [the file is for the %s PMU]", file.data.pmu)
+        end
+      end
+      table.insert(unopened, 1, {event = file.path, reason = why:sub(#file.path + 2)})
+    end
+  end
+  return true
+end
+
+return M

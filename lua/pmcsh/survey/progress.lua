@@ -1,0 +1,34 @@
+-- The survey's progress line on stderr, when stderr is a terminal: runs
+-- done of the total, time elapsed and an estimate of the time left.
+local M = {}
+
+local function sys()
+  local ok, s = pcall(require, "pmcsh._sys")
+  return ok and s or {}
+end
+
+function M.stderr_is_tty()
+  local s = sys()
+  if s.isatty then return s.isatty("stderr") end
+  return os.execute("test -t 2") == true
+end
+
+-- A function tell(done, total, what) that rewrites the line; tell() clears
+-- it (before anything else is written to stderr, and at the end).  Does
+-- nothing when not enabled.
+function M.new(enabled)
+  if not enabled then return function() end end
+  local now = sys().now or os.time
+  local t0 = now()
+  return function(done, total, what)
+    if done == nil then io.stderr:write("\r\27[K"); io.stderr:flush(); return end
+    local el = now() - t0
+    local left = done > 0 and el / done * (total - done) or nil
+    io.stderr:write(string.format("\r\27[Ksurvey: %d/%d runs, %.0fs elapsed%s%s",
+      done, total, el, left and string.format(", ~%.0fs left", left) or "",
+      what and ("  " .. what) or ""))
+    io.stderr:flush()
+  end
+end
+
+return M

@@ -1,0 +1,319 @@
+-- The survey's table: one row per event, one column per workload, the
+-- value (events per iteration) and the spread over repetitions; the
+-- bandwidth and time per iteration with and without counters; the group's
+-- metrics; and what was not counted here, with the reason.  Also the
+-- per-kernel figures the other outputs (csv, json, plot) share.
+local events = require("pmcsh.events")
+local metrics = require("pmcsh.metrics")
+local workloads = require("pmcsh.survey.workloads")
+
+local M = {}
+
+local median_of = function(list) return metrics.stats(list).median end
+
+-- The statistic a cell shows: mean (the seed's count / (n * reps)), median, min or max.
+function M.cell_stat(c, stat)
+  if not c then return nil end
+  if stat == nil or stat == "mean" or stat == "value" then return c.value end
+  return c[stat]
+end
+
+function M.spread_text(c)
+  if not c then return "" end
+  local s
+  if c.spread == nil then s = c.max and c.max ~= c.min and "±inf" or ""
+  elseif c.spread == 0 then s = "±0%"
+  elseif c.spread < 0.1 then s = string.format("±%.1f%%", c.spread * 100)
+  elseif c.spread < 10 then s = string.format("±%.0f%%", c.spread * 100)
+  else s = ">±999%" end
+  if c.multiplexed then s = s .. "*" end
+  return s
+end
+
+local function pad_right(s, w)
+  local len = utf8.len(s) or #s
+  return s .. string.rep(" ", math.max(0, w - len))
+end
+
+local function trim(s) return (s:gsub("%s+$", "")) end
+
+-- Per kernel, the median over its counted runs of f(run record).
+local function counted(st, f)
+  local per = {}
+  for _, r in ipairs(st.runs) do
+    local v = f(r)
+    if v then per[r.kernel] = per[r.kernel] or {}; table.insert(per[r.kernel], v) end
+  end
+  local out = {}
+  for k, l in pairs(per) do out[k] = median_of(l) end
+  return out
+end
+
+-- Counted bandwidth per kernel: median over the runs of that kernel.
+function M.counted_mbps(st) return counted(st, function(r) return r.mbps end) end
+
+local function ns_of(rec)
+  local s = workloads.seconds_per_iteration(rec)
+  return s and s * 1e9
+end
+
+-- The kernel figures beside the table, per kernel: MB/s and ns per
+-- iteration (best repetition) with no counters and counted (median run),
+-- and counted/uncounted - 1 as a rate (negative when counting slows the
+-- kernel down).
+function M.rates(st)
+  local cm, cn = M.counted_mbps(st), counted(st, ns_of)
+  local out = {}
+  for _, k in ipairs(st.header.kernels) do
+    local b = st.baseline[k]
+    local r = {mbps = b and b.mbps, mbps_counted = cm[k], ns = ns_of(b), ns_counted = cn[k]}
+    if r.mbps and r.mbps_counted and r.mbps > 0 then r.perturbation = (r.mbps_counted / r.mbps - 1) * 100
+    elseif r.ns and r.ns_counted and r.ns_counted > 0 then r.perturbation = (r.ns / r.ns_counted - 1) * 100 end
+    out[k] = r
+  end
+  return out
+end
+
+-- The reading a group's metrics see for one kernel: each counted event's
+-- value per iteration (a :u and a :k row of the same run also summed
+-- under the plain name), with ctx per iteration too: iterations = 1,
+-- bytes = bytes per iteration (STREAM convention; none for the chase),
+-- seconds = the counted runs' median time per iteration.  Ratios of
+-- events come out as ratios of counts; per-iteration metrics as such.
+local function metric_reading(st, kernel)
+  local reading, sums = {}, {}
+  for key, cells in pairs(st.cells) do
+    local c = cells[kernel]
+    if c and c.value then
+      reading[c.event] = {value = c.value}
+      local base, mod = c.event:match("^(.*):([uk])$")
+      if not base then base, mod = c.event:match("^(.*/)([uk])$") end
+      if base and key == c.event then
+        sums[base] = sums[base] or {}
+        sums[base][mod] = c.value
+      end
+    end
+  end
+  for base, t in pairs(sums) do
+    if t.u and t.k and not reading[base] then reading[base] = {value = t.u + t.k} end
+  end
+  local secs, bytes = {}, nil
+  for _, r in ipairs(st.runs) do
+    if r.kernel == kernel and r.times and r.iterations and r.iterations > 0 then
+      local sum = 0
+      for _, t in ipairs(r.times) do sum = sum + t end
+      secs[#secs + 1] = sum / r.iterations
+      bytes = bytes or r.bytes_per_iter
+    end
+  end
+  return reading, {iterations = 1, bytes = bytes, seconds = median_of(secs)}
+end
+
+-- The metrics of the survey's group (header.group, an events/ file), each
+-- evaluated per kernel after the runs.  Returns {path=, rows={{name=,
+-- unit=, desc=, values={kernel=v}, reasons={kernel=why}}}}, or nil and a
+-- message (no group, or its file no longer loads).
+function M.group_metrics(st)
+  local name = st.header and st.header.group
+  if not name then return nil, "the survey has no group" end
+  local t, path = events.group(name)
+  if not t then return nil, path end
+  local ws = workloads.of(st.header)
+  local out = {path = path, rows = {}}
+  for _, m in ipairs(t.metrics or {}) do
+    local row = {name = m.name, unit = m.unit, desc = m.desc, values = {}, reasons = {}}
+    for _, k in ipairs(st.header.kernels) do
+      local reading, ctx = metric_reading(st, k)
+      local v, why = metrics.eval(m, reading, ctx)
+      -- a formula over c.bytes on a workload that moves no STREAM bytes
+      local field = why and why:match("field '(%w+)'")
+      if field and ctx[field] == nil then
+        why = string.format("needs %s per iteration, which %s does not have", field, ws[k].what)
+      end
+      row.values[k], row.reasons[k] = v, why
+    end
+    out.rows[#out.rows + 1] = row
+  end
+  return out
+end
+
+-- A row's label: its key, and its unit when the event has one (task-clock: ns per iteration).
+function M.label(st, r)
+  for _, c in pairs(st.cells[r.key] or {}) do
+    if c.unit then return r.key .. " (" .. c.unit .. ")" end
+  end
+  return r.key
+end
+
+-- The event rows, one notation per column: scientific when a value needs
+-- it, for all.  Returns the lines and how many rows were counted.
+local function event_lines(st, o, ws, w)
+  local kernels = st.header.kernels
+  local sci = {}
+  for _, k in ipairs(kernels) do
+    for _, r in ipairs(st.header.rows) do
+      local v = st.cells[r.key] and M.cell_stat(st.cells[r.key][k], o.stat)
+      if v and v ~= 0 and (math.abs(v) < 1e-3 or math.abs(v) >= 1e7) then sci[k] = true end
+    end
+  end
+  local function num(v, k)
+    if v == nil then return string.format("%10s", "n/a") end
+    if sci[k] then return v == 0 and string.format("%10s", "0") or string.format("%10.3e", v) end
+    return string.format("%10.4f", v)
+  end
+  local line = {pad_right("Events per loop iteration", w)}
+  for _, k in ipairs(kernels) do line[#line + 1] = string.format("%11s%-7s", ws[k].title, "") end
+  local out, shown = {trim(table.concat(line))}, 0
+  for _, r in ipairs(st.header.rows) do
+    local cells = st.cells[r.key]
+    if cells then
+      shown = shown + 1
+      line = {pad_right(M.label(st, r), w)}
+      for _, k in ipairs(kernels) do
+        line[#line + 1] = " " .. num(M.cell_stat(cells[k], o.stat), k) .. " " .. pad_right(M.spread_text(cells[k]), 6)
+      end
+      out[#out + 1] = trim(table.concat(line))
+    end
+  end
+  return out, shown
+end
+
+-- The kernel figures' rows: bandwidth beside the counted runs', so the
+-- perturbation is visible; ns per iteration where a workload moves no
+-- STREAM bytes.  Each {label, field of M.rates, format}.
+local function rate_rows(st, ws)
+  local timed = false
+  for _, k in ipairs(st.header.kernels) do timed = timed or (ws[k].bytes == nil and ws[k].run ~= nil) end
+  local rows = {{"MB/s, no counters", "mbps"}, {"MB/s, counted (median run)", "mbps_counted"}}
+  if timed then
+    rows[#rows + 1] = {"ns per iteration, no counters", "ns", "%10.2f"}
+    rows[#rows + 1] = {"ns per iteration, counted", "ns_counted", "%10.2f"}
+  end
+  rows[#rows + 1] = {"counted/uncounted - 1, %", "perturbation"}
+  return rows, timed
+end
+
+-- Those rows as lines; a row with no value at all is left out.
+local function rate_lines(st, rows, w)
+  local rates, out = M.rates(st), {}
+  for _, s in ipairs(rows) do
+    local l, any = {pad_right(s[1], w)}, false
+    for _, k in ipairs(st.header.kernels) do
+      local v = rates[k][s[2]]
+      any = any or v ~= nil
+      l[#l + 1] = " " .. (v and string.format(s[3] or "%10.1f", v) or string.format("%10s", "n/a")) .. string.rep(" ", 7)
+    end
+    if any then out[#out + 1] = trim(table.concat(l)) end
+  end
+  return out
+end
+
+-- The group's metrics, with one line per kernel and reason for the n/a cells.
+local function metric_lines(st, ws, w)
+  local gm = st.header.group and M.group_metrics(st)
+  if not (gm and #gm.rows > 0) then return {} end
+  local kernels = st.header.kernels
+  for _, r in ipairs(gm.rows) do w = math.max(w, #r.name + (r.unit and #r.unit + 3 or 0) + 1) end
+  local l = {pad_right("Metrics (" .. (gm.path:match("[^/]*/[^/]*$") or gm.path) .. ")", w)}
+  for _, k in ipairs(kernels) do l[#l + 1] = string.format("%11s%-7s", ws[k].title, "") end
+  local out, why = {"", trim(table.concat(l))}, {}
+  for _, r in ipairs(gm.rows) do
+    l = {pad_right(r.name .. (r.unit and (" (" .. r.unit .. ")") or ""), w)}
+    for _, k in ipairs(kernels) do
+      l[#l + 1] = " " .. metrics.fmt(r.values[k], 10) .. string.rep(" ", 7)
+      local reason = r.values[k] == nil and r.reasons[k]
+      if reason then
+        reason = reason:gsub("^metric " .. r.name:gsub("%p", "%%%0") .. " ", "")
+        local tag = k .. "\0" .. reason
+        if not why[tag] then why[tag] = {k = k, reason = reason, names = {}}; why[#why + 1] = why[tag] end
+        table.insert(why[tag].names, r.name)
+      end
+    end
+    out[#out + 1] = trim(table.concat(l))
+  end
+  for _, x in ipairs(why) do
+    out[#out + 1] = string.format("  n/a for %s: %s: %s", x.k, table.concat(x.names, ", "), x.reason)
+  end
+  return out
+end
+
+-- What the numbers are: n, repetitions, threads, pages; each workload's note.
+local function notes(st, o, ws)
+  local hdr = st.header
+  local out = {string.format("n = %s, %d timed repetitions per run%s, %d thread%s, %s pages%s; " ..
+    "value = count / (n * reps)%s; ± = (max - min) / mean over repetitions; * = multiplexed (scaled)",
+    tostring(hdr.n or "default"), hdr.reps, hdr.fresh and " (fresh arrays, no warm-up)" or "",
+    hdr.threads or 1, (hdr.threads or 1) == 1 and "" or "s", tostring(hdr.pages),
+    hdr.split and ", :u user / :k OS" or "",
+    (o.stat and o.stat ~= "mean") and (" [showing " .. o.stat .. "]") or "")}
+  for _, k in ipairs(hdr.kernels) do
+    if ws[k].note then out[#out + 1] = ws[k].note(hdr) end
+  end
+  if hdr.emulated then
+    out[#out + 1] = "measured on an emulated machine (" .. hdr.emulated .. "): counts of instructions are exact, " ..
+      "times and bandwidth mean nothing"
+  end
+  return out
+end
+
+-- Not counted here, and counted user+OS together: the unopened list, and
+-- :u and :k rows with identical nonzero counts (the event ignores the
+-- privilege filter, as the kernel's software clocks do).
+local function unopened_lines(st)
+  local listed = {table.unpack(st.unopened)}
+  for _, u in ipairs(st.header.units or {}) do
+    if u.kind == "split" and st.cells[u.keys[1]] and st.cells[u.keys[2]] then
+      local same, any = true, false
+      for _, k in ipairs(st.header.kernels) do
+        local a, b = st.cells[u.keys[1]][k], st.cells[u.keys[2]][k]
+        if a and b then
+          if a.count ~= b.count then same = false end
+          if (a.count or 0) > 0 then any = true end
+        end
+      end
+      if same and any then
+        listed[#listed + 1] = {event = u.labels[1]:gsub(":u$", ""):gsub("/u$", "/"), fallback = true,
+          reason = "the :u and :k rows are equal: this event ignores the user/OS filter (each counts both)"}
+      end
+    end
+  end
+  local out = {}
+  for _, part in ipairs({{false, "Not counted here:"}, {true, "Counted user+OS together:"}}) do
+    local lines = {}
+    for _, u in ipairs(listed) do
+      if (u.fallback or false) == part[1] then
+        lines[#lines + 1] = string.format("  %-30s %s", u.event, u.reason or "")
+      end
+    end
+    if #lines > 0 then
+      out[#out + 1] = ""
+      out[#out + 1] = part[2]
+      for _, l in ipairs(lines) do out[#out + 1] = l end
+    end
+  end
+  return out
+end
+
+-- Renders the classic table.  o.stat picks the statistic shown: mean (the
+-- seed's count/(n*reps), default), median, min or max.
+function M.report(st, o)
+  o = o or {}
+  local ws = workloads.of(st.header)
+  local rows, timed = rate_rows(st, ws)
+  -- the first column fits every label, and the ns rows' with two spaces
+  local w = timed and 31 or 26
+  for _, r in ipairs(st.header.rows) do w = math.max(w, #M.label(st, r) + 1) end
+  local out, shown = event_lines(st, o, ws, w)
+  out[#out + 1] = ""
+  for _, part in ipairs({rate_lines(st, rows, w), metric_lines(st, ws, w), {""}, notes(st, o, ws), unopened_lines(st)}) do
+    for _, l in ipairs(part) do out[#out + 1] = l end
+  end
+  if not st.done then
+    out[#out + 1] = ""
+    out[#out + 1] = "(incomplete survey: resume it with --resume FILE)"
+  end
+  if shown == 0 then out[#out + 1] = "(no event counted)" end
+  return table.concat(out, "\n") .. "\n"
+end
+
+return M

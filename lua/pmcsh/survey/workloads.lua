@@ -1,0 +1,240 @@
+-- The survey's workloads: what it measures, one descriptor per column.
+--
+-- Every engine gives the survey descriptors of one shape:
+--   {name=, title=, unit= (one iteration, in words), what= (the engine, in
+--    words), bytes= (bytes per iteration, STREAM convention; nil when the
+--    workload moves no STREAM bytes), sized= (it uses the survey's n),
+--    note= (nil, or function(hdr) -> a line under the table),
+--    run = function(group, reps) -> {times=, iterations=, counts=, per_rep=,
+--          warnings=, record=} or nil, message, errno}
+-- times: seconds per timed repetition; iterations: over all of them;
+-- counts/per_rep: the group's reading over all and per repetition; record:
+-- the engine's own fields kept in the results file.  A new engine joins
+-- the survey by adding one entry to ENGINES: its names, what it adds to the
+-- header from the options, and its descriptors.
+local metrics = require("pmcsh.metrics")
+
+local M = {}
+
+local function title(k) return (k:gsub("^%l", string.upper)) end
+
+-------------------------------------------------------------------------------
+-- The STREAM loops: one iteration is one element of the arrays
+-------------------------------------------------------------------------------
+
+local stream_engine = {}
+
+function stream_engine.names(env)
+  local out = {}
+  for _, d in ipairs(env.stream.kernels()) do out[#out + 1] = d.name end
+  return out
+end
+
+-- The arrays: one stream for the survey, or a new one per run when fresh
+-- (first touch inside the first timed repetition).  Warns about a small n
+-- once, not once per fresh run.
+local function arrays(hdr, env)
+  local shared, made = nil, 0
+  return function()
+    if shared then return shared end
+    local args = {n = hdr.n, threads = hdr.threads, pages = hdr.pages, quiet = (made > 0 or env.quiet) or nil}
+    if hdr.fresh then args.touch = false end
+    local s, err, errno = env.stream.new(args)
+    if not s then return nil, err, errno end
+    made = made + 1
+    if not hdr.fresh then shared = s end
+    return s
+  end, function() if shared then shared:close(); shared = nil end end
+end
+
+function stream_engine.workloads(hdr, env, names)
+  local desc = {}
+  for _, d in ipairs(env.stream.kernels()) do desc[d.name] = d end
+  local get, close = arrays(hdr, env)
+  local out = {}
+  for _, k in ipairs(names) do
+    out[#out + 1] = {
+      name = k, title = title(k), unit = "loop iteration", what = "a STREAM loop", sized = true,
+      bytes = desc[k] and desc[k].bytes,
+      run = function(group, reps)
+        local s, err, errno = get()
+        if not s then return nil, err, errno end
+        local r
+        r, err, errno = s:run(k, {reps = reps, group = group, warmup = not hdr.fresh, quiet = true})
+        if hdr.fresh then s:close() end
+        if not r then return nil, err, errno end
+        return {times = r.times, iterations = r.iterations, counts = r.counts, per_rep = r.per_rep,
+          warnings = r.warnings, record = {mbps = r.mbps, mbps_wa = r.mbps_wa, bytes_per_iter = r.bytes_per_iter,
+          tsc_hz = r.tsc_hz, min = r.min, median = r.median}}
+      end,
+    }
+  end
+  return out, close
+end
+
+-------------------------------------------------------------------------------
+-- The pointer chase: one iteration is one dependent load
+-------------------------------------------------------------------------------
+
+local chase_engine = {}
+
+function chase_engine.names() return {"chase"} end
+
+-- "ORDER:SIZE[:STRIDE]", any part left out taking its default: random,
+-- 256M, and the order's own stride (chase.default_stride: 64 for random,
+-- 256 for page and tlb).  "random:256M", "64M", "page:64M:128".
+-- Returns {order=, size=, stride=} or nil, message.
+M.DEFAULT_CHASE = {order = "random", size = 256 * 1024 * 1024}
+function M.parse_chase(spec, chase)
+  chase = chase or require("pmcsh.chase")
+  local c = {order = M.DEFAULT_CHASE.order, size = M.DEFAULT_CHASE.size}
+  if type(spec) == "table" then
+    for k, v in pairs(spec) do c[k] = v end
+    c.stride = c.stride or chase.default_stride(c.order)
+    return c
+  end
+  local orders, names = {}, {}
+  for _, o in ipairs(chase.orders()) do orders[o.name] = true; names[#names + 1] = o.name end
+  table.sort(names)
+  local parse_size = require("pmcsh.recipe").parse_size
+  local sizes = 0
+  for part in ((spec or "") .. ":"):gmatch("([^:]*):") do
+    if orders[part] then c.order = part
+    elseif spec ~= nil and spec ~= "" then
+      local n = parse_size(part)
+      if not n or n <= 0 then
+        return nil, string.format("bad chase %q: %q is neither an order (%s) nor a size (256M, 4K)",
+          spec, part, table.concat(names, ", "))
+      end
+      sizes = sizes + 1
+      if sizes == 1 then c.size = n elseif sizes == 2 then c.stride = n
+      else return nil, string.format("bad chase %q: ORDER:SIZE[:STRIDE] expected", spec) end
+    end
+  end
+  c.stride = c.stride or chase.default_stride(c.order)
+  -- the chain this asks for, checked as chase.chain would, before anything runs
+  local ok, why = pcall(require("pmcsh._chase").check, {size = c.size, stride = c.stride, order = c.order})
+  if not ok then
+    return nil, string.format("bad chase %q: %s", spec, (tostring(why):gsub("^.-bad argument #%d+ to '[%w_.]*' %((.*)%)$", "%1")))
+  end
+  return c
+end
+
+function M.chase_text(c)
+  local size = c.size % 2^20 == 0 and string.format("%d MiB", c.size // 2^20)
+    or string.format("%d KiB", c.size // 1024)
+  return string.format("%s order over %s, %d-byte elements", c.order, size, c.stride)
+end
+
+-- --chase alone adds the chase to the kernels; the header keeps the chain
+-- and the sample length.
+function chase_engine.configure(opt, hdr, usage)
+  local has = false
+  for _, k in ipairs(hdr.kernels) do has = has or k == "chase" end
+  if opt.chase and not has then hdr.kernels[#hdr.kernels + 1] = "chase"; has = true end
+  if not has then return end
+  local c, err = M.parse_chase(opt.chase)
+  if not c then usage(err) end
+  hdr.chase, hdr.sample_ms = c, opt.sample_ms or 20
+end
+
+function chase_engine.workloads(hdr, env)
+  local chain
+  local d = {
+    name = "chase", title = "Chase", unit = "dependent load", what = "a pointer chase",
+    note = function(h)
+      return string.format("chase: %s, %s pages, %d samples of ~%d ms per run; " ..
+        "one iteration = one dependent load: value = count / loads", M.chase_text(h.chase),
+        tostring(h.pages), h.reps, h.sample_ms or 20)
+    end,
+    -- reps samples of sample_ms each over one chain, built (and touched)
+    -- once; the group (if any) around each sample only
+    run = function(group, reps)
+      local chase = env.chase or require("pmcsh.chase")
+      local c = hdr.chase
+      if not chain then
+        local err, errno
+        chain, err, errno = chase.chain{size = c.size, order = c.order, stride = c.stride, pages = hdr.pages}
+        if not chain then return nil, err, errno end
+      end
+      local r, err, errno = chase.latency{chain = chain, samples = reps, sample_ms = hdr.sample_ms, group = group}
+      if not r then return nil, err, errno end
+      local times = {}
+      for i, ns in ipairs(r.samples) do times[i] = ns * r.loads * 1e-9 end
+      return {times = times, iterations = r.loads * #r.samples, counts = r.counts, per_rep = r.per_rep,
+        record = {ns = r.ns, median_ns = r.median_ns, samples = r.samples, loads = r.loads,
+          min = r.ns * r.loads * 1e-9, median = r.median_ns * r.loads * 1e-9}}
+    end,
+  }
+  return {d}, function() if chain then chain:close(); chain = nil end end
+end
+
+-------------------------------------------------------------------------------
+-- The engines, and the survey's view of them
+-------------------------------------------------------------------------------
+
+local ENGINES = {stream_engine, chase_engine}
+
+local function env_of(env)
+  env = env or {}
+  env.stream = env.stream or require("pmcsh.stream")
+  return env
+end
+
+-- Every workload name, engine by engine.
+function M.names(env)
+  env = env_of(env)
+  local out = {}
+  for _, e in ipairs(ENGINES) do
+    for _, n in ipairs(e.names(env)) do out[#out + 1] = n end
+  end
+  return out
+end
+
+-- Completes the header from the options (hdr.kernels set): each engine adds
+-- what it needs, then every kernel must be one of theirs.
+function M.configure(opt, hdr, usage, env)
+  for _, e in ipairs(ENGINES) do
+    if e.configure then e.configure(opt, hdr, usage) end
+  end
+  local names = M.names(env)
+  local known = {}
+  for _, n in ipairs(names) do known[n] = true end
+  for _, k in ipairs(hdr.kernels) do
+    if not known[k] then
+      usage(string.format("unknown kernel %q (kernels: %s)", k, table.concat(names, ", ")))
+    end
+  end
+end
+
+-- The descriptors of hdr.kernels, in their order (by name too), and a
+-- function that frees what their runs made.  env: {stream=, chase=, quiet=}.
+function M.of(hdr, env)
+  env = env_of(env)
+  local out, closers = {}, {}
+  for _, e in ipairs(ENGINES) do
+    local mine, set = {}, {}
+    for _, n in ipairs(e.names(env)) do set[n] = true end
+    for _, k in ipairs(hdr.kernels) do if set[k] then mine[#mine + 1] = k end end
+    if #mine > 0 then
+      local ds, close = e.workloads(hdr, env, mine)
+      for _, d in ipairs(ds) do out[d.name] = d end
+      closers[#closers + 1] = close
+    end
+  end
+  -- a name no engine here knows (a file from another build): its column only
+  for i, k in ipairs(hdr.kernels) do
+    out[k] = out[k] or {name = k, title = title(k), unit = "iteration", what = "this run"}
+    out[i] = out[k]
+  end
+  return out, function() for _, c in ipairs(closers) do c() end end
+end
+
+-- Seconds per iteration of a run record: its best repetition over the
+-- iterations of one repetition.
+function M.seconds_per_iteration(rec)
+  if not (rec and rec.times and #rec.times > 0 and rec.iterations) then return nil end
+  return (rec.min or metrics.stats(rec.times).min) / (rec.iterations / #rec.times)
+end
+
+return M
