@@ -22,7 +22,7 @@ of the curve are the caches (their sysfs sizes are printed below the table).
     {name = "sample_ms", type = "number", default = 20, help = "length of one sample (ms)"},
     {name = "series", type = "flag", help = "print \"size_MB ns\" lines only (lmbench format)"},
     {name = "json", type = "flag", help = "one JSON object per size"},
-    {name = "plot", type = "string", help = "draw the curve to FILE.png or FILE.svg (gnuplot)"},
+    {name = "plot", type = "string", help = "draw the curve to FILE.png or FILE.svg (gnuplot, 1000x640): log axes, the caches marked"},
   },
   run = function(opts)
     local recipe = require("pmcsh.recipe")
@@ -34,6 +34,10 @@ of the curve are the caches (their sysfs sizes are printed below the table).
     if opts.stride < 8 or opts.stride % 8 ~= 0 then usage("--stride must be a multiple of 8 bytes") end
     if opts.per_octave > 64 then usage("--per_octave must be at most 64") end
     if opts.sample_ms <= 0 then usage("--sample_ms must be positive") end
+    if opts.plot then
+      local ok, why = require("pmcsh.plot").check(opts.plot)
+      if not ok then usage(why) end
+    end
     local chase = require("pmcsh.chase")
     -- each row is printed as it is measured (and flushed, so a pipe sees it)
     local cjson = opts.json and require("cjson")
@@ -76,12 +80,16 @@ of the curve are the caches (their sysfs sizes are printed below the table).
       if #cs > 0 then print("# caches (sysfs): " .. table.concat(cs, ", ")) end
     end
     if opts.plot then
-      local pts = {}
-      for _, r in ipairs(res.rows) do pts[#pts + 1] = {r.size / 2^20, r.ns} end
+      local pts, marks = {}, {}
+      for _, r in ipairs(res.rows) do pts[#pts + 1] = {r.size, r.ns} end
+      for _, c in ipairs(chase.caches()) do
+        marks[#marks + 1] = {x = c.size, title = string.format("L%d %s", c.level, size(c.size))}
+      end
       local ok, perr = require("pmcsh.plot").lines(opts.plot, {
-        title = string.format("latency, %s order, stride %d, %s pages", res.order, res.stride, res.pages),
-        xlabel = "size (MB)", ylabel = "ns per load", logx = true,
-        series = {{title = res.order, points = pts}}})
+        title = string.format("latency, %s order, stride %d, %s pages; %s", res.order, res.stride, res.pages,
+          #marks > 0 and "dashed: the caches' sizes (sysfs)" or "sysfs lists no cache sizes here"),
+        xlabel = "chain size (bytes)", ylabel = "ns per dependent load (best sample)", bytes = true, logy = true,
+        vlines = marks, series = {{title = res.order, points = pts}}})
       if not ok then io.stderr:write("pmcsh latency: ", perr, "\n"); return 1 end
     end
     return 0

@@ -30,7 +30,7 @@ flagged and left out.  --detail prints ns per load and the speedup for every k;
     {name = "detail", type = "flag", help = "print ns and speedup for every k"},
     {name = "series", type = "flag", help = "print \"size_MB parallelism\" lines only"},
     {name = "json", type = "flag", help = "one JSON object per size"},
-    {name = "plot", type = "string", help = "draw parallelism versus size to FILE.png or FILE.svg"},
+    {name = "plot", type = "string", help = "draw parallelism versus size to FILE.png or FILE.svg (1000x640): y from 0, the k limit drawn"},
   },
   run = function(opts)
     local recipe = require("pmcsh.recipe")
@@ -43,6 +43,10 @@ flagged and left out.  --detail prints ns per load and the speedup for every k;
     if opts.stride < 8 or opts.stride % 8 ~= 0 then usage("--stride must be a multiple of 8 bytes") end
     if opts.to < opts.from then usage("--to must be at least --from") end
     if opts.sample_ms <= 0 then usage("--sample_ms must be positive") end
+    if opts.plot then
+      local ok, why = require("pmcsh.plot").check(opts.plot)
+      if not ok then usage(why) end
+    end
     local sizes = {}
     if opts.sizes then
       for _, s in ipairs(opts.sizes) do
@@ -61,7 +65,7 @@ flagged and left out.  --detail prints ns per load and the speedup for every k;
     end
     local chase = require("pmcsh.chase")
     local cjson = opts.json and require("cjson")
-    local pts = {}
+    local pts, marks = {}, {}
     if opts.series then
       print(string.format('"stride=%d order=%s pages=%s', opts.stride, opts.order, opts.pages))
     elseif not opts.json then
@@ -74,7 +78,8 @@ flagged and left out.  --detail prints ns per load and the speedup for every k;
         pages = opts.pages, samples = opts.samples, sample_ms = opts.sample_ms}
       if not r then io.stderr:write("pmcsh parallelism: ", tostring(err), "\n"); return 1 end
       local mb = r.size / 2^20
-      pts[#pts + 1] = {mb, r.mlp}
+      pts[#pts + 1] = {r.size, r.mlp}
+      if r.superlinear then marks[#marks + 1] = {r.size, r.mlp} end
       if opts.json then
         print(cjson.encode({size = r.size, size_mb = mb, mlp = r.mlp, rows = r.rows, footprint = r.footprint,
           superlinear = r.superlinear, t1_drift = r.t1_drift, unsettled = r.unsettled, note = r.note}))
@@ -97,10 +102,16 @@ flagged and left out.  --detail prints ns per load and the speedup for every k;
     end
     if opts.series then print() end
     if opts.plot then
+      local series = {{title = opts.order, points = pts}}
+      if #marks > 0 then
+        series[2] = {title = "sizes with rows above k (cache hits: left out of the value)", points = marks, points_only = true}
+      end
       local ok, perr = require("pmcsh.plot").lines(opts.plot, {
-        title = string.format("memory-level parallelism, %s order", opts.order),
-        xlabel = "size (MB)", ylabel = "parallelism (best speedup)", logx = true,
-        series = {{title = opts.order, points = pts}}})
+        title = string.format("memory-level parallelism, %s order: best speedup t1 / (tk / k), k = 1..%d",
+          opts.order, opts.max),
+        xlabel = "chain size (bytes)", ylabel = "parallelism (best speedup)", bytes = true, y0 = true,
+        hline = {y = opts.max, title = string.format("k = %d: the most a speedup can be", opts.max)},
+        series = series})
       if not ok then io.stderr:write("pmcsh parallelism: ", perr, "\n"); return 1 end
     end
     return 0

@@ -1,6 +1,8 @@
--- Charts through gnuplot, when it is installed: sweep curves (x, y series)
--- and the survey's events-per-iteration table as grouped bars.  Without
--- gnuplot every function returns nil and a message saying what to install.
+-- Charts through gnuplot, when it is installed: sweep curves (x, y series,
+-- sizes on a log axis labelled 4K, 1M, ...) and the survey's table as a
+-- heat map.  Without gnuplot every function returns nil and a message
+-- saying what to install.  Pictures are M.WIDTH x M.HEIGHT pixels (the
+-- heat map grows by M.ROW_PX per row beyond 20 rows).
 local M = {}
 
 local ok_help, help = pcall(require, "pmcsh.help")
@@ -27,12 +29,32 @@ end
 local NO_GNUPLOT = "gnuplot is not installed: install it (Debian: apt-get install gnuplot-nox) " ..
   "or plot the printed series yourself"
 
-local function terminal(file)
+M.WIDTH, M.HEIGHT, M.ROW_PX = 1000, 640, 24
+
+local function terminal(file, h)
   local ext = file:match("%.(%w+)$")
   ext = ext and ext:lower()
-  if ext == "png" then return "pngcairo size 1000,640 noenhanced", "png size 1000,640 noenhanced" end
-  if ext == "svg" then return "svg size 1000,640 noenhanced" end
+  local size = string.format("size %d,%d noenhanced", M.WIDTH, h or M.HEIGHT)
+  if ext == "png" then return "pngcairo " .. size, "png " .. size end
+  if ext == "svg" then return "svg " .. size end
   return nil
+end
+
+-- Whether a chart can be drawn to `file`: true, or nil and why (a name
+-- that is not .png or .svg, a folder that is not there).  Recipes ask
+-- before measuring; a missing gnuplot is said after the table is printed,
+-- so the numbers are not lost.
+function M.check(file)
+  if type(file) ~= "string" or not terminal(file) then
+    return nil, string.format("cannot plot to %q: name a .png or .svg file", tostring(file))
+  end
+  local dir = file:match("^(.*)/[^/]*$")
+  if dir and dir ~= "" then
+    local f = io.open(dir .. "/.", "r")
+    if not f then return nil, string.format("cannot plot to %q: no folder %s", file, dir) end
+    f:close()
+  end
+  return true
 end
 
 local function gq(s) -- a gnuplot string literal
@@ -40,10 +62,10 @@ local function gq(s) -- a gnuplot string literal
 end
 
 -- Runs a gnuplot script; tries the fallback terminal when the first is missing.
-local function run(script_body, file)
+local function run(script_body, file, height)
   local gp = M.gnuplot()
   if not gp then return nil, NO_GNUPLOT end
-  local term, fallback = terminal(file)
+  local term, fallback = terminal(file, height)
   if not term then return nil, string.format("cannot plot to %q: name a .png or .svg file", file) end
   local function attempt(t)
     local sf, ef = os.tmpname(), os.tmpname()
@@ -70,26 +92,68 @@ local function datablock(name, rows)
   return table.concat(out, "\n")
 end
 
--- Line chart.  o = {title=, xlabel=, ylabel=, logx=, logy=,
--- series = {{title=, points = {{x, y}, ...}}, ...}}.
+-- Byte sizes as x tics: every power of 4 from the first point to the
+-- last, labelled 4K, 1M, 256M.
+local function size_tics(lo, hi)
+  local size = require("pmcsh.metrics").size
+  local t, x = {}, 1
+  while x * 4 <= lo do x = x * 4 end
+  while x <= hi * 1.01 do
+    t[#t + 1] = string.format("%s %.0f", gq(size(x)), x)
+    x = x * 4
+  end
+  return "set xtics (" .. table.concat(t, ", ") .. ")"
+end
+
+-- Line chart.  o = {title=, xlabel=, ylabel=, logx=, logy=, bytes= (x is
+-- bytes: log axis labelled 4K, 1M), y0= (y from 0), ymax=,
+-- series = {{title=, points = {{x, y}, ...}, points_only=}, ...},
+-- vlines = {{x=, title=}} (dashed, labelled), hline = {y=, title=}}.
+-- A margin around the points keeps the first and last whole.
 function M.lines(file, o)
   local parts, plots = {}, {}
+  local lo, hi, ytop = math.huge, -math.huge, 0
   for i, s in ipairs(o.series or {}) do
     local rows = {}
     for _, p in ipairs(s.points) do
-      if p[1] and p[2] then rows[#rows + 1] = {string.format("%.10g", p[1]), string.format("%.10g", p[2])} end
+      if p[1] and p[2] then
+        rows[#rows + 1] = {string.format("%.10g", p[1]), string.format("%.10g", p[2])}
+        lo, hi, ytop = math.min(lo, p[1]), math.max(hi, p[1]), math.max(ytop, p[2])
+      end
     end
-    parts[#parts + 1] = datablock("s" .. i, rows)
-    plots[#plots + 1] = string.format("$s%d using 1:2 with linespoints title %s", i, gq(s.title or ("series " .. i)))
+    if #rows > 0 then
+      parts[#parts + 1] = datablock("s" .. i, rows)
+      plots[#plots + 1] = string.format("$s%d using 1:2 with %s title %s", i,
+        s.points_only and "points pt 7 ps 1.6 lc rgb '#d62728'" or "linespoints pt 7 ps 0.8 lw 2",
+        gq(s.title or ("series " .. i)))
+    end
   end
   if #plots == 0 then return nil, "nothing to plot" end
   parts[#parts + 1] = "set title " .. gq(o.title or "")
   parts[#parts + 1] = "set xlabel " .. gq(o.xlabel or "")
   parts[#parts + 1] = "set ylabel " .. gq(o.ylabel or "")
   parts[#parts + 1] = "set grid"
-  parts[#parts + 1] = "set key top left"
-  if o.logx then parts[#parts + 1] = "set logscale x 2" end
+  parts[#parts + 1] = "set key top left box opaque width 1"
+  if o.logx or o.bytes then parts[#parts + 1] = "set logscale x 2" end
+  if o.bytes then parts[#parts + 1] = size_tics(lo, hi) end
   if o.logy then parts[#parts + 1] = "set logscale y" end
+  if o.logx or o.bytes then
+    parts[#parts + 1] = string.format("set xrange [%.10g:%.10g]", lo / 1.3, hi * 1.3)
+  end
+  local top = math.max(ytop, o.hline and o.hline.y or 0) * 1.12
+  if o.y0 then parts[#parts + 1] = string.format("set yrange [0:%.10g]", o.ymax or top)
+  elseif not o.logy then parts[#parts + 1] = "set offsets 0, 0, graph 0.08, graph 0.08" end
+  for _, v in ipairs(o.vlines or {}) do
+    parts[#parts + 1] = string.format("set arrow from %.10g, graph 0 to %.10g, graph 1 nohead dt 2 lc rgb '#808080'", v.x, v.x)
+    parts[#parts + 1] = string.format("set label %s at %.10g, graph 0.04 rotate left offset 1,0 tc rgb '#505050'",
+      gq(v.title or ""), v.x)
+  end
+  if o.hline then
+    parts[#parts + 1] = string.format("set arrow from graph 0, first %.10g to graph 1, first %.10g nohead dt 2 lw 2 lc rgb '#d62728'",
+      o.hline.y, o.hline.y)
+    parts[#parts + 1] = string.format("set label %s at graph 0.98, first %.10g right offset 0,0.7 tc rgb '#d62728'",
+      gq(o.hline.title or ""), o.hline.y)
+  end
   parts[#parts + 1] = "plot " .. table.concat(plots, ", ")
   return run(table.concat(parts, "\n"), file)
 end
@@ -123,31 +187,77 @@ function M.bars(file, o)
   return run(body, file)
 end
 
--- The survey table as bars (events per loop iteration, per kernel).
+-- The survey table as a heat map: a row per event, a column per
+-- workload, each cell coloured by its value over the row's largest (so a
+-- chase's hundreds per load and a loop's 0.6 per iteration both show) and
+-- labelled with the value and its spread.  Rows that are zero in every
+-- column are left out and named under the chart.  o.stat as the table's.
 function M.survey(st, file, o)
   o = o or {}
-  local cols, rows = {}, {}
-  for i, k in ipairs(st.header.kernels) do cols[i] = k end
+  local report = require("pmcsh.survey.report")
+  local kernels, rows, zero = st.header.kernels, {}, {}
   for _, r in ipairs(st.header.rows) do
     local cells = st.cells[r.key]
     if cells then
-      local vals = {}
-      for i, k in ipairs(cols) do
-        local c = cells[k]
-        vals[i] = c and ((o.stat and o.stat ~= "mean") and c[o.stat] or c.value)
+      local vals, top = {}, 0
+      for i, k in ipairs(kernels) do
+        vals[i] = report.cell_stat(cells[k], o.stat)
+        top = math.max(top, math.abs(vals[i] or 0))
       end
-      rows[#rows + 1] = {name = r.key, values = vals}
+      if top == 0 then zero[#zero + 1] = r.key
+      else rows[#rows + 1] = {name = report.label(st, r), values = vals, top = top, cells = cells} end
     end
   end
-  return M.bars(file, {title = "Events per loop iteration", ylabel = "events / iteration",
-                       columns = cols, rows = rows, logy = o.logy})
+  if #rows == 0 then return nil, "nothing to plot: every counted row is zero" end
+  local data = {}
+  for y, r in ipairs(rows) do
+    for x, k in ipairs(kernels) do
+      local v, c = r.values[x], r.cells[k]
+      local text = v and (require("pmcsh.metrics").fmt(v, 1):gsub("^%s+", "") .. " " .. report.spread_text(c)) or "n/a"
+      data[#data + 1] = {x - 1, #rows - y, v and string.format("%.6g", v / r.top) or "NaN", gq(text)}
+    end
+  end
+  local xt, yt = {}, {}
+  for x, k in ipairs(kernels) do xt[#xt + 1] = string.format("%s %d", gq(k), x - 1) end
+  for y, r in ipairs(rows) do yt[#yt + 1] = string.format("%s %d", gq(r.name), #rows - y) end
+  local height = M.HEIGHT + math.max(0, #rows - 20) * M.ROW_PX
+  local body = {
+    datablock("d", data),
+    "set title " .. gq(string.format("%s per iteration%s; colour: value / the row's largest; ± = (max - min) / mean over repetitions",
+      "Events", (o.stat and o.stat ~= "mean") and (" (" .. o.stat .. ")") or "")),
+    "set xtics (" .. table.concat(xt, ", ") .. ") scale 0",
+    "set ytics (" .. table.concat(yt, ", ") .. ") scale 0",
+    "set x2tics (" .. table.concat(xt, ", ") .. ") scale 0",
+    string.format("set xrange [-0.5:%f]; set x2range [-0.5:%f]; set yrange [-0.5:%f]", #kernels - 0.5, #kernels - 0.5, #rows - 0.5),
+    "unset xtics",
+    "set palette defined (0 '#f7f7f7', 0.5 '#f4a582', 1 '#b2182b')",
+    "set cbrange [0:1]",
+    "set cblabel 'value / row maximum'",
+    "set lmargin 34",
+  }
+  -- the rows left out, wrapped under the chart
+  local lines, cur = {}, string.format("zero in every column (left out, %d):", #zero)
+  for _, z in ipairs(zero) do
+    if #cur + #z + 2 > 120 then lines[#lines + 1] = cur; cur = "  " .. z
+    else cur = cur .. " " .. z end
+  end
+  lines[#lines + 1] = cur
+  body[#body + 1] = string.format("set bmargin %d", #zero > 0 and #lines + 2 or 2)
+  for i, l in ipairs(#zero > 0 and lines or {}) do
+    body[#body + 1] = string.format("set label %s at screen 0.01, character %d left", gq(l), #lines - i + 1)
+  end
+  body[#body + 1] = "plot $d using 1:2:3 with image notitle, $d using 1:2:4 with labels notitle"
+  return run(table.concat(body, "\n"), file, height)
 end
 
 doc(M, "plot", [[
 plot: charts through gnuplot (PNG or SVG by the file's extension).
-  plot.lines(file, {series={{title=, points={{x,y}...}}}, logx=, xlabel=, ylabel=})
+  plot.check(file)           true, or why it cannot be drawn (ask before measuring)
+  plot.lines(file, {series={{title=, points={{x,y}...}}}, logx=, bytes=, y0=,
+             vlines={{x=, title=}}, hline={y=, title=}, xlabel=, ylabel=})
   plot.bars(file, {columns={...}, rows={{name=, values={...}}}})
-  plot.survey(state, file)   the survey table as grouped bars
+  plot.survey(state, file)   the survey table as a per-row normalised heat map
+Pictures are 1000 x 640 pixels (the survey's 24 more per row beyond 20).
 Returns true, or nil and a message (e.g. when gnuplot is not installed).]])
 
 return M
