@@ -17,6 +17,8 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <poll.h>
+#include <sys/syscall.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -800,16 +802,73 @@ static void on_run_signal(int sig)
 	run_signal = sig;
 }
 
-/* _pmc.run(events, argv, opts) -> reading, {status=, signal=, elapsed=} |
- * nil, msg, errno.  The child waits on a pipe until the group is opened on
- * it (inherit, enable_on_exec), so counting starts at exec and includes its
- * children; the parent's own work is not counted. */
+/* Pushes the cumulative readings of l_run: the child's group (gtab == 0),
+ * or the list of the targets' groups in the table at gtab.  Returns 1, or
+ * what pmcsh_fail pushed (3). */
+static int run_readings(lua_State *L, int gtab, struct lgroup *child)
+{
+	if (!gtab)
+		return read_push(L, child, 0);
+	int n = (int)lua_rawlen(L, gtab);
+	lua_createtable(L, n, 0);
+	for (int i = 1; i <= n; i++) {
+		lua_rawgeti(L, gtab, i);
+		struct lgroup *lg = lua_touserdata(L, -1);
+		lua_pop(L, 1);
+		int r = read_push(L, lg, 0);
+		if (r != 1)
+			return r;
+		lua_rawseti(L, -2, i);
+	}
+	return 1;
+}
+
+/* _pmc.run(events, argv, opts) -> reading, {status=, signal=, elapsed=,
+ * user=, sys=, stopped_by=?} | nil, msg, errno.
+ * Without opts.targets the child is counted: it waits on a pipe until the
+ * group is opened on it (inherit, enable_on_exec), so counting starts at
+ * exec and includes its children; the parent's own work is not counted.
+ * opts.targets = {{pid=}|{cpus=}, ...}: these are counted instead, enabled
+ * just before the child's exec (perf stat -a/-C/-p/-t), and the first
+ * result is the list of their readings; argv may then be empty: counting
+ * lasts until Ctrl-C/SIGTERM, or until opts.until_pid exits.
+ * opts.interval_ms with opts.on_interval: every interval, on_interval(r,
+ * seconds since exec) gets the cumulative reading(s) (perf stat -I); it
+ * runs while the command does, so it should only print.
+ * elapsed runs from the exec (perf's span), not from the fork. */
 static int l_run(lua_State *L)
 {
 	int n = list_len(L, 1, "events");
-	luaL_checktype(L, 2, LUA_TTABLE);
-	int argc = (int)luaL_len(L, 2);
-	luaL_argcheck(L, argc >= 1, 2, "empty command");
+	int argc = 0;
+	if (!lua_isnoneornil(L, 2)) {
+		luaL_checktype(L, 2, LUA_TTABLE);
+		argc = (int)luaL_len(L, 2);
+	}
+	lua_Integer interval_ms = 0, until_pid = 0;
+	int gtab = 0, cb = 0;
+	if (!lua_isnoneornil(L, 3)) {
+		luaL_checktype(L, 3, LUA_TTABLE);
+		static const char *const known[] = {"targets", "interval_ms", "on_interval", "until_pid", NULL};
+		pmcsh_checkkeys(L, 3, 3, known);
+		lua_getfield(L, 3, "interval_ms");
+		interval_ms = luaL_optinteger(L, -1, 0);
+		luaL_argcheck(L, interval_ms >= 0, 3, "interval_ms must be >= 0");
+		lua_getfield(L, 3, "until_pid");
+		until_pid = luaL_optinteger(L, -1, 0);
+		lua_pop(L, 2);
+		if (lua_getfield(L, 3, "on_interval") != LUA_TNIL) {
+			luaL_argexpected(L, lua_isfunction(L, -1), 3, "on_interval as a function");
+			cb = lua_gettop(L);
+		} else
+			lua_pop(L, 1);
+		if (lua_getfield(L, 3, "targets") != LUA_TNIL) {
+			luaL_argexpected(L, lua_istable(L, -1), 3, "targets as a list of {pid=} or {cpus=} tables");
+			luaL_argcheck(L, luaL_len(L, -1) >= 1, 3, "targets: give at least one");
+			gtab = lua_gettop(L);
+		} else
+			lua_pop(L, 1);
+	}
+	luaL_argcheck(L, argc >= 1 || gtab, 2, "empty command");
 	const char **argv = lua_newuserdatauv(L, sizeof(char *) * (size_t)(argc + 1), 0);
 	for (int i = 0; i < argc; i++) {
 		lua_geti(L, 2, i + 1);
@@ -818,60 +877,101 @@ static int l_run(lua_State *L)
 		lua_pop(L, 1);  /* still referenced by the table */
 	}
 	argv[argc] = NULL;
-	struct lgroup *lg = newgroup(L, n);
 	char msg[PMC_ERR_MAX];
-	int r = resolve_list(L, 1, lg->ev, n, msg);
-	if (r)
-		return pmcsh_fail(L, msg, -r);
-	pmc_group_layout(&lg->g);
+	int r, bad;
+	struct lgroup *lg = NULL;
+	if (gtab) {  /* one group per target, opened disabled; the list replaces targets */
+		int nt = (int)luaL_len(L, gtab);
+		lua_createtable(L, nt, 0);
+		for (int i = 1; i <= nt; i++) {
+			struct pmc_target t;
+			lua_rawgeti(L, gtab, i);
+			read_target(L, lua_gettop(L), &t);
+			lua_pop(L, 1);
+			struct lgroup *g = newgroup(L, n);
+			r = resolve_list(L, 1, g->ev, n, msg);
+			if (r)
+				return pmcsh_fail(L, msg, -r);
+			pmc_group_layout(&g->g);
+			r = pmc_group_open(&g->g, &t, &bad);
+			if (r) {
+				pmc_open_strerror(&g->ev[bad >= 0 ? bad : 0], -r, msg, sizeof msg);
+				return pmcsh_fail(L, msg, -r);
+			}
+			g->target = t;
+			g->closed = 0;
+			lua_rawseti(L, -2, i);
+		}
+		gtab = lua_gettop(L);
+	} else {
+		lg = newgroup(L, n);
+		r = resolve_list(L, 1, lg->ev, n, msg);
+		if (r)
+			return pmcsh_fail(L, msg, -r);
+		pmc_group_layout(&lg->g);
+	}
 
-	int go[2], ex[2];
-	if (pipe2(go, O_CLOEXEC) < 0)
-		return pmcsh_fail(L, "pipe failed", errno);
-	if (pipe2(ex, O_CLOEXEC) < 0) {
-		int e = errno;
-		close(go[0]); close(go[1]);
-		return pmcsh_fail(L, "pipe failed", e);
+	int go[2] = {-1, -1}, ex[2] = {-1, -1};
+	pid_t pid = 0;
+	if (argc) {
+		if (pipe2(go, O_CLOEXEC) < 0)
+			return pmcsh_fail(L, "pipe failed", errno);
+		if (pipe2(ex, O_CLOEXEC) < 0) {
+			int e = errno;
+			close(go[0]); close(go[1]);
+			return pmcsh_fail(L, "pipe failed", e);
+		}
+		fflush(NULL);
+		pid = fork();
+		if (pid < 0) {
+			int e = errno;
+			close(go[0]); close(go[1]); close(ex[0]); close(ex[1]);
+			return pmcsh_fail(L, "fork failed", e);
+		}
+		if (pid == 0) {
+			char c;
+			close(go[1]);
+			close(ex[0]);
+			signal(SIGINT, SIG_DFL);
+			if (read(go[0], &c, 1) != 1)
+				_exit(127);  /* the parent gave up */
+			execvp(argv[0], (char *const *)argv);
+			int e = errno;
+			if (write(ex[1], &e, sizeof e) < 0)
+				_exit(126);
+			_exit(127);
+		}
+		close(go[0]);
+		close(ex[1]);
 	}
-	fflush(NULL);
-	pid_t pid = fork();
-	if (pid < 0) {
-		int e = errno;
-		close(go[0]); close(go[1]); close(ex[0]); close(ex[1]);
-		return pmcsh_fail(L, "fork failed", e);
+	if (lg) {
+		struct pmc_target t = {.pid = pid, .inherit = 1, .enable_on_exec = 1};
+		r = pmc_group_open(&lg->g, &t, &bad);
+		if (r) {
+			close(go[1]);
+			close(ex[0]);
+			waitpid(pid, NULL, 0);
+			pmc_open_strerror(&lg->ev[bad >= 0 ? bad : 0], -r, msg, sizeof msg);
+			return pmcsh_fail(L, msg, -r);
+		}
+		lg->closed = 0;  /* from here the userdata's __gc closes the fds */
+	} else {
+		for (int i = 1; i <= (int)lua_rawlen(L, gtab); i++) {
+			lua_rawgeti(L, gtab, i);
+			pmc_group_start(&((struct lgroup *)lua_touserdata(L, -1))->g);
+			lua_pop(L, 1);
+		}
 	}
-	if (pid == 0) {
-		char c;
-		close(go[1]);
-		close(ex[0]);
-		signal(SIGINT, SIG_DFL);
-		if (read(go[0], &c, 1) != 1)
-			_exit(127);  /* the parent gave up */
-		execvp(argv[0], (char *const *)argv);
-		int e = errno;
-		if (write(ex[1], &e, sizeof e) < 0)
-			_exit(126);
-		_exit(127);
-	}
-	close(go[0]);
-	close(ex[1]);
-	struct pmc_target t = {.pid = pid, .inherit = 1, .enable_on_exec = 1};
-	int bad;
-	r = pmc_group_open(&lg->g, &t, &bad);
-	if (r) {
-		close(go[1]);
-		close(ex[0]);
-		waitpid(pid, NULL, 0);
-		pmc_open_strerror(&lg->ev[bad >= 0 ? bad : 0], -r, msg, sizeof msg);
-		return pmcsh_fail(L, msg, -r);
-	}
-	lg->closed = 0;  /* from here the userdata's __gc closes the fds */
-	double t0 = now_ns();
-	ssize_t w = write(go[1], "g", 1);
-	close(go[1]);
 	int child_errno = 0;
-	ssize_t got = w == 1 ? read(ex[0], &child_errno, sizeof child_errno) : 0;
-	close(ex[0]);
+	ssize_t got = 0;
+	if (argc) {
+		ssize_t w = write(go[1], "g", 1);
+		close(go[1]);
+		/* end of file on ex: the exec closed it, the command runs */
+		got = w == 1 ? read(ex[0], &child_errno, sizeof child_errno) : 0;
+		close(ex[0]);
+	}
+	double t0 = now_ns();
 	/* as perf stat: Ctrl-C or SIGTERM while the command runs goes to the
 	 * command too, and its counts are still reported (info.stopped_by) */
 	struct sigaction sa, old_term;
@@ -880,10 +980,58 @@ static int l_run(lua_State *L)
 	sigemptyset(&sa.sa_mask);
 	run_signal = 0;
 	sigaction(SIGTERM, &sa, &old_term);
-	int status = 0, forwarded = 0;
+	int status = 0, forwarded = 0, cb_failed = 0;
+	/* the process whose end ends the count: a pidfd to poll, with the
+	 * interval ticks as its timeout */
+	pid_t watched = argc ? pid : (pid_t)until_pid;
+	int pfd = watched > 0 && got != (ssize_t)sizeof child_errno ? (int)syscall(SYS_pidfd_open, watched, 0) : -1;
+	if (pfd >= 0 || !argc) {
+		double next = t0 + (double)interval_ms * 1e6;
+		for (;;) {
+			int timeout = -1;
+			if (interval_ms && cb) {
+				double left = (next - now_ns()) / 1e6;
+				timeout = left > 0 ? (int)left + 1 : 0;
+			}
+			struct pollfd p = {.fd = pfd, .events = POLLIN};
+			int k = poll(&p, pfd >= 0 ? 1 : 0, timeout);
+			if (k > 0)
+				break;  /* the watched process ended */
+			if (k == 0) {
+				lua_pushvalue(L, cb);
+				if (run_readings(L, gtab, lg) != 1)
+					lua_pop(L, 3);  /* a failed read: no tick */
+				else {
+					lua_pushnumber(L, (now_ns() - t0) / 1e9);
+					if (lua_pcall(L, 2, 0, 0) != LUA_OK) {
+						cb_failed = lua_gettop(L);
+						break;
+					}
+					/* keep the count of ticks, not the drift of each callback */
+				}
+				next += (double)interval_ms * 1e6;
+				continue;
+			}
+			if (errno != EINTR)
+				break;
+			int sig = run_signal ? (int)run_signal : pmcsh_interrupted ? SIGINT : 0;
+			if (sig && !argc) {
+				forwarded = sig;
+				break;
+			}
+			if (sig && !forwarded) {
+				kill(pid, sig);
+				forwarded = sig;
+			}
+		}
+		if (pfd >= 0)
+			close(pfd);
+	}
+	if (cb_failed && argc)
+		kill(pid, SIGTERM);
 	struct rusage ru;
 	memset(&ru, 0, sizeof ru);
-	while (wait4(pid, &status, 0, &ru) < 0) {
+	while (argc && wait4(pid, &status, 0, &ru) < 0) {
 		if (errno != EINTR)
 			break;
 		int sig = run_signal ? (int)run_signal : pmcsh_interrupted ? SIGINT : 0;
@@ -892,24 +1040,35 @@ static int l_run(lua_State *L)
 			forwarded = sig;
 		}
 	}
+	double elapsed = now_ns() - t0;
 	sigaction(SIGTERM, &old_term, NULL);
 	if (pmcsh_interrupted) {  /* handled here: no "interrupted!" from the Lua hook */
 		lua_sethook(L, NULL, 0, 0);
 		pmcsh_interrupted = 0;
 		forwarded = forwarded ? forwarded : SIGINT;
 	}
-	double elapsed = now_ns() - t0;
+	if (cb_failed)
+		return lua_error(L);  /* the callback's error, after the child is gone */
 	if (got == (ssize_t)sizeof child_errno) {
 		snprintf(msg, sizeof msg, "cannot run '%s': %s", argv[0], strerror(child_errno));
 		return pmcsh_fail(L, msg, child_errno);
 	}
-	int nres = read_push(L, lg, 0);  /* baseline is zero: counts since exec */
-	lg->closed = 1;
-	pmc_group_close(&lg->g);
+	if (gtab)
+		for (int i = 1; i <= (int)lua_rawlen(L, gtab); i++) {
+			lua_rawgeti(L, gtab, i);
+			pmc_group_disable(&((struct lgroup *)lua_touserdata(L, -1))->g);
+			lua_pop(L, 1);
+		}
+	int nres = run_readings(L, gtab, lg);  /* baseline is zero: counts since exec */
+	if (lg) {
+		lg->closed = 1;
+		pmc_group_close(&lg->g);
+	}
 	if (nres != 1)
 		return nres;
 	lua_createtable(L, 0, 3);
-	if (WIFEXITED(status)) {
+	if (!argc) {
+	} else if (WIFEXITED(status)) {
 		lua_pushinteger(L, WEXITSTATUS(status));
 		lua_setfield(L, -2, "status");
 	} else if (WIFSIGNALED(status)) {

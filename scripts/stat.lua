@@ -1,25 +1,22 @@
--- pmcsh stat: perf-stat-like counting of a command, with mean and relative
--- standard error over repeated runs.
+-- pmcsh stat: perf-stat-like counting of a command (or of cpus, processes
+-- or threads), with mean and relative standard error over repeated runs,
+-- in perf stat 6.1's three output formats: the table, -x SEP and --json,
+-- with its fields in its order in every mode (-I, -A, --per-*).
 local function mean_rse(xs)
   local n, s = #xs, 0
   for _, x in ipairs(xs) do s = s + x end
   local m = s / n
-  if n < 2 then return m, 0 end
+  if n < 2 then return m, 0, 0 end
   local v = 0
   for _, x in ipairs(xs) do v = v + (x - m) ^ 2 end
   local se = math.sqrt(v / (n - 1) / n)      -- standard error of the mean
-  return m, m ~= 0 and 100 * se / math.abs(m) or 0
+  return m, m ~= 0 and 100 * se / math.abs(m) or 0, math.sqrt(v / (n - 1))
 end
 
 -- perf shows clocks in msec
 local function is_clock(name)
   local base = name:gsub(":[ukhGH]+$", "")
   return base == "task-clock" or base == "cpu-clock"
-end
-
-local function shown(name, v, unit)
-  if is_clock(name) then return v / 1e6, "msec" end
-  return v, unit or ""
 end
 
 -- perf stat's number format: clocks "%.2f" msec; counts "%.0f" (the mean of
@@ -30,8 +27,8 @@ local function fmtnum(v, unit, scale)
 end
 
 -- perf's shadow metric of an event: a clock's CPUs utilized (over the
--- elapsed time); any other event's rate over the clock's time, in /sec,
--- K/sec, M/sec or G/sec (decimal), when a clock is counted too.
+-- elapsed time); any other event's rate over the clock's time of the same
+-- aggregate, in /sec, K/sec, M/sec or G/sec (decimal).
 local function metric_of(name, mean, clock_ns, elapsed_s)
   if is_clock(name) then
     if elapsed_s > 0 then return mean / (elapsed_s * 1e9), "CPUs utilized" end
@@ -45,35 +42,179 @@ local function metric_of(name, mean, clock_ns, elapsed_s)
   return rate, unit
 end
 
+-- ---- aggregation modes: perf's prefix fields per mode ----------------------
+-- key(inst) names an instance's aggregate; std/csv/json write its fields
+-- (perf 6.1's aggr_printout); header is the -I table's first line.
+local MODES = {
+  global = {key = function() return "" end, csv = function() return {} end,
+    std = function() return "" end, json = function() return "" end,
+    header = "#           time             counts unit events"},
+  none = {key = function(i) return string.format("%06d", i.cpu) end,
+    csv = function(a) return {"CPU" .. a.cpu} end,
+    std = function(a) return string.format("CPU%-7d ", a.cpu) end,
+    json = function(a) return string.format('"cpu" : "%d", ', a.cpu) end,
+    header = "#           time CPU                    counts unit events"},
+  socket = {key = function(i) return string.format("%06d", i.socket) end,
+    csv = function(a) return {"S" .. a.socket, tostring(a.nr)} end,
+    std = function(a) return string.format("S%-5d %4d ", a.socket, a.nr) end,
+    json = function(a) return string.format('"socket" : "S%d", "aggregate-number" : %d, ', a.socket, a.nr) end,
+    header = "#           time socket cpus             counts unit events"},
+  die = {key = function(i) return string.format("%06d-%06d", i.socket, i.die) end,
+    csv = function(a) return {string.format("S%d-D%d", a.socket, a.die), tostring(a.nr)} end,
+    std = function(a) return string.format("S%d-D%-8d %4d ", a.socket, a.die, a.nr) end,
+    json = function(a)
+      return string.format('"die" : "S%d-D%d", "aggregate-number" : %d, ', a.socket, a.die, a.nr)
+    end,
+    header = "#           time die          cpus             counts unit events"},
+  core = {key = function(i) return string.format("%06d-%06d-%06d", i.socket, i.die, i.core) end,
+    csv = function(a) return {string.format("S%d-D%d-C%d", a.socket, a.die, a.core), tostring(a.nr)} end,
+    std = function(a) return string.format("S%d-D%d-C%-8d %4d ", a.socket, a.die, a.core, a.nr) end,
+    json = function(a)
+      return string.format('"core" : "S%d-D%d-C%d", "aggregate-number" : %d, ', a.socket, a.die, a.core, a.nr)
+    end,
+    header = "#           time core            cpus             counts unit events"},
+  node = {key = function(i) return string.format("%06d", i.node) end,
+    csv = function(a) return {"N" .. a.node, tostring(a.nr)} end,
+    std = function(a) return string.format("N%-5d %4d ", a.node, a.nr) end,
+    json = function(a) return string.format('"node" : "N%d", "aggregate-number" : %d, ', a.node, a.nr) end,
+    header = "#           time node   cpus             counts unit events"},
+  thread = {key = function(i) return string.format("%010d", i.tid) end,
+    csv = function(a) return {a.comm .. "-" .. a.tid} end,
+    std = function(a) return string.format("%16s-%-8d ", a.comm, a.tid) end,
+    json = function(a) return string.format('"thread" : "%s-%d", ', a.comm, a.tid) end,
+    header = "#           time             comm-pid                  counts unit events"},
+}
+-- perf prints aggregates first, events within, except for -A and --per-thread
+local EVENT_MAJOR = {none = true, thread = true}
+
+local function json_str(s)
+  return '"' .. s:gsub('[%c"\\]', function(c) return string.format("\\u%04x", c:byte()) end) .. '"'
+end
+
 return {
-  description = "count events of a command, like perf stat (mean and relative stderr over -r runs)",
-  usage = "-- cmd [args...]",
+  description = "count events of a command, cpus or threads, like perf stat (-a, -C, -p, -t, -I, -A, --per-*)",
+  usage = "[-- cmd [args...]]",
   help = [[
   pmcsh stat -e task-clock,page-faults:u,page-faults:k -- dd if=/dev/zero of=/dev/null bs=1M count=100
   pmcsh stat -e task-clock -r 10 -x , -- ls       CSV in perf stat's field order
   pmcsh stat -e page-faults --json -- ls          JSON lines with perf stat's keys
+  pmcsh stat -a -I 500 -- sleep 2                 every cpu, a row per event every 500 ms
+  pmcsh stat -a --per-socket -- sleep 1           one row per socket and event
+  pmcsh stat -p 1234 --per-thread -- sleep 1      the threads of process 1234 for a second
+  pmcsh stat -e '{task-clock,page-faults}' -M software -- ls
 The command is counted from its exec, children included; the output goes to
-stderr, like perf stat's (the command keeps stdout).]],
+stderr, like perf stat's (the command keeps stdout).  With -a, -C, -p or -t
+those are counted instead, while the command runs (or until Ctrl-C, or the
+process of -p ends, when no command is given).  The default events are perf
+stat 6.1's (cpu-clock instead of task-clock for cpus); an event this machine
+cannot count is a <not supported> row and the run goes on.]],
   options = {
-    {name = "events", short = "e", type = "list", default = {"task-clock", "context-switches", "cpu-migrations",
-      "page-faults", "cycles", "instructions", "branches", "branch-misses"},
-      help = "comma-separated events (perf stat 6.1's default list; one the machine cannot count is <not supported>)"},
+    {name = "events", short = "e", type = "list",
+      help = "comma-separated events; {a,b} groups them; repeated -e add (default: perf stat 6.1's list)"},
+    {name = "metrics", short = "M", type = "list", help = "the events and metrics of groups in events/ (software, memory-skl)"},
     {name = "repeat", short = "r", type = "int", default = 1, min = 1, help = "runs to average"},
+    {name = "all-cpus", short = "a", type = "flag", help = "count every online cpu (system wide)"},
+    {name = "cpu", short = "C", type = "string", help = "count these cpus: 0-3,8"},
+    {name = "pid", short = "p", type = "string", help = "count these processes (all their threads): PID[,PID]"},
+    {name = "tid", short = "t", type = "string", help = "count these threads: TID[,TID]"},
+    {name = "interval-print", short = "I", type = "int", min = 10, help = "print the counts every N ms"},
+    {name = "no-aggr", short = "A", type = "flag", help = "with -a/-C: a row per cpu"},
+    {name = "per-socket", type = "flag", help = "with -a/-C: a row per socket"},
+    {name = "per-die", type = "flag", help = "with -a/-C: a row per die"},
+    {name = "per-core", type = "flag", help = "with -a/-C: a row per core"},
+    {name = "per-node", type = "flag", help = "with -a/-C: a row per NUMA node"},
+    {name = "per-thread", type = "flag", help = "with -p/-t: a row per thread"},
     {name = "field-separator", short = "x", type = "string", help = "CSV output with this separator"},
-    {name = "json", type = "flag", help = "JSON lines (perf stat's keys)"},
+    {name = "json", short = "j", type = "flag", help = "JSON lines (perf stat's keys)"},
     {name = "output", short = "o", type = "string", help = "write the counts to this file instead of stderr"},
     {name = "append", type = "flag", help = "with -o: append to the file"},
   },
   run = function(opts, args)
     local recipe = require("pmcsh.recipe")
     local pmc = require("pmcsh.pmc")
-    if #args == 0 then error(recipe.usage("stat: no command given (pmcsh stat -e EV -- cmd args)"), 0) end
-    local sep = opts["field-separator"] or opts.field_separator
-    if sep == "" then error(recipe.usage("stat: -x needs a separator (such as -x ,)"), 0) end
-    if sep and opts.json then error(recipe.usage("stat: -x and --json exclude each other"), 0) end
-    -- as perf stat: an event this machine cannot count is a <not supported>
-    -- row and the run goes on with the others (a wrong name stays an error)
-    if opts.append and not opts.output then error(recipe.usage("stat: --append needs -o FILE"), 0) end
+    local topo = require("pmcsh.topology")
+    local function usage(msg) error(recipe.usage("stat: " .. msg), 0) end
+    local sep = opts["field-separator"]
+    if sep == "" then usage("-x needs a separator (such as -x ,)") end
+    if sep and opts.json then usage("-x and --json exclude each other") end
+    if opts.append and not opts.output then usage("--append needs -o FILE") end
+
+    -- the target: the command, cpus (-a, -C) or threads (-p, -t)
+    local cpus, tids, what
+    if opts["all-cpus"] and opts.cpu then usage("-a and -C exclude each other") end
+    if (opts["all-cpus"] or opts.cpu) and (opts.pid or opts.tid) then usage("-a/-C and -p/-t exclude each other") end
+    if opts["all-cpus"] then cpus, what = topo.online(), "'system wide'"
+    elseif opts.cpu then
+      local msg
+      cpus, msg = topo.parse_list(opts.cpu)
+      if not cpus then usage("-C: " .. msg) end
+      what = "'CPU(s) " .. opts.cpu .. "'"
+    end
+    local until_pid
+    for _, o in ipairs{{"pid", "process id"}, {"tid", "thread id"}} do
+      local v = opts[o[1]]
+      if v then
+        tids = tids or {}
+        for id in v:gmatch("[^,]+") do
+          local n = math.tointeger(tonumber(id))
+          if not n or n < 1 then usage(string.format("-%s: '%s' is not a %s", o[1]:sub(1, 1), id, o[2])) end
+          local list, msg = {n}, nil
+          if o[1] == "pid" then
+            list, msg = topo.threads(n)
+            if not list then io.stderr:write("pmcsh stat: ", msg, "\n"); return 1 end
+            until_pid = until_pid or n
+          elseif not io.open("/proc/" .. n .. "/comm") then
+            io.stderr:write("pmcsh stat: no thread ", n, "\n"); return 1
+          end
+          for _, t in ipairs(list) do tids[#tids + 1] = t end
+        end
+        what = string.format("%s '%s'", o[2], v)
+      end
+    end
+    local mode = "global"
+    for _, m in ipairs{{"no-aggr", "none"}, {"per-socket", "socket"}, {"per-die", "die"}, {"per-core", "core"},
+                       {"per-node", "node"}, {"per-thread", "thread"}} do
+      if opts[m[1]] then
+        if mode ~= "global" then usage("give one of -A, --per-socket, --per-die, --per-core, --per-node, --per-thread") end
+        mode = m[2]
+      end
+    end
+    if mode == "thread" and not tids then usage("--per-thread counts the threads of -p PID or -t TID") end
+    if mode ~= "global" and mode ~= "thread" and not cpus then
+      usage("-A and --per-socket/die/core/node count cpus: give -a or -C LIST")
+    end
+    if #args == 0 and not cpus and not tids then usage("no command given (pmcsh stat -e EV -- cmd args, or -a, -C, -p, -t)") end
+    local interval = opts["interval-print"]
+    if interval and opts["repeat"] > 1 then usage("-I and -r exclude each other") end
+
+    -- the events: -e lists with {a,b} groups flattened, then -M groups
+    local all, metrics = {}, {}
+    for _, item in ipairs(opts.events or {}) do
+      -- {a,b}:u is a:u,b:u, as perf writes a group's modifier
+      local body, mod = item:match("^{(.*)}(.*)$")
+      if body and mod ~= "" and not mod:match("^:[ukhGH]+$") then
+        usage(string.format("bad group modifier in '%s' (write {a,b}:u)", item))
+      end
+      for name in (body or item):gmatch("[^,]+") do
+        if name:find("[{}]") then usage(string.format("bad group syntax in '%s' (write {a,b})", item)) end
+        all[#all + 1] = name .. (mod or "")
+      end
+    end
+    for _, gname in ipairs(opts.metrics or {}) do
+      local g = require("pmcsh.survey").load_group(gname)
+      for _, e in ipairs(g.events) do all[#all + 1] = e end
+      for _, m in ipairs(g.metrics or {}) do metrics[#metrics + 1] = m end
+    end
+    if #all == 0 then
+      all = {cpus and "cpu-clock" or "task-clock", "context-switches", "cpu-migrations", "page-faults",
+             "cycles", "instructions", "branches", "branch-misses"}
+    end
+    do  -- the same event twice is counted once
+      local seen, uniq = {}, {}
+      for _, e in ipairs(all) do if not seen[e] then seen[e] = true; uniq[#uniq + 1] = e end end
+      all = uniq
+    end
+
     local out = io.stderr
     if opts.output then   -- opened before the run, as perf does: a bad path costs no run
       local f, msg = io.open(opts.output, opts.append and "a" or "w")
@@ -81,83 +222,139 @@ stderr, like perf stat's (the command keeps stdout).]],
       out = f
       f:write(string.format("# started on %s\n\n", os.date("%a %b %e %H:%M:%S %Y")))
     end
-    local all, events, unsupported = opts.events, {}, {}
+
+    -- as perf stat: an event this machine cannot count on the target is a
+    -- <not supported> row and the run goes on (a wrong name stays an error)
+    local probe_target = cpus and {cpus = {cpus[1]}} or nil
+    local events, idx = {}, {}
     for _, name in ipairs(all) do
-      local g, msg, errno = pmc.group{name}
-      if g then g:close(); events[#events + 1] = name
-      elseif pmc.info(name) then unsupported[name] = msg
-      else io.stderr:write("pmcsh stat: ", msg, "\n"); return errno == 2 and 2 or 1 end
+      local g, msg, errno = pmc.group({name}, probe_target)
+      if g then g:close(); events[#events + 1] = name; idx[name] = #events
+      elseif not pmc.info(name) then io.stderr:write("pmcsh stat: ", msg, "\n"); return errno == 2 and 2 or 1 end
     end
-    if #events == 0 then events = {"task-clock"} end  -- counted for the run, not shown
-    local vals, runs, ens, elapsed, user, sys = {}, {}, {}, {}, {}, {}
-    for i = 1, #events do vals[i], runs[i], ens[i] = {}, 0, 0 end
-    local status, stopped = 0, nil
-    for rep = 1, opts["repeat"] do
-      local r, info, errno = pmc.run{events = events, cmd = args}
-      if not r then
-        io.stderr:write("pmcsh stat: ", info, "\n")
-        return errno == 2 and 2 or 1
-      end
-      for i = 1, #events do
-        vals[i][rep] = r[i].value
-        runs[i] = runs[i] + r[i].running
-        ens[i] = ens[i] + r[i].enabled
-      end
-      elapsed[rep], user[rep], sys[rep] = info.elapsed, info.user or 0, info.sys or 0
-      status = info.status or status
-      if info.stopped_by then   -- Ctrl-C or SIGTERM: print what was counted, exit 128 + signal
-        stopped, status = info.stopped_by, 128 + info.stopped_by
-        break
-      end
-    end
-    local n = #elapsed
-    local el, el_rse = mean_rse(elapsed)
-    local cjson = opts.json and require("cjson")
-    if not sep and not cjson then
-      out:write(string.format("\n Performance counter stats for '%s'%s:\n\n", table.concat(args, " "),
-        n > 1 and string.format(" (%d runs)", n) or ""))
-    end
-    local clock_ns
-    for i, name in ipairs(events) do
-      if is_clock(name) and not clock_ns then clock_ns = mean_rse(vals[i]) end
-    end
-    local at = {}
-    for i, name in ipairs(events) do at[name] = i end
+    local counted = #events > 0
+    if not counted then events = {"task-clock"} end  -- counted for the run, not shown
+    local scale, unit_of = {}, {}
     for _, name in ipairs(all) do
-      local i = at[name]
-      if not i then
-        if cjson then
-          out:write(cjson.encode{["counter-value"] = "<not supported>", unit = "", event = name,
-            ["event-runtime"] = 0, ["pcnt-running"] = 100.0}, "\n")
-        elseif sep then
-          local f = {"<not supported>", "", name}
-          if n > 1 then f[#f + 1] = "" end
-          f[#f + 1] = "0"; f[#f + 1] = "100.00"; f[#f + 1] = ""; f[#f + 1] = ""
-          out:write(table.concat(f, sep), "\n")
-        else
-          out:write(string.format("%18s      %s", "<not supported>", name), "\n")
-        end
-        goto continue
-      end
-      local m, rse = mean_rse(vals[i])
-      local v, unit = shown(name, m, nil)
       local info = pmc.info(name)
-      if info and info.unit and unit == "" then unit = info.unit end
-      local pct = ens[i] > 0 and 100 * runs[i] / ens[i] or 100
-      local runtime = math.floor(runs[i] / n + 0.5)
-      local metric, munit = metric_of(name, m, clock_ns, el)
-      local num = fmtnum(v, unit, info and info.scale)
+      scale[name] = info and info.scale
+      unit_of[name] = is_clock(name) and "msec" or (info and info.unit) or ""
+    end
+
+    -- where each instance counted: cpu topology, or the thread
+    local place = {}
+    local targets
+    if cpus then
+      for _, c in ipairs(cpus) do place[c] = topo.of(c) end
+      targets = {{cpus = cpus}}
+    elseif tids then
+      targets = {}
+      for k, t in ipairs(tids) do targets[k] = {pid = t}; place[k] = {tid = t, comm = topo.comm(t)} end
+    end
+    -- inst[i]: event i's instances {key..., value, enabled, running}
+    local function instances(r)
+      local inst = {}
+      for i = 1, #events do
+        local list = {}
+        if cpus then
+          for _, c in ipairs(r[1][i].cpus or {}) do
+            local p = place[c.cpu] or topo.of(c.cpu)
+            list[#list + 1] = {cpu = c.cpu, socket = p.socket, die = p.die, core = p.core, node = p.node,
+                               value = c.value, enabled = c.enabled, running = c.running}
+          end
+        elseif tids then
+          for k, rd in ipairs(r) do
+            list[#list + 1] = {tid = place[k].tid, comm = place[k].comm,
+                               value = rd[i].value, enabled = rd[i].enabled, running = rd[i].running}
+          end
+        else
+          local e = r[i]
+          list[1] = {value = e.value, enabled = e.enabled, running = e.running}
+        end
+        inst[i] = list
+      end
+      return inst
+    end
+    -- instances minus the previous cumulative ones (for -I)
+    local function minus(cur, prev)
+      if not prev then return cur end
+      local d = {}
+      for i, list in ipairs(cur) do
+        d[i] = {}
+        for k, x in ipairs(list) do
+          local p = prev[i][k] or {value = 0, enabled = 0, running = 0}
+          local y = {}
+          for kk, v in pairs(x) do y[kk] = v end
+          y.value, y.enabled, y.running = x.value - p.value, x.enabled - p.enabled, x.running - p.running
+          d[i][k] = y
+        end
+      end
+      return d
+    end
+    -- the aggregates of mode: {key -> {fields..., nr, [i] = {value, enabled, running}}}, and their keys in order
+    local M = MODES[mode]
+    local function aggregate(inst)
+      local aggs, keys = {}, {}
+      for i, list in ipairs(inst) do
+        for _, x in ipairs(list) do
+          local k = M.key(x)
+          local a = aggs[k]
+          if not a then
+            a = {cpu = x.cpu, socket = x.socket, die = x.die, core = x.core, node = x.node, tid = x.tid,
+                 comm = x.comm, nr = 0, sum = {}}
+            aggs[k] = a
+            keys[#keys + 1] = k
+          end
+          if i == 1 then a.nr = a.nr + 1 end
+          local s = a.sum[i] or {value = 0, enabled = 0, running = 0}
+          s.value, s.enabled, s.running = s.value + x.value, s.enabled + x.enabled, s.running + x.running
+          a.sum[i] = s
+        end
+      end
+      table.sort(keys)
+      return aggs, keys
+    end
+
+    -- ---- output ----
+    local cjson = opts.json
+    local function row(prefix_t, a, name, vals, ens, runs, el_s, clock_ns, metric_v)
+      -- vals: the value of each run; one row of perf stat's in the chosen format
+      local n = #vals
+      local unit = unit_of[name]
+      local i = idx[name]
+      local status   -- "<not supported>", "<not counted>" or nil
+      local m, rse = 0, 0
+      if not i or not counted then status = "<not supported>"; unit = ""
+      elseif runs == 0 then status = "<not counted>"
+      else m, rse = mean_rse(vals) end
+      local v = unit == "msec" and m / 1e6 or m
+      local pct = (not status and ens > 0) and 100 * runs / ens or 100
+      local runtime = status and 0 or math.floor(runs / n + 0.5)
+      local metric, munit
+      if not status then
+        if metric_v then metric, munit = metric_v[1], metric_v[2]
+        else metric, munit = metric_of(name, m, clock_ns, el_s) end
+      end
+      local pre = prefix_t and string.format("%6d.%09d", math.floor(prefix_t), math.floor(prefix_t % 1 * 1e9 + 0.5)) or nil
       if cjson then
-        -- perf stat -j: counter-value a "%f" string, the others numbers
-        local o = {["counter-value"] = string.format("%f", v), unit = unit, event = name,
-                   ["event-runtime"] = runtime, ["pcnt-running"] = tonumber(string.format("%.2f", pct))}
-        if n > 1 then o.variance = tonumber(string.format("%.2f", rse)) end
-        if metric then o["metric-value"] = tonumber(string.format("%f", metric)); o["metric-unit"] = munit end
-        out:write(cjson.encode(o), "\n")
+        local s = {"{"}
+        if pre then s[#s + 1] = string.format('"interval" : %s, ', pre:match("%S+")) end
+        s[#s + 1] = M.json(a)
+        s[#s + 1] = string.format('"counter-value" : "%s", "unit" : %s, "event" : %s, ', status or string.format("%f", v),
+          json_str(unit), json_str(name))
+        if n > 1 then s[#s + 1] = string.format('"variance" : %.2f, ', rse) end
+        s[#s + 1] = string.format('"event-runtime" : %d, "pcnt-running" : %.2f, "metric-value" : %f, "metric-unit" : %s}',
+          runtime, pct, metric or 0, json_str(munit or ""))
+        out:write(table.concat(s), "\n")
       elseif sep then
-        -- perf stat -x: value, unit, event, [variance with -r > 1,] run time,
-        -- percent running, metric value, metric unit
-        local f = {num, unit, name}
+        -- perf stat -x: [interval,] [aggregate fields,] value, unit, event,
+        -- [variance with -r > 1,] run time, percent running, metric value, metric unit
+        local f = {}
+        if pre then f[1] = pre end
+        for _, x in ipairs(M.csv(a)) do f[#f + 1] = x end
+        f[#f + 1] = status or fmtnum(v, unit, scale[name])
+        f[#f + 1] = unit
+        f[#f + 1] = name
         if n > 1 then f[#f + 1] = string.format("%.2f%%", rse) end
         f[#f + 1] = tostring(runtime)
         f[#f + 1] = string.format("%.2f", pct)
@@ -165,19 +362,159 @@ stderr, like perf stat's (the command keeps stdout).]],
         f[#f + 1] = munit or ""
         out:write(table.concat(f, sep), "\n")
       else
-        local line = string.format("%18s %-4s %-32s", num, unit, name)   -- perf: unit width 4
-        if metric then line = line .. string.format(" # %8.3f %-20s", metric, munit) end
-        if n > 1 then line = line .. string.format("  ( +- %5.2f%% )", rse) end
-        if pct < 100 then line = line .. string.format(" (%.2f%%)", pct) end
+        local line = (pre and pre .. " " or "") .. M.std(a) ..
+          string.format("%18s %-4s %-32s", status or fmtnum(v, unit, scale[name]), unit, name)   -- perf: unit width 4
+        if metric then line = line .. string.format(" # %8.3f %-26s", metric, munit)
+        else line = line .. string.rep(" ", 38) end
+        if n > 1 and not status then line = line .. string.format("  ( +- %5.2f%% )", rse) end
+        if not status and pct < 100 then line = line .. string.format(" (%.2f%%)", pct) end
         out:write((line:gsub("%s+$", "")), "\n")
       end
-      ::continue::
     end
+
+    -- -M metrics of one aggregate: {[event] = {value, unit}} on the row of each metric's first event
+    local function metric_rows(means, el_s)
+      local at = {}
+      for _, mt in ipairs(metrics) do
+        local e, ok_all = {}, true
+        for _, ev in ipairs(mt.events or {}) do
+          if means[ev] == nil then ok_all = false end
+        end
+        for k, v in pairs(means) do e[k] = v end
+        if ok_all and mt.events and mt.events[1] and not at[mt.events[1]] then
+          local ok, v = pcall(mt.fn, e, {seconds = el_s})
+          if ok and type(v) == "number" and v == v then at[mt.events[1]] = {v, mt.name} end
+        end
+      end
+      return at
+    end
+
+    -- prints one table of rows: per aggregate, the events (or per event, the aggregates)
+    local function print_table(prefix_t, runs_aggs, el_s)
+      -- runs_aggs: one {aggs, keys} per run; rows from the first run's keys
+      local aggs1, keys = runs_aggs[1][1], runs_aggs[1][2]
+      local cells = {}
+      for _, k in ipairs(keys) do
+        local c = {clock_ns = nil, means = {}, metric = nil}
+        for _, name in ipairs(all) do
+          local i = idx[name]
+          local vals, en, ru = {}, 0, 0
+          if i and counted then
+            for r, ra in ipairs(runs_aggs) do
+              local s = ra[1][k] and ra[1][k].sum[i] or {value = 0, enabled = 0, running = 0}
+              vals[r], en, ru = s.value, en + s.enabled, ru + s.running
+            end
+          else
+            for r = 1, #runs_aggs do vals[r] = 0 end
+          end
+          c[name] = {vals, en, ru}
+          if i and counted and ru > 0 then
+            c.means[name] = mean_rse(vals)
+            if is_clock(name) and not c.clock_ns then c.clock_ns = c.means[name] end
+          end
+        end
+        c.metric = metric_rows(c.means, el_s)
+        cells[k] = c
+      end
+      local function one(k, name)
+        local c, a = cells[k], aggs1[k]
+        if not idx[name] and mode ~= "global" and (mode == "socket" or mode == "die" or mode == "core" or mode == "node") then
+          a = setmetatable({nr = 1}, {__index = a})   -- perf: an uncounted event's aggregate has 1 member
+        end
+        local t = c[name]
+        row(prefix_t, a, name, t[1], t[2], t[3], el_s, c.clock_ns, c.metric[name])
+      end
+      if EVENT_MAJOR[mode] then
+        for _, name in ipairs(all) do
+          local order = keys
+          if mode == "thread" then   -- perf: threads by count, the largest first, uncounted last
+            order = {}
+            for j, k in ipairs(keys) do order[j] = k end
+            local function val(k) local t = cells[k][name]; return t[3] > 0 and t[1][1] or -1 end
+            table.sort(order, function(x, y)
+              local vx, vy = val(x), val(y)
+              if vx ~= vy then return vx > vy end
+              return x < y
+            end)
+          end
+          for _, k in ipairs(order) do one(k, name) end
+        end
+      else
+        for _, k in ipairs(keys) do
+          for _, name in ipairs(all) do one(k, name) end
+        end
+      end
+    end
+
+    -- ---- the runs ----
+    local prev, printed = nil, 0
+    local function tick(r, t)
+      local inst = instances(r)
+      local d = minus(inst, prev)
+      prev = inst
+      if not sep and not cjson and printed % 25 == 0 then out:write(M.header, "\n") end
+      printed = printed + 1
+      print_table(t, {{aggregate(d)}}, interval / 1000)
+      out:flush()
+    end
+    local runs_aggs, elapsed, user, sys = {}, {}, {}, {}
+    local status, last_info = 0, nil
+    for rep = 1, opts["repeat"] do
+      prev = nil
+      local r, info, errno = pmc.run{events = events, cmd = #args > 0 and args or nil, targets = targets,
+        until_pid = #args == 0 and until_pid or nil,
+        interval_ms = interval, on_interval = interval and tick or nil}
+      if not r then
+        io.stderr:write("pmcsh stat: ", info, "\n")
+        if out ~= io.stderr then out:close() end
+        return errno == 2 and 2 or 1
+      end
+      last_info = info
+      if interval then
+        -- the last, partial interval, as perf prints it
+        local inst = instances(r)
+        local t = info.elapsed
+        if not prev or t - (printed * interval / 1000) > 1e-3 then
+          local d = minus(inst, prev)
+          if not sep and not cjson and printed % 25 == 0 then out:write(M.header, "\n") end
+          print_table(t, {{aggregate(d)}}, interval / 1000)
+        end
+      else
+        runs_aggs[rep] = {aggregate(instances(r))}
+      end
+      elapsed[rep], user[rep], sys[rep] = info.elapsed, info.user or 0, info.sys or 0
+      status = info.status or status
+      if info.stopped_by then   -- Ctrl-C or SIGTERM: print what was counted, exit 128 + signal
+        status = 128 + info.stopped_by
+        if #args == 0 then status = 0 end   -- perf: Ctrl-C is how a count without a command ends
+        break
+      end
+    end
+    if interval then
+      if out ~= io.stderr then out:close() end
+      return status
+    end
+    local n = #elapsed
+    local el, el_rse, el_sd = mean_rse(elapsed)
     if not sep and not cjson then
-      out:write(string.format("\n%18.9f seconds time elapsed%s\n\n", el,
-        n > 1 and string.format("  ( +- %5.2f%% )", el_rse) or ""))
-      -- perf prints user/sys for a single run only
-      if n == 1 then out:write(string.format("%18.9f seconds user\n%18.9f seconds sys\n\n", user[1], sys[1])) end
+      out:write(string.format("\n Performance counter stats for %s%s:\n\n",
+        what or ("'" .. table.concat(args, " ") .. "'"),
+        n > 1 and string.format(" (%d runs)", n) or ""))
+    end
+    print_table(nil, runs_aggs, el)
+    if not sep and not cjson then
+      if n > 1 then
+        -- perf: the mean and standard deviation with the deviation's precision
+        local prec = el_sd > 0 and math.max(0, -math.floor(math.log(el_sd, 10))) + 1 or 9
+        out:write(string.format("\n %17." .. prec .. "f +- %." .. prec .. "f seconds time elapsed  ( +- %5.2f%% )\n\n",
+          el, el_sd, el_rse))
+      else
+        out:write(string.format("\n%18.9f seconds time elapsed\n\n", el))
+      end
+      -- perf prints user/sys for one run of a command it started
+      if n == 1 and not cpus and not tids then
+        out:write(string.format("%18.9f seconds user\n%18.9f seconds sys\n\n", user[1], sys[1]))
+      end
     end
     if out ~= io.stderr then out:close() end
     return status

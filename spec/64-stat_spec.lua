@@ -117,3 +117,135 @@ describe("pmcsh stat -o FILE", function()
     assert.is_nil(io.open(ran))
   end)
 end)
+
+-- ---- perf stat 6.1's shapes in every mode --------------------------------
+-- The shape of an output: per line, the -x fields' count, the JSON keys in
+-- order, or the table's whitespace-separated token count (values aside, the
+-- same words: units, metric names, <not supported>, headers, footers).
+local function shape(text, fmt)
+  local out = {}
+  for _, l in ipairs(lines(text)) do
+    if not l:match("^# started on") then
+      if fmt == "csv" then out[#out + 1] = tostring(#fields(l, ","))
+      elseif fmt == "json" then
+        local keys = {}
+        for k in l:gmatch('"([%w%-]+)" :') do keys[#keys + 1] = k end
+        out[#out + 1] = table.concat(keys, " ")
+      else
+        local n = 0
+        for _ in l:gmatch("%S+") do n = n + 1 end
+        out[#out + 1] = (l:match("^%s*#") and "header " or "") .. n
+      end
+    end
+  end
+  return out
+end
+
+local function perf_ok()
+  return os.execute("perf stat -e task-clock true >/dev/null 2>&1")
+end
+
+local function cpu_wide_ok()
+  local g, msg = pmc.group({"task-clock"}, {cpus = {0}})
+  if g then g:close(); return true end
+  return false, "cpu-wide counting is refused here: " .. tostring(msg)
+end
+
+describe("pmcsh stat against perf stat 6.1, mode by mode", function()
+  local ev = "task-clock,page-faults" .. (uncountable() and ("," .. uncountable()) or "")
+  local sleeper   -- one sleeping thread for -t
+  local function with_sleeper()
+    if not sleeper then
+      local p = io.popen("sleep 30 >/dev/null 2>&1 & echo $!")
+      sleeper = p:read("l")
+      p:close()
+    end
+    return sleeper
+  end
+  teardown(function() if sleeper then os.execute("kill " .. sleeper .. " 2>/dev/null") end end)
+
+  local modes = {
+    {name = "one command"},
+    {name = "-r 2", args = {"-r", "2"}},
+    {name = "-I 100", args = {"-I", "100"}, interval = true},
+    {name = "-a", args = {"-a"}, cpus = true},
+    {name = "-C 0", args = {"-C", "0"}, cpus = true},
+    {name = "-a -A", args = {"-a", "-A"}, cpus = true},
+    {name = "-a --per-socket", args = {"-a", "--per-socket"}, cpus = true},
+    {name = "-a --per-die", args = {"-a", "--per-die"}, cpus = true},
+    {name = "-a --per-core", args = {"-a", "--per-core"}, cpus = true},
+    {name = "-a --per-node", args = {"-a", "--per-node"}, cpus = true},
+    {name = "-a -I 100 -A", args = {"-a", "-I", "100", "-A"}, cpus = true, interval = true},
+    {name = "-a -I 100 --per-socket", args = {"-a", "-I", "100", "--per-socket"}, cpus = true, interval = true},
+    {name = "-t TID --per-thread", args = {"-t", "TID", "--per-thread"}, thread = true},
+  }
+  for _, m in ipairs(modes) do
+    it("has perf's lines, fields and keys with " .. m.name .. " (table, -x and --json)", function()
+      if not need(perf_ok(), "perf is not installed (or may not count here)") then return end
+      if m.cpus then
+        local ok, why = cpu_wide_ok()
+        if not need(ok, why) then return end
+      end
+      local args = {}
+      for i, a in ipairs(m.args or {}) do args[i] = a == "TID" and with_sleeper() or a end
+      for _, fmt in ipairs{"std", "csv", "json"} do
+        local a = {"stat"}
+        for _, x in ipairs(args) do a[#a + 1] = x end
+        if fmt == "csv" then a[#a + 1] = "-x"; a[#a + 1] = "," elseif fmt == "json" then a[#a + 1] = "-j" end
+        a[#a + 1] = "-e"; a[#a + 1] = ev
+        a[#a + 1] = "--"; a[#a + 1] = "sleep"; a[#a + 1] = "0.15"
+        local words = {}
+        for i = 2, #a do words[#words + 1] = h.shquote(a[i]) end
+        local p = io.popen("perf stat " .. table.concat(words, " ") .. " 2>&1 >/dev/null")
+        local theirs = shape(p:read("a"), fmt)
+        p:close()
+        local r = h.run(a)
+        assert.are.equal(0, r.code, r.err)
+        local ours = shape(r.err, fmt)
+        if m.interval then
+          -- the number of intervals is the clock's: compare those both printed
+          local per = #lines(ev:gsub(",", "\n")) * (m.name:find("-A", 1, true) and #require("pmcsh.topology").online() or 1)
+          assert.is_true(math.abs(#theirs - #ours) <= per, fmt .. ": " .. #theirs .. " lines vs " .. #ours)
+          for i = 1, math.min(#theirs, #ours) do assert.are.equal(theirs[i], ours[i], fmt .. " line " .. i) end
+        else
+          assert.are.same(theirs, ours, fmt)
+        end
+      end
+    end)
+  end
+end)
+
+describe("pmcsh stat's event list", function()
+  it("accumulates repeated -e, flattens {a,b} groups with their modifier, and adds -M groups", function()
+    local r = h.run({"stat", "-x", ",", "-e", "task-clock", "-e", "{page-faults,minor-faults}:u", "--", "true"})
+    assert.are.equal(0, r.code, r.err)
+    local names = {}
+    for _, l in ipairs(lines(r.err)) do names[#names + 1] = fields(l, ",")[3] end
+    assert.are.same({"task-clock", "page-faults:u", "minor-faults:u"}, names)
+    -- -M software: its events, and a metric of its own (TSC GHz) where msr/tsc/ counts
+    r = h.run({"stat", "-M", "software", "--", "true"})
+    assert.are.equal(0, r.code, r.err)
+    assert.matches("context%-switches", r.err)
+    if pmc.group{"msr/tsc/"} then assert.matches("TSC GHz while running", r.err) end
+    assert.are.equal(2, h.run({"stat", "-e", "{task-clock", "--", "true"}).code)
+  end)
+
+  it("counts a process given with -p until it ends, without a command", function()
+    local p = io.popen("sleep 0.3 >/dev/null 2>&1 & echo $!")
+    local pid = p:read("l")
+    p:close()
+    local t0 = os.time()
+    local r = h.run({"stat", "-p", pid, "-x", ",", "-e", "task-clock"})
+    assert.are.equal(0, r.code, r.err)
+    assert.is_true(os.time() - t0 <= 2)
+    assert.matches("task%-clock", r.err)
+  end)
+
+  it("refuses the aggregation modes where they mean nothing", function()
+    assert.are.equal(2, h.run({"stat", "-A", "--", "true"}).code)
+    assert.are.equal(2, h.run({"stat", "--per-thread", "--", "true"}).code)
+    assert.are.equal(2, h.run({"stat", "-a", "-A", "--per-socket", "--", "true"}).code)
+    assert.are.equal(2, h.run({"stat", "-I", "100", "-r", "2", "--", "true"}).code)
+    assert.are.equal(2, h.run({"stat", "-C", "x", "--", "true"}).code)
+  end)
+end)

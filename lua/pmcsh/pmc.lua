@@ -72,8 +72,12 @@ pmc.split{ev, ...} -> {ev:u, ev:k, ...}: the user/OS pairs of each event, for
 pmc.group(pmc.split{"page-faults", "task-clock"}).]=])
 
 -- Runs a command once under counters.
-local function run_once(events, cmd)
-  return C.run(events, cmd)
+local function run_once(o)
+  local extra
+  if o.targets or o.interval_ms or o.until_pid then
+    extra = {targets = o.targets, interval_ms = o.interval_ms, on_interval = o.on_interval, until_pid = o.until_pid}
+  end
+  return C.run(o.events, o.cmd, extra)
 end
 
 function pmc.run(o)
@@ -81,15 +85,18 @@ function pmc.run(o)
   if type(o.events) ~= "table" or #o.events == 0 then
     error("bad argument #1 to 'run' (events: list of event names expected)", 2)
   end
-  if type(o.cmd) ~= "table" or #o.cmd == 0 then
+  if o.targets == nil and (type(o.cmd) ~= "table" or #o.cmd == 0) then
     error("bad argument #1 to 'run' (cmd: list {program, args...} expected)", 2)
+  end
+  if o.interval_ms ~= nil and type(o.on_interval) ~= "function" then
+    error("bad argument #1 to 'run' (interval_ms needs on_interval = function(reading, seconds))", 2)
   end
   local reps = o.reps or 1
   if math.type(reps) ~= "integer" or reps < 1 then error("bad argument #1 to 'run' (reps must be >= 1)", 2) end
-  if reps == 1 then return run_once(o.events, o.cmd) end
+  if reps == 1 then return run_once(o) end
   local runs, infos = {}, {}
   for i = 1, reps do
-    local r, info, errno = run_once(o.events, o.cmd)
+    local r, info, errno = run_once(o)
     if not r then return nil, info, errno end
     runs[i], infos[i] = r, info
   end
@@ -97,10 +104,18 @@ function pmc.run(o)
 end
 
 doc(pmc.run, "pmc.run", [=[
-pmc.run{events={...}, cmd={"prog", "arg", ...}[, reps=1]} -> reading, info
+pmc.run{events={...}, cmd={"prog", "arg", ...}[, reps=1, targets=, interval_ms=,
+on_interval=, until_pid=]} -> reading, info
 Runs cmd as a child, counting from its exec (children included, the parent's
-work excluded).  info = {status=, signal=?, elapsed= seconds}.  With reps > 1
-returns the list of readings and the list of infos.]=])
+work excluded).  info = {status=, signal=?, elapsed= seconds since the exec,
+user=, sys=, stopped_by=?}.  With reps > 1 returns the list of readings and
+the list of infos.
+targets = {{cpus={0,1}}, {pid=N}, ...}: count these instead of the command
+(perf stat -a, -C, -p, -t), enabled just before its exec; the reading is
+then the list of the targets' readings.  With targets, cmd may be left out:
+counting lasts until Ctrl-C or SIGTERM, or until process until_pid exits.
+interval_ms = N, on_interval = function(reading, seconds): the cumulative
+reading(s) every N ms while the command runs (perf stat -I).]=])
 
 local function forced(opts)
   if opts == nil then return nil end

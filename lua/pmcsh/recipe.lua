@@ -171,14 +171,17 @@ function M.parse_size(s)
 end
 
 -- Splits "a,b,c" at commas, except those inside a sysfs event's slashes
--- ("uncore_imc_0/event=0x4,umask=0x3/" stays whole).
+-- ("uncore_imc_0/event=0x4,umask=0x3/" stays whole) or inside perf's group
+-- braces ("{a,b},c" is "{a,b}" and "c").
 function M.split_list(s)
-  local out, cur, slashes = {}, {}, 0
+  local out, cur, slashes, braces = {}, {}, 0, 0
   for c in s:gmatch(".") do
-    if c == "," and slashes % 2 == 0 then
+    if c == "," and slashes % 2 == 0 and braces == 0 then
       out[#out + 1] = table.concat(cur); cur = {}; slashes = 0
     else
-      if c == "/" then slashes = slashes + 1 end
+      if c == "/" then slashes = slashes + 1
+      elseif c == "{" then braces = braces + 1
+      elseif c == "}" and braces > 0 then braces = braces - 1 end
       cur[#cur + 1] = c
     end
   end
