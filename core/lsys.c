@@ -1,5 +1,6 @@
 /* pmcsh._sys: what the Lua library needs of the system that Lua lacks:
  * terminals, a monotonic clock, signals, and processes on a pty. */
+#include <dirent.h>
 #include <errno.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -229,6 +230,24 @@ static int sys_stat(lua_State *L)
 	return 1;
 }
 
+/* _sys.dir(path) -> {names...} (unsorted, no "." or "..") | nil, msg, errno */
+static int sys_dir(lua_State *L)
+{
+	const char *path = luaL_checkstring(L, 1);
+	DIR *d = opendir(path);
+	if (!d)
+		return luaL_fileresult(L, 0, path);
+	lua_newtable(L);
+	lua_Integer n = 0;
+	for (struct dirent *e; (e = readdir(d));)
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+			lua_pushstring(L, e->d_name);
+			lua_rawseti(L, -2, ++n);
+		}
+	closedir(d);
+	return 1;
+}
+
 /* _sys.realpath(path) -> the absolute path | nil, msg, errno */
 static int sys_realpath(lua_State *L)
 {
@@ -242,6 +261,7 @@ static int sys_realpath(lua_State *L)
 
 static const luaL_Reg sys_funcs[] = {
 	{"realpath", sys_realpath},
+	{"dir", sys_dir},
 	{"lock", sys_lock},
 	{"stat", sys_stat},
 	{"isatty", sys_isatty},

@@ -1,18 +1,33 @@
 -- pmcsh list's plain output: each PMU heading counts the rows under it, and
--- descriptions are whole when the output is not a terminal (as perf list).
+-- descriptions are whole when the output is not a terminal (as perf list);
+-- aliases share one row, named as perf names them.
 local h = require("helpers")
 
+local function rows(out)
+  local t = {}
+  for l in out:gmatch("[^\n]+") do
+    local mark, name, desc = l:match("^  ([+-]) (.-)%s%s+(.*)$")
+    if mark then t[#t + 1] = {mark = mark, name = name, description = desc} end
+  end
+  return t
+end
+
 describe("pmcsh list", function()
-  it("counts the events under each PMU heading", function()
+  it("counts the events under each PMU heading, and in all", function()
     local r = h.run({"list"})
     assert.are.equal(0, r.code, r.err)
-    local pmu, want, got, seen = nil, 0, 0, 0
+    local pmu, want, got, seen, total, pmus = nil, 0, 0, 0, 0, 0
     for l in r.out:gmatch("[^\n]+") do
-      local name, n = l:match("^(%S+): (%d+) events?$")
+      local name, n = l:match("^(%S+): (%d+) events?, %d+ opens? here$")
+      local all, np = l:match("^(%d+) events in (%d+) PMUs")
       if name then
         if pmu then assert.are.equal(want, got, pmu) end
         pmu, want, got, seen = name, tonumber(n), 0, seen + 1
-      else
+        total = total + want
+      elseif all then
+        assert.are.equal(total, tonumber(all))
+        assert.are.equal(seen, tonumber(np))
+      elseif l:match("^  [+-] ") then
         got = got + 1
       end
     end
@@ -23,6 +38,45 @@ describe("pmcsh list", function()
   it("prints descriptions in full into a pipe (no '...' cut)", function()
     local r = h.run({"list"})
     assert.is_nil(r.out:match("%.%.%.\n"))
+  end)
+
+  it("collapses aliases into one row: no upper-case perf:: rows, no enum names for descriptions", function()
+    local r = h.run({"list"})
+    local by = {}
+    for _, e in ipairs(rows(r.out)) do
+      assert.is_nil(e.name:match("^perf::"), e.name)
+      assert.is_nil(e.description:match("^PERF_COUNT_"), e.name)
+      for a in (e.name .. " OR "):gmatch("(.-) OR ") do
+        assert.is_nil(by[a], "twice: " .. a)
+        by[a] = e
+      end
+    end
+    -- libpfm4 lists perf::CYCLES, perf::CPU-CYCLES and perf::PERF_COUNT_HW_CPU_CYCLES: one row
+    assert.are.equal("cpu-cycles OR cycles", by["cycles"].name)
+    assert.are.equal(by["page-faults"], by["faults"])
+    assert.are.equal("+", by["task-clock"].mark)
+    -- a libpfm4 name still finds its row
+    local one = rows(h.run({"list", "perf::PAGE-FAULTS"}).out)
+    assert.are.equal(1, #one)
+    assert.are.equal("page-faults OR faults", one[1].name)
+  end)
+
+  it("shows umasks with -v, and the groups of events/ with --groups", function()
+    local r = h.run({"list", "--pmu", "skl", "-v", "L1D"})
+    assert.are.equal(0, r.code, r.err)
+    assert.matches("skl::L1D%s", r.out)
+    assert.matches("\n      :REPLACEMENT%s+%S", r.out)
+    r = h.run({"list", "--groups"})
+    assert.are.equal(0, r.code, r.err)
+    assert.matches("\nmemory%-skl%s+skl%s+6%s+4", r.out)
+    assert.matches("\npairs%-zen%s", r.out)
+    assert.is_nil(r.out:match("\ngeneric%s"))   -- descriptions, not a group
+    r = h.run({"list", "--group", "software"})
+    assert.are.equal(0, r.code, r.err)
+    assert.matches("TSC GHz while running", r.out)
+    r = h.run({"list", "--group", "no-such"})
+    assert.are.equal(2, r.code)
+    assert.matches("the choices: .*memory%-skl", r.err)
   end)
 end)
 

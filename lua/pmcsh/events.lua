@@ -17,6 +17,16 @@ function M.dir()
   return "events"
 end
 
+-- The names of the data files in events/ ("memory-skl", "pairs-zen", ...), sorted.
+function M.names()
+  local out = {}
+  for _, f in ipairs(require("pmcsh._sys").dir(M.dir()) or {}) do
+    out[#out + 1] = f:match("^([%w_%-]+)%.lua$")
+  end
+  table.sort(out)
+  return out
+end
+
 -- Loads an events/ data file by name ("pairs-skl") or path.  Returns the
 -- table and its path, or nil and a message.
 function M.load(name)

@@ -22,7 +22,7 @@ local M = {
   FORMAT = plan.FORMAT, MAX_REPS = plan.MAX_REPS, DEFAULT_KERNELS = plan.DEFAULT_KERNELS,
   usage = plan.usage, plan = plan.plan, pack = plan.pack, pmc_try = plan.pmc_try,
   modified = plan.modified, default_n = plan.default_n,
-  load_data = events.load, parse_pairs = events.pairs, pmu_check = events.pmu_check,
+  load_data = events.load, data_names = events.names, parse_pairs = events.pairs, pmu_check = events.pmu_check,
   core_pmu = events.core_pmu, default_events = events.defaults,
   parse_chase = workloads.parse_chase,
   load = run.load, cells = run.cells,
