@@ -364,9 +364,10 @@ cannot count is a <not supported> row and the run goes on.]],
       else
         local line = (pre and pre .. " " or "") .. M.std(a) ..
           string.format("%18s %-4s %-32s", status or fmtnum(v, unit, scale[name]), unit, name)   -- perf: unit width 4
-        if metric then line = line .. string.format(" # %8.3f %-26s", metric, munit)
+        if metric then line = line .. string.format(" # %8.3f %-23s", metric, munit)
         else line = line .. string.rep(" ", 38) end
-        if n > 1 and not status then line = line .. string.format("  ( +- %5.2f%% )", rse) end
+        -- perf leaves out a zero noise
+        if n > 1 and not status and rse ~= 0 then line = line .. string.format("  ( +- %5.2f%% )", rse) end
         if not status and pct < 100 then line = line .. string.format(" (%.2f%%)", pct) end
         out:write((line:gsub("%s+$", "")), "\n")
       end

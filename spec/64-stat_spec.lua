@@ -132,8 +132,9 @@ local function shape(text, fmt)
         for k in l:gmatch('"([%w%-]+)" :') do keys[#keys + 1] = k end
         out[#out + 1] = table.concat(keys, " ")
       else
+        -- a noise of exactly 0% is left out by both, so its presence is the run's
         local n = 0
-        for _ in l:gmatch("%S+") do n = n + 1 end
+        for _ in l:gsub("%( %+%-%s*[%d.]+%% %)", ""):gmatch("%S+") do n = n + 1 end
         out[#out + 1] = (l:match("^%s*#") and "header " or "") .. n
       end
     end

@@ -108,8 +108,10 @@ end
 -- Line chart.  o = {title=, xlabel=, ylabel=, logx=, logy=, bytes= (x is
 -- bytes: log axis labelled 4K, 1M), y0= (y from 0), ymax=,
 -- series = {{title=, points = {{x, y}, ...}, points_only=}, ...},
--- vlines = {{x=, title=}} (dashed, labelled), hline = {y=, title=}}.
--- A margin around the points keeps the first and last whole.
+-- vlines = {{x=, title=}} (dashed, labelled), hline = {y=, title=},
+-- from0= (both axes from 0), key= (gnuplot's placement, "top left" by
+-- default); a series' labels = {"text", ...} mark its points (a false entry
+-- leaves its point unmarked).  A margin keeps the first and last points whole.
 function M.lines(file, o)
   local parts, plots = {}, {}
   local lo, hi, ytop = math.huge, -math.huge, 0
@@ -127,13 +129,19 @@ function M.lines(file, o)
         s.points_only and "points pt 7 ps 1.6 lc rgb '#d62728'" or "linespoints pt 7 ps 0.8 lw 2",
         gq(s.title or ("series " .. i)))
     end
+    for j, text in ipairs(s.labels or {}) do
+      local p = s.points[j]
+      if text and p and p[1] and p[2] then
+        parts[#parts + 1] = string.format("set label %s at %.10g,%.10g offset 0.8,0.8 font ',9'", gq(text), p[1], p[2])
+      end
+    end
   end
   if #plots == 0 then return nil, "nothing to plot" end
   parts[#parts + 1] = "set title " .. gq(o.title or "")
   parts[#parts + 1] = "set xlabel " .. gq(o.xlabel or "")
   parts[#parts + 1] = "set ylabel " .. gq(o.ylabel or "")
   parts[#parts + 1] = "set grid"
-  parts[#parts + 1] = "set key top left box opaque width 1"
+  parts[#parts + 1] = "set key " .. (o.key or "top left") .. " box opaque width 1"
   if o.logx or o.bytes then parts[#parts + 1] = "set logscale x 2" end
   if o.bytes then parts[#parts + 1] = size_tics(lo, hi) end
   if o.logy then parts[#parts + 1] = "set logscale y" end
@@ -141,7 +149,8 @@ function M.lines(file, o)
     parts[#parts + 1] = string.format("set xrange [%.10g:%.10g]", lo / 1.3, hi * 1.3)
   end
   local top = math.max(ytop, o.hline and o.hline.y or 0) * 1.12
-  if o.y0 then parts[#parts + 1] = string.format("set yrange [0:%.10g]", o.ymax or top)
+  if o.from0 then parts[#parts + 1] = string.format("set xrange [0:%.10g]\nset yrange [0:%.10g]", hi * 1.08, o.ymax or top)
+  elseif o.y0 then parts[#parts + 1] = string.format("set yrange [0:%.10g]", o.ymax or top)
   elseif not o.logy then parts[#parts + 1] = "set offsets 0, 0, graph 0.08, graph 0.08" end
   for _, v in ipairs(o.vlines or {}) do
     parts[#parts + 1] = string.format("set arrow from %.10g, graph 0 to %.10g, graph 1 nohead dt 2 lc rgb '#808080'", v.x, v.x)
