@@ -197,23 +197,35 @@ function M.bars(file, o)
 end
 
 -- The survey table as a heat map: a row per event, a column per
--- workload, each cell coloured by its value over the row's largest (so a
--- chase's hundreds per load and a loop's 0.6 per iteration both show) and
--- labelled with the value and its spread.  Rows that are zero in every
--- column are left out and named under the chart.  o.stat as the table's.
+-- workload, each cell coloured by its value over the largest in its row
+-- among the columns of the same unit (a chase's hundreds per load and a
+-- loop's 0.6 per iteration are not on one scale), and labelled with the
+-- value and its spread.  Rows that are zero in every column are left out
+-- and named under the chart.  o.stat as the table's.
 function M.survey(st, file, o)
   o = o or {}
   local report = require("pmcsh.survey.report")
+  local fmt = require("pmcsh.metrics").fmt
   local kernels, rows, zero = st.header.kernels, {}, {}
+  local units = require("pmcsh.survey.workloads").units(kernels)
+  local nunits = 0
+  do
+    local seen = {}
+    for _, k in ipairs(kernels) do
+      if not seen[units[k]] then seen[units[k]], nunits = true, nunits + 1 end
+    end
+  end
   for _, r in ipairs(st.header.rows) do
     local cells = st.cells[r.key]
     if cells then
-      local vals, top = {}, 0
+      local vals, top, any = {}, {}, false
       for i, k in ipairs(kernels) do
         vals[i] = report.cell_stat(cells[k], o.stat)
-        top = math.max(top, math.abs(vals[i] or 0))
+        local u = units[k]
+        top[u] = math.max(top[u] or 0, math.abs(vals[i] or 0))
+        any = any or (vals[i] or 0) ~= 0
       end
-      if top == 0 then zero[#zero + 1] = r.key
+      if not any then zero[#zero + 1] = r.key
       else rows[#rows + 1] = {name = report.label(st, r), values = vals, top = top, cells = cells} end
     end
   end
@@ -221,28 +233,34 @@ function M.survey(st, file, o)
   local data = {}
   for y, r in ipairs(rows) do
     for x, k in ipairs(kernels) do
-      local v, c = r.values[x], r.cells[k]
-      local text = v and (require("pmcsh.metrics").fmt(v, 1):gsub("^%s+", "") .. " " .. report.spread_text(c)) or "n/a"
-      data[#data + 1] = {x - 1, #rows - y, v and string.format("%.6g", v / r.top) or "NaN", gq(text)}
+      local v, c, top = r.values[x], r.cells[k], r.top[units[k]]
+      data[#data + 1] = {x - 1, #rows - y, v and string.format("%.6g", top > 0 and v / top or 0) or "NaN",
+        gq(v and fmt(v, 1):gsub("^%s+", "") or "n/a"), gq(v and report.spread_text(c) or "")}
     end
   end
-  local xt, yt = {}, {}
-  for x, k in ipairs(kernels) do xt[#xt + 1] = string.format("%s %d", gq(k), x - 1) end
+  local xt, yt, per = {}, {}, {}
+  for x, k in ipairs(kernels) do
+    xt[#xt + 1] = string.format("%s %d", gq(k), x - 1)
+    per[units[k]] = per[units[k]] or {}
+    table.insert(per[units[k]], k)
+  end
   for y, r in ipairs(rows) do yt[#yt + 1] = string.format("%s %d", gq(r.name), #rows - y) end
   local height = M.HEIGHT + math.max(0, #rows - 20) * M.ROW_PX
   local body = {
     datablock("d", data),
-    "set title " .. gq(string.format("%s per iteration%s; colour: value / the row's largest; ± = (max - min) / mean over repetitions",
-      "Events", (o.stat and o.stat ~= "mean") and (" (" .. o.stat .. ")") or "")),
-    "set xtics (" .. table.concat(xt, ", ") .. ") scale 0",
-    "set ytics (" .. table.concat(yt, ", ") .. ") scale 0",
+    "set title " .. gq(string.format("Events per iteration%s; colour: value / the largest in its row of the same unit; " ..
+      "± = (max - min) / mean over repetitions", (o.stat and o.stat ~= "mean") and (" (" .. o.stat .. ")") or "")) ..
+      " font ',10'",
     "set x2tics (" .. table.concat(xt, ", ") .. ") scale 0",
+    "set ytics (" .. table.concat(yt, ", ") .. ") scale 0",
     string.format("set xrange [-0.5:%f]; set x2range [-0.5:%f]; set yrange [-0.5:%f]", #kernels - 0.5, #kernels - 0.5, #rows - 0.5),
     "unset xtics",
-    "set palette defined (0 '#f7f7f7', 0.5 '#f4a582', 1 '#b2182b')",
+    -- light enough at 1 that black labels stay readable
+    "set palette defined (0 '#f7f7f7', 0.5 '#fddbc7', 1 '#ef8a62')",
     "set cbrange [0:1]",
-    "set cblabel 'value / row maximum'",
+    "set cblabel 'value / row maximum of the same unit'",
     "set lmargin 34",
+    "set tmargin 4",
   }
   -- the rows left out, wrapped under the chart
   local lines, cur = {}, string.format("zero in every column (left out, %d):", #zero)
@@ -251,11 +269,21 @@ function M.survey(st, file, o)
     else cur = cur .. " " .. z end
   end
   lines[#lines + 1] = cur
-  body[#body + 1] = string.format("set bmargin %d", #zero > 0 and #lines + 2 or 2)
-  for i, l in ipairs(#zero > 0 and lines or {}) do
+  if #zero == 0 then lines = {} end
+  if nunits > 1 then   -- which columns count per what
+    local t = {}
+    for _, k in ipairs(kernels) do
+      local u = units[k]
+      if per[u] then t[#t + 1] = table.concat(per[u], ", ") .. ": per " .. u; per[u] = nil end
+    end
+    table.insert(lines, 1, table.concat(t, "; "))
+  end
+  body[#body + 1] = string.format("set bmargin %d", #lines + 2)
+  for i, l in ipairs(lines) do
     body[#body + 1] = string.format("set label %s at screen 0.01, character %d left", gq(l), #lines - i + 1)
   end
-  body[#body + 1] = "plot $d using 1:2:3 with image notitle, $d using 1:2:4 with labels notitle"
+  body[#body + 1] = "plot $d using 1:2:3 with image notitle, $d using 1:($2 + 0.12):4 with labels font ',10' notitle, " ..
+    "$d using 1:($2 - 0.12):5 with labels font ',8' tc rgb '#505050' notitle"
   return run(table.concat(body, "\n"), file, height)
 end
 

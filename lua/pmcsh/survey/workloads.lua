@@ -22,7 +22,7 @@ local function title(k) return (k:gsub("^%l", string.upper)) end
 -- The STREAM loops: one iteration is one element of the arrays
 -------------------------------------------------------------------------------
 
-local stream_engine = {}
+local stream_engine = {unit = "loop iteration"}
 
 function stream_engine.names(env)
   local out = {}
@@ -54,7 +54,7 @@ function stream_engine.workloads(hdr, env, names)
   local out = {}
   for _, k in ipairs(names) do
     out[#out + 1] = {
-      name = k, title = title(k), unit = "loop iteration", what = "a STREAM loop", sized = true,
+      name = k, title = title(k), unit = stream_engine.unit, what = "a STREAM loop", sized = true,
       bytes = desc[k] and desc[k].bytes,
       run = function(group, reps)
         local s, err, errno = get()
@@ -76,7 +76,7 @@ end
 -- The pointer chase: one iteration is one dependent load
 -------------------------------------------------------------------------------
 
-local chase_engine = {}
+local chase_engine = {unit = "dependent load"}
 
 function chase_engine.names() return {"chase"} end
 
@@ -141,7 +141,7 @@ end
 function chase_engine.workloads(hdr, env)
   local chain
   local d = {
-    name = "chase", title = "Chase", unit = "dependent load", what = "a pointer chase",
+    name = "chase", title = "Chase", unit = chase_engine.unit, what = "a pointer chase",
     note = function(h)
       return string.format("chase: %s, %s pages, %d samples of ~%d ms per run; " ..
         "one iteration = one dependent load: value = count / loads", M.chase_text(h.chase),
@@ -188,6 +188,19 @@ function M.names(env)
   for _, e in ipairs(ENGINES) do
     for _, n in ipairs(e.names(env)) do out[#out + 1] = n end
   end
+  return out
+end
+
+-- The unit of one iteration of each kernel ("loop iteration",
+-- "dependent load"; "iteration" for a name no engine here knows), without
+-- making any workload.
+function M.units(kernels, env)
+  env = env_of(env)
+  local out = {}
+  for _, e in ipairs(ENGINES) do
+    for _, n in ipairs(e.names(env)) do out[n] = e.unit end
+  end
+  for _, k in ipairs(kernels) do out[k] = out[k] or "iteration" end
   return out
 end
 
