@@ -160,8 +160,9 @@ function M.lines(file, o)
   if o.hline then
     parts[#parts + 1] = string.format("set arrow from graph 0, first %.10g to graph 1, first %.10g nohead dt 2 lw 2 lc rgb '#d62728'",
       o.hline.y, o.hline.y)
-    parts[#parts + 1] = string.format("set label %s at graph 0.98, first %.10g right offset 0,0.7 tc rgb '#d62728'",
-      gq(o.hline.title or ""), o.hline.y)
+    -- its label at the left, on the side of the line away from the frame
+    parts[#parts + 1] = string.format("set label %s at graph 0.02, first %.10g left offset 0,%s tc rgb '#d62728'",
+      gq(o.hline.title or ""), o.hline.y, o.hline.y < top / 2 and "0.8" or "-0.8")
   end
   parts[#parts + 1] = "plot " .. table.concat(plots, ", ")
   return run(table.concat(parts, "\n"), file)
