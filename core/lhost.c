@@ -16,7 +16,7 @@
 
 #include "lhost.h"
 #include "lpmcsh.h"
-#include "interrupt.h"
+#include "../kernels/interrupt.h"
 
 #define EXIT_USAGE 2
 

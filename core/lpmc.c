@@ -6,7 +6,7 @@
 #define _GNU_SOURCE
 #endif
 #include "lpmc.h"
-#include "interrupt.h"
+#include "../kernels/interrupt.h"
 #include "../kernels/probe.h"
 #include "counter.h"
 #include <errno.h>

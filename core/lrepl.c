@@ -17,7 +17,7 @@
 #include <lauxlib.h>
 
 #include "lhost.h"
-#include "interrupt.h"
+#include "../kernels/interrupt.h"
 
 #define HISTORY_MAX 1000
 #define PROMPT "> "

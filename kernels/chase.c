@@ -4,7 +4,7 @@
 #define _GNU_SOURCE
 #endif
 #include "chase.h"
-#include "../core/interrupt.h"
+#include "interrupt.h"
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>

@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "stream.h"
-#include "../core/interrupt.h"
+#include "interrupt.h"
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
 #define HAVE_TSC 1
