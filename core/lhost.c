@@ -14,7 +14,7 @@
 #include <lualib.h>
 #include <lauxlib.h>
 
-#include "lhost.h"
+#include "lrepl.h"
 #include "lpmcsh.h"
 #include "../kernels/interrupt.h"
 
@@ -47,7 +47,7 @@ static void on_sigint(int sig)
 	}
 }
 
-void host_install_sigint(void)
+static void host_install_sigint(void)
 {
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);
@@ -56,7 +56,7 @@ void host_install_sigint(void)
 	sigaction(SIGINT, &sa, NULL);
 }
 
-void host_message(const char *msg)
+static void host_message(const char *msg)
 {
 	fprintf(stderr, "%s: %s\n", progname, msg);
 	fflush(stderr);
@@ -95,7 +95,7 @@ static int msghandler(lua_State *L)
 
 /* Calls the function below its `narg` arguments with the traceback handler
  * and Ctrl-C armed.  Leaves results or the error object on the stack. */
-int host_docall(lua_State *L, int narg, int nres)
+static int host_docall(lua_State *L, int narg, int nres)
 {
 	int base = lua_gettop(L) - narg;
 	lua_pushcfunction(L, msghandler);
@@ -113,7 +113,7 @@ int host_docall(lua_State *L, int narg, int nres)
 
 /* Reports an error object on top of the stack; returns the exit status it
  * stands for: 2 for a usage error, 1 otherwise. */
-int host_report(lua_State *L, int status)
+static int host_report(lua_State *L, int status)
 {
 	if (status == LUA_OK)
 		return 0;
@@ -130,6 +130,9 @@ int host_report(lua_State *L, int status)
 	lua_settop(L, lua_gettop(L) - (msg ? 1 : 2));
 	return code;
 }
+
+/* What the REPL (lrepl.c) uses of the host. */
+static const struct repl_host repl_host = {host_docall, host_report};
 
 /* ---- where the Lua library and recipes are ---------------------------- */
 
@@ -543,11 +546,11 @@ static int pmain(lua_State *L)
 		code = run_script(L, argv, argc, script);
 	if (code == 0) {
 		if (args & HAS_I) {
-			code = repl_run(L);
+			code = repl_run(L, &repl_host);
 		} else if (script < 1 && !(args & (HAS_E | HAS_V))) {
 			if (isatty(STDIN_FILENO)) {
 				print_version();
-				code = repl_run(L);
+				code = repl_run(L, &repl_host);
 			} else {
 				code = host_report(L, luaL_loadfile(L, NULL) == LUA_OK ? host_docall(L, 0, 0) : LUA_ERRFILE);
 			}

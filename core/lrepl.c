@@ -16,7 +16,7 @@
 #include <lua.h>
 #include <lauxlib.h>
 
-#include "lhost.h"
+#include "lrepl.h"
 #include "../kernels/interrupt.h"
 
 #define HISTORY_MAX 1000
@@ -25,6 +25,7 @@
 #define EOFMARK "<eof>"
 
 static lua_State *repl_L;
+static const struct repl_host *host;	/* how the host runs and reports */
 static int repl_ref = LUA_NOREF;	/* the pmcsh.repl module table */
 static int line_cancelled;
 static char history_path[4096];
@@ -277,16 +278,17 @@ static void report_error(lua_State *L)
 }
 
 /* Runs the REPL until end of input; returns the exit status (0). */
-int repl_run(lua_State *L)
+int repl_run(lua_State *L, const struct repl_host *h)
 {
 	repl_L = L;
+	host = h;
 	lua_getglobal(L, "require");
 	lua_pushliteral(L, "pmcsh.repl");
-	if (host_docall(L, 1, 1) != LUA_OK)
-		return host_report(L, LUA_ERRRUN);
+	if (host->docall(L, 1, 1) != LUA_OK)
+		return host->report(L, LUA_ERRRUN);
 	repl_ref = luaL_ref(L, LUA_REGISTRYINDEX);
 	push_repl_fn(L, "setup");
-	if (host_docall(L, 0, 0) != LUA_OK)
+	if (host->docall(L, 0, 0) != LUA_OK)
 		report_error(L);
 
 	rl_readline_name = "pmcsh";
@@ -302,13 +304,13 @@ int repl_run(lua_State *L)
 		if (status == -2)
 			continue;
 		if (status == LUA_OK)
-			status = host_docall(L, 0, LUA_MULTRET);
+			status = host->docall(L, 0, LUA_MULTRET);
 		if (status == LUA_OK) {
 			int n = lua_gettop(L);
 			if (n > 0) {
 				push_repl_fn(L, "show");
 				lua_insert(L, 1);
-				if (host_docall(L, n, 0) != LUA_OK)
+				if (host->docall(L, n, 0) != LUA_OK)
 					report_error(L);
 			}
 		} else {
