@@ -1,7 +1,9 @@
 /* The counter layer: event names to perf_event_attr (libpfm4, sysfs PMUs,
  * raw rNNNN), perf groups (one per PMU) on a set of targets, snapshots and
  * scaled deltas.  Pure C: no Lua, no printing; functions return 0 or -errno
- * and write human messages into caller buffers. */
+ * and write human messages into caller buffers.  One header over its files:
+ * evname.c (naming, suggestions, listing), sysfs.c (the machine's perf
+ * files, the pmu/terms/ grammar), group.c (groups), rdpmc.c (user reads). */
 #ifndef PMCSH_COUNTER_H
 #define PMCSH_COUNTER_H
 #include <stdint.h>

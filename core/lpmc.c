@@ -1,5 +1,5 @@
 /* pmcsh._pmc: counter groups for Lua.  Converts between Lua and the pure C
- * counter layer (counter.c); the facade lua/pmcsh/pmc.lua adds the friendly
+ * counter layer (counter.h); the facade lua/pmcsh/pmc.lua adds the friendly
  * API.  Also the window the engines use (lpmc.h) and a few calibration
  * probes whose measured work is C inside one C call. */
 #ifndef _GNU_SOURCE

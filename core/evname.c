@@ -1,0 +1,527 @@
+/* Event names (see counter.h): libpfm4 encoding, perf's generic names and
+ * raw rNNNN, the sysfs form through sysfs.c, suggestions for unknown names,
+ * the listing of every event and the message for a failed open.  Pure C:
+ * never prints, never exits. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "counter.h"
+#include "evmods.h"
+#include "sysfs.h"
+#include <ctype.h>
+#include <errno.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/resource.h>
+#include <perfmon/pfmlib_perf_event.h>
+
+/* ---- libpfm4 ------------------------------------------------------------ */
+
+static int pfm_ready;
+static char pfm_force[64];  /* forced by pmc_pfm_init */
+static char env_force[64];  /* forced by the user's environment */
+/* The PMUs libpfm4 found on this machine, recorded at the first plain
+ * initialisation: pfm_terminate() leaves a forced PMU flagged present, so
+ * after a forced session is_present alone would make skl "present" here. */
+static unsigned char host_pmu[PFM_PMU_MAX];
+static int host_recorded;
+
+static void record_host_pmus(void)
+{
+	for (int p = 0; p < PFM_PMU_MAX; p++) {
+		pfm_pmu_info_t pi = {.size = sizeof(pi)};
+		host_pmu[p] = pfm_get_pmu_info(p, &pi) == PFM_SUCCESS && pi.is_present;
+	}
+	host_recorded = 1;
+}
+
+/* A PMU whose events may be used now: present, and when nothing is forced,
+ * one of the machine's own. */
+static int pmu_usable(int p, const pfm_pmu_info_t *pi)
+{
+	if (!pi->is_present)
+		return 0;
+	if (pfm_force[0] || env_force[0] || !host_recorded)
+		return 1;
+	return p >= 0 && p < PFM_PMU_MAX && host_pmu[p];
+}
+
+/* (Re)initialises libpfm4.  LIBPFM_FORCE_PMU is read by pfm_initialize, so
+ * the variable is set around the call and restored after. */
+int pmc_pfm_init(const char *force, char *msg, size_t len)
+{
+	const char *want = force && *force ? force : NULL;
+	if (pfm_ready && ((!want && !pfm_force[0]) || (want && !strcmp(want, pfm_force))))
+		return 0;
+	if (want && !host_recorded && !getenv("LIBPFM_FORCE_PMU"))
+		pmc_pfm_init(NULL, NULL, 0);  /* learn the host's PMUs before forcing */
+	if (pfm_ready)
+		pfm_terminate();
+	pfm_ready = 0;
+	pfm_force[0] = 0;
+	char *saved = getenv("LIBPFM_FORCE_PMU");
+	saved = saved ? strdup(saved) : NULL;
+	if (want)  /* else the user's own LIBPFM_FORCE_PMU, if any, applies */
+		setenv("LIBPFM_FORCE_PMU", want, 1);
+	snprintf(env_force, sizeof env_force, "%s", !want && saved ? saved : "");
+	int ret = pfm_initialize();
+	if (saved)
+		setenv("LIBPFM_FORCE_PMU", saved, 1);
+	else
+		unsetenv("LIBPFM_FORCE_PMU");
+	free(saved);
+	if (ret != PFM_SUCCESS) {
+		if (msg)
+			snprintf(msg, len, "cannot initialise libpfm4%s%s: %s%s", want ? " for PMU " : "",
+				 want ? want : "", pfm_strerror(ret),
+				 want ? " (see pmc.list() or libpfm4's PMU names, e.g. skl, amd64_fam19h_zen3)" : "");
+		if (want) /* fall back to the host so later calls still work */
+			pmc_pfm_init(NULL, NULL, 0);
+		return -EINVAL;
+	}
+	if (want) {
+		/* libpfm4 ignores an unknown forced name: check it took. */
+		int found = 0;
+		for (int p = 0; p < PFM_PMU_MAX && !found; p++) {
+			pfm_pmu_info_t pi = {.size = sizeof(pi)};
+			if (pfm_get_pmu_info(p, &pi) == PFM_SUCCESS && pi.is_present && pi.name &&
+			    !strcmp(pi.name, want))
+				found = 1;
+		}
+		if (!found) {
+			if (msg)
+				snprintf(msg, len, "libpfm4 has no PMU model named '%s' (examples: skl, icl, spr, "
+					 "amd64_fam19h_zen3, amd64_fam1ah_zen5)", want);
+			pfm_terminate();
+			pfm_ready = 0;
+			pmc_pfm_init(NULL, NULL, 0);
+			return -EINVAL;
+		}
+		snprintf(pfm_force, sizeof pfm_force, "%s", want);
+	} else if (!env_force[0] && !host_recorded) {
+		record_host_pmus();
+	}
+	pfm_ready = 1;
+	return 0;
+}
+
+const char *pmc_pfm_forced(void)
+{
+	return pfm_force[0] ? pfm_force : env_force[0] ? env_force : NULL;
+}
+
+static int pfm_need(void)
+{
+	return pfm_ready ? 0 : pmc_pfm_init(NULL, NULL, 0);
+}
+
+
+/* ---- generic perf names libpfm4 lacks, and the list for suggestions ---- */
+
+static const struct {
+	const char *name;
+	uint32_t type;
+	uint64_t config;
+} aliases[] = {
+	{"alignment-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_ALIGNMENT_FAULTS},
+	{"emulation-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_EMULATION_FAULTS},
+	{"dummy", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY},
+	{"bpf-output", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_BPF_OUTPUT},
+	{NULL, 0, 0}
+};
+
+/* perf's generic names (libpfm4's "perf" PMU resolves them). */
+static const char *generic_names[] = {
+	"cycles", "cpu-cycles", "instructions", "cache-references", "cache-misses",
+	"branches", "branch-instructions", "branch-misses", "bus-cycles",
+	"stalled-cycles-frontend", "stalled-cycles-backend", "ref-cycles",
+	"cpu-clock", "task-clock", "page-faults", "faults", "minor-faults",
+	"major-faults", "context-switches", "cs", "cpu-migrations", "migrations",
+	"alignment-faults", "emulation-faults", "dummy", "cgroup-switches",
+	"L1-dcache-loads", "L1-dcache-load-misses", "L1-icache-load-misses",
+	"LLC-loads", "LLC-load-misses", "dTLB-loads", "dTLB-load-misses",
+	"iTLB-load-misses", "branch-loads", "branch-load-misses", NULL
+};
+
+/* ---- suggestions -------------------------------------------------------- */
+
+int pmc_edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	if (la > 120 || lb > 120)
+		return 1000;
+	int row[122];
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = (int)j;
+	for (size_t i = 1; i <= la; i++) {
+		int diag = row[0];
+		row[0] = (int)i;
+		for (size_t j = 1; j <= lb; j++) {
+			int up = row[j];
+			int cost = tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]);
+			int v = diag + cost;
+			if (row[j] + 1 < v) v = row[j] + 1;
+			if (row[j - 1] + 1 < v) v = row[j - 1] + 1;
+			row[j] = v;
+			diag = up;
+		}
+	}
+	return row[lb];
+}
+
+struct suggest {
+	const char *want;
+	int best[3];
+	char names[3][PMC_NAME_MAX];
+};
+
+static void suggest_add(struct suggest *s, const char *name)
+{
+	int d = pmc_edit_distance(s->want, name);
+	int limit = (int)strlen(s->want) / 3 + 2;
+	if (d > limit)
+		return;
+	for (int i = 0; i < 3; i++)
+		if (s->names[i][0] && !strcasecmp(s->names[i], name))
+			return;
+	for (int i = 0; i < 3; i++) {
+		if (!s->names[i][0] || d < s->best[i]) {
+			for (int k = 2; k > i; k--) {
+				s->best[k] = s->best[k - 1];
+				memcpy(s->names[k], s->names[k - 1], PMC_NAME_MAX);
+			}
+			s->best[i] = d;
+			snprintf(s->names[i], PMC_NAME_MAX, "%s", name);
+			return;
+		}
+	}
+}
+
+static int suggest_cb(void *ctx, const struct pmc_listed *e)
+{
+	struct suggest *s = ctx;
+	suggest_add(s, e->name);
+	const char *c = strstr(e->name, "::");
+	if (c)
+		suggest_add(s, c + 2);
+	return 0;
+}
+
+static void unknown_msg(const char *name, char *msg, size_t len)
+{
+	struct suggest s;
+	memset(&s, 0, sizeof s);
+	char base[PMC_NAME_MAX];
+	snprintf(base, sizeof base, "%s", name);
+	char *colon = strrchr(base, ':');
+	if (colon && colon > base && colon[-1] != ':' && is_modstr(colon + 1))
+		*colon = 0; /* suggest on the name without :u/:k */
+	s.want = base;
+	for (int i = 0; generic_names[i]; i++)
+		suggest_add(&s, generic_names[i]);
+	pmc_list(suggest_cb, &s);
+	int n = snprintf(msg, len, "unknown event '%s'", name);
+	for (int i = 0; i < 3 && s.names[i][0] && (size_t)n < len; i++)
+		n += snprintf(msg + n, len - n, "%s%s", i ? ", " : "; did you mean ", s.names[i]);
+	if ((size_t)n < len)
+		snprintf(msg + n, len - n, "%s (pmc.list() or `pmcsh list PATTERN` shows the events here)",
+			 s.names[0][0] ? "?" : ";");
+}
+
+/* ---- resolution --------------------------------------------------------- */
+
+static int resolve_pfm(const char *name, struct pmc_event *ev, char *msg, size_t len)
+{
+	int r = pfm_need();
+	if (r) {
+		snprintf(msg, len, "libpfm4 failed to initialise");
+		return r;
+	}
+	struct perf_event_attr a;
+	memset(&a, 0, sizeof a);
+	char *fstr = NULL;
+	pfm_perf_encode_arg_t arg;
+	memset(&arg, 0, sizeof arg);
+	arg.attr = &a;
+	arg.size = sizeof arg;
+	arg.fstr = &fstr;
+	int ret = pfm_get_os_event_encoding(name, PFM_PLM0 | PFM_PLM3, PFM_OS_PERF_EVENT_EXT, &arg);
+	if (ret != PFM_SUCCESS) {
+		free(fstr);
+		if (ret == PFM_ERR_NOTFOUND || ret == PFM_ERR_NOTSUPP)
+			return -ENOENT;
+		/* The event exists, an attribute is wrong: list what it accepts. */
+		int n = snprintf(msg, len, "event '%s': %s", name, pfm_strerror(ret));
+		char base[PMC_NAME_MAX];
+		snprintf(base, sizeof base, "%s", name);
+		char *c = strstr(base, "::");
+		c = strchr(c ? c + 2 : base, ':');
+		if (c)
+			*c = 0;
+		int idx = pfm_find_event(base);
+		pfm_event_info_t info = {.size = sizeof(info)};
+		if (idx >= 0 && pfm_get_event_info(idx, PFM_OS_PERF_EVENT_EXT, &info) == PFM_SUCCESS) {
+			n += snprintf(msg + n, n < (int)len ? len - n : 0, "; it accepts:");
+			for (int i = 0; i < info.nattrs && n < (int)len; i++) {
+				pfm_event_attr_info_t ai = {.size = sizeof(ai)};
+				if (pfm_get_event_attr_info(idx, i, PFM_OS_PERF_EVENT_EXT, &ai) == PFM_SUCCESS)
+					n += snprintf(msg + n, len - n, " %s", ai.name);
+			}
+		}
+		return -EINVAL;
+	}
+	ev->attr = a;
+	ev->pfm_idx = arg.idx;
+	snprintf(ev->canon, sizeof ev->canon, "%s", fstr ? fstr : name);
+	free(fstr);
+	pfm_event_info_t info = {.size = sizeof(info)};
+	pfm_pmu_info_t pinfo = {.size = sizeof(pinfo)};
+	if (pfm_get_event_info(arg.idx, PFM_OS_PERF_EVENT_EXT, &info) == PFM_SUCCESS &&
+	    pfm_get_pmu_info(info.pmu, &pinfo) == PFM_SUCCESS) {
+		if (!pmu_usable(info.pmu, &pinfo))
+			return -ENOENT;
+		snprintf(ev->pmu, sizeof ev->pmu, "%s", pinfo.name);
+	}
+	ev->source = PMC_SRC_PFM;
+	return 0;
+}
+
+int pmc_resolve(const char *name, struct pmc_event *ev, char *msg, size_t len)
+{
+	memset(ev, 0, sizeof *ev);
+	msg[0] = 0;
+	ev->scale = 1.0;
+	ev->pfm_idx = -1;
+	if (!name || !*name || strlen(name) >= PMC_NAME_MAX) {
+		snprintf(msg, len, "bad event name '%s'", name ? name : "");
+		return -EINVAL;
+	}
+	snprintf(ev->name, sizeof ev->name, "%s", name);
+	int r;
+	if (strchr(name, '/')) {
+		r = pmc_resolve_sysfs(name, ev, msg, len);
+		goto done;
+	}
+	/* Our part: rNNNN raw and the few generic names libpfm4 lacks. */
+	char base[PMC_NAME_MAX];
+	snprintf(base, sizeof base, "%s", name);
+	const char *mods = "";
+	char *colon = strchr(base, ':');
+	if (colon && strchr(base, ':') == strrchr(base, ':') && is_modstr(colon + 1)) {
+		*colon = 0;
+		mods = colon + 1;
+	}
+	if (base[0] == 'r' && base[1] && strspn(base + 1, "0123456789abcdefABCDEF") == strlen(base + 1) &&
+	    strlen(base + 1) - strspn(base + 1, "0") > 16) {
+		snprintf(msg, len, "bad raw event '%s': more than 64 bits", base);
+		return -EINVAL;
+	}
+	if (base[0] == 'r' && base[1] && strspn(base + 1, "0123456789abcdefABCDEF") == strlen(base + 1)) {
+		ev->attr.type = PERF_TYPE_RAW;
+		ev->attr.config = strtoull(base + 1, NULL, 16);
+		parse_mods(mods, &ev->attr);
+		snprintf(ev->pmu, sizeof ev->pmu, "cpu");
+		snprintf(ev->canon, sizeof ev->canon, "r%llx%s%s", (unsigned long long)ev->attr.config,
+			 *mods ? ":" : "", mods);
+		ev->source = PMC_SRC_RAW;
+		r = 0;
+		goto done;
+	}
+	for (int i = 0; aliases[i].name; i++) {
+		if (!strcmp(base, aliases[i].name)) {
+			ev->attr.type = aliases[i].type;
+			ev->attr.config = aliases[i].config;
+			parse_mods(mods, &ev->attr);
+			snprintf(ev->pmu, sizeof ev->pmu, "perf");
+			snprintf(ev->canon, sizeof ev->canon, "%s", name);
+			ev->source = PMC_SRC_ALIAS;
+			r = 0;
+			goto done;
+		}
+	}
+	r = resolve_pfm(name, ev, msg, len);
+	if (r == -ENOENT)
+		unknown_msg(name, msg, len);
+done:
+	if (r == 0) {
+		ev->attr.size = sizeof ev->attr;
+		ev->needs_cpu_pmu = ev->attr.type == PERF_TYPE_HARDWARE || ev->attr.type == PERF_TYPE_HW_CACHE ||
+				    ev->attr.type == PERF_TYPE_RAW;
+		/* the software clocks count nanoseconds */
+		if (ev->attr.type == PERF_TYPE_SOFTWARE && !ev->unit[0] &&
+		    (ev->attr.config == PERF_COUNT_SW_TASK_CLOCK || ev->attr.config == PERF_COUNT_SW_CPU_CLOCK))
+			snprintf(ev->unit, sizeof ev->unit, "ns");
+	}
+	return r;
+}
+
+void pmc_open_strerror(const struct pmc_event *ev, int err, char *msg, size_t len)
+{
+	if (ev->needs_cpu_pmu && !pmc_have_cpu_pmu() &&
+	    (err == ENOENT || err == EOPNOTSUPP || err == ENODEV || err == EINVAL)) {
+		snprintf(msg, len, "cannot count %s: no hardware PMU is exposed on this machine (%s has no cpu PMU; "
+			 "a VM without PMU passthrough?); software events (task-clock, page-faults, ...) and "
+			 "msr/tsc/ still work", ev->name, SYSFS_PMUS);
+		return;
+	}
+	switch (err) {
+	case EACCES:
+	case EPERM: {
+		int p = pmc_paranoid();
+		const char *allows =
+			p >= 3 ? "no perf_event_open at all without CAP_PERFMON (a Debian setting)" :
+			p == 2 ? "user-space-only counting (:u) of your own processes" :
+			p == 1 ? "user and kernel counting of your own processes, no cpu-wide counting" :
+			p == 0 ? "cpu-wide counting, no raw tracepoints" : "everything";
+		if (p <= -1 && p > -100) {  /* not the sysctl: a security module or seccomp said no */
+			snprintf(msg, len, "permission denied opening %s, although kernel.perf_event_paranoid is %d (%s): "
+				 "a security module (SELinux, AppArmor) or a seccomp filter refuses perf_event_open here",
+				 ev->name, p, allows);
+			return;
+		}
+		/* :u helps only at 2, for an event that still counts the kernel, on a
+		 * PMU that filters by privilege (the cpu PMU and the software events) */
+		int user_only = ev->attr.exclude_kernel && ev->attr.exclude_hv;
+		int filters = ev->needs_cpu_pmu || ev->attr.type == PERF_TYPE_SOFTWARE;
+		char base[PMC_NAME_MAX], hint[PMC_NAME_MAX + 64] = "";
+		snprintf(base, sizeof base, "%s", ev->name);
+		char *c = strrchr(base, ':');
+		if (c && c > base && c[-1] != ':' && is_modstr(c + 1))
+			*c = 0;
+		if (p == 2 && !user_only && filters)
+			snprintf(hint, sizeof hint, "count user space only (%s:u), or ", base);
+		snprintf(msg, len, "permission denied opening %s: kernel.perf_event_paranoid is %d, which allows %s; "
+			 "%srun as root / with CAP_PERFMON, or lower it (sysctl kernel.perf_event_paranoid=%s)",
+			 ev->name, p, allows, hint, p >= 2 ? "1 for kernel counting, 0 for cpu-wide" : "0, for cpu-wide");
+		return;
+	}
+	case EMFILE:
+	case ENFILE: {
+		struct rlimit rl;
+		getrlimit(RLIMIT_NOFILE, &rl);
+		snprintf(msg, len, "too many open files opening %s: each event holds one descriptor (limit %llu); "
+			 "close groups you no longer need (g:close()) or raise the limit (ulimit -n)", ev->name,
+			 (unsigned long long)rl.rlim_cur);
+		return;
+	}
+	case ENOENT:
+	case EOPNOTSUPP:
+	case ENODEV:
+		snprintf(msg, len, "cannot count %s on this machine: the %s PMU does not support it (%s)", ev->name,
+			 ev->pmu, strerror(err));
+		return;
+	case ESRCH:
+		snprintf(msg, len, "cannot count %s: no such process", ev->name);
+		return;
+	default:
+		snprintf(msg, len, "cannot open %s (%s): %s", ev->name, ev->canon, strerror(err));
+	}
+}
+
+
+/* ---- listing and info ------------------------------------------------------ */
+
+int pmc_list(pmc_list_fn fn, void *ctx)
+{
+	int r = pfm_need();
+	if (r)
+		return r;
+	char name[PMC_NAME_MAX];
+	for (int p = 0; p < PFM_PMU_MAX; p++) {
+		pfm_pmu_info_t pi = {.size = sizeof(pi)};
+		if (pfm_get_pmu_info(p, &pi) != PFM_SUCCESS || !pmu_usable(p, &pi))
+			continue;
+		for (int i = pi.first_event; i != -1; i = pfm_get_event_next(i)) {
+			pfm_event_info_t ei = {.size = sizeof(ei)};
+			if (pfm_get_event_info(i, PFM_OS_PERF_EVENT_EXT, &ei) != PFM_SUCCESS)
+				continue;
+			snprintf(name, sizeof name, "%s::%s", pi.name, ei.name);
+			struct pmc_listed e = {name, pi.name, ei.desc ? ei.desc : "", i};
+			if ((r = fn(ctx, &e)))
+				return r;
+		}
+	}
+	if (pmc_pfm_forced())
+		return 0;  /* another model: this machine's sysfs PMUs do not apply */
+	DIR *d = opendir(SYSFS_PMUS);
+	if (!d)
+		return 0;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		char path[512];
+		snprintf(path, sizeof path, SYSFS_PMUS "/%s/events", de->d_name);
+		DIR *ed = opendir(path);
+		if (!ed)
+			continue;
+		struct dirent *ee;
+		while ((ee = readdir(ed))) {
+			if (ee->d_name[0] == '.' || strchr(ee->d_name, '.'))
+				continue;
+			char body[256];
+			snprintf(path, sizeof path, SYSFS_PMUS "/%.100s/events/%.200s", de->d_name, ee->d_name);
+			if (pmc_read_text(path, body, sizeof body) < 0)
+				body[0] = 0;
+			char desc[300];
+			snprintf(desc, sizeof desc, "sysfs event (%s)", body);
+			snprintf(name, sizeof name, "%.100s/%.150s/", de->d_name, ee->d_name);
+			struct pmc_listed e = {name, de->d_name, desc, -1};
+			if ((r = fn(ctx, &e))) {
+				closedir(ed);
+				closedir(d);
+				return r;
+			}
+		}
+		closedir(ed);
+	}
+	closedir(d);
+	return 0;
+}
+
+int pmc_pfm_lookup(const char *name, struct pmc_event *ev)
+{
+	memset(ev, 0, sizeof *ev);
+	ev->scale = 1.0;
+	ev->pfm_idx = -1;
+	if (pfm_need() || !name || strlen(name) >= PMC_NAME_MAX)
+		return -ENOENT;
+	const char *sep = strstr(name, "::");
+	if (strchr(sep ? sep + 2 : name, ':'))
+		return -ENOENT;  /* attributes given: the encoding's error stands */
+	int idx = pfm_find_event(name);
+	pfm_event_info_t info = {.size = sizeof(info)};
+	pfm_pmu_info_t pinfo = {.size = sizeof(pinfo)};
+	if (idx < 0 || pfm_get_event_info(idx, PFM_OS_PERF_EVENT_EXT, &info) != PFM_SUCCESS ||
+	    pfm_get_pmu_info(info.pmu, &pinfo) != PFM_SUCCESS || !pmu_usable(info.pmu, &pinfo))
+		return -ENOENT;
+	snprintf(ev->name, sizeof ev->name, "%s", name);
+	snprintf(ev->pmu, sizeof ev->pmu, "%s", pinfo.name);
+	snprintf(ev->canon, sizeof ev->canon, "%s::%s", pinfo.name, info.name);
+	ev->pfm_idx = idx;
+	ev->source = PMC_SRC_PFM;
+	return 0;
+}
+
+int pmc_event_attrs(const struct pmc_event *ev, const char **desc, pmc_attr_fn fn, void *ctx)
+{
+	if (ev->pfm_idx < 0)
+		return -ENOENT;
+	pfm_event_info_t ei = {.size = sizeof(ei)};
+	if (pfm_get_event_info(ev->pfm_idx, PFM_OS_PERF_EVENT_EXT, &ei) != PFM_SUCCESS)
+		return -ENOENT;
+	*desc = ei.desc;
+	for (int i = 0; i < ei.nattrs; i++) {
+		pfm_event_attr_info_t ai = {.size = sizeof(ai)};
+		if (pfm_get_event_attr_info(ev->pfm_idx, i, PFM_OS_PERF_EVENT_EXT, &ai) != PFM_SUCCESS)
+			continue;
+		struct pmc_attr a = {ai.name, ai.desc ? ai.desc : "", ai.type, ai.code, ai.is_dfl};
+		int r = fn(ctx, &a);
+		if (r)
+			return r;
+	}
+	return 0;
+}

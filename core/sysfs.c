@@ -1,0 +1,248 @@
+/* The machine's perf files (see sysfs.h, counter.h): the PMUs under
+ * /sys/bus/event_source/devices and their pmu/terms/ grammar, format and
+ * event files, perf_event_paranoid, cpu topology.  Pure C: never prints,
+ * never exits. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "counter.h"
+#include "evmods.h"
+#include "sysfs.h"
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- small file helpers ------------------------------------------------- */
+
+int pmc_read_text(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ssize_t n = read(fd, buf, len - 1);
+	int e = errno;
+	close(fd);
+	if (n < 0)
+		return -e;
+	buf[n] = 0;
+	while (n > 0 && isspace((unsigned char)buf[n - 1]))
+		buf[--n] = 0;
+	return (int)n;
+}
+
+/* The core PMU: x86's cpu (cpu_core/cpu_atom on hybrids), Arm's armv8_*
+ * or armv9_* (armv8_pmuv3, armv8_cortex_a57, ...). */
+int pmc_have_cpu_pmu(void)
+{
+	DIR *d = opendir(SYSFS_PMUS);
+	if (!d)
+		return 0;
+	int found = 0;
+	for (struct dirent *de; !found && (de = readdir(d));)
+		found = !strcmp(de->d_name, "cpu") || !strcmp(de->d_name, "cpu_core") || !strcmp(de->d_name, "cpu_atom") ||
+			!strncmp(de->d_name, "armv8_", 6) || !strncmp(de->d_name, "armv9_", 6);
+	closedir(d);
+	return found;
+}
+
+int pmc_paranoid(void)
+{
+	char buf[32];
+	if (pmc_read_text("/proc/sys/kernel/perf_event_paranoid", buf, sizeof buf) <= 0)
+		return -100;
+	return atoi(buf);
+}
+
+int pmc_cpu_socket(int cpu)
+{
+	char path[128], buf[32];
+	snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/topology/physical_package_id", cpu);
+	if (pmc_read_text(path, buf, sizeof buf) <= 0)
+		return 0;
+	int v = atoi(buf);
+	return v < 0 ? 0 : v;
+}
+
+/* ---- sysfs pmu/terms/ -------------------------------------------------- */
+
+/* The sysfs name grammar of PMUs, events and format terms: a letter, digit
+ * or _ first, then those and . -; nothing else reaches a path. */
+static int sysfs_name_ok(const char *s)
+{
+	if (!isalnum((unsigned char)*s) && *s != '_')
+		return 0;
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && *s != '_' && *s != '-' && *s != '.')
+			return 0;
+	return 1;
+}
+
+/* Places `val` into the bits that format file `fmt` ("config:0-7,32-35")
+ * names, in the field it names. */
+static int apply_format(const char *pmu, const char *term, uint64_t val, struct perf_event_attr *a,
+			char *msg, size_t len)
+{
+	char path[512], fmt[256];
+	snprintf(path, sizeof path, SYSFS_PMUS "/%s/format/%s", pmu, term);
+	if (pmc_read_text(path, fmt, sizeof fmt) < 0) {
+		snprintf(msg, len, "PMU %s has no format term '%s' (see %s/%s/format/)", pmu, term,
+			 SYSFS_PMUS, pmu);
+		return -EINVAL;
+	}
+	char *colon = strchr(fmt, ':');
+	if (!colon) {
+		snprintf(msg, len, "format %s of PMU %s reads '%s', not field:bits", term, pmu, fmt);
+		return -EINVAL;
+	}
+	*colon = 0;
+	__u64 *field = !strcmp(fmt, "config") ? &a->config :
+			  !strcmp(fmt, "config1") ? &a->config1 :
+			  !strcmp(fmt, "config2") ? &a->config2 : NULL;
+	if (!field) {
+		snprintf(msg, len, "format %s of PMU %s uses field %s, which pmcsh does not set", term, pmu, fmt);
+		return -EINVAL;
+	}
+	char *save = NULL;
+	for (char *r = strtok_r(colon + 1, ",", &save); r; r = strtok_r(NULL, ",", &save)) {
+		int lo, hi;
+		if (sscanf(r, "%d-%d", &lo, &hi) != 2)
+			hi = lo = atoi(r);
+		for (int b = lo; b <= hi && b < 64; b++) {
+			if (val & 1)
+				*field |= 1ULL << b;
+			val >>= 1;
+		}
+	}
+	return 0;
+}
+
+/* Applies "k=v,k2,..." terms of PMU `pmu` to `a`; an event alias term is
+ * expanded from events/NAME (with its .scale/.unit). */
+static int apply_terms(const char *pmu, char *terms, struct pmc_event *ev, int depth, char *msg, size_t len)
+{
+	char *save = NULL;
+	for (char *t = strtok_r(terms, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		while (isspace((unsigned char)*t))
+			t++;
+		if (!*t)
+			continue;
+		char *eq = strchr(t, '=');
+		uint64_t val = 1;
+		if (eq) {
+			*eq = 0;
+			char *end;
+			errno = 0;
+			val = strtoull(eq + 1, &end, 0);
+			if (errno || *end) {
+				snprintf(msg, len, "bad value '%s' for term %s of %s", eq + 1, t, pmu);
+				return -EINVAL;
+			}
+		}
+		if (!sysfs_name_ok(t)) {
+			snprintf(msg, len, "bad term '%.64s' for PMU %s: a term is a name of letters, digits, _ . -", t, pmu);
+			return -EINVAL;
+		}
+		if (!strcmp(t, "config")) { ev->attr.config = val; continue; }
+		if (!strcmp(t, "config1")) { ev->attr.config1 = val; continue; }
+		if (!strcmp(t, "config2")) { ev->attr.config2 = val; continue; }
+		if (!strcmp(t, "name")) continue;
+		char path[512], body[512];
+		snprintf(path, sizeof path, SYSFS_PMUS "/%s/format/%s", pmu, t);
+		if (access(path, R_OK) == 0) {
+			int r = apply_format(pmu, t, val, &ev->attr, msg, len);
+			if (r)
+				return r;
+			continue;
+		}
+		snprintf(path, sizeof path, SYSFS_PMUS "/%s/events/%s", pmu, t);
+		if (!eq && depth == 0 && pmc_read_text(path, body, sizeof body) >= 0) {
+			int r = apply_terms(pmu, body, ev, 1, msg, len);
+			if (r)
+				return r;
+			char extra[64];
+			snprintf(path, sizeof path, SYSFS_PMUS "/%s/events/%s.scale", pmu, t);
+			if (pmc_read_text(path, extra, sizeof extra) > 0)
+				ev->scale = strtod(extra, NULL);
+			snprintf(path, sizeof path, SYSFS_PMUS "/%s/events/%s.unit", pmu, t);
+			if (pmc_read_text(path, extra, sizeof extra) > 0)
+				snprintf(ev->unit, sizeof ev->unit, "%.31s", extra);
+			continue;
+		}
+		snprintf(msg, len, "PMU %s has no event or term '%s' (see %s/%s/events/ and format/)", pmu, t,
+			 SYSFS_PMUS, pmu);
+		return -ENOENT;
+	}
+	return 0;
+}
+
+static void read_cpumask(const char *pmu, struct pmc_event *ev)
+{
+	char path[512], buf[256];
+	snprintf(path, sizeof path, SYSFS_PMUS "/%s/cpumask", pmu);
+	ev->ncpumask = 0;
+	if (pmc_read_text(path, buf, sizeof buf) <= 0)
+		return;
+	char *save = NULL;
+	for (char *r = strtok_r(buf, ",", &save); r; r = strtok_r(NULL, ",", &save)) {
+		int lo, hi;
+		if (sscanf(r, "%d-%d", &lo, &hi) != 2)
+			hi = lo = atoi(r);
+		for (int c = lo; c <= hi && ev->ncpumask < 8; c++)
+			ev->cpumask[ev->ncpumask++] = c;
+	}
+}
+
+/* "pmu/terms/" with modifiers ":u" or directly after the slash ("/u"). */
+int pmc_resolve_sysfs(const char *name, struct pmc_event *ev, char *msg, size_t len)
+{
+	char buf[PMC_NAME_MAX];
+	snprintf(buf, sizeof buf, "%s", name);
+	char *s1 = strchr(buf, '/');
+	char *s2 = s1 ? strrchr(buf, '/') : NULL;
+	if (!s1 || s2 == s1) {
+		snprintf(msg, len, "bad event '%s': the sysfs form is pmu/event/ or pmu/k=v,.../ (with :u or :k)",
+			 name);
+		return -EINVAL;
+	}
+	*s1 = 0;
+	*s2 = 0;
+	const char *pmu = buf, *mods = s2 + 1;
+	if (!sysfs_name_ok(pmu)) {
+		snprintf(msg, len, "bad PMU name '%.64s' in '%.64s': a PMU is named with letters, digits, _ . -", pmu, name);
+		return -EINVAL;
+	}
+	if (strspn(s1 + 1, ", \t") == strlen(s1 + 1)) {
+		snprintf(msg, len, "bad event '%.64s': no event or terms between the slashes (%s/EVENT/ or %s/k=v,.../)",
+			 name, pmu, pmu);
+		return -EINVAL;
+	}
+	if (*mods == ':')
+		mods++;
+	if (*mods && !is_modstr(mods)) {
+		snprintf(msg, len, "bad modifier '%s' in '%s' (u, k, h, G, H)", mods, name);
+		return -EINVAL;
+	}
+	char path[512], tbuf[32];
+	snprintf(path, sizeof path, SYSFS_PMUS "/%s/type", pmu);
+	if (pmc_read_text(path, tbuf, sizeof tbuf) <= 0) {
+		snprintf(msg, len, "no PMU named '%s' on this machine (see %s/)", pmu, SYSFS_PMUS);
+		return -ENOENT;
+	}
+	ev->attr.type = (uint32_t)strtoul(tbuf, NULL, 0);
+	snprintf(ev->pmu, sizeof ev->pmu, "%.63s", pmu);
+	char terms[PMC_NAME_MAX];
+	snprintf(terms, sizeof terms, "%s", s1 + 1);
+	int r = apply_terms(pmu, terms, ev, 0, msg, len);
+	if (r)
+		return r;
+	parse_mods(mods, &ev->attr);
+	read_cpumask(pmu, ev);
+	snprintf(ev->canon, sizeof ev->canon, "%.63s/%.170s/%.8s", pmu, s1 + 1, mods);
+	ev->source = PMC_SRC_SYSFS;
+	return 0;
+}
