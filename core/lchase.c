@@ -311,7 +311,7 @@ static int c_run(lua_State *L)
 
 	int gtype = lua_getfield(L, 2, "group");   /* stack 3: the group or nil */
 	struct kwindow kw = {0};
-	struct lpmc_window *w = NULL;
+	struct pmc_window *w = NULL;
 	if (gtype != LUA_TNIL) {
 		w = lpmc_window_new(L, 3, (int)samples, NULL, 0, &kw);   /* stack 4 */
 		if (!w)

@@ -9,6 +9,7 @@
 #include "../kernels/interrupt.h"
 #include "../kernels/probe.h"
 #include "counter.h"
+#include "window.h"
 #include <errno.h>
 #include <limits.h>
 #include <fcntl.h>
@@ -520,178 +521,51 @@ static int g_tostring(lua_State *L)
 	return 1;
 }
 
-/* ---- the engines' window (lpmc.h) --------------------------------------- */
-
-struct lpmc_window {
-	struct lgroup *lg;       /* kept alive by user value 1 */
-	int ncopies;
-	struct pmc_group *copies;  /* one per tid, sharing lg->ev */
-	int nreps, nev, err, err_rep, err_ev;
-	uint64_t *raw, *en, *run;  /* [nreps][nev] */
-};
-
-static void window_free(struct lpmc_window *w)
-{
-	if (w->copies) {
-		for (int i = 0; i < w->ncopies; i++) {
-			pmc_group_close(&w->copies[i]);
-			free(w->copies[i].sub);
-		}
-		free(w->copies);
-		w->copies = NULL;
-	}
-	free(w->raw);
-	w->raw = w->en = w->run = NULL;
-	w->ncopies = 0;
-}
+/* ---- the engines' window (lpmc.h; the logic in window.c) ----------------- */
 
 static int w_gc(lua_State *L)
 {
-	window_free(luaL_checkudata(L, 1, WINDOW_MT));
+	pmc_window_close(luaL_checkudata(L, 1, WINDOW_MT));
 	return 0;
 }
 
-static int w_all(struct lpmc_window *w, int (*fn)(struct pmc_group *))
-{
-	int r = fn(&w->lg->g);
-	for (int i = 0; i < w->ncopies && !r; i++)
-		r = fn(&w->copies[i]);
-	return r;
-}
-
-/* Before the loop: a new baseline (read only when stale; the counters are
- * disabled, so it is not counted), then enable. */
-static int w_begin(void *ctx, int rep)
-{
-	(void)rep;
-	return w_all(ctx, pmc_group_start);
-}
-
-static int w_end(void *ctx, int rep)
-{
-	struct lpmc_window *w = ctx;
-	int r = w_all(w, pmc_group_disable);
-	if (!r)
-		r = w_all(w, pmc_group_snapshot);
-	if (r || rep < 0 || rep >= w->nreps)
-		return r;
-	size_t o = (size_t)rep * (size_t)w->nev;
-	memset(w->raw + o, 0, sizeof(uint64_t) * (size_t)w->nev);
-	memset(w->en + o, 0, sizeof(uint64_t) * (size_t)w->nev);
-	memset(w->run + o, 0, sizeof(uint64_t) * (size_t)w->nev);
-	pmc_group_accumulate(&w->lg->g, w->raw + o, w->en + o, w->run + o);
-	for (int i = 0; i < w->ncopies; i++)
-		pmc_group_accumulate(&w->copies[i], w->raw + o, w->en + o, w->run + o);
-	for (int e = 0; e < w->nev; e++)
-		if (w->en[o + e] > 0 && w->run[o + e] == 0 && !w->err) {
-			w->err = -EBUSY;
-			w->err_rep = rep;
-			w->err_ev = e;
-			return -EBUSY;
-		}
-	return 0;
-}
-
-struct lpmc_window *lpmc_window_new(lua_State *L, int idx, int nreps, const pid_t *tids, int ntids,
-				    struct kwindow *kw)
+struct pmc_window *lpmc_window_new(lua_State *L, int idx, int nreps, const pid_t *tids, int ntids,
+				   struct kwindow *kw)
 {
 	idx = lua_absindex(L, idx);
 	struct lgroup *lg = checkgroup(L, idx);
 	luaL_argcheck(L, nreps >= 1, idx, "window needs at least one repetition");
-	struct lpmc_window *w = lua_newuserdatauv(L, sizeof *w, 1);
+	struct pmc_window *w = lua_newuserdatauv(L, sizeof *w, 1);
 	memset(w, 0, sizeof *w);
 	luaL_setmetatable(L, WINDOW_MT);
-	lua_pushvalue(L, idx);
+	lua_pushvalue(L, idx);  /* keeps the group alive while the window is */
 	lua_setiuservalue(L, -2, 1);
-	w->lg = lg;
-	w->nreps = nreps;
-	w->nev = lg->g.nev;
-	/* copies follow the workers only for a group on the calling thread: a
-	 * cpu-wide or pid group already sees them, and would count them twice */
-	if (lg->target.pid != 0 || lg->target.ncpus > 0)
-		ntids = 0;
-	size_t cells = (size_t)nreps * (size_t)w->nev;
-	w->raw = calloc(3 * cells, sizeof(uint64_t));
-	w->copies = ntids > 0 ? calloc((size_t)ntids, sizeof *w->copies) : NULL;
-	if (!w->raw || (ntids > 0 && !w->copies)) {
-		window_free(w);
+	char msg[PMC_ERR_MAX];
+	int r = pmc_window_open(w, &lg->g, &lg->target, nreps, tids, ntids, kw, msg, sizeof msg);
+	if (r) {
 		lua_pop(L, 1);
-		pmcsh_fail(L, "out of memory for the counter window", ENOMEM);
+		pmcsh_fail(L, msg, -r);
 		return NULL;
 	}
-	w->en = w->raw + cells;
-	w->run = w->en + cells;
-	for (int i = 0; i < ntids; i++) {
-		struct pmc_group *c = &w->copies[i];
-		c->nev = lg->g.nev;
-		c->ev = lg->ev;
-		c->sub = calloc((size_t)lg->g.nev, sizeof *c->sub);
-		w->ncopies = i + 1;
-		if (!c->sub) {
-			window_free(w);
-			lua_pop(L, 1);
-			pmcsh_fail(L, "out of memory for the counter window", ENOMEM);
-			return NULL;
-		}
-		pmc_group_layout(c);
-		struct pmc_target t = {.pid = tids[i]};
-		int bad;
-		int r = pmc_group_open(c, &t, &bad);
-		if (r) {
-			char msg[PMC_ERR_MAX];
-			pmc_open_strerror(&lg->ev[bad >= 0 ? bad : 0], -r, msg, sizeof msg);
-			window_free(w);
-			lua_pop(L, 1);
-			pmcsh_fail(L, msg, -r);
-			return NULL;
-		}
-	}
-	kw->ctx = w;
-	kw->begin = w_begin;
-	kw->end = w_end;
 	return w;
 }
 
-static void counts_from(const struct lpmc_window *w, const uint64_t *raw, const uint64_t *en, const uint64_t *run,
-			struct pmc_count *c)
-{
-	for (int e = 0; e < w->nev; e++) {
-		c[e].raw = raw[e];
-		c[e].enabled = en[e];
-		c[e].running = run[e];
-		pmc_scale(raw[e], en[e], run[e], w->lg->ev[e].scale, &c[e].value, &c[e].multiplexed);
-	}
-}
-
-void lpmc_window_push(lua_State *L, struct lpmc_window *w, int nreps_done)
+void lpmc_window_push(lua_State *L, struct pmc_window *w, int nreps_done)
 {
 	if (w->err == -EBUSY) {
 		char msg[PMC_ERR_MAX];
-		unsched_msg(&w->lg->ev[w->err_ev], NULL, msg, sizeof msg);
+		unsched_msg(&w->g->ev[w->err_ev], NULL, msg, sizeof msg);
 		lua_pushnil(L);
 		lua_pushstring(L, msg);
 		return;
 	}
-	if (nreps_done > w->nreps)
-		nreps_done = w->nreps;
-	if (nreps_done < 0)
-		nreps_done = 0;
 	struct pmc_count c[PMC_MAX_EVENTS];
-	uint64_t sraw[PMC_MAX_EVENTS] = {0}, sen[PMC_MAX_EVENTS] = {0}, srun[PMC_MAX_EVENTS] = {0};
-	for (int r = 0; r < nreps_done; r++)
-		for (int e = 0; e < w->nev; e++) {
-			size_t o = (size_t)r * (size_t)w->nev + (size_t)e;
-			sraw[e] += w->raw[o];
-			sen[e] += w->en[o];
-			srun[e] += w->run[o];
-		}
-	counts_from(w, sraw, sen, srun, c);
-	push_reading(L, w->lg->ev, w->nev, c, NULL);
+	nreps_done = pmc_window_sum(w, nreps_done, c);
+	push_reading(L, w->g->ev, w->nev, c, NULL);
 	lua_createtable(L, nreps_done, 0);
 	for (int r = 0; r < nreps_done; r++) {
-		size_t o = (size_t)r * (size_t)w->nev;
-		counts_from(w, w->raw + o, w->en + o, w->run + o, c);
-		push_reading(L, w->lg->ev, w->nev, c, NULL);
+		pmc_window_rep(w, r, c);
+		push_reading(L, w->g->ev, w->nev, c, NULL);
 		lua_seti(L, -2, r + 1);
 	}
 }

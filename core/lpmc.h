@@ -6,10 +6,10 @@
 #include "lpmcsh.h"
 #include "../kernels/window.h"
 
-struct lpmc_window;
+struct pmc_window;
 
 /* Checks that argument `idx` is an open pmcsh.group (a Lua error otherwise)
- * and prepares a window for `nreps` repetitions.  The group keeps counting
+ * and prepares a window for `nreps` repetitions (pmc_window_open, window.h).  The group keeps counting
  * its own target (the calling thread); each of the `ntids` threads in `tids`
  * is counted too, by a copy of the group opened on it, and all are summed.
  * Fills `kw` with hooks that, per repetition, snapshot the counters, enable,
@@ -22,13 +22,13 @@ struct lpmc_window;
  * disables, reads and keeps the delta of that repetition.  So the window
  * holds only the enable/disable ioctls.  end returns -EBUSY when a group
  * was enabled but never scheduled (see lpmc_window_push). */
-struct lpmc_window *lpmc_window_new(lua_State *L, int idx, int nreps,
-				    const pid_t *tids, int ntids, struct kwindow *kw);
+struct pmc_window *lpmc_window_new(lua_State *L, int idx, int nreps,
+				   const pid_t *tids, int ntids, struct kwindow *kw);
 
 /* Pushes two values: the reading summed over the first `nreps_done`
  * repetitions (same shape as group:read()) and the array of per-repetition
  * readings; or nil and the message when a repetition could not be
  * scheduled (never zeros). */
-void lpmc_window_push(lua_State *L, struct lpmc_window *w, int nreps_done);
+void lpmc_window_push(lua_State *L, struct pmc_window *w, int nreps_done);
 
 #endif

@@ -239,7 +239,7 @@ static int stream_runm(lua_State *L)
 		return pmcsh_fail(L, msg, EOPNOTSUPP);
 
 	struct kwindow kw = {0};
-	struct lpmc_window *w = NULL;
+	struct pmc_window *w = NULL;
 	if (gtype != LUA_TNIL) {
 		ARGCHECK(L, luaL_testudata(L, 4, "pmcsh.group"), 3, lua_pushfstring(L,
 			 "group: a pmcsh.group expected (pmc.group{...}), got %s", luaL_typename(L, 4)));
