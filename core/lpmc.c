@@ -10,6 +10,7 @@
 #include "../kernels/probe.h"
 #include "counter.h"
 #include "window.h"
+#include "child.h"
 #include <errno.h>
 #include <limits.h>
 #include <fcntl.h>
@@ -667,14 +668,7 @@ static int l_probe(lua_State *L)
 	return 3;
 }
 
-/* ---- child command ------------------------------------------------------- */
-
-/* SIGTERM while a counted command runs: forwarded to it (l_run). */
-static volatile sig_atomic_t run_signal;
-static void on_run_signal(int sig)
-{
-	run_signal = sig;
-}
+/* ---- child command (the protocol in child.c) ------------------------------ */
 
 /* Pushes the cumulative readings of l_run: the child's group (gtab == 0),
  * or the list of the targets' groups in the table at gtab.  Returns 1, or
@@ -695,6 +689,33 @@ static int run_readings(lua_State *L, int gtab, struct lgroup *child)
 		lua_rawseti(L, -2, i);
 	}
 	return 1;
+}
+
+/* pmc_child_wait's tick for l_run: on_interval(reading(s), seconds); an
+ * error in it stops the count and is raised once the command is gone (its
+ * message left on the stack). */
+struct run_tick {
+	lua_State *L;
+	int cb, gtab;
+	struct lgroup *lg;
+	int failed;
+};
+
+static int run_tick(void *ctx, double seconds)
+{
+	struct run_tick *t = ctx;
+	lua_State *L = t->L;
+	lua_pushvalue(L, t->cb);
+	if (run_readings(L, t->gtab, t->lg) != 1) {
+		lua_pop(L, 4);  /* a failed read (nil, msg, errno): no tick */
+		return 0;
+	}
+	lua_pushnumber(L, seconds);
+	if (lua_pcall(L, 2, 0, 0) != LUA_OK) {
+		t->failed = 1;
+		return 1;
+	}
+	return 0;
 }
 
 /* _pmc.run(events, argv, opts) -> reading, {status=, signal=, elapsed=,
@@ -785,46 +806,17 @@ static int l_run(lua_State *L)
 		pmc_group_layout(&lg->g);
 	}
 
-	int go[2] = {-1, -1}, ex[2] = {-1, -1};
-	pid_t pid = 0;
+	struct pmc_child child = {0};
 	if (argc) {
-		if (pipe2(go, O_CLOEXEC) < 0)
-			return pmcsh_fail(L, "pipe failed", errno);
-		if (pipe2(ex, O_CLOEXEC) < 0) {
-			int e = errno;
-			close(go[0]); close(go[1]);
-			return pmcsh_fail(L, "pipe failed", e);
-		}
-		fflush(NULL);
-		pid = fork();
-		if (pid < 0) {
-			int e = errno;
-			close(go[0]); close(go[1]); close(ex[0]); close(ex[1]);
-			return pmcsh_fail(L, "fork failed", e);
-		}
-		if (pid == 0) {
-			char c;
-			close(go[1]);
-			close(ex[0]);
-			signal(SIGINT, SIG_DFL);
-			if (read(go[0], &c, 1) != 1)
-				_exit(127);  /* the parent gave up */
-			execvp(argv[0], (char *const *)argv);
-			int e = errno;
-			if (write(ex[1], &e, sizeof e) < 0)
-				_exit(126);
-			_exit(127);
-		}
-		close(go[0]);
-		close(ex[1]);
+		r = pmc_child_spawn(&child, (char *const *)argv, msg, sizeof msg);
+		if (r)
+			return pmcsh_fail(L, msg, -r);
 	}
 	if (lg) {
-		struct pmc_target t = {.pid = pid, .inherit = 1, .enable_on_exec = 1};
+		struct pmc_target t = {.pid = child.pid, .inherit = 1, .enable_on_exec = 1};
 		r = pmc_group_open(&lg->g, &t, &bad);
 		if (r) {
-			close(go[1]);
-			close(ex[0]);
-			waitpid(pid, NULL, 0);
+			pmc_child_abandon(&child);
 			pmc_open_strerror(&lg->ev[bad >= 0 ? bad : 0], -r, msg, sizeof msg);
 			return pmcsh_fail(L, msg, -r);
 		}
@@ -836,96 +828,18 @@ static int l_run(lua_State *L)
 			lua_pop(L, 1);
 		}
 	}
-	int child_errno = 0;
-	ssize_t got = 0;
-	if (argc) {
-		ssize_t w = write(go[1], "g", 1);
-		close(go[1]);
-		/* end of file on ex: the exec closed it, the command runs */
-		got = w == 1 ? read(ex[0], &child_errno, sizeof child_errno) : 0;
-		close(ex[0]);
-	}
-	double t0 = now_ns();
-	/* as perf stat: Ctrl-C or SIGTERM while the command runs goes to the
-	 * command too, and its counts are still reported (info.stopped_by) */
-	struct sigaction sa, old_term;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_run_signal;
-	sigemptyset(&sa.sa_mask);
-	run_signal = 0;
-	sigaction(SIGTERM, &sa, &old_term);
-	int status = 0, forwarded = 0, cb_failed = 0;
-	/* the process whose end ends the count: a pidfd to poll, with the
-	 * interval ticks as its timeout */
-	pid_t watched = argc ? pid : (pid_t)until_pid;
-	int pfd = watched > 0 && got != (ssize_t)sizeof child_errno ? (int)syscall(SYS_pidfd_open, watched, 0) : -1;
-	if (pfd >= 0 || !argc) {
-		double next = t0 + (double)interval_ms * 1e6;
-		for (;;) {
-			int timeout = -1;
-			if (interval_ms && cb) {
-				double left = (next - now_ns()) / 1e6;
-				timeout = left > 0 ? (int)left + 1 : 0;
-			}
-			struct pollfd p = {.fd = pfd, .events = POLLIN};
-			int k = poll(&p, pfd >= 0 ? 1 : 0, timeout);
-			if (k > 0)
-				break;  /* the watched process ended */
-			if (k == 0) {
-				lua_pushvalue(L, cb);
-				if (run_readings(L, gtab, lg) != 1)
-					lua_pop(L, 3);  /* a failed read: no tick */
-				else {
-					lua_pushnumber(L, (now_ns() - t0) / 1e9);
-					if (lua_pcall(L, 2, 0, 0) != LUA_OK) {
-						cb_failed = lua_gettop(L);
-						break;
-					}
-					/* keep the count of ticks, not the drift of each callback */
-				}
-				next += (double)interval_ms * 1e6;
-				continue;
-			}
-			if (errno != EINTR)
-				break;
-			int sig = run_signal ? (int)run_signal : pmcsh_interrupted ? SIGINT : 0;
-			if (sig && !argc) {
-				forwarded = sig;
-				break;
-			}
-			if (sig && !forwarded) {
-				kill(pid, sig);
-				forwarded = sig;
-			}
-		}
-		if (pfd >= 0)
-			close(pfd);
-	}
-	if (cb_failed && argc)
-		kill(pid, SIGTERM);
-	struct rusage ru;
-	memset(&ru, 0, sizeof ru);
-	while (argc && wait4(pid, &status, 0, &ru) < 0) {
-		if (errno != EINTR)
-			break;
-		int sig = run_signal ? (int)run_signal : pmcsh_interrupted ? SIGINT : 0;
-		if (sig && !forwarded) {
-			kill(pid, sig);
-			forwarded = sig;
-		}
-	}
-	double elapsed = now_ns() - t0;
-	sigaction(SIGTERM, &old_term, NULL);
-	if (pmcsh_interrupted) {  /* handled here: no "interrupted!" from the Lua hook */
+	struct run_tick tk = {L, cb, gtab, lg, 0};
+	struct pmc_child_wait_opts o = {.until_pid = (pid_t)until_pid, .interval_ms = (long)interval_ms,
+					.tick = cb ? run_tick : NULL, .ctx = &tk};
+	struct pmc_child_status st;
+	pmc_child_wait(&child, &o, &st);
+	if (st.interrupted)  /* no "interrupted!" from the Lua hook */
 		lua_sethook(L, NULL, 0, 0);
-		pmcsh_interrupted = 0;
-		forwarded = forwarded ? forwarded : SIGINT;
-	}
-	if (cb_failed)
+	if (tk.failed)
 		return lua_error(L);  /* the callback's error, after the child is gone */
-	if (got == (ssize_t)sizeof child_errno) {
-		snprintf(msg, sizeof msg, "cannot run '%s': %s", argv[0], strerror(child_errno));
-		return pmcsh_fail(L, msg, child_errno);
+	if (st.exec_errno) {
+		snprintf(msg, sizeof msg, "cannot run '%s': %s", argv[0], strerror(st.exec_errno));
+		return pmcsh_fail(L, msg, st.exec_errno);
 	}
 	if (gtab)
 		for (int i = 1; i <= (int)lua_rawlen(L, gtab); i++) {
@@ -942,25 +856,25 @@ static int l_run(lua_State *L)
 		return nres;
 	lua_createtable(L, 0, 3);
 	if (!argc) {
-	} else if (WIFEXITED(status)) {
-		lua_pushinteger(L, WEXITSTATUS(status));
+	} else if (WIFEXITED(st.status)) {
+		lua_pushinteger(L, WEXITSTATUS(st.status));
 		lua_setfield(L, -2, "status");
-	} else if (WIFSIGNALED(status)) {
-		lua_pushinteger(L, WTERMSIG(status));
+	} else if (WIFSIGNALED(st.status)) {
+		lua_pushinteger(L, WTERMSIG(st.status));
 		lua_setfield(L, -2, "signal");
-		lua_pushinteger(L, 128 + WTERMSIG(status));
+		lua_pushinteger(L, 128 + WTERMSIG(st.status));
 		lua_setfield(L, -2, "status");
 	}
-	lua_pushnumber(L, elapsed / 1e9);
+	lua_pushnumber(L, st.elapsed_ns / 1e9);
 	lua_setfield(L, -2, "elapsed");
 	/* the command's CPU time, its waited-for children included (perf's
 	 * "seconds user" / "seconds sys") */
-	lua_pushnumber(L, ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6);
+	lua_pushnumber(L, st.ru.ru_utime.tv_sec + st.ru.ru_utime.tv_usec / 1e6);
 	lua_setfield(L, -2, "user");
-	lua_pushnumber(L, ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6);
+	lua_pushnumber(L, st.ru.ru_stime.tv_sec + st.ru.ru_stime.tv_usec / 1e6);
 	lua_setfield(L, -2, "sys");
-	if (forwarded) {
-		lua_pushinteger(L, forwarded);
+	if (st.forwarded) {
+		lua_pushinteger(L, st.forwarded);
 		lua_setfield(L, -2, "stopped_by");
 	}
 	return 2;
