@@ -1,30 +1,22 @@
 /* pmcsh._pmc: counter groups for Lua.  Converts between Lua and the pure C
  * counter layer (counter.h); the facade lua/pmcsh/pmc.lua adds the friendly
- * API.  Also the window the engines use (lpmc.h) and a few calibration
- * probes whose measured work is C inside one C call. */
+ * API.  Also the converters of the window the engines use (lpmc.h;
+ * window.c), of pmc.run (child.c) and of the calibration probes whose
+ * measured work is C inside one C call (calib.c, kernels/probe.c). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include "lpmc.h"
-#include "../kernels/interrupt.h"
 #include "../kernels/probe.h"
 #include "counter.h"
 #include "window.h"
 #include "child.h"
+#include "calib.h"
 #include <errno.h>
 #include <limits.h>
-#include <fcntl.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <sys/mman.h>
-#include <poll.h>
-#include <sys/syscall.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
 #define GROUP_MT "pmcsh.group"
 #define WINDOW_MT "pmcsh.window"
@@ -38,13 +30,6 @@ struct lgroup {
 	struct pmc_sub *sub;
 	char rdpmc_why[256];    /* why g:read() uses read() only, when not mapped */
 };
-
-static double now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
 
 static struct lgroup *checkgroup(lua_State *L, int idx)
 {
@@ -571,100 +556,31 @@ void lpmc_window_push(lua_State *L, struct pmc_window *w, int nreps_done)
 	}
 }
 
-/* ---- calibration probes: measured work in C, one call ------------------- */
-
-static volatile uint64_t probe_sink;
+/* ---- calibration probes: measured work in C, one call (calib.c) --------- */
 
 /* _pmc.probe(g, kind, arg[, path]) -> reading, wall_ns, thread_cpu_ns.  kind: "touch" (first touch
  * of `arg` bytes of a fresh anonymous mapping), "read" (read() `arg` bytes of
  * file `path` (default /dev/zero) into a fresh, untouched mapping: faults
  * taken in the kernel),
- * "spin" (busy loop for `arg` ns), "sleep" (nanosleep `arg` ns), "empty". */
+ * "spin" (busy loop for `arg` ns), "sleep" (nanosleep `arg` ns), "empty",
+ * "loop", "syscalls" (kernels/probe.h). */
 static int l_probe(lua_State *L)
 {
 	struct lgroup *lg = checkgroup(L, 1);
-	static const char *const kinds[] = {"touch", "read", "spin", "sleep", "empty", "loop", "syscalls", NULL};
-	int kind = luaL_checkoption(L, 2, NULL, kinds);
+	int kind = luaL_checkoption(L, 2, NULL, probe_kinds);
 	lua_Integer arg = luaL_optinteger(L, 3, 0);
 	luaL_argcheck(L, arg >= 0, 3, "must be >= 0");
-	size_t bytes = (size_t)arg;
-	char *buf = NULL;
-	int zfd = -1;
-	if (kind <= 1 && bytes) {
-		buf = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (buf == MAP_FAILED)
-			return pmcsh_fail(L, "mmap failed for the probe buffer", errno);
-		madvise(buf, bytes, MADV_NOHUGEPAGE);  /* the prediction assumes 4 KiB pages */
-	}
 	const char *path = luaL_optstring(L, 4, "/dev/zero");
-	if (kind == 1 && (zfd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
-		int e = errno;
-		if (buf)
-			munmap(buf, bytes);
-		lua_pushfstring(L, "cannot open %s: %s", path, strerror(e));
-		return pmcsh_fail(L, lua_tostring(L, -1), e);
-	}
-	long page = sysconf(_SC_PAGESIZE);
-	struct timespec c0, c1;
-	int r = pmc_group_snapshot(&lg->g);
-	if (r == 0)
-		pmc_group_rebase(&lg->g);
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
-	double t0 = now_ns();
-	pmc_group_enable(&lg->g);
-	/* ---- window ---- */
-	switch (kind) {
-	case 0:
-		for (size_t i = 0; i < bytes; i += (size_t)page)
-			((volatile char *)buf)[i] = 1;
-		break;
-	case 1:
-		for (size_t done = 0; done < bytes;) {
-			ssize_t n = read(zfd, buf + done, bytes - done);
-			if (n <= 0)
-				break;
-			done += (size_t)n;
-		}
-		break;
-	case 2: {
-		double end = now_ns() + (double)arg;
-		uint64_t x = 0;
-		while (now_ns() < end && !pmcsh_stop_requested())
-			for (int i = 0; i < 1000; i++)
-				x = x * 6364136223846793005ULL + 1;
-		probe_sink = x;
-		break;
-	}
-	case 3: {
-		struct timespec ts = {arg / 1000000000, arg % 1000000000};
-		while (nanosleep(&ts, &ts) && errno == EINTR && !pmcsh_stop_requested())
-			;
-		break;
-	}
-	case 5:
-		probe_loop((uint64_t)arg);
-		break;
-	case 6:
-		probe_syscalls((uint64_t)arg);
-		break;
-	default:
-		break;
-	}
-	pmc_group_disable(&lg->g);
-	/* ---- end of window ---- */
-	double wall = now_ns() - t0;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
-	if (zfd >= 0)
-		close(zfd);
-	if (buf)
-		munmap(buf, bytes);
+	char msg[PMC_ERR_MAX];
+	double wall, cpu;
+	int r = pmc_probe(&lg->g, kind, (uint64_t)arg, path, &wall, &cpu, msg, sizeof msg);
 	if (r)
-		return pmcsh_fail(L, strerror(-r), -r);
+		return pmcsh_fail(L, msg, -r);
 	int got = read_push(L, lg, 0);
 	if (got != 1)
 		return got;
 	lua_pushnumber(L, wall);
-	lua_pushnumber(L, (double)(c1.tv_sec - c0.tv_sec) * 1e9 + (double)(c1.tv_nsec - c0.tv_nsec));
+	lua_pushnumber(L, cpu);
 	return 3;
 }
 
@@ -1236,13 +1152,7 @@ static int l_windows(lua_State *L)
 	struct pmc_group *g = &checkgroup(L, 1)->g;
 	lua_Integer n = luaL_checkinteger(L, 2);
 	luaL_argcheck(L, n >= 1, 2, "at least 1 window");
-	double t0 = now_ns();
-	for (lua_Integer i = 0; i < n; i++) {
-		pmc_group_start(g);
-		pmc_group_disable(g);
-		pmc_group_snapshot(g);
-	}
-	lua_pushnumber(L, (now_ns() - t0) / (double)n);
+	lua_pushnumber(L, pmc_windows_ns(g, (long)n));
 	return 1;
 }
 
@@ -1254,74 +1164,35 @@ static int l_overhead(lua_State *L)
 	struct lgroup *lg = checkgroup(L, 1);
 	lua_Integer n = luaL_optinteger(L, 2, 10000);
 	luaL_argcheck(L, n >= 10, 2, "at least 10 iterations");
-	struct pmc_group *g = &lg->g;
-	/* 1: full empty window via the read() path: enable, disable, read */
-	double t0 = now_ns();
-	for (lua_Integer i = 0; i < n; i++) {
-		pmc_group_enable(g);
-		pmc_group_disable(g);
-		pmc_group_snapshot(g);
-	}
-	double t1 = now_ns();
-	for (lua_Integer i = 0; i < n; i++) {
-		pmc_group_enable(g);
-		pmc_group_disable(g);
-	}
-	double t2 = now_ns();
-	for (lua_Integer i = 0; i < n; i++)
-		pmc_group_snapshot(g);
-	double t3 = now_ns();
+	struct pmc_overhead o;
+	pmc_overhead(&lg->g, (long)n, &o);
 	lua_createtable(L, 0, 6);
-	lua_pushnumber(L, (t1 - t0) / (double)n);
+	lua_pushnumber(L, o.window_ns);
 	lua_setfield(L, -2, "window_ns");
-	lua_pushnumber(L, (t2 - t1) / (double)n);
+	lua_pushnumber(L, o.enable_disable_ns);
 	lua_setfield(L, -2, "enable_disable_ns");
-	lua_pushnumber(L, (t3 - t2) / (double)n);
+	lua_pushnumber(L, o.read_ns);
 	lua_setfield(L, -2, "read_ns");
 	lua_pushinteger(L, n);
 	lua_setfield(L, -2, "iterations");
-	/* rdpmc path: the same snapshot while counting, through the pages */
 	lua_createtable(L, 0, 3);
-	lua_pushboolean(L, g->mapped);
+	lua_pushboolean(L, o.mapped);
 	lua_setfield(L, -2, "available");
-	if (g->mapped) {
-		uint64_t fast0 = g->fast_reads, slow0 = g->slow_reads;
-		pmc_group_enable(g);
-		double r0 = now_ns();
-		for (lua_Integer i = 0; i < n; i++)
-			pmc_group_snapshot(g);
-		double r1 = now_ns();
-		pmc_group_disable(g);
-		lua_pushnumber(L, (r1 - r0) / (double)n);
+	if (o.mapped) {
+		lua_pushnumber(L, o.rdpmc_read_ns);
 		lua_setfield(L, -2, "read_ns");
-		lua_pushinteger(L, (lua_Integer)(g->fast_reads - fast0));
+		lua_pushinteger(L, (lua_Integer)o.fast_reads);
 		lua_setfield(L, -2, "fast_reads");
-		lua_pushinteger(L, (lua_Integer)(g->slow_reads - slow0));
+		lua_pushinteger(L, (lua_Integer)o.fallbacks);
 		lua_setfield(L, -2, "fallbacks");
 	} else {
 		lua_pushstring(L, lg->rdpmc_why);
 		lua_setfield(L, -2, "reason");
 	}
 	lua_setfield(L, -2, "rdpmc");
-	/* what the counters themselves see of one empty window */
-	int r = pmc_group_snapshot(g);
-	if (r == 0) {
-		pmc_group_rebase(g);
-		for (lua_Integer i = 0; i < n; i++) {
-			pmc_group_enable(g);
-			pmc_group_disable(g);
-		}
-		struct pmc_count c[PMC_MAX_EVENTS];
-		int bad;
-		pmc_group_snapshot(g);
-		if (pmc_group_delta(g, c, &bad) == 0) {
-			for (int i = 0; i < g->nev; i++) {
-				c[i].value /= (double)n;
-				c[i].multiplexed = 0;
-			}
-			push_reading(L, lg->ev, g->nev, c, NULL);
-			lua_setfield(L, -2, "counted_per_window");
-		}
+	if (o.counted) {
+		push_reading(L, lg->ev, lg->g.nev, o.c, NULL);
+		lua_setfield(L, -2, "counted_per_window");
 	}
 	return 1;
 }
