@@ -44,10 +44,21 @@ LDLIBS  += $(LUA_LIBS) $(RL_LIBS) -lpfm -lm -pthread
 
 VERSION := 0.1.0
 
-CORE_SRC := $(wildcard core/*.c)
+# The Lua-free core (the counter layer, the window, child processes,
+# calibration, the pty): one list, so that other programs (a fuzz harness,
+# say) link against it with the kernels.  Built without Lua's headers, so
+# none of it can include lua.h; the binding files core/l*.c convert.
+CORE_SRC := core/evname.c core/sysfs.c core/group.c core/rdpmc.c core/window.c core/child.c core/calib.c \
+	core/pty.c
+CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/%.o)
+BIND_SRC := $(wildcard core/l*.c)
+UNLISTED := $(filter-out $(CORE_SRC) $(BIND_SRC),$(wildcard core/*.c))
+ifneq ($(UNLISTED),)
+$(error $(UNLISTED): add to CORE_SRC (Lua-free) or name it core/l*.c (a binding))
+endif
 KERN_SRC := $(filter-out kernels/stream.c,$(wildcard kernels/*.c))
-OBJ := $(CORE_SRC:%.c=$(BUILD)/%.o) $(KERN_SRC:%.c=$(BUILD)/%.o) \
-	$(STREAM_VARIANTS:%=$(BUILD)/kernels/stream-%.o)
+KERN_OBJ := $(KERN_SRC:%.c=$(BUILD)/%.o) $(STREAM_VARIANTS:%=$(BUILD)/kernels/stream-%.o)
+OBJ := $(CORE_OBJ) $(BIND_SRC:%.c=$(BUILD)/%.o) $(KERN_OBJ)
 DEP := $(OBJ:.o=.d)
 
 all: $(BIN)
@@ -58,6 +69,8 @@ $(BIN): $(OBJ)
 $(BUILD)/core/%.o: core/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(LUA_CFLAGS) -DPMCSH_VERSION='"$(VERSION)"' -MMD -MP -c -o $@ $<
+
+$(CORE_OBJ): LUA_CFLAGS := $(CFLAGS_CROSS)
 
 $(BUILD)/kernels/%.o: kernels/%.c
 	@mkdir -p $(@D)
