@@ -487,7 +487,6 @@ cannot count is a <not supported> row and the run goes on.]],
       status = info.status or status
       if info.stopped_by then   -- Ctrl-C or SIGTERM: print what was counted, exit 128 + signal
         status = 128 + info.stopped_by
-        if #args == 0 then status = 0 end   -- perf: Ctrl-C is how a count without a command ends
         break
       end
     end

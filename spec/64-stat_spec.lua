@@ -242,6 +242,18 @@ describe("pmcsh stat's event list", function()
     assert.matches("task%-clock", r.err)
   end)
 
+  it("ends a count without a command at Ctrl-C, prints it and exits 130, as perf stat does", function()
+    local ok, why = cpu_wide_ok()
+    if not need(ok, why) then return end
+    local dir = h.tmpdir()
+    local p = io.popen(string.format("%s stat -a -x , -e cpu-clock 2>%s/err & p=$!; sleep 0.3; kill -INT $p; wait $p; echo $?",
+      h.shquote(h.exe), dir))
+    local code = tonumber(p:read("a"):match("(%d+)%s*$"))
+    p:close()
+    assert.are.equal(130, code)
+    assert.matches("cpu%-clock", h.slurp(dir .. "/err"))
+  end)
+
   it("refuses the aggregation modes where they mean nothing", function()
     assert.are.equal(2, h.run({"stat", "-A", "--", "true"}).code)
     assert.are.equal(2, h.run({"stat", "--per-thread", "--", "true"}).code)
