@@ -10,6 +10,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include "lpmcsh.h"
 #include "lpmc.h"
 #include "../kernels/chase.h"
@@ -57,7 +58,7 @@ static int opt_name(lua_State *L, int idx, int arg, const char *k, const char *c
 		r = 0;
 	else if (t == LUA_TSTRING)
 		for (int i = 0; i < n; i++)
-			if (strcmp(names[i], lua_tostring(L, -1)) == 0)
+			if (strcasecmp(names[i], lua_tostring(L, -1)) == 0)
 				r = i;
 	if (r < 0) {
 		luaL_Buffer b;
@@ -68,8 +69,9 @@ static int opt_name(lua_State *L, int idx, int arg, const char *k, const char *c
 			luaL_addstring(&b, names[i]);
 		}
 		luaL_pushresult(&b);
+		const char *list = lua_tostring(L, -1);   /* before tolstring pushes above it */
 		luaL_argerror(L, arg, lua_pushfstring(L, "%s: unknown value '%s' (one of %s)", k,
-						     luaL_tolstring(L, -2, NULL), lua_tostring(L, -2)));
+						     luaL_tolstring(L, -2, NULL), list));
 	}
 	lua_pop(L, 1);
 	return r;

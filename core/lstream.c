@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 #include "lpmcsh.h"
 #include "lpmc.h"
@@ -113,7 +114,7 @@ static int stream_new(lua_State *L)
 		const char *p = lua_tostring(L, -1);
 		o.pages = -1;
 		for (int i = 0; p && page_names[i]; i++)
-			if (!strcmp(p, page_names[i]))
+			if (!strcasecmp(p, page_names[i]))
 				o.pages = i;
 		ARGCHECK(L, o.pages >= 0, 1, lua_pushfstring(L,
 			      "pages: unsupported page policy '%s' (use \"4k\", \"thp\", \"2m\" or \"1g\")",

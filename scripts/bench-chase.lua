@@ -258,11 +258,12 @@ on a shared machine wander: run it on a quiet one.]],
     if opts.mlp then
       local p = assert(chase.parallelism{size = opts.size, pages = opts.pages, samples = opts.samples})
       res.parallelism = p
-      say("\n4. memory-level parallelism at %s (%s chains): mlp %.1f%s", fmt_size(opts.size), p.chains, p.mlp,
+      say("\n4. memory-level parallelism at %s (%s chains): mlp %.1f (peak %.1f)%s", fmt_size(opts.size), p.chains,
+        p.mlp, p.peak,
         p.unsettled and "  (unsettled)" or "")
       for _, row in ipairs(p.rows) do
         say("   k=%-2d %8.2f ns/load  speedup %5.2f%s", row.k, row.ns, row.speedup,
-          row.superlinear and "  superlinear: above k, cache hits (left out of mlp)" or "")
+          row.superlinear and "  superlinear: above k (left out of mlp)" or "")
       end
       if p.note then say("   %s", p.note) end
     end

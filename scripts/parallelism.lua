@@ -10,10 +10,12 @@ At each size, k = 1..max chains run together in one loop: k separate cycles
 over the same elements where each element has a word for every chain
 (stride >= 8 * max: the tlb and page orders' default 256), as multichase's
 parallel chases, else k pointers evenly spaced along one cycle, as par_mem.
-The parallelism is the best speedup t1 / (tk / k).  A speedup above k
-cannot come from overlapped misses (k chains revisit the chain's lines k
-times faster and keep lines in a cache that one chain loses): such rows are
-flagged and left out.  --detail prints ns per load and the speedup for every k;
+The parallelism (mlp) is the best speedup t1 / (tk / k).  A speedup above k
+cannot come from overlapped misses (each of k chains ran faster than one
+alone: near a cache's size they keep lines one chain loses; some machines
+serve a lone miss slower than misses under load): such rows are flagged and
+left out; peak is the best speedup of all rows (multichase's
+simple/parallelN).  --detail prints ns per load and the speedup for every k;
 --series prints "size_MB parallelism" lines, ready for a plotting program.]],
   options = {
     {name = "sizes", type = "list", help = "chain sizes (e.g. 32K,4M,256M); default: from..to per octave"},
@@ -71,7 +73,7 @@ flagged and left out.  --detail prints ns per load and the speedup for every k;
     elseif not opts.json then
       print(string.format("# memory-level parallelism (par_mem): order=%s stride=%d pages=%s, k = 1..%d",
         opts.order, opts.stride, opts.pages, opts.max))
-      if not opts.detail then print(string.format("%12s %10s %10s %10s", "size", "size_MB", "mlp", "ns(k=1)")) end
+      if not opts.detail then print(string.format("%12s %10s %10s %10s %10s", "size", "size_MB", "mlp", "peak", "ns(k=1)")) end
     end
     for _, size in ipairs(sizes) do
       local r, err = chase.parallelism{size = size, max = opts.max, order = opts.order, stride = opts.stride,
@@ -81,19 +83,21 @@ flagged and left out.  --detail prints ns per load and the speedup for every k;
       pts[#pts + 1] = {r.size, r.mlp}
       if r.superlinear then marks[#marks + 1] = {r.size, r.mlp} end
       if opts.json then
-        print(cjson.encode({size = r.size, size_mb = mb, mlp = r.mlp, rows = r.rows, footprint = r.footprint,
+        print(cjson.encode({size = r.size, size_mb = mb, mlp = r.mlp, peak = r.peak, rows = r.rows, footprint = r.footprint,
           superlinear = r.superlinear, t1_drift = r.t1_drift, unsettled = r.unsettled, note = r.note}))
       elseif opts.series then
         print(string.format("%.5f %.3f", mb, r.mlp))
       elseif opts.detail then
-        print(string.format("\nsize %s (%.5f MB): parallelism %.3f", require("pmcsh.metrics").size(r.size), mb, r.mlp))
+        print(string.format("\nsize %s (%.5f MB): parallelism %.3f, peak speedup %.3f", require("pmcsh.metrics").size(r.size),
+          mb, r.mlp, r.peak))
         print(string.format("%4s %10s %10s", "k", "ns/load", "speedup"))
         for _, row in ipairs(r.rows) do
           print(string.format("%4d %10.3f %10.3f%s", row.k, row.ns, row.speedup,
-            row.superlinear and "  superlinear: above k, cache hits (left out of parallelism)" or ""))
+            row.superlinear and "  superlinear: above k (left out of parallelism)" or ""))
         end
       else
-        print(string.format("%12s %10.5f %10.3f %10.3f%s", require("pmcsh.metrics").size(r.size), mb, r.mlp, r.rows[1].ns,
+        print(string.format("%12s %10.5f %10.3f %10.3f %10.3f%s", require("pmcsh.metrics").size(r.size), mb, r.mlp, r.peak,
+          r.rows[1].ns,
           (r.superlinear and string.format("  (%d superlinear rows left out)", r.superlinear) or "")
           .. (r.unsettled and string.format("  (unsettled: t1 moved %+.0f%%)", r.t1_drift * 100) or "")))
       end

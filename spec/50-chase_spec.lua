@@ -206,6 +206,7 @@ describe("chase parallelism", function()
     assert.near(40, rows[4].speedup, 1e-9)
     assert.is_nil(rows[3].superlinear)
     assert.are.equal(8, a.mlp)                               -- the best row within k
+    assert.near(40, a.peak, 1e-9)                            -- the best of all rows
     assert.matches("speedup above k, which overlapping misses cannot give", a.note)
     for _, row in ipairs(rows) do
       assert.is_true(row.superlinear or row.speedup <= row.k * 1.05, "k=" .. row.k)
@@ -249,6 +250,7 @@ describe("chase parallelism", function()
       end
       assert.are.equal(best, r.mlp)
       assert.is_true(r.mlp <= 8 * 1.05)
+      assert.is_true(r.peak >= r.mlp)
       if r.superlinear then assert.matches("above k, which overlapping misses cannot give", r.note) end
     end
   end)

@@ -126,7 +126,10 @@ describe("pmcsh parallelism", function()
     local t = cjson.decode(r.out)
     assert.are.equal(8, #t.rows)
     assert.are.equal(1, t.rows[1].speedup)
-    assert.is_true(t.mlp > 2, "an out-of-order core overlaps several misses")
+    -- overlap is physics on any out-of-order core; whether t1 is slower than
+    -- each of k chains (every row above k, mlp 1) depends on the machine
+    assert.is_true(t.peak > 2, "an out-of-order core overlaps several misses")
+    assert.is_true(t.mlp >= 1 and t.mlp <= t.peak)
     local best = 0
     for _, row in ipairs(t.rows) do
       if not row.superlinear then best = math.max(best, row.speedup) end   -- above k: flagged, left out
