@@ -19,7 +19,7 @@
 #define MAX_SAMPLES 100000
 
 typedef struct {
-	struct chase_chain c;   /* c.map == NULL once closed (and until built) */
+	struct chase_chain c;   /* c.mem.map == NULL once closed (and until built) */
 	void *cursor;           /* where c:plain() goes on from */
 	/* where c:run{k=k} goes on from: pos[k][0..k-1], NULL until the first */
 	void *pos[CHASE_MAX_K + 1][CHASE_MAX_K];
@@ -28,7 +28,7 @@ typedef struct {
 static LChain *checkchain(lua_State *L)
 {
 	LChain *lc = luaL_checkudata(L, 1, CHAIN_MT);
-	if (!lc->c.map)
+	if (!lc->c.mem.map)
 		luaL_error(L, "attempt to use a closed chain");
 	return lc;
 }
@@ -99,11 +99,11 @@ static int l_orders(lua_State *L)
 
 static int l_pages(lua_State *L)
 {
-	lua_createtable(L, CHASE_NPAGES, 0);
-	for (int i = 0; i < CHASE_NPAGES; i++) {
+	lua_createtable(L, PAGES_N, 0);
+	for (int i = 0; i < PAGES_N; i++) {
 		lua_createtable(L, 0, 2);
-		pmcsh_setstr(L, "name", chase_pages[i].name);
-		pmcsh_setstr(L, "description", chase_pages[i].description);
+		pmcsh_setstr(L, "name", pages_policies[i].name);
+		pmcsh_setstr(L, "description", pages_policies[i].description);
 		lua_rawseti(L, -2, i + 1);
 	}
 	return 1;
@@ -116,11 +116,11 @@ static const char *const chain_keys[] = {"size", "stride", "order", "pages", "tl
  * options raise, naming the option. */
 static void chain_params(lua_State *L, int idx, struct chase_params *p)
 {
-	const char *order_names[CHASE_NORDERS], *page_names[CHASE_NPAGES];
+	const char *order_names[CHASE_NORDERS], *page_names[PAGES_N];
 	for (int i = 0; i < CHASE_NORDERS; i++)
 		order_names[i] = chase_orders[i].name;
-	for (int i = 0; i < CHASE_NPAGES; i++)
-		page_names[i] = chase_pages[i].name;
+	for (int i = 0; i < PAGES_N; i++)
+		page_names[i] = pages_policies[i].name;
 	luaL_checktype(L, idx, LUA_TTABLE);
 	pmcsh_checkkeys(L, idx, 1, chain_keys);
 
@@ -142,7 +142,7 @@ static void chain_params(lua_State *L, int idx, struct chase_params *p)
 	*p = (struct chase_params){
 		.size = (size_t)size, .stride = (size_t)stride,
 		.order = order,
-		.pages = opt_name(L, idx, 1, "pages", page_names, CHASE_NPAGES),
+		.pages = opt_name(L, idx, 1, "pages", page_names, PAGES_N),
 		.tlb_pages = (size_t)tlbp, .seed = (uint64_t)seed,
 	};
 	if (lua_getfield(L, idx, "mix") != LUA_TNIL)
@@ -174,21 +174,14 @@ static int l_chain(lua_State *L)
 {
 	struct chase_params p;
 	chain_params(L, 1, &p);
-	lua_Integer size = (lua_Integer)p.size;
+	char msg[512];
 
 	LChain *lc = lua_newuserdatauv(L, sizeof *lc, 0);
 	memset(lc, 0, sizeof *lc);   /* closed until built */
 	luaL_setmetatable(L, CHAIN_MT);
-	int err = chase_build(&lc->c, &p);
-	if (err == -ENOMEM && (p.pages == CHASE_PAGES_2M || p.pages == CHASE_PAGES_1G))
-		return pmcsh_fail(L, lua_pushfstring(L, "cannot map %I bytes of %s huge pages: too few reserved "
-				"(see /sys/kernel/mm/hugepages/hugepages-%s/nr_hugepages, or use pages=\"thp\")",
-				size, p.pages == CHASE_PAGES_2M ? "2 MiB" : "1 GiB",
-				p.pages == CHASE_PAGES_2M ? "2048kB" : "1048576kB"), ENOMEM);
-	if (err == -EINTR)
-		return pmcsh_fail(L, "interrupted", EINTR);
+	int err = chase_build(&lc->c, &p, msg, sizeof msg);
 	if (err)
-		return pmcsh_fail(L, lua_pushfstring(L, "cannot build a chain of %I bytes: %s", size, strerror(-err)), -err);
+		return pmcsh_fail(L, msg, -err);
 	return 1;
 }
 
@@ -207,7 +200,7 @@ static int c_info(lua_State *L)
 	pmcsh_setint(L, "n", (lua_Integer)c->n);
 	pmcsh_setint(L, "stride", (lua_Integer)c->p.stride);
 	pmcsh_setstr(L, "order", chase_orders[c->p.order].name);
-	pmcsh_setstr(L, "pages", chase_pages[c->p.pages].name);
+	pmcsh_setstr(L, "pages", pages_policies[c->p.pages].name);
 	pmcsh_setbool(L, "mix", !c->p.fixed_word);
 	pmcsh_setint(L, "ways", c->p.ways > 0 ? c->p.ways : 1);
 	if (c->p.fixed_word)
@@ -421,12 +414,12 @@ static int c_close(lua_State *L)
 static int c_tostring(lua_State *L)
 {
 	LChain *lc = luaL_checkudata(L, 1, CHAIN_MT);
-	if (!lc->c.map)
+	if (!lc->c.mem.map)
 		lua_pushliteral(L, "chain (closed)");
 	else
 		lua_pushfstring(L, "chain (%s, %I bytes, stride %I, %s pages)", chase_orders[lc->c.p.order].name,
 				(lua_Integer)(lc->c.n * lc->c.p.stride), (lua_Integer)lc->c.p.stride,
-				chase_pages[lc->c.p.pages].name);
+				pages_policies[lc->c.p.pages].name);
 	return 1;
 }
 

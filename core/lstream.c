@@ -28,7 +28,6 @@ typedef struct {
 	const struct stream_variant *v;	/* the loops s:run runs */
 } LStream;
 
-static const char *const page_names[] = {"4k", "thp", "2m", "1g", NULL};
 static const char *const array_names[] = {"a", "b", "c", NULL};
 
 static LStream *checkstream(lua_State *L)
@@ -109,13 +108,10 @@ static int stream_new(lua_State *L)
 
 	lua_getfield(L, 1, "pages");
 	if (lua_isnil(L, -1)) {
-		o.pages = STREAM_PAGES_4K;  /* as the survey and the chases: one default */
+		o.pages = PAGES_4K;  /* as the survey and the chases: one default */
 	} else {
 		const char *p = lua_tostring(L, -1);
-		o.pages = -1;
-		for (int i = 0; p && page_names[i]; i++)
-			if (!strcasecmp(p, page_names[i]))
-				o.pages = i;
+		o.pages = pages_find(p);
 		ARGCHECK(L, o.pages >= 0, 1, lua_pushfstring(L,
 			      "pages: unsupported page policy '%s' (use \"4k\", \"thp\", \"2m\" or \"1g\")",
 			      p ? p : luaL_typename(L, -1)));
@@ -171,7 +167,7 @@ static int stream_tostring(lua_State *L)
 		lua_pushliteral(L, "stream (closed)");
 	else
 		lua_pushfstring(L, "stream (n=%I, threads=%d, pages=%s, isa=%s): %p", (lua_Integer)stream_n(ls->s),
-				stream_threads(ls->s), page_names[ls->pages], ls->v->name, (void *)ls);
+				stream_threads(ls->s), pages_policies[ls->pages].name, ls->v->name, (void *)ls);
 	return 1;
 }
 
@@ -293,7 +289,7 @@ static int stream_runm(lua_State *L)
 	}
 	pmcsh_setint(L, "n", (lua_Integer)n);
 	pmcsh_setint(L, "threads", stream_threads(s));
-	pmcsh_setstr(L, "pages", page_names[ls->pages]);
+	pmcsh_setstr(L, "pages", pages_policies[ls->pages].name);
 	pmcsh_setint(L, "reps", done);
 	pmcsh_setint(L, "warmup", warmup);
 	lua_createtable(L, done, 0);
@@ -376,7 +372,7 @@ static int stream_pagesm(lua_State *L)
 	LStream *ls = checkstream(L);
 	double rss = 0, thp = 0, kps = 0;
 	lua_createtable(L, 0, 6);
-	pmcsh_setstr(L, "policy", page_names[ls->pages]);
+	pmcsh_setstr(L, "policy", pages_policies[ls->pages].name);
 	for (int k = 0; k < 3; k++) {
 		struct stream_pageinfo pi;
 		int rc = stream_pageinfo(ls->s, k, &pi);
@@ -453,7 +449,7 @@ static int stream_info(lua_State *L)
 	lua_createtable(L, 0, 8);
 	pmcsh_setint(L, "n", (lua_Integer)stream_n(s));
 	pmcsh_setint(L, "threads", stream_threads(s));
-	pmcsh_setstr(L, "pages", page_names[ls->pages]);
+	pmcsh_setstr(L, "pages", pages_policies[ls->pages].name);
 	pmcsh_setint(L, "offset", (lua_Integer)stream_offset(s));
 	pmcsh_setbool(L, "touched", stream_touched(s));
 	pmcsh_setint(L, "array_bytes", (lua_Integer)(stream_n(s) * sizeof(double)));

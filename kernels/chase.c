@@ -9,17 +9,12 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
-
-#ifndef MAP_HUGE_SHIFT
-#define MAP_HUGE_SHIFT 26
-#endif
-#define MiB2 (2UL << 20)
-#define GiB1 (1UL << 30)
 
 /* The default strides.  A line (64) where the next element is anywhere
  * (random) or meant to be prefetched (stride): with one pointer per line the
@@ -47,13 +42,6 @@ const struct chase_order_desc chase_orders[CHASE_NORDERS] = {
 			    1, 1, 256, WHY_SLOT},
 	[CHASE_TLB] = {"tlb", "random within groups of tlb_pages 4 KiB pages, groups in random order (multichase)",
 		       1, 1, 256, WHY_SLOT},
-};
-
-const struct chase_pages_desc chase_pages[CHASE_NPAGES] = {
-	[CHASE_PAGES_4K] = {"4k", "4 KiB pages (MADV_NOHUGEPAGE)", 4096},
-	[CHASE_PAGES_THP] = {"thp", "transparent huge pages (MADV_HUGEPAGE, 2 MiB aligned)", MiB2},
-	[CHASE_PAGES_2M] = {"2m", "reserved 2 MiB huge pages (MAP_HUGETLB)", MiB2},
-	[CHASE_PAGES_1G] = {"1g", "reserved 1 GiB huge pages (MAP_HUGETLB)", GiB1},
 };
 
 static volatile uintptr_t chase_sink;   /* final pointers end here: no load is dead */
@@ -94,7 +82,7 @@ static void shuffle(uint32_t *a, size_t n, uint64_t *s)
 int chase_check(const struct chase_params *p, const char **why)
 {
 	if (p->order < 0 || p->order >= CHASE_NORDERS) { *why = "unknown order"; return -EINVAL; }
-	if (p->pages < 0 || p->pages >= CHASE_NPAGES) { *why = "unknown page policy"; return -EINVAL; }
+	if (p->pages < 0 || p->pages >= PAGES_N) { *why = "unknown page policy"; return -EINVAL; }
 	if (p->stride < sizeof(void *) || p->stride % sizeof(void *)) {
 		*why = "stride must be a positive multiple of the pointer size (8 bytes)";
 		return -EINVAL;
@@ -123,40 +111,8 @@ int chase_check(const struct chase_params *p, const char **why)
 
 void chase_free(struct chase_chain *c)
 {
-	if (c->map)
-		munmap(c->map, c->map_len);
-	c->map = c->base = NULL;
-	c->map_len = 0;
-}
-
-/* Maps `bytes` with the page policy; base aligned to the policy's page. */
-static int map_pages(struct chase_chain *c, size_t bytes, int pages)
-{
-	size_t align = chase_pages[pages].align;
-	size_t len = (bytes + align - 1) / align * align;
-	int flags = MAP_PRIVATE | MAP_ANONYMOUS;
-	size_t extra = 0;
-
-	if (pages == CHASE_PAGES_2M)
-		flags |= MAP_HUGETLB | (21 << MAP_HUGE_SHIFT);
-	else if (pages == CHASE_PAGES_1G)
-		flags |= MAP_HUGETLB | (30 << MAP_HUGE_SHIFT);
-	else if (pages == CHASE_PAGES_THP)
-		extra = align;   /* over-map, then start at a 2 MiB boundary */
-	void *m = mmap(NULL, len + extra, PROT_READ | PROT_WRITE, flags, -1, 0);
-	if (m == MAP_FAILED)
-		return -errno;
-	c->map = m;
-	c->map_len = len + extra;
-	c->base = (char *)(((uintptr_t)m + align - 1) & ~(uintptr_t)(align - 1));
-	if (pages == CHASE_PAGES_4K)
-		madvise(c->map, c->map_len, MADV_NOHUGEPAGE);
-	else if (pages == CHASE_PAGES_THP && madvise(c->base, len, MADV_HUGEPAGE) < 0) {
-		int e = -errno;
-		chase_free(c);
-		return e;
-	}
-	return 0;
+	pages_unmap(&c->mem);
+	c->base = NULL;
 }
 
 size_t chase_word_of(const struct chase_chain *c, int w, size_t e)
@@ -217,17 +173,21 @@ static uint32_t at_pos(const struct layout *l, size_t i)
 	return l->seq[i];
 }
 
-int chase_build(struct chase_chain *c, const struct chase_params *p)
+int chase_build(struct chase_chain *c, const struct chase_params *p, char *msg, size_t msglen)
 {
 	const char *why;
 	int err = chase_check(p, &why);
 	memset(c, 0, sizeof *c);
-	if (err)
+	if (err) {
+		snprintf(msg, msglen, "%s", why);
 		return err;
+	}
 	c->p = *p;
 	c->n = p->size / p->stride;
-	if ((err = map_pages(c, c->n * p->stride, p->pages)))
+	if ((err = pages_check(p->pages, c->n * p->stride, 1, msg, msglen)) ||
+	    (err = pages_map(&c->mem, c->n * p->stride, p->pages, 0, msg, msglen)))
 		return err;
+	c->base = c->mem.base;
 
 	uint64_t s = p->seed ^ 0x636861736531ULL;  /* "chase1" */
 	size_t nw = p->stride / sizeof(void *);    /* words in a slot (below 2^32: chase_check) */
@@ -248,6 +208,7 @@ int chase_build(struct chase_chain *c, const struct chase_params *p)
 	uint32_t *seq = malloc(n * sizeof *seq), *perm = malloc(nfull * sizeof *perm);
 	if (!seq || !perm) {
 		free(seq); free(perm); chase_free(c);
+		snprintf(msg, msglen, "out of memory for the shuffle");
 		return -ENOMEM;
 	}
 	struct layout l = {seq, perm, bs, nfull};
@@ -286,6 +247,7 @@ interrupted:   /* Ctrl-C during a large build */
 	free(seq);
 	free(perm);
 	chase_free(c);
+	snprintf(msg, msglen, "interrupted");
 	return -EINTR;
 }
 
@@ -378,7 +340,7 @@ int chase_run(const struct chase_chain *c, int k, void **pos, int samples, doubl
 {
 	void *own[CHASE_MAX_K], **q = pos ? pos : own;
 	memset(res, 0, sizeof *res);
-	if (!c->map || k < 1 || k > CHASE_MAX_K || (size_t)k > c->n || samples < 0)
+	if (!c->mem.map || k < 1 || k > CHASE_MAX_K || (size_t)k > c->n || samples < 0)
 		return -EINVAL;
 	if (c->p.ways > 1 && k > c->p.ways)
 		return -EINVAL;
@@ -514,7 +476,7 @@ int chase_loaded(const struct chase_chain *c, const long *delays, int ndelays,
 	void *pos[CHASE_MAX_K] = {NULL};   /* the chase goes on from delay to delay */
 	cpu_set_t old, only;
 	*rows_done = 0;
-	if (!c->map || threads < 1 || threads > 1024 || bw_size < BW_CHUNK || samples < 1)
+	if (!c->mem.map || threads < 1 || threads > 1024 || bw_size < BW_CHUNK || samples < 1)
 		return -EINVAL;
 	bw_size = bw_size / BW_CHUNK * BW_CHUNK;
 	struct bw_thread *t = calloc(threads, sizeof *t);

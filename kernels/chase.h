@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "window.h"
+#include "pages.h"
 
 #define CHASE_MAX_K 16      /* independent chains interleaved in one loop */
 #define CHASE_UNROLL 100    /* steps of every chain per loop trip */
@@ -30,20 +31,11 @@ struct chase_order_desc {
 };
 extern const struct chase_order_desc chase_orders[CHASE_NORDERS];
 
-/* Page policies, shared with the bandwidth kernels' vocabulary; default first. */
-enum chase_pages { CHASE_PAGES_4K, CHASE_PAGES_THP, CHASE_PAGES_2M, CHASE_PAGES_1G, CHASE_NPAGES };
-struct chase_pages_desc {
-	const char *name;
-	const char *description;
-	size_t align;         /* mapping alignment and length granule */
-};
-extern const struct chase_pages_desc chase_pages[CHASE_NPAGES];
-
 struct chase_params {
 	size_t size;          /* bytes the chain spans (rounded down to stride) */
 	size_t stride;        /* bytes per element, a multiple of sizeof(void *) */
 	int order;            /* enum chase_order */
-	int pages;            /* enum chase_pages */
+	int pages;            /* enum pages_policy (pages.h) */
 	size_t tlb_pages;     /* tlb order: pages (CHASE_PAGE) per group */
 	uint64_t seed;
 	int fixed_word;       /* every pointer at one offset (the old layout); else mixed */
@@ -52,9 +44,8 @@ struct chase_params {
 
 struct chase_chain {
 	struct chase_params p;
-	char *map;            /* the mapping, map_len bytes, NULL when closed */
-	size_t map_len;
-	char *base;           /* first element (aligned inside map) */
+	struct pages_buf mem; /* the mapping; mem.map NULL when closed */
+	char *base;           /* first element (mem.base) */
 	size_t n;             /* elements */
 	size_t word;          /* fixed_word: byte offset of the pointer in every element */
 	/* else: element e's pointer of cycle w is at word mixer[w][e % CHASE_MIXER];
@@ -70,9 +61,10 @@ struct chase_chain {
 int chase_check(const struct chase_params *p, const char **why);
 
 /* Maps the memory and links the cycle.  0 or -errno (-ENOMEM with no huge
- * pages reserved, -EINVAL for bad parameters, -EINTR on Ctrl-C).  On error the chain is left
- * closed (chase_free is still safe). */
-int chase_build(struct chase_chain *c, const struct chase_params *p);
+ * pages reserved, -EINVAL for bad parameters, -EINTR on Ctrl-C), with what
+ * to do in msg.  On error the chain is left closed (chase_free is still
+ * safe). */
+int chase_build(struct chase_chain *c, const struct chase_params *p, char *msg, size_t msglen);
 void chase_free(struct chase_chain *c);
 
 /* Byte offset of element e's pointer inside its stride: words drawn for 64

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "window.h"
+#include "pages.h"
 
 /* The three arrays, as masks for a kernel's reads and writes. */
 enum { STREAM_A = 1, STREAM_B = 2, STREAM_C = 4 };
@@ -78,8 +79,6 @@ double ref_stream_fill(double *a, double *b, double *c, double s, size_t n);
 
 /* ---- the engine (kernels/stream_run.c) ---- */
 
-enum stream_pages { STREAM_PAGES_4K, STREAM_PAGES_THP, STREAM_PAGES_2M, STREAM_PAGES_1G };
-
 #define STREAM_SCALAR 3.0
 #define STREAM_MAX_THREADS 1024
 
@@ -87,7 +86,7 @@ struct stream_opts {
 	size_t n;		/* elements per array */
 	int threads;		/* parts; part 0 runs on the calling thread */
 	const int *cpus;	/* cpu of each part (threads entries) */
-	int pages;		/* enum stream_pages */
+	int pages;		/* enum pages_policy (pages.h) */
 	size_t offset;		/* bytes added to each array start (multiple of 8) */
 	int touch;		/* first-touch (initialise) now; else at first run */
 	int pin;		/* pin threads (calling thread only during calls) */
@@ -155,6 +154,5 @@ size_t stream_default_n(void);			/* 4x LLCs per array */
 double stream_clock_tick(void);		/* observed CLOCK_MONOTONIC granularity, s */
 int stream_tsc_usable(void);			/* constant_tsc and nonstop_tsc */
 long stream_mem_available_kb(void);		/* MemAvailable, -1 unknown */
-long stream_hugepages_free(long page_kb);	/* free reserved huge pages, -1 unknown */
 
 #endif

@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 #include "stream.h"
@@ -25,12 +24,6 @@
 #else
 #define HAVE_TSC 0
 #endif
-
-#ifndef MAP_HUGE_SHIFT
-#define MAP_HUGE_SHIFT 26
-#endif
-#define MAP_HUGE_2M (21 << MAP_HUGE_SHIFT)
-#define MAP_HUGE_1G (30 << MAP_HUGE_SHIFT)
 
 #define TWO_MIB (2ul << 20)
 #define STREAM_EPS 1e-13	/* STREAM's bound for 8-byte reals */
@@ -50,9 +43,8 @@ struct part {
 };
 
 struct map {
-	void *base;		/* what mmap returned */
-	size_t len;
-	double *arr;
+	struct pages_buf buf;
+	double *arr;		/* buf.base + offset */
 };
 
 enum job { JOB_NONE, JOB_KERNEL, JOB_INIT, JOB_CHECK };
@@ -384,84 +376,24 @@ long stream_mem_available_kb(void)
 	return kb;
 }
 
-long stream_hugepages_free(long page_kb)
-{
-	char path[128], buf[64];
-	snprintf(path, sizeof path, "/sys/kernel/mm/hugepages/hugepages-%ldkB/free_hugepages", page_kb);
-	if (read_file(path, buf, sizeof buf) < 0)
-		return -1;
-	return atol(buf);
-}
-
 /* ---- create / destroy ---- */
 
+/* Each array starts 2 MiB-aligned (plus the offset) whatever the policy, so
+ * that THP can back it from its first byte and the arrays alias alike. */
 static int map_array(struct stream *s, int k, char *msg, size_t msglen)
 {
 	struct map *m = &s->map[k];
-	size_t bytes = s->offset + s->n * sizeof(double);
-	if (s->pages == STREAM_PAGES_2M || s->pages == STREAM_PAGES_1G) {
-		size_t hp = s->pages == STREAM_PAGES_2M ? TWO_MIB : 1ul << 30;
-		int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB |
-			(s->pages == STREAM_PAGES_2M ? MAP_HUGE_2M : MAP_HUGE_1G);
-		m->len = (bytes + hp - 1) & ~(hp - 1);
-		m->base = mmap(NULL, m->len, PROT_READ | PROT_WRITE, flags, -1, 0);
-		if (m->base == MAP_FAILED) {
-			int e = errno;
-			m->base = NULL;
-			snprintf(msg, msglen, "mmap of %zu MiB in %s huge pages failed (%s): reserve more in "
-				 "/sys/kernel/mm/hugepages/hugepages-%lukB/nr_hugepages",
-				 m->len >> 20, hp == TWO_MIB ? "2 MiB" : "1 GiB", strerror(e), hp >> 10);
-			return -e;
-		}
-		m->arr = (double *)((char *)m->base + s->offset);
-		return 0;
-	}
-	/* 2 MiB-aligned start so THP can back the array from its first byte. */
-	size_t len = (bytes + TWO_MIB - 1) & ~(TWO_MIB - 1);
-	m->len = len + TWO_MIB;
-	m->base = mmap(NULL, m->len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (m->base == MAP_FAILED) {
-		int e = errno;
-		m->base = NULL;
-		snprintf(msg, msglen, "mmap of %zu MiB failed (%s): use a smaller n", m->len >> 20, strerror(e));
-		return -e;
-	}
-	char *start = (char *)(((uintptr_t)m->base + TWO_MIB - 1) & ~(TWO_MIB - 1));
-	int adv = s->pages == STREAM_PAGES_THP ? MADV_HUGEPAGE : MADV_NOHUGEPAGE;
-	if (madvise(start, len, adv) < 0) {
-		int e = errno;
-		snprintf(msg, msglen, "madvise(%s) failed (%s): %s", s->pages == STREAM_PAGES_THP ?
-			 "MADV_HUGEPAGE" : "MADV_NOHUGEPAGE", strerror(e),
-			 e == EINVAL ? "this kernel has no transparent huge pages; use pages=\"4k\"" :
-			 "check /sys/kernel/mm/transparent_hugepage");
-		return -e;
-	}
-	m->arr = (double *)(start + s->offset);
-	return 0;
+	int rc = pages_map(&m->buf, s->offset + s->n * sizeof(double), s->pages, TWO_MIB, msg, msglen);
+	if (rc == 0)
+		m->arr = (double *)(m->buf.base + s->offset);
+	return rc;
 }
 
 static int check_memory(const struct stream_opts *o, char *msg, size_t msglen)
 {
 	size_t bytes = 3 * (o->offset + o->n * sizeof(double));
-	if (o->pages == STREAM_PAGES_2M || o->pages == STREAM_PAGES_1G) {
-		long kb = o->pages == STREAM_PAGES_2M ? 2048 : 1048576;
-		size_t hp = (size_t)kb << 10;
-		long need = 3 * (long)((o->offset + o->n * sizeof(double) + hp - 1) / hp);
-		long have = stream_hugepages_free(kb);
-		if (have < 0) {
-			snprintf(msg, msglen, "this kernel offers no %s huge pages (no "
-				 "/sys/kernel/mm/hugepages/hugepages-%ldkB): use pages=\"thp\" or \"4k\"",
-				 kb == 2048 ? "2 MiB" : "1 GiB", kb);
-			return -EOPNOTSUPP;
-		}
-		if (have < need) {
-			snprintf(msg, msglen, "pages=\"%s\" needs %ld free %s huge pages, %ld are reserved and free: "
-				 "echo %ld > /sys/kernel/mm/hugepages/hugepages-%ldkB/nr_hugepages",
-				 kb == 2048 ? "2m" : "1g", need, kb == 2048 ? "2 MiB" : "1 GiB", have, need, kb);
-			return -ENOMEM;
-		}
-		return 0;
-	}
+	if (pages_policies[o->pages].hugetlb_kb)
+		return pages_check(o->pages, o->offset + o->n * sizeof(double), 3, msg, msglen);
 	long avail = stream_mem_available_kb();
 	if (avail >= 0 && bytes / 1024 > (size_t)avail) {
 		snprintf(msg, msglen, "3 arrays of %zu MiB need %zu MiB but only %ld MiB are available: use a smaller n",
@@ -584,8 +516,7 @@ void stream_destroy(struct stream *s)
 		if (s->parts[i].started)
 			pthread_join(s->parts[i].th, NULL);
 	for (int k = 0; k < 3; k++)
-		if (s->map[k].base)
-			munmap(s->map[k].base, s->map[k].len);
+		pages_unmap(&s->map[k].buf);
 	free(s->parts);
 	pthread_mutex_destroy(&s->mu);
 	pthread_cond_destroy(&s->cv);
