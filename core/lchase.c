@@ -7,7 +7,6 @@
 #define _GNU_SOURCE
 #endif
 #include <errno.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -423,19 +422,9 @@ static int c_tostring(lua_State *L)
 	return 1;
 }
 
-/* cpus() -> how many cpus this process may run on. */
-static int l_cpus(lua_State *L)
-{
-	cpu_set_t set;
-	int n = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
-	lua_pushinteger(L, n > 0 ? n : 1);
-	return 1;
-}
-
 static const luaL_Reg funcs[] = {
 	{"chain", l_chain},
 	{"check", l_check},
-	{"cpus", l_cpus},
 	{"orders", l_orders},
 	{"page_policies", l_pages},
 	{NULL, NULL}

@@ -8,6 +8,7 @@ static const luaL_Reg preloads[] = {
 	{"pmcsh._pmc", luaopen_pmcsh_pmc},
 	{"pmcsh._stream", luaopen_pmcsh_stream},
 	{"pmcsh._chase", luaopen_pmcsh_chase},
+	{"pmcsh._machine", luaopen_pmcsh_machine},
 	{NULL, NULL}
 };
 

@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include "lpmcsh.h"
 #include "lpmc.h"
+#include "machine.h"
 #include "../kernels/stream.h"
 
 #define STREAM_MT "pmcsh.stream"
@@ -59,11 +60,11 @@ static int stream_new(lua_State *L)
 		lua_newtable(L), lua_replace(L, 1);
 	luaL_checktype(L, 1, LUA_TTABLE);
 	pmcsh_checkkeys(L, 1, 1, known);
-	int nallowed = stream_allowed_cpus(allowed, STREAM_MAX_THREADS);
+	int nallowed = machine_allowed_cpus(allowed, STREAM_MAX_THREADS), nllc;
 	if (nallowed < 0)
 		return luaL_fileresult(L, 0, "sched_getaffinity");
 
-	lua_Integer n = pmcsh_optint(L, 1, 1, "n", (lua_Integer)stream_default_n());
+	lua_Integer n = pmcsh_optint(L, 1, 1, "n", (lua_Integer)stream_default_n(machine_llc_bytes(NULL, &nllc)));
 	long pagesz = sysconf(_SC_PAGESIZE), phys = sysconf(_SC_PHYS_PAGES);
 	double total = 3.0 * (double)n * sizeof(double);
 	ARGCHECK(L, n > 0, 1, lua_pushfstring(L, "n: must be a positive number of elements, got %I", n));
@@ -123,6 +124,7 @@ static int stream_new(lua_State *L)
 		      "offset: bytes added to each array start, a multiple of 8 below 4096");
 	o.offset = (size_t)off;
 	o.touch = opt_bool(L, 1, "touch", 1);
+	o.mem_available_kb = machine_mem_available_kb(NULL);
 	o.pin = opt_bool(L, 1, "pin", 1);
 	const struct stream_variant *v = stream_variant_best();
 	if (lua_getfield(L, 1, "isa") != LUA_TNIL) {
@@ -251,7 +253,9 @@ static int stream_runm(lua_State *L)
 	uint64_t *tsc = (uint64_t *)(times + reps);
 	double sum = 0;
 	int done = 0;
-	int rc = stream_run(s, ls->v, k, ref, (int)reps, warmup, w ? &kw : NULL, times, tsc, &sum, &done);
+	int tscok = machine_tsc_usable(NULL);
+	int rc = stream_run(s, ls->v, k, ref, (int)reps, warmup, w ? &kw : NULL, times, tscok ? tsc : NULL,
+			    &sum, &done);
 	int vrc = stream_validate(s, k, sum, msg, sizeof msg);
 	if (rc == -EINTR)
 		return luaL_error(L, "interrupted");
@@ -310,9 +314,9 @@ static int stream_runm(lua_State *L)
 	if (!strcmp(k->name, "sum"))
 		pmcsh_setnum(L, "sum", sum);
 	pmcsh_setstr(L, "clock", "CLOCK_MONOTONIC");
-	double tick = stream_clock_tick();
+	double tick = machine_clock_tick();
 	pmcsh_setnum(L, "tick", tick);
-	if (stream_tsc_usable()) {
+	if (tscok) {
 		double tt = 0, ts = 0;
 		lua_createtable(L, done, 0);
 		for (int r = 0; r < done; r++) {
@@ -498,18 +502,18 @@ static int stream_kernels_l(lua_State *L)
  * tick=, tsc=, nt_isa=, mem_available=} */
 static int stream_machine(lua_State *L)
 {
-	int cpus[STREAM_MAX_THREADS], nc = stream_allowed_cpus(cpus, STREAM_MAX_THREADS), ncache;
-	size_t llc = stream_llc_bytes(&ncache);
+	int cpus[STREAM_MAX_THREADS], nc = machine_allowed_cpus(cpus, STREAM_MAX_THREADS), ncache;
+	size_t llc = machine_llc_bytes(NULL, &ncache);
 	lua_createtable(L, 0, 8);
 	pmcsh_setint(L, "llc_bytes", (lua_Integer)llc);
 	pmcsh_setint(L, "llc_count", ncache);
-	pmcsh_setint(L, "default_n", (lua_Integer)stream_default_n());
+	pmcsh_setint(L, "default_n", (lua_Integer)stream_default_n(llc));
 	lua_createtable(L, nc > 0 ? nc : 0, 0);
 	for (int i = 0; i < nc; i++)
 		lua_pushinteger(L, cpus[i]), lua_rawseti(L, -2, i + 1);
 	lua_setfield(L, -2, "cpus");
-	pmcsh_setnum(L, "tick", stream_clock_tick());
-	pmcsh_setbool(L, "tsc", stream_tsc_usable());
+	pmcsh_setnum(L, "tick", machine_clock_tick());
+	pmcsh_setbool(L, "tsc", machine_tsc_usable(NULL));
 	const struct stream_variant *best = stream_variant_best();
 	pmcsh_setstr(L, "isa", best->name);
 	if (best->nt_isa)
@@ -528,7 +532,7 @@ static int stream_machine(lua_State *L)
 	lua_setfield(L, -2, "variants");
 	char why[256];
 	pmcsh_setbool(L, "reference_runs", stream_ref_runnable(why, sizeof why));
-	long kb = stream_mem_available_kb();
+	long kb = machine_mem_available_kb(NULL);
 	if (kb >= 0)
 		pmcsh_setint(L, "mem_available", (lua_Integer)kb * 1024);
 	pmcsh_setnum(L, "scalar", STREAM_SCALAR);

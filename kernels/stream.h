@@ -90,6 +90,7 @@ struct stream_opts {
 	size_t offset;		/* bytes added to each array start (multiple of 8) */
 	int touch;		/* first-touch (initialise) now; else at first run */
 	int pin;		/* pin threads (calling thread only during calls) */
+	long mem_available_kb;	/* MemAvailable, to refuse what cannot fit; <= 0 unknown */
 };
 
 /* What smaps says about one array's mapping. */
@@ -130,8 +131,8 @@ int stream_pageinfo(const struct stream *s, int which, struct stream_pageinfo *p
  * untimed then `reps` timed
  * repetitions, all threads started together per repetition; the window `w`
  * (may be NULL) is opened right around each timed repetition's loop.
- * Fills times[r] (seconds, CLOCK_MONOTONIC) and, when tsc is non-NULL and
- * the TSC usable, tsc[r] (ticks).  *sum gets the last timed sum for `sum`.
+ * Fills times[r] (seconds, CLOCK_MONOTONIC) and, when tsc is non-NULL (the
+ * caller's word that the TSC is constant), tsc[r] (ticks).  *sum gets the last timed sum for `sum`.
  * Between repetitions checks the interrupt flag: returns -EINTR with
  * *done the timed reps completed.  The expected array values are advanced
  * for every repetition that ran. */
@@ -147,12 +148,8 @@ int stream_validate(struct stream *s, const struct stream_kernel *last,
 /* Re-initialises a=1, b=2, c=0 from the owning threads. */
 int stream_reset(struct stream *s);
 
-/* Environment helpers. */
-int stream_allowed_cpus(int *cpus, int max);	/* sched_getaffinity */
-size_t stream_llc_bytes(int *ncaches);		/* sum of LLCs, each once */
-size_t stream_default_n(void);			/* 4x LLCs per array */
-double stream_clock_tick(void);		/* observed CLOCK_MONOTONIC granularity, s */
-int stream_tsc_usable(void);			/* constant_tsc and nonstop_tsc */
-long stream_mem_available_kb(void);		/* MemAvailable, -1 unknown */
+/* STREAM's rule for n: each array 4x the last-level caches (llc_bytes, the
+ * sum over the machine; 0 unknown: STREAM's 10 million). */
+size_t stream_default_n(size_t llc_bytes);
 
 #endif

@@ -5,7 +5,6 @@
 #define _GNU_SOURCE
 #endif
 #include <errno.h>
-#include <glob.h>
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
@@ -215,165 +214,14 @@ static void run_job(struct stream *s, enum job j)
 	session_end(s);
 }
 
-/* ---- sizes and environment ---- */
-
-static int read_file(const char *path, char *buf, size_t len)
-{
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return -errno;
-	size_t r = fread(buf, 1, len - 1, f);
-	fclose(f);
-	buf[r] = 0;
-	while (r && (buf[r - 1] == '\n' || buf[r - 1] == ' '))
-		buf[--r] = 0;
-	return 0;
-}
-
-int stream_allowed_cpus(int *cpus, int max)
-{
-	cpu_set_t set;
-	int k = 0;
-	if (sched_getaffinity(0, sizeof set, &set) < 0)
-		return -errno;
-	for (int c = 0; c < CPU_SETSIZE && k < max; c++)
-		if (CPU_ISSET(c, &set))
-			cpus[k++] = c;
-	return k;
-}
-
-/* The last-level cache of each cpu is its highest-level data or unified
- * cache; a cache shared by several cpus appears under each of them with the
- * same shared_cpu_list, and counts once. */
-size_t stream_llc_bytes(int *ncaches)
-{
-	glob_t g;
-	struct { int level; char shared[256]; size_t size; } *seen = NULL;
-	int nseen = 0;
-	size_t total = 0;
-	if (ncaches)
-		*ncaches = 0;
-	if (glob("/sys/devices/system/cpu/cpu[0-9]*", 0, NULL, &g) != 0)
-		return 0;
-	seen = calloc(g.gl_pathc * 2 + 1, sizeof *seen);
-	for (size_t i = 0; seen && i < g.gl_pathc; i++) {
-		char path[512], buf[256];
-		int best = -1;
-		size_t bsize = 0;
-		char bshared[256] = "";
-		for (int idx = 0; idx < 16; idx++) {
-			snprintf(path, sizeof path, "%s/cache/index%d/level", g.gl_pathv[i], idx);
-			if (read_file(path, buf, sizeof buf) < 0)
-				break;
-			int level = atoi(buf);
-			snprintf(path, sizeof path, "%s/cache/index%d/type", g.gl_pathv[i], idx);
-			if (read_file(path, buf, sizeof buf) < 0 || strcmp(buf, "Instruction") == 0)
-				continue;
-			if (level <= best)
-				continue;
-			snprintf(path, sizeof path, "%s/cache/index%d/size", g.gl_pathv[i], idx);
-			if (read_file(path, buf, sizeof buf) < 0)
-				continue;
-			char *end;
-			size_t sz = strtoull(buf, &end, 10);
-			if (*end == 'K') sz <<= 10;
-			else if (*end == 'M') sz <<= 20;
-			else if (*end == 'G') sz <<= 30;
-			snprintf(path, sizeof path, "%s/cache/index%d/shared_cpu_list", g.gl_pathv[i], idx);
-			if (read_file(path, bshared, sizeof bshared) < 0)
-				snprintf(bshared, sizeof bshared, "%s", g.gl_pathv[i]);
-			best = level;
-			bsize = sz;
-		}
-		if (best < 0)
-			continue;
-		int dup = 0;
-		for (int k = 0; k < nseen; k++)
-			if (seen[k].level == best && strcmp(seen[k].shared, bshared) == 0)
-				dup = 1;
-		if (dup)
-			continue;
-		seen[nseen].level = best;
-		snprintf(seen[nseen].shared, sizeof seen[nseen].shared, "%s", bshared);
-		seen[nseen].size = bsize;
-		nseen++;
-		total += bsize;
-	}
-	free(seen);
-	globfree(&g);
-	if (ncaches)
-		*ncaches = nseen;
-	return total;
-}
-
 /* STREAM's rule: each array at least 4x the sum of the last-level caches.
- * Without sysfs, STREAM's own default of 10 million. */
-size_t stream_default_n(void)
+ * Without them, STREAM's own default of 10 million. */
+size_t stream_default_n(size_t llc_bytes)
 {
-	size_t llc = stream_llc_bytes(NULL);
-	if (!llc)
+	if (!llc_bytes)
 		return 10000000;
-	size_t n = (4 * llc + 7) / 8;
+	size_t n = (4 * llc_bytes + 7) / 8;
 	return (n + 1023) & ~(size_t)1023;
-}
-
-/* Like STREAM's checktick: the smallest step the clock is seen to take
- * (includes the cost of reading it). */
-double stream_clock_tick(void)
-{
-	int64_t best = INT64_MAX;
-	for (int i = 0; i < 64; i++) {
-		int64_t t0 = now_ns(), t1;
-		while ((t1 = now_ns()) == t0)
-			;
-		if (t1 - t0 < best)
-			best = t1 - t0;
-	}
-	struct timespec res;
-	if (clock_getres(CLOCK_MONOTONIC, &res) == 0) {
-		int64_t r = (int64_t)res.tv_sec * 1000000000 + res.tv_nsec;
-		if (r > best)
-			best = r;
-	}
-	return best * 1e-9;
-}
-
-int stream_tsc_usable(void)
-{
-#if HAVE_TSC
-	static int cached = -1;
-	if (cached >= 0)
-		return cached;
-	FILE *f = fopen("/proc/cpuinfo", "r");
-	char line[8192];
-	cached = 0;
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof line, f)) {
-		if (strncmp(line, "flags", 5) == 0) {
-			cached = strstr(line, " constant_tsc") && strstr(line, " nonstop_tsc");
-			break;
-		}
-	}
-	fclose(f);
-	return cached;
-#else
-	return 0;
-#endif
-}
-
-long stream_mem_available_kb(void)
-{
-	FILE *f = fopen("/proc/meminfo", "r");
-	char line[256];
-	long kb = -1;
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof line, f))
-		if (sscanf(line, "MemAvailable: %ld kB", &kb) == 1)
-			break;
-	fclose(f);
-	return kb;
 }
 
 /* ---- create / destroy ---- */
@@ -394,8 +242,8 @@ static int check_memory(const struct stream_opts *o, char *msg, size_t msglen)
 	size_t bytes = 3 * (o->offset + o->n * sizeof(double));
 	if (pages_policies[o->pages].hugetlb_kb)
 		return pages_check(o->pages, o->offset + o->n * sizeof(double), 3, msg, msglen);
-	long avail = stream_mem_available_kb();
-	if (avail >= 0 && bytes / 1024 > (size_t)avail) {
+	long avail = o->mem_available_kb;
+	if (avail > 0 && bytes / 1024 > (size_t)avail) {
 		snprintf(msg, msglen, "3 arrays of %zu MiB need %zu MiB but only %ld MiB are available: use a smaller n",
 			 (o->n * sizeof(double)) >> 20, bytes >> 20, avail >> 10);
 		return -ENOMEM;
@@ -595,7 +443,7 @@ int stream_run(struct stream *s, const struct stream_variant *v, const struct st
 	       double *times, uint64_t *tsc, double *sum, int *done)
 {
 	stream_fn fn = ref ? k->ref : v->fn[k->id];
-	int rc = 0, timed = 0, tscok = tsc && stream_tsc_usable();
+	int rc = 0, timed = 0, tscok = tsc != NULL;
 	double *a = s->map[0].arr, *b = s->map[1].arr, *c = s->map[2].arr;
 	size_t n = s->n;
 	*done = 0;
@@ -629,8 +477,8 @@ int stream_run(struct stream *s, const struct stream_variant *v, const struct st
 		if (r >= 0) {
 			rc = kwindow_end(w, r);
 			times[r] = (t1 - t0) * 1e-9;
-			if (tsc)
-				tsc[r] = tscok ? c1 - c0 : 0;
+			if (tscok)
+				tsc[r] = c1 - c0;
 			*sum = t;
 			timed++;
 		}

@@ -165,7 +165,7 @@ on a shared machine wander: run it on a quiet one.]],
       if opts.json then print(require("cjson").encode(res)) end
       return 0
     end
-    local res = {caches = chase.caches(), versus_plain = {}}
+    local res = {caches = require("pmcsh.machine").caches(), versus_plain = {}}
 
     say("caches (sysfs, cpu0): %s", (function()
       local t = {}

@@ -76,13 +76,13 @@ of the curve are the caches (their sysfs sizes are printed below the table).
       print()
     elseif not opts.json then
       local cs = {}
-      for _, c in ipairs(chase.caches()) do cs[#cs + 1] = string.format("L%d %s", c.level, size(c.size)) end
+      for _, c in ipairs(require("pmcsh.machine").caches()) do cs[#cs + 1] = string.format("L%d %s", c.level, size(c.size)) end
       if #cs > 0 then print("# caches (sysfs): " .. table.concat(cs, ", ")) end
     end
     if opts.plot then
       local pts, marks = {}, {}
       for _, r in ipairs(res.rows) do pts[#pts + 1] = {r.size, r.ns} end
-      for _, c in ipairs(chase.caches()) do
+      for _, c in ipairs(require("pmcsh.machine").caches()) do
         marks[#marks + 1] = {x = c.size, title = string.format("L%d %s", c.level, size(c.size))}
       end
       local ok, perr = require("pmcsh.plot").lines(opts.plot, {

@@ -44,7 +44,7 @@ not the memory's, and the output says so.]],
       usage("--plot: name a .png or .svg file")
     end
     local chase = require("pmcsh.chase")
-    local cpus = #require("pmcsh.topology").online()
+    local cpus = #require("pmcsh.machine").online()
     local res, err = chase.loaded{size = opts.size, bw_size = opts.bw_size, delays = delays, threads = opts.threads,
       order = opts.order, pages = opts.pages, samples = opts.samples, sample_ms = opts.sample_ms}
     if not res then

@@ -1,5 +1,7 @@
 -- What this machine offers for measurement: CPU, PMUs, permissions, caches,
--- huge pages, clocks.  Reads /proc and /sys only.
+-- huge pages, clocks: pmcsh.machine's facts, with the PMUs and permissions.
+local machine = require("pmcsh.machine")
+
 local function read(path)
   local f = io.open(path, "r")
   if not f then return nil end
@@ -9,11 +11,17 @@ local function read(path)
 end
 
 local function ls(dir)
-  local out = {}
-  local p = io.popen("ls -1 '" .. dir .. "' 2>/dev/null")
-  for line in p:lines() do out[#out + 1] = line end
-  p:close()
+  local out = require("pmcsh._sys").dir(dir) or {}
+  table.sort(out)
   return out
+end
+
+-- Reserved huge pages of one size (bytes), 0 when the kernel has none.
+local function reserved(size)
+  for _, h in ipairs(machine.hugepages()) do
+    if h.size == size then return h.nr end
+  end
+  return 0
 end
 
 local PARANOID = {
@@ -23,35 +31,27 @@ local PARANOID = {
   ["2"] = "user-only counting of own processes (:u) without CAP_PERFMON",
 }
 
-local function cpu_flags()
-  local info = read("/proc/cpuinfo") or ""
-  local flags = {}
-  for f in (info:match("\nflags%s*:%s*([^\n]*)") or ""):gmatch("%S+") do flags[f] = true end
-  return info:match("model name%s*:%s*([^\n]*)") or "unknown", flags
-end
-
 return {
   description = "what this machine offers for measurement: PMUs, permissions, caches, clocks",
   options = {
     {name = "json", type = "flag", help = "one JSON object instead of text"},
   },
   run = function(opts)
-    local model, flags = cpu_flags()
     local pmus = ls("/sys/bus/event_source/devices")
     local has_cpu_pmu = require("pmcsh.pmc").environment().cpu_pmu
     local paranoid = read("/proc/sys/kernel/perf_event_paranoid") or "?"
     local m = {
-      cpu = model,
-      cpus = #ls("/sys/devices/system/cpu") > 0 and read("/sys/devices/system/cpu/online") or "?",
+      cpu = machine.model(),
+      cpus = require("pmcsh._machine").online() or "?",
       pmus = pmus,
       hardware_pmu = has_cpu_pmu,
       perf_event_paranoid = tonumber(paranoid),
-      caches = require("pmcsh.chase").caches(),   -- sizes in bytes
+      caches = machine.caches(),   -- sizes in bytes
       emulated = os.getenv("PMCSH_EMULATED"),   -- set by the arm64 lab (spec/lab/lab.sh)
-      hugepages_2m = tonumber(read("/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages") or "0"),
-      hugepages_1g = tonumber(read("/sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages") or "0"),
-      thp = read("/sys/kernel/mm/transparent_hugepage/enabled"),
-      constant_tsc = flags.constant_tsc and flags.nonstop_tsc or false,
+      hugepages_2m = reserved(2 << 20),
+      hugepages_1g = reserved(1 << 30),
+      thp = machine.thp(),
+      constant_tsc = machine.tsc(),
     }
     local sm = require("pmcsh.stream").machine()
     m.stream_isa, m.stream_variants, m.reference_runs = sm.isa, sm.variants, sm.reference_runs

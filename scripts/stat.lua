@@ -132,7 +132,7 @@ cannot count is a <not supported> row and the run goes on.]],
   run = function(opts, args)
     local recipe = require("pmcsh.recipe")
     local pmc = require("pmcsh.pmc")
-    local topo = require("pmcsh.topology")
+    local topo = require("pmcsh.machine")
     local function usage(msg) error(recipe.usage("stat: " .. msg), 0) end
     local sep = opts["field-separator"]
     if sep == "" then usage("-x needs a separator (such as -x ,)") end

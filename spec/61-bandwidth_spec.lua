@@ -35,9 +35,9 @@ describe("uncore arithmetic", function()
   end)
 
   it("parses cpumasks", function()
-    assert.are.same({0, 28}, uncore.parse_cpulist("0,28"))
-    assert.are.same({0, 1, 2, 3, 8}, uncore.parse_cpulist("0-3,8"))
-    assert.is_nil((uncore.parse_cpulist("0,x")))
+    assert.are.same({0, 28}, require("pmcsh.machine").parse_list("0,28"))
+    assert.are.same({0, 1, 2, 3, 8}, require("pmcsh.machine").parse_list("0-3,8"))
+    assert.is_nil((require("pmcsh.machine").parse_list("0,x")))
   end)
 
   -- The recorded readings of the Intel article (seed 001): a dual-socket

@@ -118,7 +118,7 @@ describe("pmcsh parallelism", function()
     -- (a guest may report its host's whole L3: 508 MiB on an EPYC): rows a
     -- cache holds give speedups above k, flagged and left out of mlp
     local llc = 0
-    for _, c in ipairs(require("pmcsh.chase").caches()) do llc = math.max(llc, c.size or 0) end
+    for _, c in ipairs(require("pmcsh.machine").caches()) do llc = math.max(llc, c.size or 0) end
     local size = math.max(256 << 20, math.min(4 * llc, 1 << 30)) // (1 << 20) .. "M"
     local r = helpers.run({"parallelism", "--sizes", size, "--max", "8", "--samples", "2",
                            "--sample_ms", "5", "--json"})

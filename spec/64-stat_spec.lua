@@ -205,7 +205,7 @@ describe("pmcsh stat against perf stat 6.1, mode by mode", function()
         local ours = shape(r.err, fmt)
         if m.interval then
           -- the number of intervals is the clock's: compare those both printed
-          local per = #lines(ev:gsub(",", "\n")) * (m.name:find("-A", 1, true) and #require("pmcsh.topology").online() or 1)
+          local per = #lines(ev:gsub(",", "\n")) * (m.name:find("-A", 1, true) and #require("pmcsh.machine").online() or 1)
           assert.is_true(math.abs(#theirs - #ours) <= per, fmt .. ": " .. #theirs .. " lines vs " .. #ours)
           for i = 1, math.min(#theirs, #ours) do assert.are.equal(theirs[i], ours[i], fmt .. " line " .. i) end
         else

@@ -25,7 +25,7 @@ describe("pmcsh loaded", function()
     for _, x in ipairs(rows) do assert.is_true(x[2] > 0 and x[3] > 0) end
     -- no delay reads at least as fast as a 1000-iteration delay after each line
     assert.is_true(rows[1][2] > rows[2][2])
-    local cpus = #require("pmcsh.topology").online()
+    local cpus = #require("pmcsh.machine").online()
     if cpus <= 4 then assert.matches("# note: ", r.out) end
   end)
 

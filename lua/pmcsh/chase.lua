@@ -364,11 +364,11 @@ chase.sweep{from=4096, to="256M", per_octave=4, order=, stride=, pages=, samples
 Latency versus size (lmbench lat_mem_rd): one chain per size, sizes
 geometric from `from` to `to` with per_octave points per doubling (rounded
 down to the stride).  The steps of the curve are the caches: compare with
-chase.caches().]])
+machine.caches().]])
 
 M.loaded = doc(function(opts)
   opts = check_opts(opts, "loaded", {delays = true, threads = true, bw_size = true})
-  local threads = opts.threads or math.max(1, C.cpus() - 1)
+  local threads = opts.threads or math.max(1, #require("pmcsh.machine").cpus() - 1)
   local delays = opts.delays or {0, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 20000}
   if opts.size == nil and opts.chain == nil then
     local o = {size = 256 * 1024 * 1024}
@@ -398,30 +398,6 @@ delay of `delay` empty-loop iterations (about one cycle each) after every
 line.  mbps is the MB/s (1e6 bytes) the bandwidth threads read during the
 timed samples, ns the best latency under that load; idle_ns is the latency
 with no load.  Larger delays, less bandwidth, latency falls toward idle.]])
-
-M.caches = doc(function()
-  local out = {}
-  for i = 0, 15 do
-    local dir = "/sys/devices/system/cpu/cpu0/cache/index" .. i .. "/"
-    local function rd(f)
-      local h = io.open(dir .. f)
-      if not h then return nil end
-      local s = h:read("l"); h:close(); return s
-    end
-    local size = rd("size")
-    if not size then break end
-    local typ = rd("type")
-    if typ ~= "Instruction" then
-      out[#out + 1] = {level = tonumber(rd("level")), type = typ,
-        size = require("pmcsh.recipe").parse_size(size), line = tonumber(rd("coherency_line_size")),
-        shared_cpu_list = rd("shared_cpu_list")}
-    end
-  end
-  return out
-end, "chase.caches", [[
-chase.caches() -> list of {level=, type=, size=bytes, line=, shared_cpu_list=}:
-the data and unified caches of cpu0 as sysfs reports them, the sizes where
-chase.sweep's curve should step.]])
 
 return doc(M, "chase", [[
 pointer chases: memory latency, memory-level parallelism, latency versus size, loaded latency

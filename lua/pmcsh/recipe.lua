@@ -126,13 +126,11 @@ end
 function M.list()
   local out, seen = {}, {}
   for _, dir in ipairs(M.path()) do
-    local p = io.popen("ls -1 '" .. dir:gsub("'", "'\\''") .. "' 2>/dev/null")
     local names = {}
-    for line in p:lines() do
-      local name = line:match("^([%w_%-]+)%.lua$")
+    for _, file in ipairs(require("pmcsh._sys").dir(dir) or {}) do
+      local name = file:match("^([%w_%-]+)%.lua$")
       if name then names[#names + 1] = name end
     end
-    p:close()
     table.sort(names)
     for _, name in ipairs(names) do
       if not seen[name] then

@@ -12,7 +12,7 @@ local ok_help, help = pcall(require, "pmcsh.help")
 local doc = ok_help and help.doc or function(obj) return obj end
 
 M.SYSFS = "/sys/bus/event_source/devices"
-M.CPU_SYSFS = "/sys/devices/system/cpu"
+local machine = require("pmcsh.machine")
 
 local function slurp(path)
   local f = io.open(path, "r")
@@ -23,28 +23,8 @@ local function slurp(path)
 end
 
 local function ls(dir)
-  local out = {}
-  local p = io.popen("ls -1 '" .. dir:gsub("'", "'\\''") .. "' 2>/dev/null")
-  if not p then return out end
-  for l in p:lines() do out[#out + 1] = l end
-  p:close()
+  local out = require("pmcsh._sys").dir(dir) or {}
   table.sort(out)
-  return out
-end
-
--- "0-3,8,10-11" -> {0,1,2,3,8,10,11}
-function M.parse_cpulist(s)
-  local out = {}
-  for item in (s or ""):gmatch("[^,%s]+") do
-    local a, b = item:match("^(%d+)%-(%d+)$")
-    if a then
-      for c = tonumber(a), tonumber(b) do out[#out + 1] = c end
-    elseif item:match("^%d+$") then
-      out[#out + 1] = tonumber(item)
-    else
-      return nil, string.format("bad cpu list %q", s)
-    end
-  end
   return out
 end
 
@@ -121,12 +101,6 @@ function M.aggregate(readings, seconds)
   return {seconds = seconds, sockets = sockets, total = total}
 end
 
--- The socket (physical package) of a cpu, from sysfs.
-function M.socket_of(cpu, root)
-  local v = slurp(string.format("%s/cpu%d/topology/physical_package_id", root or M.CPU_SYSFS, cpu))
-  return tonumber(v) or 0
-end
-
 -- Loads the controller definitions of events/uncore-*.lua.
 function M.definitions()
   local events = require("pmcsh.events")
@@ -174,7 +148,7 @@ function M.find(root, defs)
           if e then evs[#evs + 1] = e end
         end
         if #evs > 0 then
-          local cpus = M.parse_cpulist(slurp(root .. "/" .. pmu .. "/cpumask") or "0") or {0}
+          local cpus = machine.parse_list(slurp(root .. "/" .. pmu .. "/cpumask") or "0") or {0}
           found[#found + 1] = {pmu = pmu, def = def, cpus = cpus, events = evs}
         end
         break
@@ -223,7 +197,7 @@ function M.measure(ctrls, window, o)
     for i, e in ipairs(gg.c.events) do
       -- a binding without per-cpu detail: the sum, on the first cpu's socket
       local cpu1 = gg.c.cpus and gg.c.cpus[1] or 0
-      local per = r[i].cpus or {{cpu = cpu1, socket = M.socket_of(cpu1), raw = r[i].raw,
+      local per = r[i].cpus or {{cpu = cpu1, socket = machine.of(cpu1).socket, raw = r[i].raw,
                                  multiplexed = r[i].multiplexed}}
       for _, x in ipairs(per) do
         readings[#readings + 1] = {pmu = gg.c.pmu, dir = e.dir, cpu = x.cpu, socket = x.socket, raw = x.raw,

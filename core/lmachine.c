@@ -1,0 +1,146 @@
+/* pmcsh._machine: the machine facts of core/machine.c as plain tables.
+ * Every function takes an optional root last (a fake sysfs/procfs tree;
+ * nil: the real one).  The face is lua/pmcsh/machine.lua. */
+#include <errno.h>
+#include "lpmcsh.h"
+#include "machine.h"
+
+#define MAX_CPUS 4096
+
+static const char *optroot(lua_State *L, int arg) { return luaL_optstring(L, arg, NULL); }
+
+/* caches([cpu=0[, root]]) -> {{level=, type=, size=, line=, shared_cpu_list=}...}, source */
+static int l_caches(lua_State *L)
+{
+	struct machine_cache c[MACHINE_MAX_CACHES];
+	const char *source;
+	lua_Integer cpu = luaL_optinteger(L, 1, 0);
+	luaL_argcheck(L, cpu >= 0 && cpu < MAX_CPUS, 1, "cpu: a cpu number expected");
+	int n = machine_caches(optroot(L, 2), (int)cpu, c, MACHINE_MAX_CACHES, &source);
+	lua_createtable(L, n, 0);
+	for (int i = 0; i < n; i++) {
+		lua_createtable(L, 0, 6);
+		pmcsh_setint(L, "level", c[i].level);
+		pmcsh_setstr(L, "type", c[i].type);
+		if (c[i].size)
+			pmcsh_setint(L, "size", (lua_Integer)c[i].size);
+		if (c[i].line)
+			pmcsh_setint(L, "line", c[i].line);
+		if (c[i].shared[0])
+			pmcsh_setstr(L, "shared_cpu_list", c[i].shared);
+		pmcsh_setstr(L, "source", source);
+		lua_rawseti(L, -2, i + 1);
+	}
+	lua_pushstring(L, source);
+	return 2;
+}
+
+/* llc([root]) -> bytes (0 unknown), count */
+static int l_llc(lua_State *L)
+{
+	int n;
+	size_t b = machine_llc_bytes(optroot(L, 1), &n);
+	lua_pushinteger(L, (lua_Integer)b);
+	lua_pushinteger(L, n);
+	return 2;
+}
+
+/* cpus() -> the cpus this process may run on, or fail, message, errno */
+static int l_cpus(lua_State *L)
+{
+	static int cpus[MAX_CPUS];
+	int n = machine_allowed_cpus(cpus, MAX_CPUS);
+	if (n < 0)
+		return pmcsh_fail(L, "sched_getaffinity failed", -n);
+	lua_createtable(L, n, 0);
+	for (int i = 0; i < n; i++)
+		lua_pushinteger(L, cpus[i]), lua_rawseti(L, -2, i + 1);
+	return 1;
+}
+
+/* online([root]) -> "0-3,8", or fail, message, errno */
+static int l_online(lua_State *L)
+{
+	char buf[4096];
+	int rc = machine_online(optroot(L, 1), buf, sizeof buf);
+	if (rc < 0)
+		return pmcsh_fail(L, "cannot read the online cpu list (sysfs)", -rc);
+	lua_pushstring(L, buf);
+	return 1;
+}
+
+/* hugepages([root]) -> {{size=bytes, nr=, free=}...}, size ascending */
+static int l_hugepages(lua_State *L)
+{
+	struct machine_hugepages h[16];
+	int n = machine_hugepages(optroot(L, 1), h, 16);
+	lua_createtable(L, n, 0);
+	for (int i = 0; i < n; i++) {
+		lua_createtable(L, 0, 3);
+		pmcsh_setint(L, "size", (lua_Integer)h[i].kb * 1024);
+		pmcsh_setint(L, "nr", h[i].nr);
+		pmcsh_setint(L, "free", h[i].free);
+		lua_rawseti(L, -2, i + 1);
+	}
+	return 1;
+}
+
+/* thp([root]) -> "always [madvise] never", or nil when the kernel has none */
+static int l_thp(lua_State *L)
+{
+	char buf[256];
+	if (machine_thp(optroot(L, 1), buf, sizeof buf) < 0)
+		return 0;
+	lua_pushstring(L, buf);
+	return 1;
+}
+
+/* mem_available([root]) -> bytes, or nil when unknown */
+static int l_mem_available(lua_State *L)
+{
+	long kb = machine_mem_available_kb(optroot(L, 1));
+	if (kb < 0)
+		return 0;
+	lua_pushinteger(L, (lua_Integer)kb * 1024);
+	return 1;
+}
+
+static int l_clock_tick(lua_State *L)
+{
+	lua_pushnumber(L, machine_clock_tick());
+	return 1;
+}
+
+static int l_tsc(lua_State *L)
+{
+	lua_pushboolean(L, machine_tsc_usable(optroot(L, 1)));
+	return 1;
+}
+
+static int l_model(lua_State *L)
+{
+	char buf[256];
+	machine_model(optroot(L, 1), buf, sizeof buf);
+	lua_pushstring(L, buf);
+	return 1;
+}
+
+static const luaL_Reg funcs[] = {
+	{"caches", l_caches},
+	{"llc", l_llc},
+	{"cpus", l_cpus},
+	{"online", l_online},
+	{"hugepages", l_hugepages},
+	{"thp", l_thp},
+	{"mem_available", l_mem_available},
+	{"clock_tick", l_clock_tick},
+	{"tsc", l_tsc},
+	{"model", l_model},
+	{NULL, NULL}
+};
+
+int luaopen_pmcsh_machine(lua_State *L)
+{
+	luaL_newlib(L, funcs);
+	return 1;
+}

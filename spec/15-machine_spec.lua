@@ -1,0 +1,117 @@
+-- Machine facts (pmcsh.machine): parsing checked on a fake sysfs/procfs
+-- tree (the root argument), so the answers are known whatever the host;
+-- on the real host, only what must hold anywhere.
+local machine = require("pmcsh.machine")
+
+local function write(path, text)
+  os.execute("mkdir -p '" .. path:match("^(.*)/[^/]*$") .. "'")
+  local f = assert(io.open(path, "w"))
+  f:write(text, "\n")
+  f:close()
+end
+
+-- Two cpus with private L1d, L1i, L2 and one shared L3; cpu1 lists its
+-- indexes in another order (sysfs promises none).
+local root = os.tmpname()
+os.remove(root)
+local function cache(cpu, idx, level, typ, size, shared)
+  local d = string.format("%s/sys/devices/system/cpu/cpu%d/cache/index%d/", root, cpu, idx)
+  write(d .. "level", level)
+  write(d .. "type", typ)
+  write(d .. "size", size)
+  write(d .. "coherency_line_size", "64")
+  write(d .. "shared_cpu_list", shared)
+end
+cache(0, 0, 1, "Data", "48K", "0")
+cache(0, 1, 1, "Instruction", "32K", "0")
+cache(0, 2, 2, "Unified", "2048K", "0")
+cache(0, 3, 3, "Unified", "96M", "0-1")
+cache(1, 0, 3, "Unified", "96M", "0-1")
+cache(1, 1, 1, "Data", "48K", "1")
+cache(1, 2, 2, "Unified", "2048K", "1")
+write(root .. "/sys/devices/system/cpu/online", "0-1")
+write(root .. "/sys/devices/system/cpu/cpu1/topology/physical_package_id", "0")
+write(root .. "/sys/devices/system/cpu/cpu1/topology/core_id", "7")
+write(root .. "/sys/devices/system/cpu/cpu1/node3/x", "")
+write(root .. "/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages", "8")
+write(root .. "/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages", "5")
+write(root .. "/sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages", "0")
+write(root .. "/sys/kernel/mm/hugepages/hugepages-1048576kB/free_hugepages", "0")
+write(root .. "/sys/kernel/mm/transparent_hugepage/enabled", "always [madvise] never")
+write(root .. "/proc/meminfo", "MemTotal:       16000000 kB\nMemFree:         1000 kB\nMemAvailable:    1234 kB")
+write(root .. "/proc/cpuinfo", "processor\t: 0\nmodel name\t: Fake CPU 9000\nflags\t\t: fpu tsc constant_tsc nonstop_tsc")
+
+describe("machine facts on a fake tree", function()
+  teardown(function() os.execute("rm -rf '" .. root .. "'") end)
+
+  it("caches: data and unified only, level ascending, sizes in bytes, from sysfs", function()
+    local c, source = require("pmcsh._machine").caches(1, root)
+    assert.are.equal("sysfs", source)
+    assert.are.same({1, 2, 3}, {c[1].level, c[2].level, c[3].level})
+    assert.are.same({48 * 1024, 2048 * 1024, 96 * 2^20}, {c[1].size, c[2].size, c[3].size})
+    assert.are.same({"Data", "Unified", "Unified"}, {c[1].type, c[2].type, c[3].type})
+    assert.are.equal(64, c[1].line)
+    assert.are.equal("0-1", c[3].shared_cpu_list)
+  end)
+
+  it("the last-level caches count a shared cache once", function()
+    assert.are.same({bytes = 96 * 2^20, count = 1}, machine.llc(root))
+  end)
+
+  it("a tree with no caches says none, never this host's", function()
+    local empty = os.tmpname()
+    local c, source = require("pmcsh._machine").caches(0, empty)
+    os.remove(empty)
+    assert.are.same({}, c)
+    assert.are.equal("none", source)
+  end)
+
+  it("cpus, topology, huge pages, THP, memory, TSC and model", function()
+    assert.are.same({0, 1}, machine.online(root))
+    assert.are.same({cpu = 1, socket = 0, die = 0, core = 7, node = 3}, machine.of(1, root))
+    assert.are.same({{size = 2^21, nr = 8, free = 5}, {size = 2^30, nr = 0, free = 0}}, machine.hugepages(root))
+    assert.are.equal("always [madvise] never", machine.thp(root))
+    assert.are.equal(1234 * 1024, machine.mem_available(root))
+    assert.are.equal("Fake CPU 9000", machine.model(root))
+    -- the TSC is x86's: elsewhere the same flags mean nothing
+    local x86 = require("pmcsh.stream").machine().isa ~= "generic"
+    assert.are.equal(x86, machine.tsc(root))
+  end)
+
+  it("cpu lists parse as sysfs and perf write them", function()
+    assert.are.same({0, 1, 2, 3, 8, 10, 11}, machine.parse_list("0-3,8,10-11"))
+    assert.are.same({0, 28}, machine.parse_list("28,0,0"))
+    assert.is_nil((machine.parse_list("3-1")))
+    assert.is_nil((machine.parse_list("")))
+  end)
+end)
+
+describe("machine facts on this host", function()
+  it("cache sizes grow with the level and the line is a power of two", function()
+    local c = machine.caches()
+    for i = 2, #c do
+      assert.is_true(c[i].level >= c[i - 1].level)
+      if c[i].size and c[i - 1].size and c[i].level > c[i - 1].level then
+        assert.is_true(c[i].size >= c[i - 1].size, "L" .. c[i].level .. " smaller than L" .. c[i - 1].level)
+      end
+    end
+    for _, x in ipairs(c) do
+      if x.line then assert.are.equal(0, x.line & (x.line - 1)) end
+    end
+  end)
+
+  it("the allowed cpus are online, and the llc is one of cpu0's caches or their sum", function()
+    local online = {}
+    for _, c in ipairs(machine.online()) do online[c] = true end
+    for _, c in ipairs(machine.cpus()) do assert.is_true(online[c], "cpu " .. c .. " not online") end
+    local llc, c = machine.llc(), machine.caches()
+    if #c > 0 and c[1].source == "sysfs" then
+      assert.is_true(llc.bytes >= c[#c].size and llc.count >= 1)
+    end
+  end)
+
+  it("the clock tick is between 1 ns and 10 ms", function()
+    local t = machine.clock_tick()
+    assert.is_true(t >= 1e-9 and t <= 1e-2, tostring(t))
+  end)
+end)
