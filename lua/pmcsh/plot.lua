@@ -20,10 +20,12 @@ function M.gnuplot()
   end
   local env = os.getenv("PMCSH_GNUPLOT")
   if env then return env ~= "" and env or nil end
-  local p = io.popen("command -v gnuplot 2>/dev/null")
-  local path = p and p:read("l")
-  if p then p:close() end
-  return path and path ~= "" and path or nil
+  local stat = require("pmcsh._sys").stat
+  for dir in (os.getenv("PATH") or "/usr/bin:/bin"):gmatch("[^:]+") do
+    local st = stat(dir .. "/gnuplot")
+    if st and st.type == "file" then return dir .. "/gnuplot" end
+  end
+  return nil
 end
 
 local NO_GNUPLOT = "gnuplot is not installed: install it (Debian: apt-get install gnuplot-nox) " ..

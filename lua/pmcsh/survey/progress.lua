@@ -2,15 +2,8 @@
 -- done of the total, time elapsed and an estimate of the time left.
 local M = {}
 
-local function sys()
-  local ok, s = pcall(require, "pmcsh._sys")
-  return ok and s or {}
-end
-
 function M.stderr_is_tty()
-  local s = sys()
-  if s.isatty then return s.isatty("stderr") end
-  return os.execute("test -t 2") == true
+  return require("pmcsh._sys").isatty("stderr")
 end
 
 -- A function tell(done, total, what) that rewrites the line; tell() clears
@@ -18,7 +11,7 @@ end
 -- nothing when not enabled.
 function M.new(enabled)
   if not enabled then return function() end end
-  local now = sys().now or os.time
+  local now = require("pmcsh._sys").now
   local t0 = now()
   return function(done, total, what)
     if done == nil then io.stderr:write("\r\27[K"); io.stderr:flush(); return end
