@@ -194,15 +194,7 @@ end
 M.ARRAYS = 3                  -- STREAM's a, b and c
 M.MEM_FRACTION = 1 / 8        -- of the memory available, at most, by default
 
--- Bytes of memory available now (/proc/meminfo MemAvailable), or nil.
-local function mem_available()
-  local f = io.open("/proc/meminfo")
-  if not f then return nil end
-  local t = f:read("a")
-  f:close()
-  local kb = t:match("MemAvailable:%s*(%d+) kB")
-  return kb and tonumber(kb) * 1024
-end
+local mem_available = require("pmcsh.machine").mem_available
 
 local mib = metrics.size
 
