@@ -352,7 +352,8 @@ static int c_plain(lua_State *L)
 static const char *const loaded_keys[] = {"delays", "threads", "bw_size", "samples", "sample_ms", NULL};
 
 /* c:loaded{delays={...}, threads=1, bw_size=, samples=5, sample_ms=20}
- * -> list of {delay=, ns=, median_ns=, mbps=}, or fail, message, errno. */
+ * -> list of {delay=, mbps=, samples={ns per load...}}, or fail, message,
+ * errno (EINTR: "interrupted"). */
 static int c_loaded(lua_State *L)
 {
 	struct chase_chain *c = &checkchain(L)->c;
@@ -371,8 +372,11 @@ static int c_loaded(lua_State *L)
 		luaL_argerror(L, 2, "delays: a list of injection delays expected");
 	int nd = (int)luaL_len(L, 3);
 	luaL_argcheck(L, nd >= 1 && nd <= 1000, 2, "delays: 1 to 1000 entries");
-	long *delays = lua_newuserdatauv(L, nd * (sizeof(long) + sizeof(struct chase_loaded_row)), 0);
-	struct chase_loaded_row *rows = (struct chase_loaded_row *)(delays + nd);
+	struct chase_loaded_row *rows = lua_newuserdatauv(L, nd * (sizeof(struct chase_loaded_row) + sizeof(long) +
+								  (size_t)samples * sizeof(double)), 0);
+	long *delays = (long *)(rows + nd);
+	for (int i = 0; i < nd; i++)
+		rows[i].ns = (double *)(delays + nd) + (size_t)i * samples;
 	for (int i = 0; i < nd; i++) {
 		int isint;
 		lua_rawgeti(L, 3, i + 1);
@@ -390,11 +394,13 @@ static int c_loaded(lua_State *L)
 		return pmcsh_fail(L, lua_pushfstring(L, "loaded latency failed: %s", strerror(-err)), -err);
 	lua_createtable(L, done, 0);
 	for (int i = 0; i < done; i++) {
-		lua_createtable(L, 0, 4);
+		lua_createtable(L, 0, 3);
 		pmcsh_setint(L, "delay", rows[i].delay);
 		pmcsh_setnum(L, "mbps", rows[i].mbps);
-		pmcsh_setnum(L, "ns", rows[i].ns);
-		pmcsh_setnum(L, "median_ns", rows[i].median_ns);
+		lua_createtable(L, (int)samples, 0);
+		for (int k = 0; k < samples; k++)
+			lua_pushnumber(L, rows[i].ns[k]), lua_rawseti(L, -2, k + 1);
+		lua_setfield(L, -2, "samples");
 		lua_rawseti(L, -2, i + 1);
 	}
 	return 1;
@@ -456,5 +462,9 @@ int luaopen_pmcsh_chase(lua_State *L)
 	pmcsh_newclass(L, CHAIN_MT, metamethods, methods);
 	lua_pushinteger(L, CHASE_MAX_K);
 	lua_setfield(L, -2, "max_k");
+	lua_newtable(L);   /* the one list of chain{}'s options, for the facade */
+	for (int i = 0; chain_keys[i]; i++)
+		lua_pushstring(L, chain_keys[i]), lua_rawseti(L, -2, i + 1);
+	lua_setfield(L, -2, "chain_options");
 	return 1;
 }

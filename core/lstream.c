@@ -51,7 +51,9 @@ static int opt_bool(lua_State *L, int idx, const char *k, int def)
  * machine cannot give the memory, huge pages or threads. */
 static int stream_new(lua_State *L)
 {
-	static const char *const known[] = {"n", "threads", "cpus", "pages", "offset", "touch", "pin", "isa", NULL};
+	/* The one list of stream.new's options; quiet is the facade's (no warnings). */
+	static const char *const known[] = {"n", "threads", "cpus", "pages", "offset", "touch", "pin", "isa",
+					    "quiet", NULL};
 	int allowed[STREAM_MAX_THREADS], cpus[STREAM_MAX_THREADS];
 	struct stream_opts o = {0};
 	char msg[512];
@@ -191,151 +193,127 @@ static const struct stream_kernel *checkkernel(lua_State *L, int arg)
 	return k;
 }
 
-static int cmp_double(const void *x, const void *y)
-{
-	double a = *(const double *)x, b = *(const double *)y;
-	return (a > b) - (a < b);
-}
+struct run_opts {
+	const struct stream_kernel *k;
+	lua_Integer reps;
+	int warmup, ref;
+};
 
-/* s:run(kernel, {reps=, warmup=, group=, reference=})
- * All repetitions in this one call; the group's window is opened only
- * around each timed repetition's loop.  Leaves the result table (or fail,
- * message, errno when the counter window cannot be set up).  A failed
- * validation and an interrupt raise errors. */
-static int stream_runm(lua_State *L)
+/* The one list of s:run's options (the facade passes them through). */
+static const char *const run_keys[] = {"reps", "warmup", "group", "reference", NULL};
+
+/* Reads the kernel (arg 2) and the option table (arg 3, made when absent)
+ * into *o; leaves the stack as 1 stream, 2 kernel, 3 options, 4 the group
+ * or nil.  Bad options raise, naming the option. */
+static void run_opts(lua_State *L, struct run_opts *o)
 {
-	static const char *const known[] = {"reps", "warmup", "group", "reference", NULL};
-	char msg[512];
-	LStream *ls = checkstream(L);
-	struct stream *s = ls->s;
-	const struct stream_kernel *k = checkkernel(L, 2);
+	o->k = checkkernel(L, 2);
 	if (lua_isnoneornil(L, 3))
 		lua_settop(L, 2), lua_newtable(L);
 	luaL_checktype(L, 3, LUA_TTABLE);
 	lua_settop(L, 3);
-	pmcsh_checkkeys(L, 3, 3, known);
-	lua_Integer reps = pmcsh_optint(L, 3, 3, "reps", 10);
-	ARGCHECK(L, reps >= 1 && reps <= 1000000, 3, "reps: between 1 and 1000000");
-	int warmup;
+	pmcsh_checkkeys(L, 3, 3, run_keys);
+	o->reps = pmcsh_optint(L, 3, 3, "reps", 10);
+	ARGCHECK(L, o->reps >= 1 && o->reps <= 1000000, 3, "reps: between 1 and 1000000");
 	if (lua_getfield(L, 3, "warmup") == LUA_TNUMBER) {
-		warmup = (int)lua_tointeger(L, -1);
-		ARGCHECK(L, warmup >= 0 && warmup <= 1000, 3, "warmup: true, false or 0..1000 repetitions");
+		o->warmup = (int)lua_tointeger(L, -1);
+		ARGCHECK(L, o->warmup >= 0 && o->warmup <= 1000, 3, "warmup: true, false or 0..1000 repetitions");
 	} else {
-		warmup = lua_isnil(L, -1) ? 1 : lua_toboolean(L, -1);
+		o->warmup = lua_isnil(L, -1) ? 1 : lua_toboolean(L, -1);
 	}
 	lua_pop(L, 1);
-	int ref = opt_bool(L, 3, "reference", 0);
-	int gtype = lua_getfield(L, 3, "group");	/* stack 4: the group or nil */
-
-	if (!stream_kernel_available(ls->v, k)) {
-		luaL_pushfail(L);
-		lua_pushfstring(L, "kernel '%s' needs non-temporal stores, which the %s variant lacks on this "
-				"architecture: use '%s'", k->name, ls->v->name, k->plain ? k->plain : "triad");
-		lua_pushinteger(L, EOPNOTSUPP);
-		return 3;
-	}
-	if (ref && !stream_ref_runnable(msg, sizeof msg))
-		return pmcsh_fail(L, msg, EOPNOTSUPP);
-
-	struct kwindow kw = {0};
-	struct pmc_window *w = NULL;
-	if (gtype != LUA_TNIL) {
+	o->ref = opt_bool(L, 3, "reference", 0);
+	if (lua_getfield(L, 3, "group") != LUA_TNIL)
 		ARGCHECK(L, luaL_testudata(L, 4, "pmcsh.group"), 3, lua_pushfstring(L,
 			 "group: a pmcsh.group expected (pmc.group{...}), got %s", luaL_typename(L, 4)));
-		pid_t tids[STREAM_MAX_THREADS];
-		int ntids = stream_worker_tids(s, tids, STREAM_MAX_THREADS);
-		w = lpmc_window_new(L, 4, (int)reps, tids, ntids, &kw);
-		if (!w)
-			return 3;
-	}
-	/* stack 5 (with a group): the window; 6: scratch for times */
-	double *times = lua_newuserdatauv(L, (size_t)reps * (sizeof(double) + sizeof(uint64_t)), 0);
-	uint64_t *tsc = (uint64_t *)(times + reps);
-	double sum = 0;
-	int done = 0;
-	int tscok = machine_tsc_usable(NULL);
-	int rc = stream_run(s, ls->v, k, ref, (int)reps, warmup, w ? &kw : NULL, times, tscok ? tsc : NULL,
-			    &sum, &done);
-	int vrc = stream_validate(s, k, sum, msg, sizeof msg);
-	if (rc == -EINTR)
-		return luaL_error(L, "interrupted");
-	if (rc < 0) {
-		luaL_pushfail(L);
-		lua_pushfstring(L, "counter window failed during %s: %s", k->name, strerror(-rc));
-		lua_pushinteger(L, -rc);
-		return 3;
-	}
-	if (vrc < 0)
-		return luaL_error(L, "%s (kernel %s%s)", msg, k->name, ref ? ", reference loop" : "");
+}
 
-	size_t n = stream_n(s);
-	double *sorted = malloc(done * sizeof *sorted);
-	if (!sorted)
-		return luaL_error(L, "out of memory");
-	memcpy(sorted, times, done * sizeof *sorted);
-	qsort(sorted, done, sizeof *sorted, cmp_double);
-	double mn = sorted[0], mx = sorted[done - 1];
-	double med = done % 2 ? sorted[done / 2] : 0.5 * (sorted[done / 2 - 1] + sorted[done / 2]);
-	double avg = 0;
-	for (int r = 0; r < done; r++)
-		avg += times[r] / done;
-	free(sorted);
-
-	lua_createtable(L, 0, 28);
+/* Leaves the raw result of `done` timed repetitions: what ran, the times
+ * (s) and TSC ticks per repetition, and the descriptor's bytes; the
+ * statistics (min, median, mbps, ...) are the facade's (pmcsh.stream). */
+static void push_raw(lua_State *L, LStream *ls, const struct run_opts *o, int done,
+		     const double *times, const uint64_t *tsc, double sum)
+{
+	const struct stream_kernel *k = o->k;
+	size_t n = stream_n(ls->s);
+	lua_createtable(L, 0, 20);
 	pmcsh_setstr(L, "kernel", k->name);
-	pmcsh_setbool(L, "reference", ref);
+	pmcsh_setbool(L, "reference", o->ref);
 	/* which loop ran: a variant, or the reference built -march=native */
-	pmcsh_setstr(L, "isa", ref ? "native" : ls->v->name);
-	if (!ref) {
+	pmcsh_setstr(L, "isa", o->ref ? "native" : ls->v->name);
+	if (!o->ref) {
 		char sym[96];
 		snprintf(sym, sizeof sym, "%s_%s", k->symbol, ls->v->name);
 		pmcsh_setstr(L, "symbol", sym);
 	}
 	pmcsh_setint(L, "n", (lua_Integer)n);
-	pmcsh_setint(L, "threads", stream_threads(s));
+	pmcsh_setint(L, "threads", stream_threads(ls->s));
 	pmcsh_setstr(L, "pages", pages_policies[ls->pages].name);
 	pmcsh_setint(L, "reps", done);
-	pmcsh_setint(L, "warmup", warmup);
+	pmcsh_setint(L, "warmup", o->warmup);
 	lua_createtable(L, done, 0);
-	for (int r = 0; r < done; r++) {
-		lua_pushnumber(L, times[r]);
-		lua_rawseti(L, -2, r + 1);
-	}
+	for (int r = 0; r < done; r++)
+		lua_pushnumber(L, times[r]), lua_rawseti(L, -2, r + 1);
 	lua_setfield(L, -2, "times");
-	pmcsh_setnum(L, "min", mn);
-	pmcsh_setnum(L, "median", med);
-	pmcsh_setnum(L, "max", mx);
-	pmcsh_setnum(L, "avg", avg);
+	if (tsc) {
+		lua_createtable(L, done, 0);
+		for (int r = 0; r < done; r++)
+			lua_pushinteger(L, (lua_Integer)tsc[r]), lua_rawseti(L, -2, r + 1);
+		lua_setfield(L, -2, "tsc");
+	}
 	pmcsh_setint(L, "bytes_per_iter", k->bytes);
 	pmcsh_setint(L, "bytes_per_iter_wa", k->bytes_wa);
-	pmcsh_setnum(L, "mbps", 1e-6 * k->bytes * (double)n / mn);
-	pmcsh_setnum(L, "mbps_wa", 1e-6 * k->bytes_wa * (double)n / mn);
 	pmcsh_setint(L, "iterations", (lua_Integer)n * done);
 	if (!strcmp(k->name, "sum"))
 		pmcsh_setnum(L, "sum", sum);
 	pmcsh_setstr(L, "clock", "CLOCK_MONOTONIC");
-	double tick = machine_clock_tick();
-	pmcsh_setnum(L, "tick", tick);
-	if (tscok) {
-		double tt = 0, ts = 0;
-		lua_createtable(L, done, 0);
-		for (int r = 0; r < done; r++) {
-			lua_pushinteger(L, (lua_Integer)tsc[r]);
-			lua_rawseti(L, -2, r + 1);
-			tt += times[r];
-			ts += (double)tsc[r];
-		}
-		lua_setfield(L, -2, "tsc");
-		pmcsh_setnum(L, "tsc_hz", ts / tt);
-	}
+	pmcsh_setnum(L, "tick", machine_clock_tick());
 	pmcsh_setbool(L, "validated", 1);
-	if (mn < 20 * tick) {
-		lua_createtable(L, 1, 0);
-		lua_pushfstring(L, "the shortest repetition (%f us) is under 20 clock ticks (%f us each): "
-				"use a larger n", mn * 1e6, tick * 1e6);
-		lua_rawseti(L, -2, 1);
-		lua_setfield(L, -2, "warnings");
+}
+
+/* s:measure(kernel, {reps=, warmup=, group=, reference=})
+ * All repetitions in this one call; the group's window is opened only
+ * around each timed repetition's loop.  Leaves the raw result (push_raw,
+ * with counts and per_rep under a group), or fail, message, errno when the
+ * environment refuses (the counter window, a missing variant) or Ctrl-C
+ * stopped it ("interrupted", EINTR).  A failed validation raises. */
+static int stream_measure(lua_State *L)
+{
+	char msg[512];
+	struct run_opts o;
+	LStream *ls = checkstream(L);
+	run_opts(L, &o);
+	if (!stream_kernel_available(ls->v, o.k))
+		return pmcsh_fail(L, lua_pushfstring(L, "kernel '%s' needs non-temporal stores, which the %s variant "
+				  "lacks on this architecture: use '%s'", o.k->name, ls->v->name,
+				  o.k->plain ? o.k->plain : "triad"), EOPNOTSUPP);
+	if (o.ref && !stream_ref_runnable(msg, sizeof msg))
+		return pmcsh_fail(L, msg, EOPNOTSUPP);
+
+	struct kwindow kw = {0};
+	struct pmc_window *w = NULL;
+	if (!lua_isnil(L, 4)) {
+		pid_t tids[STREAM_MAX_THREADS];
+		int ntids = stream_worker_tids(ls->s, tids, STREAM_MAX_THREADS);
+		w = lpmc_window_new(L, 4, (int)o.reps, tids, ntids, &kw);
+		if (!w)
+			return 3;
 	}
+	/* stack 5 (with a group): the window; then scratch for the times */
+	double *times = lua_newuserdatauv(L, (size_t)o.reps * (sizeof(double) + sizeof(uint64_t)), 0);
+	uint64_t *tsc = machine_tsc_usable(NULL) ? (uint64_t *)(times + o.reps) : NULL;
+	double sum = 0;
+	int done = 0;
+	int rc = stream_run(ls->s, ls->v, o.k, o.ref, (int)o.reps, o.warmup, w ? &kw : NULL, times, tsc, &sum, &done);
+	int vrc = stream_validate(ls->s, o.k, sum, msg, sizeof msg);
+	if (rc == -EINTR)
+		return pmcsh_fail(L, "interrupted", EINTR);
+	if (rc < 0)
+		return pmcsh_fail(L, lua_pushfstring(L, "counter window failed during %s: %s", o.k->name,
+						     strerror(-rc)), -rc);
+	if (vrc < 0)
+		return luaL_error(L, "%s (kernel %s%s)", msg, o.k->name, o.ref ? ", reference loop" : "");
+	push_raw(L, ls, &o, done, times, tsc, sum);
 	if (w) {
 		lpmc_window_push(L, w, done);
 		lua_setfield(L, -3, "per_rep");
@@ -547,7 +525,7 @@ static const luaL_Reg funcs[] = {
 };
 
 static const luaL_Reg methods[] = {
-	{"run", stream_runm},
+	{"measure", stream_measure},
 	{"parts", stream_parts},
 	{"pages", stream_pagesm},
 	{"poke", stream_poke},

@@ -300,5 +300,7 @@ int luaopen_pmcsh_sys(lua_State *L)
 	lua_setfield(L, -2, "SIGKILL");
 	lua_pushinteger(L, SIGTERM);
 	lua_setfield(L, -2, "SIGTERM");
+	lua_pushinteger(L, EINTR);   /* the errno of an interrupt, in every engine's nil, "interrupted", EINTR */
+	lua_setfield(L, -2, "EINTR");
 	return 1;
 }

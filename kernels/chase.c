@@ -462,12 +462,6 @@ static int bw_end(void *ctx, int rep)
 	return 0;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
 int chase_loaded(const struct chase_chain *c, const long *delays, int ndelays,
 		 int threads, size_t bw_size, int samples, double sample_s,
 		 struct chase_loaded_row *rows, int *rows_done)
@@ -480,9 +474,8 @@ int chase_loaded(const struct chase_chain *c, const long *delays, int ndelays,
 		return -EINVAL;
 	bw_size = bw_size / BW_CHUNK * BW_CHUNK;
 	struct bw_thread *t = calloc(threads, sizeof *t);
-	double *ns = calloc(samples, sizeof *ns);
 	atomic_int stop;
-	if (!t || !ns) {
+	if (!t) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -526,17 +519,14 @@ int chase_loaded(const struct chase_chain *c, const long *delays, int ndelays,
 		if (!err) {
 			struct timespec ramp = {0, 20 * 1000 * 1000};
 			nanosleep(&ramp, NULL);
-			err = chase_run(c, 1, pos, samples, sample_s, 0, &kw, ns, &res);
+			err = chase_run(c, 1, pos, samples, sample_s, 0, &kw, rows[d].ns, &res);
 		}
 		atomic_store(&stop, 1);
 		for (int i = 0; i < started; i++)
 			pthread_join(t[i].th, NULL);
 		if (err)
 			break;
-		qsort(ns, samples, sizeof *ns, cmp_double);
 		rows[d].delay = delays[d];
-		rows[d].ns = ns[0];
-		rows[d].median_ns = samples % 2 ? ns[samples / 2] : (ns[samples / 2 - 1] + ns[samples / 2]) / 2;
 		rows[d].mbps = bw.secs > 0 ? bw.bytes / bw.secs / 1e6 : 0;
 		*rows_done = d + 1;
 	}
@@ -548,6 +538,5 @@ out:
 	if (have_mask)
 		sched_setaffinity(0, sizeof old, &old);
 	free(t);
-	free(ns);
 	return err;
 }

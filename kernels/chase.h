@@ -116,9 +116,10 @@ double chase_plain(const struct chase_chain *c, uint64_t loads, void **cursor);
  * bw_size bytes (THP pages when possible), one 64-byte line then an
  * injection delay of `delay` iterations of an empty loop (about one cycle
  * each), while the calling thread chases (k = 1).  Per delay: warm-up, then
- * `samples` samples; out_ns = best ns per load, out_mbps = MB/s (1e6 bytes)
+ * `samples` samples: rows[d].ns[0..samples-1] get ns per load (the caller
+ * owns ns, samples entries per row), rows[d].mbps the MB/s (1e6 bytes)
  * read by all bandwidth threads while the timed samples ran. */
-struct chase_loaded_row { long delay; double ns; double median_ns; double mbps; };
+struct chase_loaded_row { long delay; double mbps; double *ns; };
 int chase_loaded(const struct chase_chain *c, const long *delays, int ndelays,
 		 int threads, size_t bw_size, int samples, double sample_s,
 		 struct chase_loaded_row *rows, int *rows_done);

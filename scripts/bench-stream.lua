@@ -80,7 +80,7 @@ noise floor, against which the real comparison is read.
           -- alternate who goes first, so a drift in the machine hits both
           local order = round % 2 == 1 and {false, true} or {true, false}
           for _, ref in ipairs(order) do
-            local r, rerr = s:run(ref and refk or k, {reps = opts.reps, reference = ref and not opts.self, quiet = true})
+            local r, rerr = s:run(ref and refk or k, {reps = opts.reps, reference = ref and not opts.self})
             if not r then
               io.stderr:write("pmcsh bench-stream: ", rerr, "\n")
               return 1

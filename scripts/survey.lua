@@ -73,7 +73,7 @@ Bandwidth with no counters open is printed beside the counted runs'.
       -- Ctrl-C between two runs stops here as inside one: 130 and the hint below
       local ok, a, b, c = pcall(survey.run, run)
       if ok then st, err, errno = a, b, c
-      elseif type(a) == "string" and a:match("interrupted") then st, err, errno = nil, "interrupted", 4
+      elseif type(a) == "string" and a:match("interrupted") then st, err, errno = nil, "interrupted", require("pmcsh._sys").EINTR
       else error(a, 0) end
     end
     if not st then
@@ -83,7 +83,7 @@ Bandwidth with no counters open is printed beside the counted runs'.
         io.stderr:write("pmcsh survey: finished runs are kept in ", file,
                         "; continue with: pmcsh survey --resume ", file, "\n")
       end
-      return errno == 4 and 130 or 1
+      return errno == require("pmcsh._sys").EINTR and 130 or 1
     end
     local text
     if opts.csv then text = survey.csv(st, {stat = opts.stat})

@@ -175,7 +175,7 @@ describe("pmc windows over threads", function()
     local stream = require("pmcsh.stream")
     local g <close> = assert(pmc.group({"page-faults"}, {cpus = {0, 1}}))
     local s <close> = assert(stream.new{n = 2^22, threads = 2, touch = false, quiet = true})
-    local r = assert(s:run("fill", {reps = 1, warmup = false, group = g, quiet = true}))
+    local r = assert(s:run("fill", {reps = 1, warmup = false, group = g}))
     -- 32 MiB of a fresh array, 4 KiB pages: 8192 faults.  A cpu-wide count
     -- also takes other processes' faults on those cpus (up to +40% seen on a
     -- busy guest); the workers counted twice would give 16384.

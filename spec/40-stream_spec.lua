@@ -46,7 +46,7 @@ describe("stream kernels", function()
   it("run returns times and STREAM bandwidth computed from the descriptor", function()
     local n = 2^20
     local s = assert(stream.new{n = n, threads = 1, quiet = true})
-    local r = assert(s:run("triad", {reps = 5, quiet = true}))
+    local r = assert(s:run("triad", {reps = 5}))
     assert.are.equal(5, #r.times)
     assert.are.equal(n * 5, r.iterations)
     assert.are.equal(24, r.bytes_per_iter)
@@ -233,13 +233,15 @@ describe("stream errors", function()
     assert.matches("n: must be a positive number of elements, got 0", r.err)
   end)
 
-  it("Ctrl-C stops between repetitions with \"interrupted\"", function()
+  it("Ctrl-C stops between repetitions: nil, \"interrupted\", EINTR", function()
     local script = os.tmpname()
     local f = assert(io.open(script, "w"))
     f:write([[
 local s = assert(require('pmcsh.stream').new{n = 2^20, threads = 1, quiet = true})
 io.stdout:write("ready\n"); io.stdout:flush()
-s:run("triad", {reps = 1000000})
+local r, msg, errno = s:run("triad", {reps = 1000000})
+assert(r == nil and errno == require('pmcsh._sys').EINTR, "not EINTR")
+error(msg, 0)
 ]])
     f:close()
     local cmd = string.format("%s %s & pid=$!; sleep 1; kill -INT $pid; wait $pid; echo status=$?",
@@ -280,13 +282,13 @@ describe("stream variants", function()
       if v.runs then
         local s <close> = assert(stream.new{n = 100003, threads = 1, isa = v.name, quiet = true})
         for _, kname in ipairs({"triad", "copy", "sum", "fill"}) do
-          local r = assert(s:run(kname, {reps = 2, quiet = true}))
+          local r = assert(s:run(kname, {reps = 2}))
           assert.are.equal(v.name, r.isa)
           assert.are.equal(by_name()[kname].symbol .. "_" .. v.name, r.symbol)
           assert.are.equal(by_name()[kname].bytes, r.bytes_per_iter)
           assert.is_true(r.validated)
         end
-        if v.nt_isa then assert(s:run("triad_nt", {reps = 2, quiet = true})) end
+        if v.nt_isa then assert(s:run("triad_nt", {reps = 2})) end
         ran = ran + 1
       else
         local ok, err = pcall(stream.new, {n = 1000, isa = v.name})

@@ -8,8 +8,10 @@ local doc = require("pmcsh.help").doc
 
 local M = {}
 
-local CHAIN_KEYS = {size = true, stride = true, order = true, pages = true, tlb_pages = true, seed = true,
-  mix = true, ways = true}
+-- The chain's options are the engine's list (core/lchase.c, C.chain_options);
+-- the measurements forward these of c:run's to it.
+local CHAIN_KEYS = {}
+for _, k in ipairs(C.chain_options) do CHAIN_KEYS[k] = true end
 local RUN_KEYS = {samples = true, sample_ms = true, group = true}
 
 -- "64M", "1G", 4096 -> bytes; anything else is left for C to reject.
@@ -138,7 +140,8 @@ Methods:
              (warm-up: one pass of the chain, at most warmup_ms, by default
              max(200, 4 * sample_ms); a chain already warm needs little)
   c:plain(loads) -> ns per load of the plain C loop `p = *p` (the reference)
-  c:loaded{delays=, threads=, bw_size=, samples=, sample_ms=} -> rows]])
+  c:loaded{delays=, threads=, bw_size=, samples=, sample_ms=} -> rows of
+             {delay=, mbps=, samples={ns...}}]])
 
 M.latency = doc(function(opts)
   opts = check_opts(opts, "latency", {k = true})
@@ -382,6 +385,9 @@ M.loaded = doc(function(opts)
   if idle then
     rows, imsg, ierr = c:loaded{delays = delays, threads = threads, bw_size = size_of(opts.bw_size, "bw_size"),
       samples = opts.samples, sample_ms = opts.sample_ms}
+  end
+  for i, r in ipairs(rows or {}) do   -- the engine's samples, summarised here
+    rows[i] = {delay = r.delay, mbps = r.mbps, ns = min(r.samples), median_ns = median(r.samples)}
   end
   local res = idle and rows and describe({rows = rows, idle_ns = min(idle.samples), threads = threads}, c)
   if opts.chain == nil then c:close() end

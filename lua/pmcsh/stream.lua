@@ -34,9 +34,6 @@ the last-level caches (each shared cache once), STREAM's default n (each
 array 4x that), the cpus this process may run on, the observed
 CLOCK_MONOTONIC granularity (s) and whether the TSC is constant.]])
 
-local NEW_OPTS = {n = true, threads = true, cpus = true, pages = true, offset = true,
-  touch = true, pin = true, quiet = true, isa = true}
-
 -- The loops' variant: isa=, else PMCSH_ISA, else the best this cpu runs.
 local function default_isa()
   local env = os.getenv("PMCSH_ISA")
@@ -48,13 +45,9 @@ M.new = doc(function(opts)
   if type(opts) ~= "table" then
     error("bad argument #1 to 'new' (table of options expected, got " .. type(opts) .. ")", 2)
   end
+  -- the options are checked once, by the engine (core/lstream.c)
   local copt = {}
-  for k, v in pairs(opts) do
-    if not NEW_OPTS[k] then
-      error(string.format("bad argument #1 to 'new' (unknown option '%s')", tostring(k)), 2)
-    end
-    if k ~= "quiet" then copt[k] = v end
-  end
+  for k, v in pairs(opts) do copt[k] = v end
   if copt.isa == nil then copt.isa = default_isa() end
   local s, msg, errno = C.new(copt)
   if not s then return nil, msg, errno end
@@ -96,34 +89,49 @@ cpu runs: stream.machine().variants lists them); every result says which ran
 (isa, symbol).  Methods: run, parts, pages, info, poke, peek, reset,
 validate, close.]])
 
--- Every stream shares C.methods: wrap run once to print its warnings.
+-- Every stream shares C.methods.  The engine's call is s:measure (raw
+-- times, ticks and counts); s:run is the facade's, adding the statistics,
+-- computed once, here and by metrics.stats.
 local methods = C.methods
-local run = methods.run   -- the C method, named run in its error messages
-local RUN_OPTS = {reps = true, warmup = true, group = true, reference = true, quiet = true}
+local stats = require("pmcsh.metrics").stats
 
 local RESULT = {__name = "pmcsh.stream_result"}
 
-function methods.run(s, kernel, opts)
-  local copt = {}
-  if opts ~= nil and type(opts) ~= "table" then
-    error("bad argument #2 to 'run' (table of options expected, got " .. type(opts) .. ")", 2)
+-- The statistics of a raw result r (in place): min, median, max, avg of the
+-- times, STREAM's MB/s from the descriptor's bytes and the best time, the
+-- TSC rate, and a warning when the best time is too few clock ticks.
+local function summarise(r)
+  local st = stats(r.times)
+  r.min, r.median, r.max, r.avg = st.min, st.median, st.max, st.mean
+  r.mbps = 1e-6 * r.bytes_per_iter * r.n / st.min
+  r.mbps_wa = 1e-6 * r.bytes_per_iter_wa * r.n / st.min
+  if r.tsc then
+    local ticks = 0
+    for _, t in ipairs(r.tsc) do ticks = ticks + t end
+    r.tsc_hz = ticks / (st.mean * st.n)
   end
-  for k, v in pairs(opts or {}) do
-    if not RUN_OPTS[k] then
-      error(string.format("bad argument #2 to 'run' (unknown option '%s')", tostring(k)), 2)
-    end
-    if k ~= "quiet" then copt[k] = v end
-  end
-  local r, msg, errno = run(s, kernel, copt)
-  if not r then return nil, msg, errno end
-  if r.warnings and not (opts and opts.quiet) then
-    for _, w in ipairs(r.warnings) do warn(w) end
+  if st.min < 20 * r.tick then
+    r.warnings = {string.format("the shortest repetition (%.14g us) is under 20 clock ticks (%.14g us each): "
+      .. "use a larger n", st.min * 1e6, r.tick * 1e6)}
   end
   return setmetatable(r, RESULT)   -- names the kind for the REPL; the table is plain
 end
 
+-- A bad argument or a failed validation is raised at run's caller, named
+-- as the caller wrote it: s:run(kernel, opts), arguments #1 and #2.
+local measure = methods.measure
+local function method_arg(n) return "bad argument #" .. (tonumber(n) - 1) .. " to 'run'" end
+function methods.run(s, kernel, opts)
+  local ok, r, msg, errno = pcall(measure, s, kernel, opts)
+  if not ok then
+    error((tostring(r):gsub("^bad argument #(%d+) to '[^']*'", method_arg)), 2)
+  end
+  if not r then return nil, msg, errno end
+  return summarise(r)
+end
+
 doc(methods.run, "stream:run", [[
-s:run(kernel, {reps=10, warmup=true, group=g, reference=false, quiet=false})
+s:run(kernel, {reps=10, warmup=true, group=g, reference=false})
   -> result, or nil, message, errno
 Runs warm-up then reps timed repetitions of kernel, all in one C call; the
 pmc group g (optional) is enabled only around each timed repetition's loop,
@@ -132,11 +140,15 @@ on the calling thread and (by copies) on every worker.  The result:
   the descriptor * n / min time, MB = 1e6 bytes), mbps_wa (with
   write-allocate), bytes_per_iter, bytes_per_iter_wa, iterations (n * reps),
   tsc (ticks per rep) and tsc_hz where the TSC is constant, tick (clock
-  granularity), sum (kernel sum), counts and per_rep (with a group).
+  granularity), sum (kernel sum), counts and per_rep (with a group), and
+  warnings (a list of sentences, e.g. when the best time is under 20 clock
+  ticks).
 The arrays are then validated as STREAM does (replaying the kernels run,
 average relative error <= 1e-13); a failure raises an error.  Ctrl-C stops
-between repetitions and raises "interrupted".  reference=true runs the
-textbook loop instead (bench-stream's yardstick).]])
+between repetitions: nil, "interrupted", EINTR (as the chases).
+reference=true runs the textbook loop instead (bench-stream's yardstick).
+s:measure(kernel, opts) is the engine's call beneath: the same without the
+statistics (times, tsc, counts, per_rep as measured).]])
 doc(methods.parts, "stream:parts", [[
 s:parts() -> {{first=, count=, cpu=, tid=}, ...}: the static partition of the
 n elements over the threads (first is 1-based).]])

@@ -9,6 +9,7 @@
 --   {"type":"baseline", "kernel":..., "mbps":..., "times":[...]}
 --   {"type":"run", "kernel":..., "group":i, "mbps":..., "cells":[{key, event, value, ...}]}
 --   {"type":"done"}
+local EINTR = require("pmcsh._sys").EINTR
 local metrics = require("pmcsh.metrics")
 local results = require("pmcsh.results")
 local plan = require("pmcsh.survey.plan")
@@ -118,9 +119,10 @@ local function work_list(st, groups)
 end
 
 -- One run of workload w, with the group g ({labels=, keys=}) or none: the
--- record for the file, or nil, message, errno.  An interrupt (Ctrl-C) or
--- a failed validation may raise inside the engine: the same error tiers
--- come out (interrupted: errno 4, EINTR).
+-- record for the file, or nil, message, errno (an interrupt: nil,
+-- "interrupted", EINTR from the engine).  A failed validation raises
+-- inside the engine, and so may Ctrl-C outside it (the REPL's hook): the
+-- same tiers come out.
 local function measure(w, g, reps, pmc)
   local group, err, errno
   if g then
@@ -129,7 +131,7 @@ local function measure(w, g, reps, pmc)
   end
   local ok, res, e2, e3 = pcall(w.run, group, reps)
   if group then group:close() end
-  if not ok then return nil, tostring(res), tostring(res):match("interrupted") and 4 or nil end
+  if not ok then return nil, tostring(res), tostring(res):match("interrupted") and EINTR or nil end
   if not res then return nil, e2, e3 end
   local rec = {type = g and "run" or "baseline", kernel = w.name, times = res.times,
     iterations = res.iterations, warnings = res.warnings}

@@ -60,7 +60,7 @@ function stream_engine.workloads(hdr, env, names)
         local s, err, errno = get()
         if not s then return nil, err, errno end
         local r
-        r, err, errno = s:run(k, {reps = reps, group = group, warmup = not hdr.fresh, quiet = true})
+        r, err, errno = s:run(k, {reps = reps, group = group, warmup = not hdr.fresh})
         if hdr.fresh then s:close() end
         if not r then return nil, err, errno end
         return {times = r.times, iterations = r.iterations, counts = r.counts, per_rep = r.per_rep,
