@@ -10,7 +10,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <unistd.h>
 #include "lpmcsh.h"
 #include "lpmc.h"
@@ -46,7 +45,89 @@ static int opt_bool(lua_State *L, int idx, const char *k, int def)
 	return v;
 }
 
-/* stream.new{n=, threads=, cpus=, pages=, offset=, touch=, pin=}
+/* n: elements per array (default STREAM's rule), checked against memory. */
+static size_t opt_n(lua_State *L)
+{
+	int nllc;
+	lua_Integer n = pmcsh_optint(L, 1, 1, "n", (lua_Integer)stream_default_n(machine_llc_bytes(NULL, &nllc)));
+	long pagesz = sysconf(_SC_PAGESIZE), phys = sysconf(_SC_PHYS_PAGES);
+	double total = 3.0 * (double)n * sizeof(double);
+	ARGCHECK(L, n > 0, 1, lua_pushfstring(L, "n: must be a positive number of elements, got %I", n));
+	ARGCHECK(L, phys <= 0 || total <= (double)phys * pagesz, 1,
+		      lua_pushfstring(L, "n: 3 arrays of %I doubles need %f MiB, more than this machine's %f MiB of memory",
+				      n, (lua_Number)floor(total / 1048576), (lua_Number)floor((double)phys * pagesz / 1048576)));
+	return (size_t)n;
+}
+
+/* threads and cpus: cpus[] gets the cpu of each part (those given, or the
+ * first allowed ones); returns the thread count. */
+static int opt_cpus(lua_State *L, const int *allowed, int nallowed, int *cpus)
+{
+	lua_Integer threads = pmcsh_optint(L, 1, 1, "threads", nallowed);
+	ARGCHECK(L, threads >= 1, 1, lua_pushfstring(L, "threads: must be at least 1, got %I", threads));
+	int tcpu = lua_getfield(L, 1, "cpus");
+	if (tcpu == LUA_TNIL) {
+		ARGCHECK(L, threads <= nallowed, 1, lua_pushfstring(L,
+			      "threads: %I exceeds the %d cpus this process may run on (sched_getaffinity); "
+			      "at most %d, or give cpus= to share cpus", threads, nallowed, nallowed));
+		for (int i = 0; i < threads; i++)
+			cpus[i] = allowed[i];
+		lua_pop(L, 1);
+		return (int)threads;
+	}
+	ARGCHECK(L, tcpu == LUA_TTABLE, 1, "cpus: a list of cpu numbers expected");
+	lua_Integer nc = (lua_Integer)lua_rawlen(L, -1);
+	ARGCHECK(L, nc >= 1 && nc <= STREAM_MAX_THREADS, 1, "cpus: a non-empty list expected");
+	if (lua_getfield(L, 1, "threads") == LUA_TNIL)
+		threads = nc;
+	lua_pop(L, 1);
+	ARGCHECK(L, threads == nc, 1, lua_pushfstring(L, "cpus: %I cpus given for %I threads", nc, threads));
+	for (int i = 0; i < nc; i++) {
+		lua_rawgeti(L, -1, i + 1);
+		int isint, ok = 0;
+		lua_Integer c = lua_tointegerx(L, -1, &isint);
+		lua_pop(L, 1);
+		for (int k = 0; k < nallowed; k++)
+			ok |= allowed[k] == c;
+		ARGCHECK(L, isint && ok, 1, lua_pushfstring(L,
+			      "cpus: entry %d is not a cpu this process may run on (sched_getaffinity)", i + 1));
+		cpus[i] = (int)c;
+	}
+	lua_pop(L, 1);
+	return (int)threads;
+}
+
+/* pages: the policy (default 4k, as the survey and the chases: one default). */
+static int opt_pages(lua_State *L)
+{
+	int pages = PAGES_4K;
+	if (lua_getfield(L, 1, "pages") != LUA_TNIL) {
+		const char *p = lua_tostring(L, -1);
+		pages = pages_find(p);
+		ARGCHECK(L, pages >= 0, 1, lua_pushfstring(L,
+			      "pages: unsupported page policy '%s' (use \"4k\", \"thp\", \"2m\" or \"1g\")",
+			      p ? p : luaL_typename(L, -1)));
+	}
+	lua_pop(L, 1);
+	return pages;
+}
+
+/* isa: the variant of the loops (default the best this cpu runs). */
+static const struct stream_variant *opt_isa(lua_State *L)
+{
+	char why[256];
+	const struct stream_variant *v = stream_variant_best();
+	if (lua_getfield(L, 1, "isa") != LUA_TNIL) {
+		const char *name = lua_tostring(L, -1);
+		ARGCHECK(L, name, 1, "isa: a variant name expected (stream.machine().variants)");
+		v = stream_variant_find(name, why, sizeof why);
+		ARGCHECK(L, v, 1, lua_pushfstring(L, "isa: %s", why));
+	}
+	lua_pop(L, 1);
+	return v;
+}
+
+/* stream.new{n=, threads=, cpus=, pages=, offset=, touch=, pin=, isa=}
  * Leaves the new pmcsh.stream userdata, or fail, message, errno when the
  * machine cannot give the memory, huge pages or threads. */
 static int stream_new(lua_State *L)
@@ -62,80 +143,21 @@ static int stream_new(lua_State *L)
 		lua_newtable(L), lua_replace(L, 1);
 	luaL_checktype(L, 1, LUA_TTABLE);
 	pmcsh_checkkeys(L, 1, 1, known);
-	int nallowed = machine_allowed_cpus(allowed, STREAM_MAX_THREADS), nllc;
+	int nallowed = machine_allowed_cpus(allowed, STREAM_MAX_THREADS);
 	if (nallowed < 0)
 		return luaL_fileresult(L, 0, "sched_getaffinity");
-
-	lua_Integer n = pmcsh_optint(L, 1, 1, "n", (lua_Integer)stream_default_n(machine_llc_bytes(NULL, &nllc)));
-	long pagesz = sysconf(_SC_PAGESIZE), phys = sysconf(_SC_PHYS_PAGES);
-	double total = 3.0 * (double)n * sizeof(double);
-	ARGCHECK(L, n > 0, 1, lua_pushfstring(L, "n: must be a positive number of elements, got %I", n));
-	ARGCHECK(L, phys <= 0 || total <= (double)phys * pagesz, 1,
-		      lua_pushfstring(L, "n: 3 arrays of %I doubles need %f MiB, more than this machine's %f MiB of memory",
-				      n, (lua_Number)floor(total / 1048576), (lua_Number)floor((double)phys * pagesz / 1048576)));
-	o.n = (size_t)n;
-
-	lua_Integer threads = pmcsh_optint(L, 1, 1, "threads", nallowed);
-	ARGCHECK(L, threads >= 1, 1, lua_pushfstring(L, "threads: must be at least 1, got %I", threads));
-	int tcpu = lua_getfield(L, 1, "cpus");
-	if (tcpu != LUA_TNIL) {
-		ARGCHECK(L, tcpu == LUA_TTABLE, 1, "cpus: a list of cpu numbers expected");
-		lua_Integer nc = (lua_Integer)lua_rawlen(L, -1);
-		ARGCHECK(L, nc >= 1 && nc <= STREAM_MAX_THREADS, 1, "cpus: a non-empty list expected");
-		if (lua_getfield(L, 1, "threads") == LUA_TNIL)
-			threads = nc;
-		lua_pop(L, 1);
-		ARGCHECK(L, threads == nc, 1,
-			      lua_pushfstring(L, "cpus: %I cpus given for %I threads", nc, threads));
-		for (int i = 0; i < nc; i++) {
-			lua_rawgeti(L, -1, i + 1);
-			int isint, ok = 0;
-			lua_Integer c = lua_tointegerx(L, -1, &isint);
-			lua_pop(L, 1);
-			for (int k = 0; k < nallowed; k++)
-				ok |= allowed[k] == c;
-			ARGCHECK(L, isint && ok, 1, lua_pushfstring(L,
-				      "cpus: entry %d is not a cpu this process may run on (sched_getaffinity)", i + 1));
-			cpus[i] = (int)c;
-		}
-	} else {
-		ARGCHECK(L, threads <= nallowed, 1, lua_pushfstring(L,
-			      "threads: %I exceeds the %d cpus this process may run on (sched_getaffinity); "
-			      "at most %d, or give cpus= to share cpus", threads, nallowed, nallowed));
-		for (int i = 0; i < threads; i++)
-			cpus[i] = allowed[i];
-	}
-	lua_pop(L, 1);
-	o.threads = (int)threads;
+	o.n = opt_n(L);
+	o.threads = opt_cpus(L, allowed, nallowed, cpus);
 	o.cpus = cpus;
-
-	lua_getfield(L, 1, "pages");
-	if (lua_isnil(L, -1)) {
-		o.pages = PAGES_4K;  /* as the survey and the chases: one default */
-	} else {
-		const char *p = lua_tostring(L, -1);
-		o.pages = pages_find(p);
-		ARGCHECK(L, o.pages >= 0, 1, lua_pushfstring(L,
-			      "pages: unsupported page policy '%s' (use \"4k\", \"thp\", \"2m\" or \"1g\")",
-			      p ? p : luaL_typename(L, -1)));
-	}
-	lua_pop(L, 1);
-
+	o.pages = opt_pages(L);
 	lua_Integer off = pmcsh_optint(L, 1, 1, "offset", 0);
 	ARGCHECK(L, off >= 0 && off < 4096 && off % 8 == 0, 1,
 		      "offset: bytes added to each array start, a multiple of 8 below 4096");
 	o.offset = (size_t)off;
 	o.touch = opt_bool(L, 1, "touch", 1);
-	o.mem_available_kb = machine_mem_available_kb(NULL);
 	o.pin = opt_bool(L, 1, "pin", 1);
-	const struct stream_variant *v = stream_variant_best();
-	if (lua_getfield(L, 1, "isa") != LUA_TNIL) {
-		const char *name = lua_tostring(L, -1);
-		ARGCHECK(L, name, 1, "isa: a variant name expected (stream.machine().variants)");
-		v = stream_variant_find(name, msg, sizeof msg);
-		ARGCHECK(L, v, 1, lua_pushfstring(L, "isa: %s", msg));
-	}
-	lua_pop(L, 1);
+	o.mem_available_kb = machine_mem_available_kb(NULL);
+	const struct stream_variant *v = opt_isa(L);
 
 	/* The handle exists, closed, before anything is acquired. */
 	LStream *ls = lua_newuserdatauv(L, sizeof *ls, 0);
