@@ -133,8 +133,6 @@ int pmc_group_delta(const struct pmc_group *g, struct pmc_count *out, int *bad);
  * -ENOENT (no such instance) or -EBUSY (never scheduled). */
 int pmc_inst_delta(const struct pmc_group *g, int ev, int k, struct pmc_count *out, int *ninst, int *cpu,
 		   int *socket);
-/* The physical package of `cpu` from sysfs topology, 0 when unknown. */
-int pmc_cpu_socket(int cpu);
 /* Accumulates cur - base of every instance into raw/en/run arrays
  * (per event), used by windows that sum repetitions. */
 void pmc_group_accumulate(const struct pmc_group *g, uint64_t *raw, uint64_t *en, uint64_t *run);

@@ -7,6 +7,7 @@
 #endif
 #include "counter.h"
 #include "sysfs.h"
+#include "machine.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -125,7 +126,7 @@ int pmc_group_open(struct pmc_group *g, const struct pmc_target *t, int *bad)
 				in->pid = t->pid;
 				in->cpu = -1;
 			}
-			in->socket = in->cpu >= 0 ? pmc_cpu_socket(in->cpu) : -1;
+			in->socket = in->cpu >= 0 ? machine_socket(NULL, in->cpu) : -1;
 			for (int j = 0; j < sb->n; j++) {
 				struct perf_event_attr a = g->ev[sb->ev[j]].attr;
 				a.size = sizeof a;

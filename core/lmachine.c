@@ -69,6 +69,22 @@ static int l_online(lua_State *L)
 	return 1;
 }
 
+/* place(cpu[, root]) -> {cpu=, socket=, die=, core=, node=} */
+static int l_place(lua_State *L)
+{
+	struct machine_place p;
+	lua_Integer cpu = luaL_checkinteger(L, 1);
+	luaL_argcheck(L, cpu >= 0 && cpu < MAX_CPUS, 1, "cpu: a cpu number expected");
+	machine_place(optroot(L, 2), (int)cpu, &p);
+	lua_createtable(L, 0, 5);
+	pmcsh_setint(L, "cpu", cpu);
+	pmcsh_setint(L, "socket", p.socket);
+	pmcsh_setint(L, "die", p.die);
+	pmcsh_setint(L, "core", p.core);
+	pmcsh_setint(L, "node", p.node);
+	return 1;
+}
+
 /* hugepages([root]) -> {{size=bytes, nr=, free=}...}, size ascending */
 static int l_hugepages(lua_State *L)
 {
@@ -130,6 +146,7 @@ static const luaL_Reg funcs[] = {
 	{"llc", l_llc},
 	{"cpus", l_cpus},
 	{"online", l_online},
+	{"place", l_place},
 	{"hugepages", l_hugepages},
 	{"thp", l_thp},
 	{"mem_available", l_mem_available},

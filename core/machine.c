@@ -179,6 +179,35 @@ int machine_online(const char *root, char *buf, size_t len)
 	return read_line(root, CPU_DIR "/online", buf, len);
 }
 
+void machine_place(const char *root, int cpu, struct machine_place *p)
+{
+	char path[512];
+	static const char *const ids[] = {"die_id", "core_id"};
+	int *out[] = {&p->die, &p->core};
+	p->socket = machine_socket(root, cpu);
+	for (int i = 0; i < 2; i++) {
+		snprintf(path, sizeof path, CPU_DIR "/cpu%d/topology/%s", cpu, ids[i]);
+		long v = read_long(root, path, 0);
+		*out[i] = v < 0 ? 0 : (int)v;
+	}
+	p->node = 0;   /* the cpu's directory holds a nodeN link */
+	snprintf(path, sizeof path, "%s" CPU_DIR "/cpu%d", R(root), cpu);
+	DIR *d = opendir(path);
+	for (struct dirent *e; d && (e = readdir(d));)
+		if (sscanf(e->d_name, "node%d", &p->node) == 1)
+			break;
+	if (d)
+		closedir(d);
+}
+
+int machine_socket(const char *root, int cpu)
+{
+	char path[128];
+	snprintf(path, sizeof path, CPU_DIR "/cpu%d/topology/physical_package_id", cpu);
+	long v = read_long(root, path, 0);
+	return v < 0 ? 0 : (int)v;
+}
+
 int machine_hugepages(const char *root, struct machine_hugepages *out, int max)
 {
 	char dir[512];

@@ -31,6 +31,12 @@ int machine_allowed_cpus(int *cpus, int max);
 /* The online cpu list as sysfs writes it ("0-3,8"), or -errno. */
 int machine_online(const char *root, char *buf, size_t len);
 
+/* Where a cpu sits; an id sysfs does not give reads 0. */
+struct machine_place { int socket, die, core, node; };
+void machine_place(const char *root, int cpu, struct machine_place *p);
+/* The physical package alone (where a per-socket count is told apart). */
+int machine_socket(const char *root, int cpu);
+
 struct machine_hugepages {
 	long kb;                /* page size */
 	long nr, free;          /* reserved, and of those free */

@@ -58,16 +58,6 @@ int pmc_paranoid(void)
 	return atoi(buf);
 }
 
-int pmc_cpu_socket(int cpu)
-{
-	char path[128], buf[32];
-	snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/topology/physical_package_id", cpu);
-	if (pmc_read_text(path, buf, sizeof buf) <= 0)
-		return 0;
-	int v = atoi(buf);
-	return v < 0 ? 0 : v;
-}
-
 /* ---- sysfs pmu/terms/ -------------------------------------------------- */
 
 /* The sysfs name grammar of PMUs, events and format terms: a letter, digit

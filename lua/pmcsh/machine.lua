@@ -49,16 +49,7 @@ M.online = doc(function(root)
 end, "machine.online", [[
 machine.online([root]) -> the online cpus, in order ({0} when sysfs says nothing).]])
 
--- Where cpu sits: {cpu, socket, die, core, node}; an id sysfs does not give is 0.
-M.of = doc(function(cpu, root)
-  local dir = string.format("%s/sys/devices/system/cpu/cpu%d", root or "", cpu)
-  local function id(file) return tonumber(slurp(dir .. "/topology/" .. file) or "") or 0 end
-  local node = 0
-  for _, name in ipairs(sys.dir(dir) or {}) do
-    node = tonumber(name:match("^node(%d+)$")) or node
-  end
-  return {cpu = cpu, socket = id("physical_package_id"), die = id("die_id"), core = id("core_id"), node = node}
-end, "machine.of", [[
+M.of = doc(function(cpu, root) return C.place(cpu, root) end, "machine.of", [[
 machine.of(cpu[, root]) -> {cpu=, socket=, die=, core=, node=}: where the cpu
 sits (an id sysfs does not give reads 0).]])
 
