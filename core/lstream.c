@@ -568,7 +568,8 @@ static const luaL_Reg metamethods[] = {
 };
 
 /* The module table; `methods` is the shared method table of every stream,
- * so the Lua facade can wrap a method once for all. */
+ * so the Lua facade adds its own methods (s:run, over s:measure) once for
+ * all. */
 int luaopen_pmcsh_stream(lua_State *L)
 {
 	luaL_newlib(L, funcs);
