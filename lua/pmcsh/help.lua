@@ -57,7 +57,7 @@ end
 function M.help(x)
   if x == nil then
     -- make the shipped modules register their docs
-    for _, m in ipairs({"pmcsh.pmc", "pmcsh.stream", "pmcsh.chase", "pmcsh.recipe"}) do pcall(require, m) end
+    for _, m in ipairs({"pmcsh.pmc", "pmcsh.stream", "pmcsh.chase", "pmcsh.machine", "pmcsh.recipe"}) do pcall(require, m) end
     print("pmcsh: Lua 5.4 with performance counters, STREAM kernels and pointer chases.\n")
     print("Topics (help(topic) or help(function)):")
     print(topics())

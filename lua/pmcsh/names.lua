@@ -1,5 +1,5 @@
 -- The names every chunk sees, in scripts, -e, recipes and the REPL alike:
--- pmc, stream, chase, recipe, metrics, help and show (every field of a
+-- pmc, stream, chase, machine, recipe, metrics, help and show (every field of a
 -- value, as the REPL would print it in full), each loaded on first use
 -- through _G's metatable, so pmcsh starts fast and a module that cannot
 -- load here fails only when it is used.
@@ -9,6 +9,7 @@ M.lazy = {
   pmc = function() return require("pmcsh.pmc") end,
   stream = function() return require("pmcsh.stream") end,
   chase = function() return require("pmcsh.chase") end,
+  machine = function() return require("pmcsh.machine") end,
   recipe = function() return require("pmcsh.recipe") end,
   metrics = function() return require("pmcsh.metrics") end,
   help = function() return require("pmcsh.help").help end,

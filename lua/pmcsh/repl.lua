@@ -62,6 +62,7 @@ COMPACT = {
       r.threads or 0, r.threads == 1 and "" or "s", r.pages or "?", r.isa or "?",
       r.reference and " (reference)" or "")
     if r.counts then head = head .. "\n" .. M.reading(r.counts, indent):gsub("^reading:", "counts, summed over the reps:") end
+    for _, w in ipairs(r.warnings or {}) do head = head .. "\n" .. (indent or "") .. "warning: " .. w end
     return head
   end,
   ["pmcsh.chase_latency"] = function(r, indent)
