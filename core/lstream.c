@@ -498,22 +498,14 @@ static int stream_kernels_l(lua_State *L)
 	return 1;
 }
 
-/* stream.machine() -> {llc_bytes=, llc_count=, default_n=, cpus={...},
- * tick=, tsc=, nt_isa=, mem_available=} */
-static int stream_machine(lua_State *L)
+/* stream.engine() -> {default_n=, isa=, nt_isa=, variants={{name=, runs=,
+ * nt_isa=}...}, reference_runs=, scalar=}: what the engine offers here; the
+ * facade's stream.machine() adds the machine facts (pmcsh.machine). */
+static int stream_engine(lua_State *L)
 {
-	int cpus[STREAM_MAX_THREADS], nc = machine_allowed_cpus(cpus, STREAM_MAX_THREADS), ncache;
-	size_t llc = machine_llc_bytes(NULL, &ncache);
-	lua_createtable(L, 0, 8);
-	pmcsh_setint(L, "llc_bytes", (lua_Integer)llc);
-	pmcsh_setint(L, "llc_count", ncache);
-	pmcsh_setint(L, "default_n", (lua_Integer)stream_default_n(llc));
-	lua_createtable(L, nc > 0 ? nc : 0, 0);
-	for (int i = 0; i < nc; i++)
-		lua_pushinteger(L, cpus[i]), lua_rawseti(L, -2, i + 1);
-	lua_setfield(L, -2, "cpus");
-	pmcsh_setnum(L, "tick", machine_clock_tick());
-	pmcsh_setbool(L, "tsc", machine_tsc_usable(NULL));
+	int ncache;
+	lua_createtable(L, 0, 6);
+	pmcsh_setint(L, "default_n", (lua_Integer)stream_default_n(machine_llc_bytes(NULL, &ncache)));
 	const struct stream_variant *best = stream_variant_best();
 	pmcsh_setstr(L, "isa", best->name);
 	if (best->nt_isa)
@@ -532,9 +524,6 @@ static int stream_machine(lua_State *L)
 	lua_setfield(L, -2, "variants");
 	char why[256];
 	pmcsh_setbool(L, "reference_runs", stream_ref_runnable(why, sizeof why));
-	long kb = machine_mem_available_kb(NULL);
-	if (kb >= 0)
-		pmcsh_setint(L, "mem_available", (lua_Integer)kb * 1024);
 	pmcsh_setnum(L, "scalar", STREAM_SCALAR);
 	return 1;
 }
@@ -542,7 +531,7 @@ static int stream_machine(lua_State *L)
 static const luaL_Reg funcs[] = {
 	{"new", stream_new},
 	{"kernels", stream_kernels_l},
-	{"machine", stream_machine},
+	{"engine", stream_engine},
 	{NULL, NULL}
 };
 

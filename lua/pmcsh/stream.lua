@@ -27,12 +27,19 @@ bytes is per iteration (one element of each array) in the STREAM convention
 of every temporally stored line.  The *_nt kernels use non-temporal stores
 (available=false when this CPU lacks them).  Reports compute from these.]])
 
-M.machine = doc(function() return C.machine() end, "stream.machine", [[
+M.machine = doc(function()
+  local machine = require("pmcsh.machine")
+  local m, llc = C.engine(), machine.llc()
+  m.llc_bytes, m.llc_count = llc.bytes, llc.count
+  m.cpus, m.tick, m.tsc, m.mem_available = machine.cpus(), machine.clock_tick(), machine.tsc(), machine.mem_available()
+  return m
+end, "stream.machine", [[
 stream.machine() -> {llc_bytes=, llc_count=, default_n=, cpus={...}, tick=,
 tsc=, nt_isa=, mem_available=, scalar=}: what the engine sees: the sum of
 the last-level caches (each shared cache once), STREAM's default n (each
 array 4x that), the cpus this process may run on, the observed
-CLOCK_MONOTONIC granularity (s) and whether the TSC is constant.]])
+CLOCK_MONOTONIC granularity (s) and whether the TSC is constant: the
+engine's own facts (stream loops, default n) with pmcsh.machine's.]])
 
 -- The loops' variant: isa=, else PMCSH_ISA, else the best this cpu runs.
 local function default_isa()
@@ -52,7 +59,7 @@ M.new = doc(function(opts)
   local s, msg, errno = C.new(copt)
   if not s then return nil, msg, errno end
   if not opts.quiet then
-    local m = C.machine()
+    local m = M.machine()
     if opts.n and math.type(opts.n) and opts.n < m.default_n then
       warn(string.format("n=%d breaks STREAM's rule: each array (%.1f MiB) should be at least 4x "
         .. "the last-level caches (%.1f MiB in %d), n >= %d; the arrays partly stay in cache",
@@ -330,7 +337,7 @@ M.disasm = doc(function(kernel, opts)
     error(string.format("bad argument #1 to 'disasm' (unknown kernel '%s' (kernels: %s))",
       tostring(kernel), table.concat(names, ", ")), 2)
   end
-  local isa = opts.isa or default_isa() or C.machine().isa
+  local isa = opts.isa or default_isa() or C.engine().isa
   local symbol = opts.reference and ("ref_" .. d.symbol) or (d.symbol .. "_" .. isa)
   if opts.reference and d.plain then symbol = "ref_stream_" .. d.plain end
   local insns, err = disassemble(symbol, opts.exe, opts.objdump)
