@@ -3,17 +3,11 @@
 -- on the real host, only what must hold anywhere.
 local machine = require("pmcsh.machine")
 
-local function write(path, text)
-  os.execute("mkdir -p '" .. path:match("^(.*)/[^/]*$") .. "'")
-  local f = assert(io.open(path, "w"))
-  f:write(text, "\n")
-  f:close()
-end
+local write = require("helpers").write
 
 -- Two cpus with private L1d, L1i, L2 and one shared L3; cpu1 lists its
 -- indexes in another order (sysfs promises none).
-local root = os.tmpname()
-os.remove(root)
+local root = require("helpers").tmpdir()
 local function cache(cpu, idx, level, typ, size, shared)
   local d = string.format("%s/sys/devices/system/cpu/cpu%d/cache/index%d/", root, cpu, idx)
   write(d .. "level", level)

@@ -12,12 +12,7 @@ end
 
 local function close(a, b, rel) return math.abs(a - b) <= rel * math.abs(b) end
 
-local function write(path, text)
-  os.execute("mkdir -p '" .. path:match("^(.*)/[^/]*$") .. "'")
-  local f = assert(io.open(path, "w"))
-  f:write(text, "\n")
-  f:close()
-end
+local write = require("helpers").write
 
 describe("uncore arithmetic", function()
   it("turns sysfs scale and unit into bytes per count", function()

@@ -68,6 +68,14 @@ function M.kernel_it(it, pending)
   return function(name, _) return it(name, function() pending(why) end) end
 end
 
+-- Writes one line to path, making its directories (a fake sysfs file).
+function M.write(path, text)
+  os.execute("mkdir -p '" .. path:match("^(.*)/[^/]*$") .. "'")
+  local f = assert(io.open(path, "w"))
+  f:write(text, "\n")
+  f:close()
+end
+
 function M.tmpdir()
   local p = assert(io.popen("mktemp -d"))
   local d = p:read("l"); p:close()
