@@ -3,7 +3,7 @@
 -- on the real host, only what must hold anywhere.
 local machine = require("pmcsh.machine")
 
-local write = require("helpers").write
+local write = require("helpers").sysfs_write
 
 -- Two cpus with private L1d, L1i, L2 and one shared L3; cpu1 lists its
 -- indexes in another order (sysfs promises none).

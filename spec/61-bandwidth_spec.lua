@@ -12,7 +12,7 @@ end
 
 local function close(a, b, rel) return math.abs(a - b) <= rel * math.abs(b) end
 
-local write = require("helpers").write
+local write = require("helpers").sysfs_write
 
 describe("uncore arithmetic", function()
   it("turns sysfs scale and unit into bytes per count", function()

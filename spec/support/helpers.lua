@@ -68,8 +68,8 @@ function M.kernel_it(it, pending)
   return function(name, _) return it(name, function() pending(why) end) end
 end
 
--- Writes one line to path, making its directories (a fake sysfs file).
-function M.write(path, text)
+-- Writes one line to path, making its directories: a file of a fake sysfs tree.
+function M.sysfs_write(path, text)
   os.execute("mkdir -p '" .. path:match("^(.*)/[^/]*$") .. "'")
   local f = assert(io.open(path, "w"))
   f:write(text, "\n")
