@@ -88,6 +88,20 @@ describe("pmcsh stat, seconds user and sys", function()
     assert.is_true(u + s <= el + 0.01)
   end)
 
+  it("times the command from its release, as perf does: one thread never uses more than the elapsed time", function()
+    -- task-clock counts from the exec (enable_on_exec), elapsed from just
+    -- before it: CPUs utilized of a single-threaded command stays below 1
+    -- (timed from the exec as the parent saw it, a parent woken late read
+    -- 20 us for a 1.4 ms ls: 66 CPUs utilized)
+    for _ = 1, 20 do
+      local r = h.run({"stat", "-x", ",", "-e", "task-clock", "--", "ls", "/"})
+      assert.are.equal(0, r.code, r.err)
+      local cpus = tonumber(r.err:match("task%-clock,%d+,[%d.]+,([%d.]+),CPUs utilized"))
+      assert.is_truthy(cpus, r.err)
+      assert.is_true(cpus <= 1.0, r.err)
+    end
+  end)
+
   it("leaves them out with -r, as perf does", function()
     local r = h.run({"stat", "-r", "2", "-e", "task-clock", "--", "true"})
     assert.is_nil(r.err:match("seconds user"))
