@@ -67,7 +67,7 @@ simple/parallelN).  --detail prints ns per load and the speedup for every k;
     end
     local chase = require("pmcsh.chase")
     local cjson = opts.json and require("cjson")
-    local pts, marks = {}, {}
+    local pts, marks, peaks = {}, {}, {}
     if opts.series then
       print(string.format('"stride=%d order=%s pages=%s', opts.stride, opts.order, opts.pages))
     elseif not opts.json then
@@ -81,6 +81,7 @@ simple/parallelN).  --detail prints ns per load and the speedup for every k;
       if not r then io.stderr:write("pmcsh parallelism: ", tostring(err), "\n"); return 1 end
       local mb = r.size / 2^20
       pts[#pts + 1] = {r.size, r.mlp}
+      peaks[#peaks + 1] = {r.size, r.peak}
       if r.superlinear then marks[#marks + 1] = {r.size, r.mlp} end
       if opts.json then
         print(cjson.encode({size = r.size, size_mb = mb, mlp = r.mlp, peak = r.peak, rows = r.rows, footprint = r.footprint,
@@ -106,15 +107,17 @@ simple/parallelN).  --detail prints ns per load and the speedup for every k;
     end
     if opts.series then print() end
     if opts.plot then
-      local series = {{title = opts.order, points = pts}}
+      local series = {{title = opts.order .. ": mlp, the best speedup within k", points = pts}}
       if #marks > 0 then
-        series[2] = {title = "sizes with rows above k (cache hits: left out of the value)", points = marks, points_only = true}
+        series[2] = {title = "sizes with rows above k (left out of mlp)", points = marks, points_only = true}
+        series[3] = {title = "peak: the best speedup of any row (multichase's simple/parallelN)", points = peaks,
+          dashed = true}
       end
       local ok, perr = require("pmcsh.plot").lines(opts.plot, {
         title = string.format("memory-level parallelism, %s order: best speedup t1 / (tk / k), k = 1..%d",
           opts.order, opts.max),
-        xlabel = "chain size (bytes)", ylabel = "parallelism (best speedup)", bytes = true, y0 = true,
-        hline = {y = opts.max, title = string.format("k = %d: the most a speedup can be", opts.max)},
+        xlabel = "chain size (bytes)", ylabel = "parallelism (best speedup)", bytes = true, y0 = true, key = "below",
+        hline = {y = opts.max, title = string.format("k = %d: the most overlapped misses can give", opts.max)},
         series = series})
       if not ok then io.stderr:write("pmcsh parallelism: ", perr, "\n"); return 1 end
     end

@@ -107,7 +107,7 @@ end
 
 -- Line chart.  o = {title=, xlabel=, ylabel=, logx=, logy=, bytes= (x is
 -- bytes: log axis labelled 4K, 1M), y0= (y from 0), ymax=,
--- series = {{title=, points = {{x, y}, ...}, points_only=}, ...},
+-- series = {{title=, points = {{x, y}, ...}, points_only=, dashed=}, ...},
 -- vlines = {{x=, title=}} (dashed, labelled), hline = {y=, title=},
 -- from0= (both axes from 0), key= (gnuplot's placement, "top left" by
 -- default); a series' labels = {"text", ...} mark its points (a false entry
@@ -126,7 +126,8 @@ function M.lines(file, o)
     if #rows > 0 then
       parts[#parts + 1] = datablock("s" .. i, rows)
       plots[#plots + 1] = string.format("$s%d using 1:2 with %s title %s", i,
-        s.points_only and "points pt 7 ps 1.6 lc rgb '#d62728'" or "linespoints pt 7 ps 0.8 lw 2",
+        s.points_only and "points pt 7 ps 1.6 lc rgb '#d62728'"
+          or s.dashed and "linespoints pt 6 ps 0.8 lw 1 dt 2 lc rgb '#808080'" or "linespoints pt 7 ps 0.8 lw 2",
         gq(s.title or ("series " .. i)))
     end
     for j, text in ipairs(s.labels or {}) do
@@ -142,6 +143,9 @@ function M.lines(file, o)
   parts[#parts + 1] = "set ylabel " .. gq(o.ylabel or "")
   parts[#parts + 1] = "set grid"
   parts[#parts + 1] = "set key " .. (o.key or "top left") .. " box opaque width 1"
+  if o.key == "below" then   -- room under the x label for one key line per series
+    parts[#parts + 1] = string.format("set bmargin %d", 4 + #plots)
+  end
   if o.logx or o.bytes then parts[#parts + 1] = "set logscale x 2" end
   if o.bytes then parts[#parts + 1] = size_tics(lo, hi) end
   if o.logy then parts[#parts + 1] = "set logscale y" end
