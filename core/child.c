@@ -164,6 +164,13 @@ void pmc_child_wait(struct pmc_child *c, const struct pmc_child_wait_opts *o, st
 		}
 	}
 	st->elapsed_ns = mono_ns() - t0;
+	st->exit_code = -1;
+	if (c->pid && WIFEXITED(st->status))
+		st->exit_code = WEXITSTATUS(st->status);
+	else if (c->pid && WIFSIGNALED(st->status)) {
+		st->term_signal = WTERMSIG(st->status);
+		st->exit_code = 128 + st->term_signal;
+	}
 	sigaction(SIGTERM, &old_term, NULL);
 	if (pmcsh_interrupted) {  /* handled here: the caller drops its own reaction */
 		st->interrupted = 1;
