@@ -52,27 +52,18 @@ int l_overhead(lua_State *L)
 	struct pmc_overhead o;
 	pmc_overhead(&lg->g, (long)n, &o);
 	lua_createtable(L, 0, 6);
-	lua_pushnumber(L, o.window_ns);
-	lua_setfield(L, -2, "window_ns");
-	lua_pushnumber(L, o.enable_disable_ns);
-	lua_setfield(L, -2, "enable_disable_ns");
-	lua_pushnumber(L, o.read_ns);
-	lua_setfield(L, -2, "read_ns");
-	lua_pushinteger(L, n);
-	lua_setfield(L, -2, "iterations");
+	pmcsh_setnum(L, "window_ns", o.window_ns);
+	pmcsh_setnum(L, "enable_disable_ns", o.enable_disable_ns);
+	pmcsh_setnum(L, "read_ns", o.read_ns);
+	pmcsh_setint(L, "iterations", n);
 	lua_createtable(L, 0, 3);
-	lua_pushboolean(L, o.mapped);
-	lua_setfield(L, -2, "available");
+	pmcsh_setbool(L, "available", o.mapped);
 	if (o.mapped) {
-		lua_pushnumber(L, o.rdpmc_read_ns);
-		lua_setfield(L, -2, "read_ns");
-		lua_pushinteger(L, (lua_Integer)o.fast_reads);
-		lua_setfield(L, -2, "fast_reads");
-		lua_pushinteger(L, (lua_Integer)o.fallbacks);
-		lua_setfield(L, -2, "fallbacks");
+		pmcsh_setnum(L, "read_ns", o.rdpmc_read_ns);
+		pmcsh_setint(L, "fast_reads", (lua_Integer)o.fast_reads);
+		pmcsh_setint(L, "fallbacks", (lua_Integer)o.fallbacks);
 	} else {
-		lua_pushstring(L, lg->rdpmc_why);
-		lua_setfield(L, -2, "reason");
+		pmcsh_setstr(L, "reason", lg->rdpmc_why);
 	}
 	lua_setfield(L, -2, "rdpmc");
 	if (o.counted) {

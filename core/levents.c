@@ -9,12 +9,15 @@
 #include <errno.h>
 #include <string.h>
 
+/* Argument idx, when given, names the PMU model (libpfm4's) that replaces
+ * the host's until force_end.  Returns 1 when forced, 0 when not, -1 with
+ * msg for a model libpfm4 does not know. */
 static int force_begin(lua_State *L, int idx, char *msg)
 {
 	const char *force = luaL_optstring(L, idx, NULL);
 	if (!force)
 		return 0;
-	return pmc_pfm_init(force, msg, PMC_ERR_MAX);
+	return pmc_pfm_init(force, msg, PMC_ERR_MAX) ? -1 : 1;
 }
 
 static void force_end(int forced)
@@ -27,15 +30,12 @@ static int attr_cb(void *ctx, const struct pmc_attr *a)
 {
 	lua_State *L = ctx;
 	lua_createtable(L, 0, 5);
-	lua_pushstring(L, a->name); lua_setfield(L, -2, "name");
-	lua_pushstring(L, a->desc); lua_setfield(L, -2, "description");
-	lua_pushstring(L, a->type == 1 ? "umask" : a->type == 2 ? "bool" : a->type == 3 ? "integer" : "other");
-	lua_setfield(L, -2, "kind");
-	if (a->type == 1) {
-		lua_pushinteger(L, (lua_Integer)a->code);
-		lua_setfield(L, -2, "code");
-	}
-	lua_pushboolean(L, a->is_dfl); lua_setfield(L, -2, "default");
+	pmcsh_setstr(L, "name", a->name);
+	pmcsh_setstr(L, "description", a->desc);
+	pmcsh_setstr(L, "kind", a->type == 1 ? "umask" : a->type == 2 ? "bool" : a->type == 3 ? "integer" : "other");
+	if (a->type == 1)
+		pmcsh_setint(L, "code", (lua_Integer)a->code);
+	pmcsh_setbool(L, "default", a->is_dfl);
 	lua_seti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
 	return 0;
 }
@@ -45,8 +45,8 @@ int l_info(lua_State *L)
 {
 	const char *name = luaL_checkstring(L, 1);
 	char msg[PMC_ERR_MAX];
-	int forced = !lua_isnoneornil(L, 2);
-	if (force_begin(L, 2, msg))
+	int forced = force_begin(L, 2, msg);
+	if (forced < 0)
 		return pmcsh_fail(L, msg, EINVAL);
 	struct pmc_event *ev = lua_newuserdatauv(L, sizeof *ev, 0);
 	int r = pmc_resolve(name, ev, msg, sizeof msg);
@@ -54,30 +54,26 @@ int l_info(lua_State *L)
 	if (r == -EINVAL && pmc_pfm_lookup(name, ev) == 0) {
 		/* a bare event that needs a umask: its umasks, no encoding */
 		lua_createtable(L, 0, 10);
-		lua_pushstring(L, ev->name); lua_setfield(L, -2, "name");
-		lua_pushstring(L, ev->canon); lua_setfield(L, -2, "canonical");
-		lua_pushstring(L, ev->pmu); lua_setfield(L, -2, "pmu");
-		lua_pushstring(L, msg); lua_setfield(L, -2, "reason");
+		pmcsh_setstr(L, "name", ev->name);
+		pmcsh_setstr(L, "canonical", ev->canon);
+		pmcsh_setstr(L, "pmu", ev->pmu);
+		pmcsh_setstr(L, "reason", msg);
 	} else if (r) {
 		force_end(forced);
 		return pmcsh_fail(L, msg, -r);
 	} else {
 		lpmc_push_encoding(L, ev);
 	}
-	lua_pushboolean(L, encoded);
-	lua_setfield(L, -2, "encoded");
+	pmcsh_setbool(L, "encoded", encoded);
 	const char *desc = NULL;
 	lua_newtable(L);
 	pmc_event_attrs(ev, &desc, attr_cb, L);
 	lua_setfield(L, -2, "attributes");
 	if (!desc && ev->source == PMC_SRC_SYSFS)
 		desc = "sysfs PMU event";
-	lua_pushstring(L, desc ? desc : "");
-	lua_setfield(L, -2, "description");
-	lua_pushstring(L, forced ? lua_tostring(L, 2) : "host");
-	lua_setfield(L, -2, "model");
-	lua_pushboolean(L, forced || !encoded ? 0 : pmc_try_open(ev));
-	lua_setfield(L, -2, "opens");
+	pmcsh_setstr(L, "description", desc ? desc : "");
+	pmcsh_setstr(L, "model", forced ? lua_tostring(L, 2) : "host");
+	pmcsh_setbool(L, "opens", forced || !encoded ? 0 : pmc_try_open(ev));
 	force_end(forced);
 	return 1;
 }
@@ -96,15 +92,14 @@ static int list_cb(void *ctx, const struct pmc_listed *e)
 	if (c->pattern && !strcasestr(e->name, c->pattern) && !strcasestr(e->desc, c->pattern))
 		return 0;
 	lua_createtable(L, 0, 4);
-	lua_pushstring(L, e->name); lua_setfield(L, -2, "name");
-	lua_pushstring(L, e->pmu); lua_setfield(L, -2, "pmu");
-	lua_pushstring(L, e->desc); lua_setfield(L, -2, "description");
+	pmcsh_setstr(L, "name", e->name);
+	pmcsh_setstr(L, "pmu", e->pmu);
+	pmcsh_setstr(L, "description", e->desc);
 	if (c->probe >= 0) {  /* 1: try opening it; 0: another model, never opens here */
 		struct pmc_event ev;
 		char msg[PMC_ERR_MAX];
 		int ok = c->probe && pmc_resolve(e->name, &ev, msg, sizeof msg) == 0 && pmc_try_open(&ev);
-		lua_pushboolean(L, ok);
-		lua_setfield(L, -2, "opens");
+		pmcsh_setbool(L, "opens", ok);
 	}
 	lua_seti(L, -2, ++c->n);
 	return 0;
@@ -117,8 +112,8 @@ int l_list(lua_State *L)
 	if (c.pattern && !*c.pattern)
 		c.pattern = NULL;
 	char msg[PMC_ERR_MAX];
-	int forced = !lua_isnoneornil(L, 2);
-	if (force_begin(L, 2, msg))
+	int forced = force_begin(L, 2, msg);
+	if (forced < 0)
 		return pmcsh_fail(L, msg, EINVAL);
 	c.probe = lua_toboolean(L, 3) ? -1 : !forced;
 	lua_newtable(L);
@@ -133,15 +128,11 @@ int l_list(lua_State *L)
 int l_environment(lua_State *L)
 {
 	lua_createtable(L, 0, 3);
-	lua_pushboolean(L, pmc_have_cpu_pmu());
-	lua_setfield(L, -2, "cpu_pmu");
-	lua_pushinteger(L, pmc_paranoid());
-	lua_setfield(L, -2, "paranoid");
+	pmcsh_setbool(L, "cpu_pmu", pmc_have_cpu_pmu());
+	pmcsh_setint(L, "paranoid", pmc_paranoid());
 	const char *f = pmc_pfm_forced();
-	if (f) {
-		lua_pushstring(L, f);
-		lua_setfield(L, -2, "forced");
-	}
+	if (f)
+		pmcsh_setstr(L, "forced", f);
 	return 1;
 }
 

@@ -203,14 +203,14 @@ static void push_instances(lua_State *L, const struct pmc_group *g, int ev)
 		if (pmc_inst_delta(g, ev, k, &c, &ninst, &cpu, &socket) != 0)
 			break;
 		lua_createtable(L, 0, 7);
-		lua_pushinteger(L, cpu); lua_setfield(L, -2, "cpu");
-		lua_pushinteger(L, socket); lua_setfield(L, -2, "socket");
+		pmcsh_setint(L, "cpu", cpu);
+		pmcsh_setint(L, "socket", socket);
 		push_value(L, c.value, exact && !c.multiplexed);
 		lua_setfield(L, -2, "value");
-		lua_pushinteger(L, (lua_Integer)c.raw); lua_setfield(L, -2, "raw");
-		lua_pushinteger(L, (lua_Integer)c.enabled); lua_setfield(L, -2, "enabled");
-		lua_pushinteger(L, (lua_Integer)c.running); lua_setfield(L, -2, "running");
-		lua_pushboolean(L, c.multiplexed); lua_setfield(L, -2, "multiplexed");
+		pmcsh_setint(L, "raw", (lua_Integer)c.raw);
+		pmcsh_setint(L, "enabled", (lua_Integer)c.enabled);
+		pmcsh_setint(L, "running", (lua_Integer)c.running);
+		pmcsh_setbool(L, "multiplexed", c.multiplexed);
 		lua_seti(L, -3, k + 1);
 		/* sockets[socket] += value, integer while every part is */
 		int prev_int = lua_geti(L, -1, socket) == LUA_TNIL || lua_isinteger(L, -1);
@@ -252,22 +252,15 @@ void lpmc_push_reading(lua_State *L, const struct pmc_event *ev, int n, const st
 	luaL_setmetatable(L, READING_MT);
 	for (int i = 0; i < n; i++) {
 		lua_createtable(L, 0, 9);
-		lua_pushstring(L, ev[i].name);
-		lua_setfield(L, -2, "name");
+		pmcsh_setstr(L, "name", ev[i].name);
 		push_value(L, c[i].value, !c[i].multiplexed && ev[i].scale == 1.0);
 		lua_setfield(L, -2, "value");
-		lua_pushinteger(L, (lua_Integer)c[i].raw);
-		lua_setfield(L, -2, "raw");
-		lua_pushinteger(L, (lua_Integer)c[i].enabled);
-		lua_setfield(L, -2, "enabled");
-		lua_pushinteger(L, (lua_Integer)c[i].running);
-		lua_setfield(L, -2, "running");
-		lua_pushboolean(L, c[i].multiplexed);
-		lua_setfield(L, -2, "multiplexed");
-		if (ev[i].unit[0]) {
-			lua_pushstring(L, ev[i].unit);
-			lua_setfield(L, -2, "unit");
-		}
+		pmcsh_setint(L, "raw", (lua_Integer)c[i].raw);
+		pmcsh_setint(L, "enabled", (lua_Integer)c[i].enabled);
+		pmcsh_setint(L, "running", (lua_Integer)c[i].running);
+		pmcsh_setbool(L, "multiplexed", c[i].multiplexed);
+		if (ev[i].unit[0])
+			pmcsh_setstr(L, "unit", ev[i].unit);
 		if (g)
 			push_instances(L, g, i);
 		lua_rawseti(L, -2, i + 1);
@@ -416,16 +409,11 @@ static int g_readpath(lua_State *L)
 {
 	struct lgroup *lg = lpmc_checkgroup(L, 1);
 	lua_createtable(L, 0, 4);
-	lua_pushboolean(L, lg->g.mapped);
-	lua_setfield(L, -2, "rdpmc");
-	if (!lg->g.mapped) {
-		lua_pushstring(L, lg->rdpmc_why);
-		lua_setfield(L, -2, "reason");
-	}
-	lua_pushinteger(L, (lua_Integer)lg->g.fast_reads);
-	lua_setfield(L, -2, "fast_reads");
-	lua_pushinteger(L, (lua_Integer)lg->g.slow_reads);
-	lua_setfield(L, -2, "fallback_reads");
+	pmcsh_setbool(L, "rdpmc", lg->g.mapped);
+	if (!lg->g.mapped)
+		pmcsh_setstr(L, "reason", lg->rdpmc_why);
+	pmcsh_setint(L, "fast_reads", (lua_Integer)lg->g.fast_reads);
+	pmcsh_setint(L, "fallback_reads", (lua_Integer)lg->g.slow_reads);
 	return 1;
 }
 
@@ -439,19 +427,20 @@ static int g_nfds(lua_State *L)
 void lpmc_push_encoding(lua_State *L, const struct pmc_event *e)
 {
 	lua_createtable(L, 0, 12);
-	lua_pushstring(L, e->name); lua_setfield(L, -2, "name");
-	lua_pushstring(L, e->canon); lua_setfield(L, -2, "canonical");
-	lua_pushstring(L, e->pmu); lua_setfield(L, -2, "pmu");
-	lua_pushinteger(L, e->attr.type); lua_setfield(L, -2, "type");
-	lua_pushinteger(L, (lua_Integer)e->attr.config); lua_setfield(L, -2, "config");
-	lua_pushinteger(L, (lua_Integer)e->attr.config1); lua_setfield(L, -2, "config1");
-	lua_pushinteger(L, (lua_Integer)e->attr.config2); lua_setfield(L, -2, "config2");
-	lua_pushboolean(L, e->attr.exclude_user); lua_setfield(L, -2, "exclude_user");
-	lua_pushboolean(L, e->attr.exclude_kernel); lua_setfield(L, -2, "exclude_kernel");
-	lua_pushboolean(L, e->attr.exclude_hv); lua_setfield(L, -2, "exclude_hv");
-	lua_pushnumber(L, e->scale); lua_setfield(L, -2, "scale");
-	if (e->unit[0]) { lua_pushstring(L, e->unit); lua_setfield(L, -2, "unit"); }
-	lua_pushboolean(L, e->needs_cpu_pmu); lua_setfield(L, -2, "hardware");
+	pmcsh_setstr(L, "name", e->name);
+	pmcsh_setstr(L, "canonical", e->canon);
+	pmcsh_setstr(L, "pmu", e->pmu);
+	pmcsh_setint(L, "type", e->attr.type);
+	pmcsh_setint(L, "config", (lua_Integer)e->attr.config);
+	pmcsh_setint(L, "config1", (lua_Integer)e->attr.config1);
+	pmcsh_setint(L, "config2", (lua_Integer)e->attr.config2);
+	pmcsh_setbool(L, "exclude_user", e->attr.exclude_user);
+	pmcsh_setbool(L, "exclude_kernel", e->attr.exclude_kernel);
+	pmcsh_setbool(L, "exclude_hv", e->attr.exclude_hv);
+	pmcsh_setnum(L, "scale", e->scale);
+	if (e->unit[0])
+		pmcsh_setstr(L, "unit", e->unit);
+	pmcsh_setbool(L, "hardware", e->needs_cpu_pmu);
 	if (e->ncpumask) {
 		lua_createtable(L, e->ncpumask, 0);
 		for (int i = 0; i < e->ncpumask; i++) {
@@ -616,7 +605,6 @@ int luaopen_pmcsh_pmc(lua_State *L)
 {
 	createmeta(L);
 	luaL_newlib(L, funcs);
-	lua_pushinteger(L, PROBE_LOOP_INSNS);
-	lua_setfield(L, -2, "probe_loop_insns");
+	pmcsh_setint(L, "probe_loop_insns", PROBE_LOOP_INSNS);
 	return 1;
 }

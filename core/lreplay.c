@@ -197,10 +197,10 @@ int l_mmap_replay(lua_State *L)
 	if (pmc_mmap_read_ops(pc, &ops, &v))
 		return pmcsh_fail(L, "off the PMU (index 0, or no user rdpmc/time): read() instead", EAGAIN);
 	lua_createtable(L, 0, 5);
-	lua_pushinteger(L, (lua_Integer)v.count); lua_setfield(L, -2, "count");
-	lua_pushinteger(L, (lua_Integer)v.enabled); lua_setfield(L, -2, "enabled");
-	lua_pushinteger(L, (lua_Integer)v.running); lua_setfield(L, -2, "running");
-	lua_pushinteger(L, v.retries); lua_setfield(L, -2, "retries");
-	lua_pushinteger(L, rc.counter); lua_setfield(L, -2, "counter");
+	pmcsh_setint(L, "count", (lua_Integer)v.count);
+	pmcsh_setint(L, "enabled", (lua_Integer)v.enabled);
+	pmcsh_setint(L, "running", (lua_Integer)v.running);
+	pmcsh_setint(L, "retries", v.retries);
+	pmcsh_setint(L, "counter", rc.counter);
 	return 1;
 }
