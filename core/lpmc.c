@@ -333,37 +333,36 @@ int lpmc_read_push(lua_State *L, struct lgroup *lg, int into)
 	return 1;
 }
 
-/* g:start(): new baseline, then enable.  Returns g. */
-static int g_start(lua_State *L)
+/* What g:start(), g:stop() and g:reset() return: g (for chaining), or
+ * nil, message, errno when r is -errno. */
+static int self_or_fail(lua_State *L, int r)
 {
-	struct lgroup *lg = lpmc_checkgroup(L, 1);
-	int r = pmc_group_start(&lg->g);
 	if (r)
 		return pmcsh_fail(L, r == -EBUSY ? "group cannot be scheduled (a pinned group in error state)" : strerror(-r),
-			    -r);
+				  -r);
 	lua_settop(L, 1);
 	return 1;
+}
+
+/* g:start(): new baseline, then enable. */
+static int g_start(lua_State *L)
+{
+	return self_or_fail(L, pmc_group_start(&lpmc_checkgroup(L, 1)->g));
 }
 
 static int g_stop(lua_State *L)
 {
-	struct lgroup *lg = lpmc_checkgroup(L, 1);
-	int r = pmc_group_disable(&lg->g);
-	if (r)
-		return pmcsh_fail(L, strerror(-r), -r);
-	lua_settop(L, 1);
-	return 1;
+	return self_or_fail(L, pmc_group_disable(&lpmc_checkgroup(L, 1)->g));
 }
 
+/* g:reset(): the counts so far become the baseline (the counters run on). */
 static int g_reset(lua_State *L)
 {
 	struct lgroup *lg = lpmc_checkgroup(L, 1);
 	int r = pmc_group_snapshot(&lg->g);
-	if (r)
-		return pmcsh_fail(L, strerror(-r), -r);
-	pmc_group_rebase(&lg->g);
-	lua_settop(L, 1);
-	return 1;
+	if (!r)
+		pmc_group_rebase(&lg->g);
+	return self_or_fail(L, r);
 }
 
 /* g:read([r]): a new reading, or the reading r (from this group) refilled. */

@@ -30,6 +30,14 @@ static uint64_t field_u64(lua_State *L, int t, const char *k)
 	return (uint64_t)v;
 }
 
+static int field_bool(lua_State *L, int t, const char *k)
+{
+	lua_getfield(L, t, k);
+	int v = lua_toboolean(L, -1);
+	lua_pop(L, 1);
+	return v;
+}
+
 /* Reads snapshot `name` ({enabled=, running=, raw={...}}) of the table at
  * t into an instance's base or cur fields. */
 static void replay_snap(lua_State *L, int t, const char *name, int n, struct pmc_inst *in)
@@ -178,13 +186,9 @@ int l_mmap_replay(lua_State *L)
 	pc->offset = (int64_t)field_u64(L, 1, "offset");
 	pc->time_enabled = field_u64(L, 1, "time_enabled");
 	pc->time_running = field_u64(L, 1, "time_running");
-	lua_getfield(L, 1, "cap_user_rdpmc");
-	pc->cap_user_rdpmc = lua_toboolean(L, -1);
-	lua_getfield(L, 1, "cap_user_time");
-	pc->cap_user_time = lua_toboolean(L, -1);
-	lua_getfield(L, 1, "cap_user_time_short");
-	pc->cap_user_time_short = lua_toboolean(L, -1);
-	lua_pop(L, 3);
+	pc->cap_user_rdpmc = field_bool(L, 1, "cap_user_rdpmc");
+	pc->cap_user_time = field_bool(L, 1, "cap_user_time");
+	pc->cap_user_time_short = field_bool(L, 1, "cap_user_time_short");
 	pc->pmc_width = (uint16_t)field_u64(L, 1, "pmc_width");
 	pc->time_shift = (uint16_t)field_u64(L, 1, "time_shift");
 	pc->time_mult = (uint32_t)field_u64(L, 1, "time_mult");
