@@ -61,8 +61,7 @@ of the curve are the caches (their sysfs sizes are printed below the table).
       order = opts.order, stride = opts.stride, pages = opts.pages, samples = opts.samples,
       sample_ms = opts.sample_ms, each = row}
     if not res then
-      io.stderr:write("pmcsh latency: ", tostring(err), "\n")
-      return 1
+      return nil, err
     end
     if opts.series then
       print()
@@ -82,7 +81,7 @@ of the curve are the caches (their sysfs sizes are printed below the table).
           #marks > 0 and "dashed: the caches' sizes (sysfs)" or "sysfs lists no cache sizes here"),
         xlabel = "chain size (bytes)", ylabel = "ns per dependent load (best sample)", bytes = true, logy = true,
         vlines = marks, series = {{title = res.order, points = pts}}})
-      if not ok then io.stderr:write("pmcsh latency: ", perr, "\n"); return 1 end
+      if not ok then return nil, perr end
     end
     return 0
   end,

@@ -42,8 +42,7 @@ not the memory's, and the output says so.]],
     local res, err = chase.loaded{size = opts.size, bw_size = opts.bw_size, delays = delays, threads = opts.threads,
       order = opts.order, pages = opts.pages, samples = opts.samples, sample_ms = opts.sample_ms}
     if not res then
-      io.stderr:write("pmcsh loaded: ", tostring(err), "\n")
-      return 1
+      return nil, err
     end
     local size = require("pmcsh.metrics").size
     -- what the load means on this machine: MLC loads from every other core
@@ -94,7 +93,7 @@ not the memory's, and the output says so.]],
         key = "bottom right",
         hline = {y = res.idle_ns, title = string.format("idle %.1f ns", res.idle_ns)},
         series = {{title = "latency under load (labels: injection delay)", points = pts, labels = labels}}})
-      if not ok then io.stderr:write("pmcsh loaded: ", perr, "\n"); return 1 end
+      if not ok then return nil, perr end
     end
     return 0
   end,

@@ -70,7 +70,7 @@ simple/parallelN).  --detail prints ns per load and the speedup for every k;
     for _, size in ipairs(sizes) do
       local r, err = chase.parallelism{size = size, max = opts.max, order = opts.order, stride = opts.stride,
         pages = opts.pages, samples = opts.samples, sample_ms = opts.sample_ms}
-      if not r then io.stderr:write("pmcsh parallelism: ", tostring(err), "\n"); return 1 end
+      if not r then return nil, err end
       local mb = r.size / 2^20
       pts[#pts + 1] = {r.size, r.mlp}
       peaks[#peaks + 1] = {r.size, r.peak}
@@ -111,7 +111,7 @@ simple/parallelN).  --detail prints ns per load and the speedup for every k;
         xlabel = "chain size (bytes)", ylabel = "parallelism (best speedup)", bytes = true, y0 = true, key = "below",
         hline = {y = opts.max, title = string.format("k = %d: the most overlapped misses can give", opts.max)},
         series = series})
-      if not ok then io.stderr:write("pmcsh parallelism: ", perr, "\n"); return 1 end
+      if not ok then return nil, perr end
     end
     return 0
   end,

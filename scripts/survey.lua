@@ -89,7 +89,7 @@ Bandwidth with no counters open is printed beside the counted runs'.
     io.flush()
     if opts.plot then
       local ok, perr = require("pmcsh.plot").survey(st, opts.plot, {stat = opts.stat})
-      if not ok then io.stderr:write("pmcsh survey: ", perr, "\n"); return 1 end
+      if not ok then return nil, perr end
     end
     local counted = next(st.cells) ~= nil
     return counted and 0 or 1

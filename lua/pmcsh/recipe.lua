@@ -354,7 +354,14 @@ function M.help_text(name)
   return table.concat(lines, "\n")
 end
 
-local function finish(status)
+-- A recipe's run returns its exit status (nothing or true: 0, false: 1), or
+-- nil and a message for a failure of the environment (the two tiers): the
+-- message goes to stderr as "pmcsh NAME: message", and the status is 1.
+local function finish(name, status, msg)
+  if status == nil and msg ~= nil then
+    io.stderr:write("pmcsh ", name, ": ", tostring(msg), "\n")
+    return 1
+  end
   if status == nil or status == true then return 0 end
   if status == false then return 1 end
   return math.tointeger(status) or 1
@@ -410,7 +417,7 @@ function M.main(name, ...)
     end
   end
   local opts, args = M.parse(r, argv)
-  return finish(run_recipe(r, opts, args))
+  return finish(name, run_recipe(r, opts, args))
 end
 
 -- From Lua: recipe.run("survey", {reps = 5}) -> what the recipe's run
@@ -435,6 +442,7 @@ doc(M, "recipe", [[
 Recipes: runnable experiments (scripts/NAME.lua, ~/.pmcsh/recipes, PMCSH_PATH).
 A recipe file returns {description=, options={{name=, type=, default=, help=}...},
 usage=, run=function(opts, args) ... end}; the host parses --options for it.
+run returns the exit status, or nil and a message (printed, status 1).
 An option may also say choices={...}, min=, positive=true, multiple=N (type
 int, number, string, flag, list, size, or plot: a .png/.svg file name).]])
 doc(M.run, "recipe.run", [[
