@@ -6,9 +6,7 @@
 #endif
 #include "lgroup.h"
 #include "child.h"
-#include <errno.h>
 #include <string.h>
-#include <sys/wait.h>
 
 /* Pushes the cumulative readings of l_run: the child's group (gtab == 0),
  * or the list of the targets' groups in the table at gtab.  Returns 1, or
