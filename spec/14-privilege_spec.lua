@@ -13,10 +13,7 @@ local function sh(cmd)
 end
 
 local function root_tools()
-  local uid = sh("id -u"):match("%d+")
-  local _, c1 = sh("command -v setpriv")
-  local _, c2 = sh("command -v setcap")
-  return uid == "0" and c1 == 0 and c2 == 0, "needs root, setpriv and setcap to make privileged copies"
+  return h.is_root() and h.have("setpriv") and h.have("setcap"), "needs root, setpriv and setcap to make privileged copies"
 end
 
 -- A copy of the installed tree (binary beside lua/, scripts/, events/)

@@ -559,9 +559,7 @@ describe("pmc errors", function()
   end)
 
   it("permission refused quotes perf_event_paranoid", function()
-    local p = io.popen("id -u"); local uid = p:read("l"); p:close()
-    local has = os.execute("command -v setpriv >/dev/null")
-    if not h.need(uid == "0" and has and env.paranoid >= 2,
+    if not h.need(h.is_root() and h.have("setpriv") and env.paranoid >= 2,
       "needs root (to drop to nobody), setpriv and perf_event_paranoid >= 2") then return end
     local r = h.run({"-e", [[
       local pmc = require("pmcsh.pmc")

@@ -299,7 +299,7 @@ describe("stream variants", function()
   end)
 
   it("keeps each variant's loops to its own registers (objdump)", function()
-    if not h.need(os.execute("command -v objdump >/dev/null"), "objdump is not installed") then return end
+    if not h.need(h.have("objdump")) then return end
     local exe = require("pmcsh.paths").exe
     local checked = 0
     for _, v in ipairs(stream.machine().variants) do

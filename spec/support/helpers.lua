@@ -68,6 +68,21 @@ function M.need(cond, reason)
   return caller_pending()(reason)
 end
 
+-- Whether command `cmd` is on PATH: true, or false and "<cmd> is not
+-- installed" (for h.need).
+function M.have(cmd)
+  if os.execute("command -v " .. shquote(cmd) .. " >/dev/null 2>&1") then return true end
+  return false, cmd .. " is not installed"
+end
+
+-- Whether the specs run as root (uid 0).
+function M.is_root()
+  local p = assert(io.popen("id -u"))
+  local uid = p:read("l")
+  p:close()
+  return uid == "0"
+end
+
 -- The lines of `text`, empty ones left out.
 function M.lines(text)
   local t = {}
