@@ -145,6 +145,13 @@ describe("plots", function()
   teardown(function() os.execute("rm -rf '" .. dir .. "'") end)
   local have = require("pmcsh.plot").gnuplot() ~= nil
 
+  it("draws a from-0 chart whose every x is 0 (loaders that read nothing on a busy machine)", function()
+    if not helpers.need(have, "gnuplot is not installed") then return end
+    local file = dir .. "/zero.png"
+    assert(require("pmcsh.plot").lines(file, {from0 = true, series = {{points = {{0, 150}, {0, 420}}}}}))
+    assert.are.equal("\137PNG", helpers.slurp(file):sub(1, 4))
+  end)
+
   it("draws the latency curve to a PNG through gnuplot", function()
     if not helpers.need(have, "gnuplot is not installed") then return end
     local file = dir .. "/lat.png"

@@ -153,7 +153,9 @@ function M.lines(file, o)
     parts[#parts + 1] = string.format("set xrange [%.10g:%.10g]", lo / 1.3, hi * 1.3)
   end
   local top = math.max(ytop, o.hline and o.hline.y or 0) * 1.12
-  if o.from0 then parts[#parts + 1] = string.format("set xrange [0:%.10g]\nset yrange [0:%.10g]", hi * 1.08, o.ymax or top)
+  if o.from0 then   -- a range of at least 1 where every x is 0 (gnuplot refuses an empty one)
+    parts[#parts + 1] = string.format("set xrange [0:%.10g]\nset yrange [0:%.10g]", math.max(hi * 1.08, 1),
+      o.ymax or math.max(top, 1))
   elseif o.y0 then parts[#parts + 1] = string.format("set yrange [0:%.10g]", o.ymax or top)
   elseif not o.logy then parts[#parts + 1] = "set offsets 0, 0, graph 0.08, graph 0.08" end
   for _, v in ipairs(o.vlines or {}) do
