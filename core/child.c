@@ -129,6 +129,10 @@ void pmc_child_wait(struct pmc_child *c, const struct pmc_child_wait_opts *o, st
 	memset(st, 0, sizeof *st);
 	int child_errno = 0;
 	ssize_t got = 0;
+	/* perf stat's span: from releasing the command (its exec and loader
+	 * included) to its end.  Timed from the exec seen here instead, a
+	 * parent woken late (an idle vCPU) measured 20 us for a 1.4 ms ls. */
+	double t0 = mono_ns();
 	if (c->pid) {
 		ssize_t w = write(c->go, "g", 1);
 		close(c->go);
@@ -136,7 +140,6 @@ void pmc_child_wait(struct pmc_child *c, const struct pmc_child_wait_opts *o, st
 		got = w == 1 ? read(c->ex, &child_errno, sizeof child_errno) : 0;
 		close(c->ex);
 	}
-	double t0 = mono_ns();
 	/* as perf stat: Ctrl-C or SIGTERM while the command runs goes to the
 	 * command too, and its counts are still reported */
 	struct sigaction sa, old_term;
@@ -161,6 +164,13 @@ void pmc_child_wait(struct pmc_child *c, const struct pmc_child_wait_opts *o, st
 		}
 	}
 	st->elapsed_ns = mono_ns() - t0;
+	st->exit_code = -1;
+	if (c->pid && WIFEXITED(st->status))
+		st->exit_code = WEXITSTATUS(st->status);
+	else if (c->pid && WIFSIGNALED(st->status)) {
+		st->term_signal = WTERMSIG(st->status);
+		st->exit_code = 128 + st->term_signal;
+	}
 	sigaction(SIGTERM, &old_term, NULL);
 	if (pmcsh_interrupted) {  /* handled here: the caller drops its own reaction */
 		st->interrupted = 1;

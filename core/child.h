@@ -25,6 +25,8 @@ struct pmc_child_wait_opts {
 
 struct pmc_child_status {
 	int status;       /* as wait4 gives it */
+	int exit_code;    /* the shell's $?: the exit status, or 128 + the signal; -1 without a command */
+	int term_signal;  /* the signal that ended the command, 0 if none */
 	int forwarded;    /* the signal passed on to the command (or that ended a count without one), 0 if none */
 	int interrupted;  /* Ctrl-C was pressed: the flag is cleared, the caller drops its own reaction */
 	int exec_errno;   /* > 0: the command could not be run */

@@ -39,15 +39,14 @@ beside the bytes the controllers saw.  Needs a memory-controller PMU
     end
     local ctrls, seen = uncore.find()
     if #ctrls == 0 then
-      io.stderr:write("pmcsh bandwidth: ", uncore.none_message(seen), "\n")
-      return 1
+      return nil, uncore.none_message(seen)
     end
     local window, s
     if opts.kernel then
       local so = {n = opts.n, threads = opts.threads}
       local err
       s, err = stream.new(so)
-      if not s then io.stderr:write("pmcsh bandwidth: ", err, "\n"); return 1 end
+      if not s then return nil, err end
       window = function() return assert(s:run(opts.kernel, {reps = opts.reps, warmup = true})) end
     elseif #args > 0 then
       window = function()
@@ -61,8 +60,7 @@ beside the bytes the controllers saw.  Needs a memory-controller PMU
     end
     local agg, res = uncore.measure(ctrls, window)
     if not agg then
-      io.stderr:write("pmcsh bandwidth: ", tostring(res), "\n")
-      return 1
+      return nil, res
     end
     local cross
     if opts.kernel then

@@ -60,8 +60,7 @@ noise floor, against which the real comparison is read.
     for _, t in ipairs(threads) do
       local s, err, errno = stream.new{n = n, threads = t, pages = opts.pages, isa = opts.isa}
       if not s then
-        io.stderr:write("pmcsh bench-stream: ", err, "\n")
-        return 1
+        return nil, err
       end
       local pg = s:pages()
       if not opts.json then
@@ -82,8 +81,7 @@ noise floor, against which the real comparison is read.
           for _, ref in ipairs(order) do
             local r, rerr = s:run(ref and refk or k, {reps = opts.reps, reference = ref and not opts.self})
             if not r then
-              io.stderr:write("pmcsh bench-stream: ", rerr, "\n")
-              return 1
+              return nil, rerr
             end
             if not ref then isa = r.isa end
             if ref then best_ref = math.max(best_ref, r.mbps) else best = math.max(best, r.mbps) end

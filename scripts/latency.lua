@@ -1,7 +1,7 @@
 -- pmcsh latency: memory latency versus size (lmbench lat_mem_rd) over the
 -- chase module's prefetcher-proof chains.
-local ORDERS = {"random", "stride", "page", "tlb"}
-local PAGES = {"4k", "thp", "2m", "1g"}
+local recipe, chase = require("pmcsh.recipe"), require("pmcsh.chase")
+local ORDERS, PAGES = recipe.names(chase.orders()), recipe.names(chase.page_policies())
 
 return {
   description = "memory latency versus size (lat_mem_rd): ns per dependent load",
@@ -15,30 +15,22 @@ of the curve are the caches (their sysfs sizes are printed below the table).
     {name = "to", type = "size", default = 256 * 1024 * 1024, help = "largest chain (bytes)"},
     {name = "per_octave", type = "int", default = 4, min = 1, help = "sizes per doubling"},
     {name = "order", type = "string", choices = ORDERS, default = "random", help = "chain order"},
-    {name = "stride", type = "size", help = "bytes per element (a multiple of 8); default: the order's, "
+    {name = "stride", type = "size", min = 8, multiple = 8, help = "bytes per element (a multiple of 8); default: the order's, "
       .. "64 for random and stride, 256 for page and tlb (see chase.orders)"},
     {name = "pages", type = "string", choices = PAGES, default = "4k", help = "page policy"},
     {name = "samples", type = "int", default = 5, min = 1, help = "timed samples per size"},
-    {name = "sample_ms", type = "number", default = 20, help = "length of one sample (ms)"},
+    {name = "sample_ms", type = "number", default = 20, positive = true, help = "length of one sample (ms)"},
     {name = "series", type = "flag", help = "print \"size_MB ns\" lines only (lmbench format)"},
     {name = "json", type = "flag", help = "one JSON object per size"},
-    {name = "plot", type = "string", help = "draw the curve to FILE.png or FILE.svg (gnuplot, 1000x640): log axes, the caches marked"},
+    {name = "plot", type = "plot", help = "draw the curve to FILE.png or FILE.svg (gnuplot, 1000x640): log axes, the caches marked"},
   },
   run = function(opts)
-    local recipe = require("pmcsh.recipe")
     local function usage(msg) error(recipe.usage("latency: " .. msg), 0) end
     if opts.series and opts.json then usage("--series and --json exclude each other") end
     if opts.from < 1 then usage("--from must be positive") end
     if opts.to < opts.from then usage("--to must be at least --from") end
-    opts.stride = opts.stride or require("pmcsh.chase").default_stride(opts.order)
-    if opts.stride < 8 or opts.stride % 8 ~= 0 then usage("--stride must be a multiple of 8 bytes") end
+    opts.stride = opts.stride or chase.default_stride(opts.order)
     if opts.per_octave > 64 then usage("--per_octave must be at most 64") end
-    if opts.sample_ms <= 0 then usage("--sample_ms must be positive") end
-    if opts.plot then
-      local ok, why = require("pmcsh.plot").check(opts.plot)
-      if not ok then usage(why) end
-    end
-    local chase = require("pmcsh.chase")
     -- each row is printed as it is measured (and flushed, so a pipe sees it)
     local cjson = opts.json and require("cjson")
     local size = require("pmcsh.metrics").size
@@ -69,8 +61,7 @@ of the curve are the caches (their sysfs sizes are printed below the table).
       order = opts.order, stride = opts.stride, pages = opts.pages, samples = opts.samples,
       sample_ms = opts.sample_ms, each = row}
     if not res then
-      io.stderr:write("pmcsh latency: ", tostring(err), "\n")
-      return 1
+      return nil, err
     end
     if opts.series then
       print()
@@ -90,7 +81,7 @@ of the curve are the caches (their sysfs sizes are printed below the table).
           #marks > 0 and "dashed: the caches' sizes (sysfs)" or "sysfs lists no cache sizes here"),
         xlabel = "chain size (bytes)", ylabel = "ns per dependent load (best sample)", bytes = true, logy = true,
         vlines = marks, series = {{title = res.order, points = pts}}})
-      if not ok then io.stderr:write("pmcsh latency: ", perr, "\n"); return 1 end
+      if not ok then return nil, perr end
     end
     return 0
   end,

@@ -125,8 +125,7 @@ line on a terminal and given in full into a pipe or file, as perf list does.]],
     if #args > 1 then error(require("pmcsh.recipe").usage("list: at most one pattern"), 0) end
     local raw, msg = pmc.list(nil, opts.pmu and {pmu = opts.pmu} or nil)
     if not raw then
-      io.stderr:write("pmcsh list: ", msg, "\n")
-      return 1
+      return nil, msg
     end
     local generic = require("pmcsh.survey").load_data("generic")
     local list = matching(collapse(raw, generic and generic.descriptions or {}), args[1])

@@ -1,8 +1,8 @@
 -- pmcsh loaded: latency under load (Intel MLC's --loaded_latency) over
 -- chase.loaded: one thread chases a chain while bandwidth threads on the
 -- other cpus read their own buffers with a decreasing injection delay.
-local ORDERS = {"random", "stride", "page", "tlb"}
-local PAGES = {"4k", "thp", "2m", "1g"}
+local recipe, chase = require("pmcsh.recipe"), require("pmcsh.chase")
+local ORDERS, PAGES = recipe.names(chase.orders()), recipe.names(chase.page_policies())
 
 return {
   description = "loaded latency (MLC --loaded_latency): ns per load against the MB/s the other cores read",
@@ -23,12 +23,11 @@ not the memory's, and the output says so.]],
     {name = "order", type = "string", choices = ORDERS, default = "random", help = "chain order"},
     {name = "pages", type = "string", choices = PAGES, default = "4k", help = "the chain's page policy"},
     {name = "samples", type = "int", default = 5, min = 1, help = "timed samples per delay"},
-    {name = "sample_ms", type = "number", default = 20, help = "length of one sample (ms)"},
+    {name = "sample_ms", type = "number", default = 20, positive = true, help = "length of one sample (ms)"},
     {name = "json", type = "flag", help = "one JSON object per delay"},
-    {name = "plot", type = "string", help = "draw latency against bandwidth to FILE.png or FILE.svg (gnuplot)"},
+    {name = "plot", type = "plot", help = "draw latency against bandwidth to FILE.png or FILE.svg (gnuplot)"},
   },
   run = function(opts)
-    local recipe = require("pmcsh.recipe")
     local function usage(msg) error(recipe.usage("loaded: " .. msg), 0) end
     local delays
     if opts.delays then
@@ -39,17 +38,11 @@ not the memory's, and the output says so.]],
         delays[#delays + 1] = n
       end
     end
-    if opts.sample_ms <= 0 then usage("--sample_ms must be positive") end
-    if opts.plot and not opts.plot:lower():match("%.png$") and not opts.plot:lower():match("%.svg$") then
-      usage("--plot: name a .png or .svg file")
-    end
-    local chase = require("pmcsh.chase")
     local cpus = #require("pmcsh.machine").online()
     local res, err = chase.loaded{size = opts.size, bw_size = opts.bw_size, delays = delays, threads = opts.threads,
       order = opts.order, pages = opts.pages, samples = opts.samples, sample_ms = opts.sample_ms}
     if not res then
-      io.stderr:write("pmcsh loaded: ", tostring(err), "\n")
-      return 1
+      return nil, err
     end
     local size = require("pmcsh.metrics").size
     -- what the load means on this machine: MLC loads from every other core
@@ -100,7 +93,7 @@ not the memory's, and the output says so.]],
         key = "bottom right",
         hline = {y = res.idle_ns, title = string.format("idle %.1f ns", res.idle_ns)},
         series = {{title = "latency under load (labels: injection delay)", points = pts, labels = labels}}})
-      if not ok then io.stderr:write("pmcsh loaded: ", perr, "\n"); return 1 end
+      if not ok then return nil, perr end
     end
     return 0
   end,

@@ -1,7 +1,7 @@
 -- pmcsh parallelism: memory-level parallelism versus size (lmbench par_mem)
 -- over the chase module.
-local ORDERS = {"random", "stride", "page", "tlb"}
-local PAGES = {"4k", "thp", "2m", "1g"}
+local recipe, chase = require("pmcsh.recipe"), require("pmcsh.chase")
+local ORDERS, PAGES = recipe.names(chase.orders()), recipe.names(chase.page_policies())
 
 return {
   description = "memory-level parallelism versus size (par_mem): overlapped misses",
@@ -24,31 +24,24 @@ simple/parallelN).  --detail prints ns per load and the speedup for every k;
     {name = "per_octave", type = "int", default = 1, min = 1, help = "sizes per doubling"},
     {name = "max", type = "int", default = 16, min = 1, help = "most chains chased together (1..16)"},
     {name = "order", type = "string", choices = ORDERS, default = "random", help = "chain order"},
-    {name = "stride", type = "size", help = "bytes per element (a multiple of 8); default: the order's, "
+    {name = "stride", type = "size", min = 8, multiple = 8, help = "bytes per element (a multiple of 8); default: the order's, "
       .. "64 for random and stride, 256 for page and tlb (see chase.orders)"},
     {name = "pages", type = "string", choices = PAGES, default = "4k", help = "page policy"},
     {name = "samples", type = "int", default = 3, min = 1, help = "timed samples per k"},
-    {name = "sample_ms", type = "number", default = 10, help = "length of one sample (ms)"},
+    {name = "sample_ms", type = "number", default = 10, positive = true, help = "length of one sample (ms)"},
     {name = "detail", type = "flag", help = "print ns and speedup for every k"},
     {name = "series", type = "flag", help = "print \"size_MB parallelism\" lines only"},
     {name = "json", type = "flag", help = "one JSON object per size"},
-    {name = "plot", type = "string", help = "draw parallelism versus size to FILE.png or FILE.svg (1000x640): y from 0, the k limit drawn"},
+    {name = "plot", type = "plot", help = "draw parallelism versus size to FILE.png or FILE.svg (1000x640): y from 0, the k limit drawn"},
   },
   run = function(opts)
-    local recipe = require("pmcsh.recipe")
     local function usage(msg) error(recipe.usage("parallelism: " .. msg), 0) end
     if (opts.series and 1 or 0) + (opts.json and 1 or 0) + (opts.detail and 1 or 0) > 1 then
       usage("--detail, --series and --json exclude each other")
     end
     if opts.max > 16 then usage("--max must be in 1..16") end
-    opts.stride = opts.stride or require("pmcsh.chase").default_stride(opts.order)
-    if opts.stride < 8 or opts.stride % 8 ~= 0 then usage("--stride must be a multiple of 8 bytes") end
+    opts.stride = opts.stride or chase.default_stride(opts.order)
     if opts.to < opts.from then usage("--to must be at least --from") end
-    if opts.sample_ms <= 0 then usage("--sample_ms must be positive") end
-    if opts.plot then
-      local ok, why = require("pmcsh.plot").check(opts.plot)
-      if not ok then usage(why) end
-    end
     local sizes = {}
     if opts.sizes then
       for _, s in ipairs(opts.sizes) do
@@ -65,9 +58,8 @@ simple/parallelN).  --detail prints ns per load and the speedup for every k;
         i = i + 1
       end
     end
-    local chase = require("pmcsh.chase")
     local cjson = opts.json and require("cjson")
-    local pts, marks = {}, {}
+    local pts, marks, peaks = {}, {}, {}
     if opts.series then
       print(string.format('"stride=%d order=%s pages=%s', opts.stride, opts.order, opts.pages))
     elseif not opts.json then
@@ -78,9 +70,10 @@ simple/parallelN).  --detail prints ns per load and the speedup for every k;
     for _, size in ipairs(sizes) do
       local r, err = chase.parallelism{size = size, max = opts.max, order = opts.order, stride = opts.stride,
         pages = opts.pages, samples = opts.samples, sample_ms = opts.sample_ms}
-      if not r then io.stderr:write("pmcsh parallelism: ", tostring(err), "\n"); return 1 end
+      if not r then return nil, err end
       local mb = r.size / 2^20
       pts[#pts + 1] = {r.size, r.mlp}
+      peaks[#peaks + 1] = {r.size, r.peak}
       if r.superlinear then marks[#marks + 1] = {r.size, r.mlp} end
       if opts.json then
         print(cjson.encode({size = r.size, size_mb = mb, mlp = r.mlp, peak = r.peak, rows = r.rows, footprint = r.footprint,
@@ -106,17 +99,19 @@ simple/parallelN).  --detail prints ns per load and the speedup for every k;
     end
     if opts.series then print() end
     if opts.plot then
-      local series = {{title = opts.order, points = pts}}
+      local series = {{title = opts.order .. ": mlp, the best speedup within k", points = pts}}
       if #marks > 0 then
-        series[2] = {title = "sizes with rows above k (cache hits: left out of the value)", points = marks, points_only = true}
+        series[2] = {title = "sizes with rows above k (left out of mlp)", points = marks, points_only = true}
+        series[3] = {title = "peak: the best speedup of any row (multichase's simple/parallelN)", points = peaks,
+          dashed = true}
       end
       local ok, perr = require("pmcsh.plot").lines(opts.plot, {
         title = string.format("memory-level parallelism, %s order: best speedup t1 / (tk / k), k = 1..%d",
           opts.order, opts.max),
-        xlabel = "chain size (bytes)", ylabel = "parallelism (best speedup)", bytes = true, y0 = true,
-        hline = {y = opts.max, title = string.format("k = %d: the most a speedup can be", opts.max)},
+        xlabel = "chain size (bytes)", ylabel = "parallelism (best speedup)", bytes = true, y0 = true, key = "below",
+        hline = {y = opts.max, title = string.format("k = %d: the most overlapped misses can give", opts.max)},
         series = series})
-      if not ok then io.stderr:write("pmcsh parallelism: ", perr, "\n"); return 1 end
+      if not ok then return nil, perr end
     end
     return 0
   end,

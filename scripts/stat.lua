@@ -161,7 +161,7 @@ cannot count is a <not supported> row and the run goes on.]],
           local list, msg = {n}, nil
           if o[1] == "pid" then
             list, msg = topo.threads(n)
-            if not list then io.stderr:write("pmcsh stat: ", msg, "\n"); return 1 end
+            if not list then return nil, msg end
             until_pid = until_pid or n
           elseif not io.open("/proc/" .. n .. "/comm") then
             io.stderr:write("pmcsh stat: no thread ", n, "\n"); return 1
@@ -218,7 +218,7 @@ cannot count is a <not supported> row and the run goes on.]],
     local out = io.stderr
     if opts.output then   -- opened before the run, as perf does: a bad path costs no run
       local f, msg = io.open(opts.output, opts.append and "a" or "w")
-      if not f then io.stderr:write("pmcsh stat: ", msg, "\n"); return 1 end
+      if not f then return nil, msg end
       out = f
       f:write(string.format("# started on %s\n\n", os.date("%a %b %e %H:%M:%S %Y")))
     end

@@ -44,15 +44,11 @@ Bandwidth with no counters open is printed beside the counted runs'.
      help = "value shown per cell: mean is count/(n*reps)"},
     {name = "csv", type = "flag", help = "print CSV: a line per row and kernel (value, spread, reps, n, MB/s, ...)"},
     {name = "json", type = "flag", help = "print JSON lines: an object per row and kernel, the CSV's fields"},
-    {name = "plot", type = "string", help = "heat map of the table to FILE.png or FILE.svg (gnuplot, 1000x640, taller past 20 rows)"},
+    {name = "plot", type = "plot", help = "heat map of the table to FILE.png or FILE.svg (gnuplot, 1000x640, taller past 20 rows)"},
   },
   run = function(opts)
     local survey = require("pmcsh.survey")
     if opts.csv and opts.json then survey.usage("survey: --csv and --json exclude each other") end
-    if opts.plot then
-      local ok, why = require("pmcsh.plot").check(opts.plot)
-      if not ok then survey.usage("survey: " .. why) end
-    end
     local n_src = (opts.report and 1 or 0) + (opts.resume and 1 or 0)
     if n_src > 1 then survey.usage("survey: --report and --resume exclude each other") end
     if opts.out and (opts.report or opts.resume) then
@@ -93,7 +89,7 @@ Bandwidth with no counters open is printed beside the counted runs'.
     io.flush()
     if opts.plot then
       local ok, perr = require("pmcsh.plot").survey(st, opts.plot, {stat = opts.stat})
-      if not ok then io.stderr:write("pmcsh survey: ", perr, "\n"); return 1 end
+      if not ok then return nil, perr end
     end
     local counted = next(st.cells) ~= nil
     return counted and 0 or 1

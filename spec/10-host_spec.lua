@@ -3,15 +3,9 @@ local h = require("helpers")
 
 local fixtures = "spec/fixtures/recipes"
 
-local function tmpfile(text)
-  local name = os.tmpname()
-  local f = assert(io.open(name, "w")); f:write(text); f:close()
-  return name
-end
-
 describe("pmcsh command line", function()
   it("runs a script with arg set as lua sets it", function()
-    local s = tmpfile("print(arg[0], arg[1], arg[2], #arg, arg[-1] ~= nil, ...)")
+    local s = h.write(nil, "print(arg[0], arg[1], arg[2], #arg, arg[-1] ~= nil, ...)")
     local r = h.run({s, "a", "b c"})
     assert.are.equal(0, r.code)
     assert.are.equal(s .. "\ta\tb c\t2\ttrue\ta\tb c\n", r.out)
@@ -51,7 +45,7 @@ describe("pmcsh command line", function()
   end)
 
   it("treats a script error as status 1 with message and traceback", function()
-    local s = tmpfile("local function f() error('boom') end\nf()\n")
+    local s = h.write(nil, "local function f() error('boom') end\nf()\n")
     local r = h.run({s})
     assert.are.equal(1, r.code)
     assert.matches("boom", r.err)
@@ -84,7 +78,7 @@ describe("pmcsh command line", function()
   end)
 
   it("stops handling options at --", function()
-    local s = tmpfile("print(...)")
+    local s = h.write(nil, "print(...)")
     local r = h.run({"--", s, "-e", "x"})
     assert.are.equal("-e\tx\n", r.out)
     os.remove(s)

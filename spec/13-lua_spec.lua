@@ -14,13 +14,7 @@ local function have_lua()
 end
 
 local dir = h.tmpdir()
-local function file(name, text)
-  local path = dir .. "/" .. name
-  local f = assert(io.open(path, "w"))
-  f:write(text)
-  f:close()
-  return path
-end
+local function file(name, text) return h.write(dir .. "/" .. name, text) end
 
 -- Runs `exe` with args (each shell-quoted) and an env prefix in `dir`.
 local function run(exe, args, env, stdin)
@@ -58,7 +52,7 @@ describe("pmcsh as lua(1)", function()
   teardown(function() os.execute("rm -rf " .. h.shquote(dir)) end)
 
   it("runs -e, -l and -W in order, as lua5.4 does", function()
-    if not h.require(have_lua(), "lua5.4 is not installed to compare with") then return end
+    if not h.need(have_lua(), "lua5.4 is not installed to compare with") then return end
     file("mymod.lua", "return {x = 42}")
     same({"-e", "print(1)", "-e", "print(2)"})
     same({"-eprint(3)"})
@@ -70,14 +64,14 @@ describe("pmcsh as lua(1)", function()
   end)
 
   it("refuses bad options with lua's message, usage text and status", function()
-    if not h.require(have_lua(), "lua5.4 is not installed to compare with") then return end
+    if not h.need(have_lua(), "lua5.4 is not installed to compare with") then return end
     for _, args in ipairs{{"-x"}, {"--x"}, {"-vx"}, {"-Ex"}, {"-e"}, {"-l"}, {"-e", "-v"}, {"-i", "-q"}} do
       same(args)
     end
   end)
 
   it("prints lua's version line with -v; --version is pmcsh's", function()
-    if not h.require(have_lua(), "lua5.4 is not installed to compare with") then return end
+    if not h.need(have_lua(), "lua5.4 is not installed to compare with") then return end
     same({"-v"})
     same({"-v", "-e", "print(1)"})
     local r = run(h.exe, {"--version"})
@@ -86,7 +80,7 @@ describe("pmcsh as lua(1)", function()
   end)
 
   it("honours LUA_INIT_5_4, LUA_INIT and @file, and -E ignoring them", function()
-    if not h.require(have_lua(), "lua5.4 is not installed to compare with") then return end
+    if not h.need(have_lua(), "lua5.4 is not installed to compare with") then return end
     local init = file("init.lua", "print('from init file', ...)")
     same({"-e", "print(2)"}, "LUA_INIT='print(1)'")
     same({"-e", "print(2)"}, "LUA_INIT='print(1)' LUA_INIT_5_4='print(15)'")
@@ -98,7 +92,7 @@ describe("pmcsh as lua(1)", function()
   end)
 
   it("leaves package.path and package.cpath as lua sets them, and still finds its own modules", function()
-    if not h.require(have_lua(), "lua5.4 is not installed to compare with") then return end
+    if not h.need(have_lua(), "lua5.4 is not installed to compare with") then return end
     same({"-e", "print(package.path); print(package.cpath)"})
     same({"-e", "print(package.path)"}, "LUA_PATH='/x/?.lua;;'")
     same({"-e", "print(package.path)"}, "LUA_PATH_5_4='/y/?.lua'")
@@ -107,7 +101,7 @@ describe("pmcsh as lua(1)", function()
   end)
 
   it("reports errors as lua does: strings, tables, __tostring, syntax, exit codes", function()
-    if not h.require(have_lua(), "lua5.4 is not installed to compare with") then return end
+    if not h.need(have_lua(), "lua5.4 is not installed to compare with") then return end
     same({"-e", "error('boom')"})
     same({"-e", "error({})"})
     same({"-e", "error(setmetatable({}, {__tostring = function() return 'custom' end}))"})
@@ -120,7 +114,7 @@ describe("pmcsh as lua(1)", function()
   end)
 
   it("runs scripts with arg, stdin with -, and stops options at --", function()
-    if not h.require(have_lua(), "lua5.4 is not installed to compare with") then return end
+    if not h.need(have_lua(), "lua5.4 is not installed to compare with") then return end
     local s = file("args.lua", "print(#arg, arg[0], arg[-1], arg[1], arg[2], ...)")
     same({s, "a", "b"})
     same({"-e", "x=1", s, "a"})

@@ -13,10 +13,7 @@ local function sh(cmd)
 end
 
 local function root_tools()
-  local uid = sh("id -u"):match("%d+")
-  local _, c1 = sh("command -v setpriv")
-  local _, c2 = sh("command -v setcap")
-  return uid == "0" and c1 == 0 and c2 == 0, "needs root, setpriv and setcap to make privileged copies"
+  return h.is_root() and h.have("setpriv") and h.have("setcap"), "needs root, setpriv and setcap to make privileged copies"
 end
 
 -- A copy of the installed tree (binary beside lua/, scripts/, events/)
@@ -33,7 +30,7 @@ local AS_NOBODY = "cd / && setpriv --reuid=65534 --regid=65534 --clear-groups "
 
 describe("privilege", function()
   it("refuses to run setuid, before any Lua runs", function()
-    if not h.require(root_tools()) then return end
+    if not h.need(root_tools()) then return end
     local d = copy()
     sh("chmod u+s " .. d .. "/pmcsh")
     local out, code = sh(AS_NOBODY .. d .. "/pmcsh -e 'print(io.open(\"/etc/shadow\"):read(\"l\"))'")
@@ -44,7 +41,7 @@ describe("privilege", function()
   end)
 
   it("with file capabilities counts, but takes no recipe folder, LUA_INIT or LUA_PATH from the environment", function()
-    if not h.require(root_tools()) then return end
+    if not h.need(root_tools()) then return end
     local d = copy()
     sh("setcap cap_perfmon+ep " .. d .. "/pmcsh")
     local recipes = h.tmpdir()

@@ -1,20 +1,9 @@
 -- pmc: counter groups.  Physical expectations with stated tolerances; paths
 -- that need a hardware PMU are pending with that reason where none exists.
 local h = require("helpers")
-local kit = h.kernel_it(it, function(why) pending(why) end)  -- specs that count the kernel
+local kit = h.kernel_it(it)  -- specs that count the kernel
 local pmc = require("pmcsh.pmc")
 local env = pmc.environment()
--- busted's pending() is a global of the spec environment, not of helpers'.
-local function need(cond, reason)
-  if not cond then pending(reason) end
-  return cond
-end
--- cpu-wide counting needs root, CAP_PERFMON or perf_event_paranoid <= 0
-local function cpu_wide()
-  local g, msg = pmc.group({"cpu-clock"}, {cpus = {0}})
-  if g then g:close() end
-  return g ~= nil, "cannot count cpu-wide here: " .. tostring(msg)
-end
 local NO_HW = "no hardware PMU is exposed on this machine (/sys/bus/event_source/devices has no cpu PMU)"
 
 local function within(x, want, rel)
@@ -42,7 +31,7 @@ describe("pmc event names", function()
     local r = assert(pmc.info("r01c2:u"))
     assert.are.same({4, 0x1c2, true}, {r.type, r.config, r.exclude_kernel})
     local f = io.open("/sys/bus/event_source/devices/msr/type")
-    if not need(f ~= nil, "no msr PMU in sysfs") then return end
+    if not h.need(f ~= nil, "no msr PMU in sysfs") then return end
     local tsc = assert(pmc.info("msr/tsc/"))
     assert.are.equal(tonumber(f:read("l")), tsc.type); f:close()
     assert.are.equal(0, tsc.config)                        -- events/tsc: event=0x00
@@ -147,7 +136,7 @@ describe("pmc event names", function()
     local t = assert(pmc.list("tsc"))
     local found
     for _, e in ipairs(t) do if e.name == "msr/tsc/" then found = e end end
-    if need(found ~= nil, "no msr PMU in sysfs") then assert.is_true(found.opens) end
+    if h.need(found ~= nil, "no msr PMU in sysfs") then assert.is_true(found.opens) end
   end)
 
   it("pmcsh list prints and --json emits one object per line", function()
@@ -158,7 +147,7 @@ describe("pmc event names", function()
     assert.are.equal(0, j.code, j.err)
     local cjson = require("cjson")
     local n = 0
-    for line in j.out:gmatch("[^\n]+") do
+    for _, line in ipairs(h.lines(j.out)) do
       local o = cjson.decode(line); n = n + 1
       assert.is_string(o.name); assert.is_string(o.pmu); assert.is_boolean(o.opens)
     end
@@ -171,7 +160,7 @@ end)
 
 describe("pmc windows over threads", function()
   kit("counts a threaded run once with a cpu-wide group: the workers are not copied in again", function()
-    if not need(cpu_wide()) then return end
+    if not h.need(h.can_count_cpu_wide()) then return end
     local stream = require("pmcsh.stream")
     local g <close> = assert(pmc.group({"page-faults"}, {cpus = {0, 1}}))
     local s <close> = assert(stream.new{n = 2^22, threads = 2, touch = false, quiet = true})
@@ -205,7 +194,7 @@ describe("pmc.privilege_filter", function()
   end)
 
   it("finds a hardware event splitting user from OS", function()
-    if not need(env.cpu_pmu, NO_HW) then return end
+    if not h.need(env.cpu_pmu, NO_HW) then return end
     assert.is_true(pmc.privilege_filter("instructions:u", "instructions:k"))
   end)
 end)
@@ -255,7 +244,7 @@ describe("pmc groups", function()
     -- sibling from the second window on: `swgroup flag` shows it.)
     local dir = h.tmpdir()
     local built = os.execute("cc -O2 -o " .. dir .. "/swgroup spec/fixtures/swgroup.c 2>/dev/null")
-    if not need(built, "no C compiler to build spec/fixtures/swgroup.c") then return end
+    if not h.need(built, "no C compiler to build spec/fixtures/swgroup.c") then return end
     local p = assert(io.popen(dir .. "/swgroup leader"))
     local out = p:read("a")
     local ok = p:close()
@@ -291,14 +280,14 @@ describe("pmc groups", function()
       local r, wall, cpu = assert(pmc.probe(g, "spin", 100e6))
       if cpu >= 0.97 * wall then quiet = {r[1].value, wall, cpu} break end
     end
-    if not need(quiet, "the machine is too busy: the busy loop never had a CPU to itself") then return end
+    if not h.need(quiet, "the machine is too busy: the busy loop never had a CPU to itself") then return end
     within(quiet[1], quiet[2], 0.05)
     within(quiet[1], quiet[3], 0.05)
   end)
 
   it("msr/tsc/ over a 100 ms sleep agrees with the TSC frequency", function()
     local t = io.open("/sys/bus/event_source/devices/msr/events/tsc")
-    if not need(t ~= nil, "no msr/tsc/ on this machine") then return end
+    if not h.need(t ~= nil, "no msr/tsc/ on this machine") then return end
     t:close()
     -- The TSC frequency: /proc/cpuinfo's "cpu MHz", which x86 kernels report
     -- from tsc_khz when the CPU has constant_tsc and tsc_known_freq (checked).
@@ -307,11 +296,11 @@ describe("pmc groups", function()
       mhz = mhz or tonumber(line:match("^cpu MHz%s*:%s*([%d.]+)"))
       flags = flags or line:match("^flags%s*:(.*)")
     end
-    if not need(mhz and flags and flags:find(" constant_tsc") and flags:find(" tsc_known_freq"),
+    if not h.need(mhz and flags and flags:find(" constant_tsc") and flags:find(" tsc_known_freq"),
       "cpu MHz is not the TSC frequency here (no constant_tsc/tsc_known_freq)") then return end
     -- cpu-wide on cpu 0: the TSC ticks through the sleep (per task it only
     -- counts while the task runs).
-    if not need(cpu_wide()) then return end
+    if not h.need(h.can_count_cpu_wide()) then return end
     local g <close> = assert(pmc.group({"msr/tsc/"}, {cpus = {0}}))
     local r, wall = assert(pmc.probe(g, "sleep", 100e6))
     within(r[1].value, mhz * 1e6 * wall / 1e9, 0.01)
@@ -362,14 +351,6 @@ describe("pmc groups", function()
 end)
 
 describe("pmc targets: cpus, sockets, pid", function()
-  local function ncpus()
-    local f = io.open("/sys/devices/system/cpu/online")
-    local s = f and f:read("l") or "0"
-    if f then f:close() end
-    local n = 0
-    for a, b in s:gmatch("(%d+)%-?(%d*)") do n = n + (b ~= "" and tonumber(b) - tonumber(a) + 1 or 1) end
-    return n
-  end
   local function socket_of(cpu)
     local f = io.open(string.format("/sys/devices/system/cpu/cpu%d/topology/physical_package_id", cpu))
     local v = f and tonumber(f:read("l")) or 0
@@ -378,10 +359,10 @@ describe("pmc targets: cpus, sockets, pid", function()
   end
 
   it("cpu list: one entry per cpu summing to value, and one per socket", function()
-    if not need(ncpus() >= 2, "needs 2 online cpus") then return end
+    if not h.need(#require("pmcsh.machine").online() >= 2, "needs 2 online cpus") then return end
     -- cpu-wide cpu-clock ticks through a sleep on every cpu: each cpu
     -- counts the window's wall time (ns); msr/tsc/ ticks on each cpu too.
-    if not need(cpu_wide()) then return end
+    if not h.need(h.can_count_cpu_wide()) then return end
     local g <close> = assert(pmc.group({"cpu-clock", "msr/tsc/"}, {cpus = {0, 1}}))
     local r, wall = assert(pmc.probe(g, "sleep", 100e6))
     for _, e in ipairs{r[1], r[2]} do
@@ -578,9 +559,7 @@ describe("pmc errors", function()
   end)
 
   it("permission refused quotes perf_event_paranoid", function()
-    local p = io.popen("id -u"); local uid = p:read("l"); p:close()
-    local has = os.execute("command -v setpriv >/dev/null")
-    if not need(uid == "0" and has and env.paranoid >= 2,
+    if not h.need(h.is_root() and h.have("setpriv") and env.paranoid >= 2,
       "needs root (to drop to nobody), setpriv and perf_event_paranoid >= 2") then return end
     local r = h.run({"-e", [[
       local pmc = require("pmcsh.pmc")
@@ -805,9 +784,9 @@ describe("pmc.overhead", function()
   end)
 
   it("reads with rdpmc where the kernel allows it", function()
-    if not need(env.cpu_pmu, NO_HW) then return end
+    if not h.need(env.cpu_pmu, NO_HW) then return end
     local o = assert(pmc.overhead{events = {"cycles"}, n = 2000})
-    if not need(o.rdpmc.available, o.rdpmc.reason or "rdpmc unavailable") then return end
+    if not h.need(o.rdpmc.available, o.rdpmc.reason or "rdpmc unavailable") then return end
     assert.truthy(o.rdpmc.read_ns < o.read_ns)
   end)
 end)
@@ -856,12 +835,11 @@ describe("pmcsh stat", function()
     local r = stat({"-x", ";"})
     assert.are.equal(0, r.code, r.err)
     local rows = {}
-    for line in r.err:gmatch("[^\n]+") do
+    for _, line in ipairs(h.lines(r.err)) do
       if line:find(";") then rows[#rows + 1] = line end
     end
     assert.are.equal(3, #rows)
-    local f = {}
-    for x in (rows[3] .. ";"):gmatch("([^;]*);") do f[#f + 1] = x end
+    local f = h.fields(rows[3], ";")
     assert.are.equal("page-faults:k", f[3])               -- value, unit, event, runtime, pcnt
     assert.truthy(tonumber(f[1]) > 0 and tonumber(f[4]) > 0)
     assert.are.equal("100.00", f[5])
@@ -869,7 +847,7 @@ describe("pmcsh stat", function()
     assert.are.equal(0, j.code, j.err)
     local cjson = require("cjson")
     local n = 0
-    for line in j.err:gmatch("[^\n]+") do
+    for _, line in ipairs(h.lines(j.err)) do
       if line:sub(1, 1) == "{" then
         local o = cjson.decode(line); n = n + 1
         for _, k in ipairs{"counter-value", "unit", "event", "event-runtime", "pcnt-running"} do
@@ -886,11 +864,7 @@ describe("pmcsh stat", function()
     assert.are.equal(0, r.code, r.err)
     local function rows(text)
       local out = {}
-      for line in text:gmatch("[^\n]+") do
-        local f = {}
-        for x in (line .. ","):gmatch("([^,]*),") do f[#f + 1] = x end
-        out[#out + 1] = f
-      end
+      for _, line in ipairs(h.lines(text)) do out[#out + 1] = h.fields(line, ",") end
       return out
     end
     local ours = rows(r.err)
@@ -919,7 +893,7 @@ describe("pmcsh stat", function()
     local p = io.popen("perf stat -x, -r 3 -e " .. evs .. " -- true 2>&1")
     local theirs = rows(p:read("a"))
     local ok = p:close()
-    if not need(ok and #theirs == 3, "perf stat is not usable here") then return end
+    if not h.need(ok and #theirs == 3, "perf stat is not usable here") then return end
     for i = 1, 3 do
       assert.are.equal(#theirs[i], #ours[i])
       for _, k in ipairs{2, 3} do assert.are.equal(theirs[i][k], ours[i][k]) end
@@ -929,7 +903,7 @@ describe("pmcsh stat", function()
   end)
 
   it("agrees with perf stat on the same command", function()
-    if not need(os.execute("perf stat -e page-faults:k true >/dev/null 2>&1"), "perf is not installed") then
+    if not h.need(os.execute("perf stat -e page-faults:k true >/dev/null 2>&1"), "perf is not installed") then
       return
     end
     local p = io.popen("perf stat -x, -e page-faults:u,page-faults:k -r 3 -- dd if=/dev/zero of=/dev/null "

@@ -5,9 +5,9 @@ local stream = require("pmcsh.stream")
 
 local ok_pmc, pmc = pcall(require, "pmcsh.pmc")
 local function group(events)
-  if not h.require(ok_pmc and pmc.group, "pmcsh.pmc has not landed") then return nil end
+  if not h.need(ok_pmc and pmc.group, "pmcsh.pmc has not landed") then return nil end
   local g, msg = pmc.group(events)
-  if not h.require(g, "cannot open " .. table.concat(events, ",") .. ": " .. tostring(msg)) then return nil end
+  if not h.need(g, "cannot open " .. table.concat(events, ",") .. ": " .. tostring(msg)) then return nil end
   return g
 end
 
@@ -38,7 +38,7 @@ describe("stream kernels", function()
 
   it("default n follows STREAM's rule: each array >= 4x the last-level caches", function()
     local m = stream.machine()
-    if not h.require(m.llc_bytes > 0, "no cache sizes in sysfs") then return end
+    if not h.need(m.llc_bytes > 0, "no cache sizes in sysfs") then return end
     assert.is_true(m.default_n * 8 >= 4 * m.llc_bytes)
     assert.is_true(m.default_n * 8 < 4 * m.llc_bytes + 8 * 1024 + 8)
   end)
@@ -169,7 +169,7 @@ describe("stream counters inside the window", function()
     local s = assert(stream.new{n = n, threads = ncpus, pages = "thp", touch = false, quiet = true})
     local r = assert(s:run("fill", {reps = 1, warmup = false, group = g}))
     local ps = s:pages()
-    if not h.require(ps.a.thp == n * 8, "transparent huge pages not granted here") then return end
+    if not h.need(ps.a.thp == n * 8, "transparent huge pages not granted here") then return end
     assert.near(n * 8 / 2^21, r.counts["page-faults:u"].value, 2)
     s:close()
     g:close()
@@ -187,7 +187,7 @@ describe("stream pages", function()
     s:close()
     s = assert(stream.new{n = 2^22, threads = 1, pages = "thp", quiet = true})
     p = s:pages()
-    if h.require(p.thp_fraction > 0, "no transparent huge pages on this kernel") then
+    if h.need(p.thp_fraction > 0, "no transparent huge pages on this kernel") then
       assert.are.equal(2097152, p.page_size)
     end
     s:close()
@@ -301,7 +301,7 @@ describe("stream variants", function()
   end)
 
   it("keeps each variant's loops to its own registers (objdump)", function()
-    if not h.require(os.execute("command -v objdump >/dev/null"), "objdump is not installed") then return end
+    if not h.need(h.have("objdump")) then return end
     local exe = require("pmcsh.paths").exe
     local checked = 0
     for _, v in ipairs(stream.machine().variants) do

@@ -2,15 +2,9 @@
 -- split the cycle evenly, latency orders the hierarchy, counters around a
 -- chase are real, bad input is a clear error.
 local chase = require("pmcsh.chase")
-local helpers = require("spec.support.helpers")
+local helpers = require("helpers")
 
 local MiB = 1024 * 1024
-
--- pending() lives in the spec's environment, not in helpers'.
-local function need(cond, reason)
-  if not cond then pending(reason) end
-  return cond
-end
 
 -- Walks the chain from element `from` until it comes back; returns the
 -- elements in cycle order (fails if an element repeats before that).
@@ -311,7 +305,7 @@ describe("chase latency", function()
   it("counts a chase for real: task-clock equals the chase's time within 2%", function()
     local pmc = require("pmcsh.pmc")
     local g, msg = pmc.group{"task-clock"}
-    if not need(g, "no task-clock: " .. tostring(msg)) then return end
+    if not helpers.need(g, "no task-clock: " .. tostring(msg)) then return end
     -- the scheduler's own account of this thread: ns on cpu, ns waiting to run
     local function schedstat()
       local f = io.open("/proc/thread-self/schedstat")
@@ -335,7 +329,7 @@ describe("chase latency", function()
     assert.near(wall, r.elapsed_s * 1e9, wall * 1e-9)
     -- equality needs the cpu to ourselves: skip it when we waited to run
     local waited = run0 and (wait1 - wait0) / ((run1 - run0) + (wait1 - wait0)) or 0
-    if not need(waited < 0.02, string.format("busy machine: this thread waited %.0f%% of the time on the "
+    if not helpers.need(waited < 0.02, string.format("busy machine: this thread waited %.0f%% of the time on the "
         .. "run queue, task-clock (%.0f%% of the chase's time) cannot equal it", waited * 100, tc / wall * 100)) then
       return
     end
@@ -360,7 +354,7 @@ describe("chase against multichase (bench-chase --multichase)", function()
     local r = helpers.run({"bench-chase", "--only", "multichase"})
     assert.are_not.equal(0, r.code)
     local thp, why = chase.chain{size = MiB, pages = "thp"}   -- the random config runs on THP
-    if not need(thp, "no transparent huge pages here: " .. tostring(why)) then return end
+    if not helpers.need(thp, "no transparent huge pages here: " .. tostring(why)) then return end
     thp:close()
     assert.matches("needs %-%-multichase PATH", r.err)
     -- a stand-in that answers as multichase does (its best ns on the last
@@ -427,7 +421,7 @@ describe("chase errors", function()
     for _, hp in ipairs(require("pmcsh.machine").hugepages()) do
       if hp.size == 2 * MiB then free = hp.free end
     end
-    if not need(free == 0, "2 MiB huge pages are reserved here: nothing to refuse") then return end
+    if not helpers.need(free == 0, "2 MiB huge pages are reserved here: nothing to refuse") then return end
     local c, msg, errno = chase.chain{size = 4 * MiB, pages = "2m"}
     assert.is_nil(c)
     assert.matches("nr_hugepages", msg)

@@ -3,35 +3,15 @@
 -- and errors.  Small arrays (2M doubles = 16 MiB each) and few repetitions
 -- keep it quick.
 local helpers = require("helpers")
-local kit = helpers.kernel_it(it, function(why) pending(why) end)  -- specs that count the kernel
+local kit = helpers.kernel_it(it)  -- specs that count the kernel
 local survey = require("pmcsh.survey")
 local cjson = require("cjson")
-
--- pending() lives in the spec's environment, not in helpers'
-local function need(cond, reason)
-  if not cond then pending(reason) end
-  return cond
-end
 
 local N = 2 * 1024 * 1024
 local KERNELS = {"copy", "scale", "add", "triad"}
 
-local function rel(a, b) return math.abs(a - b) / math.abs(b) end
-
-local function lines_of(path)
-  local out = {}
-  local f = io.open(path, "r")
-  if not f then return out end
-  for l in f:lines() do out[#out + 1] = l end
-  f:close()
-  return out
-end
-
-local function csv_rows(text)
-  local rows = {}
-  for line in text:gmatch("[^\n]+") do rows[#rows + 1] = line end
-  return rows
-end
+-- the lines of a file (none when it is missing)
+local function lines_of(path) return helpers.lines(helpers.slurp(path)) end
 
 describe("survey packing (try-open and back off)", function()
   -- a fake PMU with 4 counters: a group of more than 4 hardware events
@@ -138,10 +118,10 @@ describe("survey over software events", function()
     for _, k in ipairs(KERNELS) do
       local u, kk = fresh.cells["page-faults:u"][k], fresh.cells["page-faults:k"][k]
       local want = arrays(k) / 512
-      assert.is_true(rel(u.per_rep[1], want) < 0.02,
+      assert.is_true(helpers.rel(u.per_rep[1], want) < 0.02,
         string.format("%s: %.6f faults/iteration, want %.6f", k, u.per_rep[1], want))
       assert.is_true(u.per_rep[2] < 1e-5, k .. ": the second repetition is warm")
-      assert.is_true(rel(u.value, want / 2) < 0.02, k .. ": the mean over 2 reps")
+      assert.is_true(helpers.rel(u.value, want / 2) < 0.02, k .. ": the mean over 2 reps")
       assert.is_true(kk.value < 1e-4, k .. ": first touch is user-mode work")
     end
     local warm = assert(survey.run{events = {"page-faults"}, split = true, n = N, reps = 3,
@@ -161,11 +141,11 @@ describe("survey over software events", function()
     -- 4N: repetitions of a few ms, so the edges (9-12 us seen) stay under 1%
     local st = assert(survey.run{events = {"msr/tsc/", "task-clock"}, n = 4 * N, reps = 5,
                                  baseline = false, progress = false, quiet = true})
-    if not need(st.cells["msr/tsc/"], "msr/tsc/ does not open here") then return end
+    if not helpers.need(st.cells["msr/tsc/"], "msr/tsc/ does not open here") then return end
     local edge_ns = 3 * require("pmcsh.pmc").overhead{events = {"msr/tsc/", "task-clock"}, n = 2000}.enable_disable_ns
     local busy
     for _, r in ipairs(st.runs) do
-      if not need(r.tsc_hz, "no constant TSC: the stream engine reports no tsc_hz") then return end
+      if not helpers.need(r.tsc_hz, "no constant TSC: the stream engine reports no tsc_hz") then return end
       local tsc = st.cells["msr/tsc/"][r.kernel].per_rep
       local clock = st.cells["task-clock"][r.kernel].per_rep
       local iters = r.iterations / #r.times
@@ -197,7 +177,7 @@ describe("survey over software events", function()
         "%s: %.0f ticks are %.4f of tsc_hz * task-clock (%.0f ns)", r.kernel, ticks, on_cpu, ns))
       if best < 0.97 then busy = string.format("%s: best repetition ran %.0f%% of its wall time", r.kernel, 100 * best) end
     end
-    need(not busy, "machine too busy for the wall-clock half: " .. tostring(busy))
+    helpers.need(not busy, "machine too busy for the wall-clock half: " .. tostring(busy))
   end)
 end)
 
@@ -229,12 +209,12 @@ describe("survey files", function()
     local fields = survey.FIELDS
     local csv = helpers.run({"survey", "--report", file, "--csv"})
     assert.are.equal(0, csv.code, csv.err)
-    local rows = csv_rows(csv.out)
+    local rows = helpers.lines(csv.out)
     assert.are.equal(table.concat(fields, ","), rows[1])
     local js = helpers.run({"survey", "--report", file, "--json"})
     assert.are.equal(0, js.code, js.err)
     local objs = {}
-    for line in js.out:gmatch("[^\n]+") do
+    for _, line in ipairs(helpers.lines(js.out)) do
       objs[#objs + 1] = cjson.decode(line)
       local keys = {}
       for k in line:gmatch('"([%w_]+)":') do keys[#keys + 1] = k end
@@ -267,9 +247,7 @@ describe("survey files", function()
     -- a column keeps one notation: all scientific, or all with the same decimals
     local cols = {}
     for i = 2, #rows do
-      local j = 0
-      for cell in (rows[i] .. ","):gmatch("([^,]*),") do
-        j = j + 1
+      for j, cell in ipairs(helpers.fields(rows[i], ",")) do
         cols[j] = cols[j] or {}
         if cell:match("^%-?%d") and cell ~= "0" then table.insert(cols[j], cell) end
       end
@@ -336,8 +314,8 @@ describe("survey files", function()
     end
     assert.are.equal(0, dup)
     -- the same rows and columns as the uninterrupted survey
-    local a = csv_rows(helpers.run({"survey", "--report", whole, "--csv"}).out)
-    local b = csv_rows(helpers.run({"survey", "--report", cut, "--csv"}).out)
+    local a = helpers.lines(helpers.run({"survey", "--report", whole, "--csv"}).out)
+    local b = helpers.lines(helpers.run({"survey", "--report", cut, "--csv"}).out)
     assert.are.equal(#a, #b)
     for i = 1, #a do
       assert.are.equal(a[i]:match("^[^,]*,[^,]*,[^,]*,[^,]*"), b[i]:match("^[^,]*,[^,]*,[^,]*,[^,]*"))
@@ -387,8 +365,7 @@ describe("survey errors", function()
     local r = helpers.run({"survey", "--report", "/nonexistent/s.jsonl"})
     assert.are.equal(1, r.code)
     assert.matches("cannot read survey file", r.err)
-    local tmp = os.tmpname()
-    local f = io.open(tmp, "w"); f:write('{"type":"something"}\n'); f:close()
+    local tmp = helpers.write(nil, '{"type":"something"}\n')
     r = helpers.run({"survey", "--report", tmp})
     os.remove(tmp)
     assert.are.equal(1, r.code)
@@ -406,9 +383,6 @@ describe("survey results are never lost", function()
     local a = {table.unpack(SMALL)}
     for _, x in ipairs(extra) do a[#a + 1] = x end
     return a
-  end
-  local function write(path, text)
-    local f = assert(io.open(path, "w")); f:write(text); f:close()
   end
 
   kit("refuses to overwrite a results file, and a mistyped command leaves it whole", function()
@@ -434,7 +408,7 @@ describe("survey results are never lost", function()
     local lines = select(2, helpers.slurp(file):gsub("\n", ""))
     -- drop the done line, so the survey is resumable, then hold the lock
     local text = helpers.slurp(file):gsub('{[^\n]*"type":"done"[^\n]*}\n', "")
-    write(file, text)
+    helpers.write(file, text)
     local f = assert(io.open(file, "a"))
     assert(sys.lock(f))
     local r = helpers.run({"survey", "--resume", file})
@@ -455,11 +429,10 @@ describe("survey results are never lost", function()
     local r = helpers.run(with({"--out", "/dev/full"}))
     assert.are.equal(1, r.code)
     assert.matches("/dev/full is not a regular file", r.err)
-    local uid = io.popen("id -u"):read("l")
-    if not need(uid == "0", "needs root to mount a full tmpfs") then return end
+    if not helpers.need(helpers.is_root(), "needs root to mount a full tmpfs") then return end
     local mnt = dir .. "/full"
     os.execute("mkdir -p " .. mnt)
-    if not need(os.execute("mount -t tmpfs -o size=8k tmpfs " .. mnt .. " 2>/dev/null"), "cannot mount a tmpfs here") then return end
+    if not helpers.need(os.execute("mount -t tmpfs -o size=8k tmpfs " .. mnt .. " 2>/dev/null"), "cannot mount a tmpfs here") then return end
     r = helpers.run({"survey", "-e", "page-faults,minor-faults,major-faults,context-switches,cpu-migrations," ..
       "alignment-faults,emulation-faults", "--split", "-k", "copy,scale,add,triad", "--n", "64K", "--reps", "30",
       "--out", mnt .. "/s.jsonl"})
@@ -517,7 +490,7 @@ describe("survey results are never lost", function()
     }
     for i, c in ipairs(cases) do
       local file = dir .. "/bad" .. i .. ".jsonl"
-      write(file, c[1])
+      helpers.write(file, c[1])
       for _, mode in ipairs({"--report", "--resume"}) do
         local r = helpers.run({"survey", mode, file})
         assert.are.equal(1, r.code, r.err)

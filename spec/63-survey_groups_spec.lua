@@ -4,18 +4,10 @@
 -- another CPU's PMU (a clear message, not a list of unknown events).
 -- Small chains, short samples: a few seconds in all.
 local helpers = require("helpers")
-local kit = helpers.kernel_it(it, function(why) pending(why) end)  -- specs that count the kernel
+local kit = helpers.kernel_it(it)  -- specs that count the kernel
 local survey = require("pmcsh.survey")
 local pmc = require("pmcsh.pmc")
 local cjson = require("cjson")
-
--- pending() lives in the spec's environment, not in helpers'
-local function need(cond, reason)
-  if not cond then pending(reason) end
-  return cond
-end
-
-local function rel(a, b) return math.abs(a - b) / math.abs(b) end
 
 local function row_of(gm, name)
   for _, r in ipairs(gm.rows) do if r.name == name then return r end end
@@ -50,17 +42,17 @@ describe("survey of a pointer chase", function()
         string.format("sample %d: task-clock %.2f ns/load above the sample's %.2f", i, t, ns))
       if cs.per_rep[i] * r.loads < 0.5 then
         unpreempted = unpreempted + 1
-        assert.is_true(rel(t, ns) < 0.02,
+        assert.is_true(helpers.rel(t, ns) < 0.02,
           string.format("unpreempted sample %d: task-clock %.2f ns/load, chase %.2f ns/load", i, t, ns))
       end
     end
     -- the cell's value is the total over all loads
     local sum = 0
     for _, v in ipairs(tc.per_rep) do sum = sum + v * r.loads end
-    assert.is_true(rel(tc.value * r.iterations, sum) < 1e-9)
+    assert.is_true(helpers.rel(tc.value * r.iterations, sum) < 1e-9)
     -- the chain was built and warmed before the window: no page faults
     assert.is_true(st.cells["page-faults"].chase.value < 1e-6, "a warm chain does not fault")
-    need(unpreempted > 0, "every sample was preempted (busy machine): the equality was not checked")
+    helpers.need(unpreempted > 0, "every sample was preempted (busy machine): the equality was not checked")
   end)
 
   kit("puts a Chase column beside the loops, with ns per load beside the bandwidth", function()
@@ -129,15 +121,15 @@ describe("survey --group", function()
     -- whatever the load, on the loops and on the chase alike
     local st = assert(survey.run(opts{group = "software", kernels = {"copy", "chase"}, chase = "16M",
                                       n = 2 * 1024 * 1024, reps = 3, sample_ms = 10}))
-    if not need(st.cells["msr/tsc/"], "msr/tsc/ does not open here") then return end
+    if not helpers.need(st.cells["msr/tsc/"], "msr/tsc/ does not open here") then return end
     local tsc_hz
     for _, r in ipairs(st.runs) do tsc_hz = tsc_hz or r.tsc_hz end
-    if not need(tsc_hz, "no constant TSC: the stream engine reports no tsc_hz") then return end
+    if not helpers.need(tsc_hz, "no constant TSC: the stream engine reports no tsc_hz") then return end
     local gm = assert(survey.group_metrics(st))
     assert.matches("events/software%.lua$", gm.path)
     local ghz = row_of(gm, "TSC GHz while running")
     for _, k in ipairs({"copy", "chase"}) do
-      assert.is_true(rel(ghz.values[k] * 1e9, tsc_hz) < 0.03,
+      assert.is_true(helpers.rel(ghz.values[k] * 1e9, tsc_hz) < 0.03,
         string.format("%s: %.4f GHz, the TSC runs at %.4f", k, ghz.values[k], tsc_hz / 1e9))
     end
     -- warm arrays: no faults per page moved; the chase moves no STREAM bytes
@@ -147,7 +139,7 @@ describe("survey --group", function()
     assert.matches("needs bytes per iteration, which a pointer chase does not have", pf.reasons.chase)
     -- ticks per byte = tsc_hz / (bytes per second on cpu)
     local tpb, gbs = row_of(gm, "TSC ticks per byte"), row_of(gm, "GB/s while running")
-    assert.is_true(rel(tpb.values.copy * gbs.values.copy, ghz.values.copy) < 1e-9)
+    assert.is_true(helpers.rel(tpb.values.copy * gbs.values.copy, ghz.values.copy) < 1e-9)
   end)
 
   kit("TSC GHz matches /proc/cpuinfo's clock where that clock is the TSC's", function()
@@ -162,13 +154,13 @@ describe("survey --group", function()
     end
     -- a KVM guest reports the TSC rate on every cpu; a host reports each
     -- cpu's current clock, which varies and is not the TSC
-    if not need(mhz and same and text:find(" constant_tsc"),
+    if not helpers.need(mhz and same and text:find(" constant_tsc"),
                 "/proc/cpuinfo's cpu MHz varies between cpus here: it is the core clock, not the TSC") then
       return
     end
     local st = assert(survey.run(opts{group = "software", kernels = {"triad"}, n = 1024 * 1024, reps = 3}))
     local ghz = row_of(assert(survey.group_metrics(st)), "TSC GHz while running").values.triad
-    assert.is_true(rel(ghz * 1e3, mhz) < 0.03, string.format("%.4f GHz, cpuinfo %.3f MHz", ghz, mhz))
+    assert.is_true(helpers.rel(ghz * 1e3, mhz) < 0.03, string.format("%.4f GHz, cpuinfo %.3f MHz", ghz, mhz))
   end)
 
   kit("counts first touch as one fault per 4 KiB page moved (fresh arrays, one repetition)", function()
@@ -178,7 +170,7 @@ describe("survey --group", function()
                                       n = 2 * 1024 * 1024, reps = 1}))
     local pf = row_of(assert(survey.group_metrics(st)), "page faults per 4 KiB moved")
     for _, k in ipairs({"copy", "triad"}) do
-      assert.is_true(rel(pf.values[k], 1) < 0.02, string.format("%s: %.4f faults per page", k, pf.values[k]))
+      assert.is_true(helpers.rel(pf.values[k], 1) < 0.02, string.format("%s: %.4f faults per page", k, pf.values[k]))
     end
   end)
 
@@ -194,7 +186,7 @@ describe("survey --group", function()
     assert.are.equal(r.out, rep.out)
     local js = helpers.run({"survey", "--report", file, "--json"})
     local m
-    for line in js.out:gmatch("[^\n]+") do
+    for _, line in ipairs(helpers.lines(js.out)) do
       local o = cjson.decode(line)
       if o.kind == "metric" and o.name == "TSC GHz while running" and o.kernel == "copy" then m = o end
     end
@@ -267,11 +259,11 @@ describe("events/ files for another PMU", function()
       for _, p in ipairs(t.pairs or {}) do
         for _, e in ipairs(p) do if not seen[e] then seen[e] = true; n = n + 1 end end
       end
-      if not need(mismatch(c[2]), "this machine has the " .. t.pmu .. " PMU") then return end
+      if not helpers.need(mismatch(c[2]), "this machine has the " .. t.pmu .. " PMU") then return end
       -- a live core PMU of another model may count some of the file's events
       local known = 0
       for e in pairs(seen) do if pmc.info(e) and pmc.info(e).hardware then known = known + 1 end end
-      if not need(known == 0 or not pmc.environment().cpu_pmu, known .. " of the file's events resolve on " ..
+      if not helpers.need(known == 0 or not pmc.environment().cpu_pmu, known .. " of the file's events resolve on " ..
         "this machine's live PMU, so part of it counts (the partial case is specced below)") then return end
       local args = {"survey", "-k", "copy", "--n", "1M", "--reps", "1"}
       for _, a in ipairs(c[1]) do args[#args + 1] = a end
@@ -292,7 +284,7 @@ describe("events/ files for another PMU", function()
     f:write('return {name = "pairs-mixed", pmu = "skl", cpu = "Intel Skylake",\n',
             '  pairs = {{"task-clock", "page-faults"}, {"INST_RETIRED:ANY_P", "UOPS_RETIRED:RETIRE_SLOTS"}}}\n')
     f:close()
-    if not need(mismatch(file), "this machine has the skl PMU") then return end
+    if not helpers.need(mismatch(file), "this machine has the skl PMU") then return end
     local out = file:gsub("lua$", "jsonl")
     local r = helpers.run({"survey", "--pairs", file, "-k", "copy", "--n", "1M", "--reps", "2", "--out", out})
     assert.are.equal(0, r.code, r.err)

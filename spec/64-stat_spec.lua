@@ -5,23 +5,6 @@
 local h = require("helpers")
 local pmc = require("pmcsh.pmc")
 
-local function need(cond, reason)
-  if not cond then pending(reason) end
-  return cond
-end
-
-local function lines(s)
-  local t = {}
-  for l in s:gmatch("[^\n]+") do t[#t + 1] = l end
-  return t
-end
-
-local function fields(l, sep)
-  local t = {}
-  for f in (l .. sep):gmatch("(.-)" .. sep) do t[#t + 1] = f end
-  return t
-end
-
 -- an event that no machine counts: a generic hardware event is refused on a
 -- VM without a PMU; where the PMU exists, pick one that still cannot open
 local function uncountable()
@@ -33,17 +16,17 @@ end
 describe("pmcsh stat, events that cannot be counted", function()
   it("shows <not supported> and runs the command with the others", function()
     local ev = uncountable()
-    if not need(ev, "every generic hardware event counts here") then return end
+    if not h.need(ev, "every generic hardware event counts here") then return end
     local r = h.run({"stat", "-e", "task-clock," .. ev, "--", "true"})
     assert.are.equal(0, r.code, r.err)
     assert.matches("task%-clock", r.err)
     assert.matches("<not supported>%s+" .. ev, r.err)
     -- -x: the same 7 fields as a counted row of one run
     r = h.run({"stat", "-x", ",", "-e", "task-clock," .. ev, "--", "true"})
-    local ls = lines(r.err)
+    local ls = h.lines(r.err)
     assert.are.equal(2, #ls)
-    assert.are.equal(#fields(ls[1], ","), #fields(ls[2], ","))
-    assert.are.same({"<not supported>", "", ev, "0", "100.00", "", ""}, fields(ls[2], ","))
+    assert.are.equal(#h.fields(ls[1], ","), #h.fields(ls[2], ","))
+    assert.are.same({"<not supported>", "", ev, "0", "100.00", "", ""}, h.fields(ls[2], ","))
     -- only uncountable events: still a run, status 0, like perf
     r = h.run({"stat", "-e", ev, "--", "true"})
     assert.are.equal(0, r.code, r.err)
@@ -58,19 +41,19 @@ describe("pmcsh stat, events that cannot be counted", function()
 
   it("has the same -x rows as perf stat", function()
     local ev = uncountable()
-    if not need(ev, "every generic hardware event counts here") then return end
-    if not need(os.execute("perf stat -e task-clock true >/dev/null 2>&1"), "perf is not installed") then return end
+    if not h.need(ev, "every generic hardware event counts here") then return end
+    if not h.need(os.execute("perf stat -e task-clock true >/dev/null 2>&1"), "perf is not installed") then return end
     local p = io.popen("perf stat -x, -e task-clock," .. ev .. " -- true 2>&1")
-    local theirs = lines(p:read("a"))
+    local theirs = h.lines(p:read("a"))
     p:close()
-    local ours = lines(h.run({"stat", "-x", ",", "-e", "task-clock," .. ev, "--", "true"}).err)
+    local ours = h.lines(h.run({"stat", "-x", ",", "-e", "task-clock," .. ev, "--", "true"}).err)
     assert.are.equal(#theirs, #ours)
     for i = 1, #ours do
-      local a, b = fields(theirs[i], ","), fields(ours[i], ",")
+      local a, b = h.fields(theirs[i], ","), h.fields(ours[i], ",")
       assert.are.equal(#a, #b)
       assert.are.equal(a[3], b[3])
     end
-    assert.are.equal(fields(theirs[2], ",")[1], fields(ours[2], ",")[1])
+    assert.are.equal(h.fields(theirs[2], ",")[1], h.fields(ours[2], ",")[1])
   end)
 end)
 
@@ -86,6 +69,20 @@ describe("pmcsh stat, seconds user and sys", function()
     assert.is_truthy(el and u and s)
     assert.is_true(s > 0)
     assert.is_true(u + s <= el + 0.01)
+  end)
+
+  it("times the command from its release, as perf does: one thread never uses more than the elapsed time", function()
+    -- task-clock counts from the exec (enable_on_exec), elapsed from just
+    -- before it: CPUs utilized of a single-threaded command stays below 1
+    -- (timed from the exec as the parent saw it, a parent woken late read
+    -- 20 us for a 1.4 ms ls: 66 CPUs utilized)
+    for _ = 1, 20 do
+      local r = h.run({"stat", "-x", ",", "-e", "task-clock", "--", "ls", "/"})
+      assert.are.equal(0, r.code, r.err)
+      local cpus = tonumber(r.err:match("task%-clock,%d+,[%d.]+,([%d.]+),CPUs utilized"))
+      assert.is_truthy(cpus, r.err)
+      assert.is_true(cpus <= 1.0, r.err)
+    end
   end)
 
   it("leaves them out with -r, as perf does", function()
@@ -124,9 +121,9 @@ end)
 -- same words: units, metric names, <not supported>, headers, footers).
 local function shape(text, fmt)
   local out = {}
-  for _, l in ipairs(lines(text)) do
+  for _, l in ipairs(h.lines(text)) do
     if not l:match("^# started on") then
-      if fmt == "csv" then out[#out + 1] = tostring(#fields(l, ","))
+      if fmt == "csv" then out[#out + 1] = tostring(#h.fields(l, ","))
       elseif fmt == "json" then
         local keys = {}
         for k in l:gmatch('"([%w%-]+)" :') do keys[#keys + 1] = k end
@@ -146,11 +143,6 @@ local function perf_ok()
   return os.execute("perf stat -e task-clock true >/dev/null 2>&1")
 end
 
-local function cpu_wide_ok()
-  local g, msg = pmc.group({"task-clock"}, {cpus = {0}})
-  if g then g:close(); return true end
-  return false, "cpu-wide counting is refused here: " .. tostring(msg)
-end
 
 describe("pmcsh stat against perf stat 6.1, mode by mode", function()
   local ev = "task-clock,page-faults" .. (uncountable() and ("," .. uncountable()) or "")
@@ -182,10 +174,10 @@ describe("pmcsh stat against perf stat 6.1, mode by mode", function()
   }
   for _, m in ipairs(modes) do
     it("has perf's lines, fields and keys with " .. m.name .. " (table, -x and --json)", function()
-      if not need(perf_ok(), "perf is not installed (or may not count here)") then return end
+      if not h.need(perf_ok(), "perf is not installed (or may not count here)") then return end
       if m.cpus then
-        local ok, why = cpu_wide_ok()
-        if not need(ok, why) then return end
+        local ok, why = h.can_count_cpu_wide()
+        if not h.need(ok, why) then return end
       end
       local args = {}
       for i, a in ipairs(m.args or {}) do args[i] = a == "TID" and with_sleeper() or a end
@@ -205,7 +197,7 @@ describe("pmcsh stat against perf stat 6.1, mode by mode", function()
         local ours = shape(r.err, fmt)
         if m.interval then
           -- the number of intervals is the clock's: compare those both printed
-          local per = #lines(ev:gsub(",", "\n")) * (m.name:find("-A", 1, true) and #require("pmcsh.machine").online() or 1)
+          local per = #h.lines(ev:gsub(",", "\n")) * (m.name:find("-A", 1, true) and #require("pmcsh.machine").online() or 1)
           assert.is_true(math.abs(#theirs - #ours) <= per, fmt .. ": " .. #theirs .. " lines vs " .. #ours)
           for i = 1, math.min(#theirs, #ours) do assert.are.equal(theirs[i], ours[i], fmt .. " line " .. i) end
         else
@@ -221,7 +213,7 @@ describe("pmcsh stat's event list", function()
     local r = h.run({"stat", "-x", ",", "-e", "task-clock", "-e", "{page-faults,minor-faults}:u", "--", "true"})
     assert.are.equal(0, r.code, r.err)
     local names = {}
-    for _, l in ipairs(lines(r.err)) do names[#names + 1] = fields(l, ",")[3] end
+    for _, l in ipairs(h.lines(r.err)) do names[#names + 1] = h.fields(l, ",")[3] end
     assert.are.same({"task-clock", "page-faults:u", "minor-faults:u"}, names)
     -- -M software: its events, and a metric of its own (TSC GHz) where msr/tsc/ counts
     r = h.run({"stat", "-M", "software", "--", "true"})
@@ -243,8 +235,8 @@ describe("pmcsh stat's event list", function()
   end)
 
   it("ends a count without a command at Ctrl-C, prints it and exits 130, as perf stat does", function()
-    local ok, why = cpu_wide_ok()
-    if not need(ok, why) then return end
+    local ok, why = h.can_count_cpu_wide()
+    if not h.need(ok, why) then return end
     local dir = h.tmpdir()
     local p = io.popen(string.format("%s stat -a -x , -e cpu-clock 2>%s/err & p=$!; sleep 0.3; kill -INT $p; wait $p; echo $?",
       h.shquote(h.exe), dir))

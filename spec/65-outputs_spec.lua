@@ -5,7 +5,7 @@ local h = require("helpers")
 
 local function rows(out)
   local t = {}
-  for l in out:gmatch("[^\n]+") do
+  for _, l in ipairs(h.lines(out)) do
     local mark, name, desc = l:match("^  ([+-]) (.-)%s%s+(.*)$")
     if mark then t[#t + 1] = {mark = mark, name = name, description = desc} end
   end
@@ -17,7 +17,7 @@ describe("pmcsh list", function()
     local r = h.run({"list"})
     assert.are.equal(0, r.code, r.err)
     local pmu, want, got, seen, total, pmus = nil, 0, 0, 0, 0, 0
-    for l in r.out:gmatch("[^\n]+") do
+    for _, l in ipairs(h.lines(r.out)) do
       local name, n = l:match("^(%S+): (%d+) events?, %d+ opens? here$")
       local all, np = l:match("^(%d+) events in (%d+) PMUs")
       if name then
@@ -119,7 +119,7 @@ describe("plots", function()
   end)
 
   it("draws the survey as a heat map, the latency and parallelism curves, each 1000x640", function()
-    if not plot.gnuplot() then pending("gnuplot is not installed") return end
+    if not h.need(plot.gnuplot(), "gnuplot is not installed") then return end
     local s = dir .. "/s.png"
     local r = h.run({"survey", "-e", "task-clock,page-faults,msr/tsc/", "-k", "copy,triad", "--n", "64K",
                      "--reps", "2", "--plot", s})
@@ -136,7 +136,7 @@ describe("plots", function()
   end)
 
   it("leaves all-zero rows out of the heat map and grows it past 20 rows", function()
-    if not plot.gnuplot() then pending("gnuplot is not installed") return end
+    if not h.need(plot.gnuplot(), "gnuplot is not installed") then return end
     local rows, cells = {}, {}
     for i = 1, 30 do
       rows[i] = {key = "e" .. i}

@@ -33,7 +33,7 @@ describe("pmcsh loaded", function()
     local r = h.run(with{"--json"})
     assert.are.equal(0, r.code, r.err)
     local cjson, n = require("cjson"), 0
-    for l in r.out:gmatch("[^\n]+") do
+    for _, l in ipairs(h.lines(r.out)) do
       local o = cjson.decode(l)
       n = n + 1
       for _, k in ipairs{"delay", "mbps", "ns", "median_ns", "idle_ns", "threads", "size"} do
@@ -44,7 +44,7 @@ describe("pmcsh loaded", function()
   end)
 
   it("draws latency against bandwidth to a PNG of the stated size, refuses other names first", function()
-    if not require("pmcsh.plot").gnuplot() then pending("gnuplot is not installed") return end
+    if not h.need(require("pmcsh.plot").gnuplot(), "gnuplot is not installed") then return end
     local f = h.tmpdir() .. "/loaded.png"
     local r = h.run(with{"--plot", f})
     assert.are.equal(0, r.code, r.err)

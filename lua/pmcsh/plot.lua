@@ -109,7 +109,7 @@ end
 
 -- Line chart.  o = {title=, xlabel=, ylabel=, logx=, logy=, bytes= (x is
 -- bytes: log axis labelled 4K, 1M), y0= (y from 0), ymax=,
--- series = {{title=, points = {{x, y}, ...}, points_only=}, ...},
+-- series = {{title=, points = {{x, y}, ...}, points_only=, dashed=}, ...},
 -- vlines = {{x=, title=}} (dashed, labelled), hline = {y=, title=},
 -- from0= (both axes from 0), key= (gnuplot's placement, "top left" by
 -- default); a series' labels = {"text", ...} mark its points (a false entry
@@ -128,7 +128,8 @@ function M.lines(file, o)
     if #rows > 0 then
       parts[#parts + 1] = datablock("s" .. i, rows)
       plots[#plots + 1] = string.format("$s%d using 1:2 with %s title %s", i,
-        s.points_only and "points pt 7 ps 1.6 lc rgb '#d62728'" or "linespoints pt 7 ps 0.8 lw 2",
+        s.points_only and "points pt 7 ps 1.6 lc rgb '#d62728'"
+          or s.dashed and "linespoints pt 6 ps 0.8 lw 1 dt 2 lc rgb '#808080'" or "linespoints pt 7 ps 0.8 lw 2",
         gq(s.title or ("series " .. i)))
     end
     for j, text in ipairs(s.labels or {}) do
@@ -144,6 +145,9 @@ function M.lines(file, o)
   parts[#parts + 1] = "set ylabel " .. gq(o.ylabel or "")
   parts[#parts + 1] = "set grid"
   parts[#parts + 1] = "set key " .. (o.key or "top left") .. " box opaque width 1"
+  if o.key == "below" then   -- room under the x label for one key line per series
+    parts[#parts + 1] = string.format("set bmargin %d", 4 + #plots)
+  end
   if o.logx or o.bytes then parts[#parts + 1] = "set logscale x 2" end
   if o.bytes then parts[#parts + 1] = size_tics(lo, hi) end
   if o.logy then parts[#parts + 1] = "set logscale y" end
@@ -151,7 +155,9 @@ function M.lines(file, o)
     parts[#parts + 1] = string.format("set xrange [%.10g:%.10g]", lo / 1.3, hi * 1.3)
   end
   local top = math.max(ytop, o.hline and o.hline.y or 0) * 1.12
-  if o.from0 then parts[#parts + 1] = string.format("set xrange [0:%.10g]\nset yrange [0:%.10g]", hi * 1.08, o.ymax or top)
+  if o.from0 then   -- a range of at least 1 where every x is 0 (gnuplot refuses an empty one)
+    parts[#parts + 1] = string.format("set xrange [0:%.10g]\nset yrange [0:%.10g]", math.max(hi * 1.08, 1),
+      o.ymax or math.max(top, 1))
   elseif o.y0 then parts[#parts + 1] = string.format("set yrange [0:%.10g]", o.ymax or top)
   elseif not o.logy then parts[#parts + 1] = "set offsets 0, 0, graph 0.08, graph 0.08" end
   for _, v in ipairs(o.vlines or {}) do

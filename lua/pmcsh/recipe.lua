@@ -45,7 +45,9 @@ end
 
 local cache = {}
 
-local TYPES = {int = true, number = true, string = true, flag = true, list = true, size = true}
+-- Option types; "plot" is a file name pmcsh.plot can draw to (.png or
+-- .svg in an existing folder), checked before anything is measured.
+local TYPES = {int = true, number = true, string = true, flag = true, list = true, size = true, plot = true}
 
 local function check_recipe(r, file)
   if type(r) ~= "table" or type(r.run) ~= "function" then
@@ -55,7 +57,7 @@ local function check_recipe(r, file)
   for i, o in ipairs(r.options) do
     if type(o.name) ~= "string" or not TYPES[o.type] then
       error(string.format("%s: option %d needs a name and a type (%s)", file, i,
-        "int, number, string, flag, list or size"), 0)
+        "int, number, string, flag, list, size or plot"), 0)
     end
   end
   return r
@@ -210,11 +212,18 @@ local function convert(o, v)
     if r and #r == 0 then usage_error("option --%s: an empty list (give at least one item)", o.name:gsub("_", "-")) end
   elseif t == "size" then
     r = M.parse_size(type(v) == "number" and math.tointeger(v) or v)
+  elseif t == "plot" then
+    if type(v) == "string" then
+      local ok, why = require("pmcsh.plot").check(v)
+      if not ok then usage_error("option --%s: %s", o.name:gsub("_", "-"), why) end
+      r = v
+    end
   end
   if r == nil then
     usage_error("option --%s: expected %s, got %q", o.name:gsub("_", "-"),
       ({int = "an integer", number = "a number", string = "a string", flag = "true or false",
-        list = "a comma-separated list", size = "a size such as 64M or 1G"})[t], tostring(v))
+        list = "a comma-separated list", size = "a size such as 64M or 1G",
+        plot = "a .png or .svg file name"})[t], tostring(v))
   end
   if o.choices then
     local ok = false
@@ -225,6 +234,12 @@ local function convert(o, v)
   end
   if o.min and type(r) == "number" and r < o.min then
     usage_error("option --%s: %s is below the minimum %s", o.name:gsub("_", "-"), tostring(r), tostring(o.min))
+  end
+  if o.positive and type(r) == "number" and r <= 0 then
+    usage_error("option --%s: must be positive, got %s", o.name:gsub("_", "-"), tostring(r))
+  end
+  if o.multiple and math.type(r) == "integer" and r % o.multiple ~= 0 then
+    usage_error("option --%s: %s is not a multiple of %d", o.name:gsub("_", "-"), tostring(r), o.multiple)
   end
   return r
 end
@@ -243,6 +258,14 @@ local function defaults(r)
     elseif o.type == "flag" then opts[o.name] = false end
   end
   return opts
+end
+
+-- The names of a list of {name=...} entries (an engine's own table), as an
+-- option's choices.
+function M.names(list)
+  local t = {}
+  for i, e in ipairs(list) do t[i] = e.name end
+  return t
 end
 
 -- Parses command-line words for recipe r: returns opts, positional args.
@@ -314,7 +337,7 @@ function M.help_text(name)
   }
   if r.help then lines[#lines + 1] = "\n" .. r.help end
   if #r.options > 0 then lines[#lines + 1] = "\noptions:" end
-  local metavar = {int = "N", number = "X", string = "STR", list = "LIST", size = "SIZE", flag = ""}
+  local metavar = {int = "N", number = "X", string = "STR", list = "LIST", size = "SIZE", flag = "", plot = "FILE"}
   for _, o in ipairs(r.options) do
     local flag = (o.short and ("-" .. o.short .. ", ") or "    ") .. "--" .. o.name:gsub("_", "-")
     local mv = o.choices and table.concat(o.choices, "|") or metavar[o.type]
@@ -329,7 +352,14 @@ function M.help_text(name)
   return table.concat(lines, "\n")
 end
 
-local function finish(status)
+-- A recipe's run returns its exit status (nothing or true: 0, false: 1), or
+-- nil and a message for a failure of the environment (the two tiers): the
+-- message goes to stderr as "pmcsh NAME: message", and the status is 1.
+local function finish(name, status, msg)
+  if status == nil and msg ~= nil then
+    io.stderr:write("pmcsh ", name, ": ", tostring(msg), "\n")
+    return 1
+  end
   if status == nil or status == true then return 0 end
   if status == false then return 1 end
   return math.tointeger(status) or 1
@@ -385,7 +415,7 @@ function M.main(name, ...)
     end
   end
   local opts, args = M.parse(r, argv)
-  return finish(run_recipe(r, opts, args))
+  return finish(name, run_recipe(r, opts, args))
 end
 
 -- From Lua: recipe.run("survey", {reps = 5}) -> what the recipe's run
@@ -409,7 +439,10 @@ end
 doc(M, "recipe", [[
 Recipes: runnable experiments (scripts/NAME.lua, ~/.pmcsh/recipes, PMCSH_PATH).
 A recipe file returns {description=, options={{name=, type=, default=, help=}...},
-usage=, run=function(opts, args) ... end}; the host parses --options for it.]])
+usage=, run=function(opts, args) ... end}; the host parses --options for it.
+run returns the exit status, or nil and a message (printed, status 1).
+An option may also say choices={...}, min=, positive=true, multiple=N (type
+int, number, string, flag, list, size, or plot: a .png/.svg file name).]])
 doc(M.run, "recipe.run", [[
 recipe.run(name, opts) runs a recipe from Lua with an options table, e.g.
 recipe.run("demo", {size = "64M"}); positional arguments go in opts.args.]])

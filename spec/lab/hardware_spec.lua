@@ -3,13 +3,10 @@
 -- instructions retired exact, and on any host that exposes a core PMU;
 -- elsewhere they are pending.  No time is asserted: the lab emulates no
 -- caches or DRAM.
+local h = require("helpers")
 local pmc = require("pmcsh.pmc")
 local env = pmc.environment()
 
-local function need(cond, reason)
-  if not cond then pending(reason) end
-  return cond
-end
 local NO_HW = "no hardware PMU is exposed on this machine (no cpu or armv8_* PMU in /sys/bus/event_source/devices)"
 
 local INSNS = pmc.probe_loop_insns
@@ -22,7 +19,7 @@ local FIXED = 600
 
 describe("hardware counters", function()
   it("count the instructions of a loop read off its asm, up to a fixed cost", function()
-    if not need(env.cpu_pmu, NO_HW) then return end
+    if not h.need(env.cpu_pmu, NO_HW) then return end
     local g <close> = assert(pmc.group{"instructions:u", "cycles"})
     for _, n in ipairs({N, 2 * N}) do
       local r = assert(pmc.probe(g, "loop", n))
@@ -35,7 +32,7 @@ describe("hardware counters", function()
   end)
 
   it("count only their own task: another task spinning beside it adds nothing", function()
-    if not need(env.cpu_pmu, NO_HW) then return end
+    if not h.need(env.cpu_pmu, NO_HW) then return end
     -- in the lab a second vCPU would leak its instructions into this one's
     -- counters (QEMU counts a global icount): lab.sh boots one
     local busy = assert(io.popen("sh -c 'while :; do :; done' & echo $!")):read("l")
@@ -49,12 +46,12 @@ describe("hardware counters", function()
   end)
 
   it("count the same with the PMU's own libpfm4 name as with the generic one", function()
-    if not need(env.cpu_pmu, NO_HW) then return end
+    if not h.need(env.cpu_pmu, NO_HW) then return end
     local own
     for _, name in ipairs({"INST_RETIRED:u", "INST_RETIRED:ANY_P:u", "RETIRED_INSTRUCTIONS:u"}) do
       if pmc.info(name) then own = name break end
     end
-    if not need(own, "libpfm4 knows no instructions-retired event for this PMU") then return end
+    if not h.need(own, "libpfm4 knows no instructions-retired event for this PMU") then return end
     local g <close> = assert(pmc.group{"instructions:u", own})
     local r = assert(pmc.probe(g, "loop", N))
     assert.is_true(math.abs(r[1].value - r[2].value) <= 16,
@@ -62,7 +59,7 @@ describe("hardware counters", function()
   end)
 
   it("split user from kernel: exact :u per call, a positive and steady :k per call", function()
-    if not need(env.cpu_pmu, NO_HW) then return end
+    if not h.need(env.cpu_pmu, NO_HW) then return end
     local g <close> = assert(pmc.group{"instructions:u", "instructions:k"})
     local per_u, per_k = {}, {}
     for i, n in ipairs({1000, 2000, 4000}) do
@@ -80,7 +77,7 @@ describe("hardware counters", function()
   end)
 
   it("discover the number of counters and refuse a group that cannot be scheduled", function()
-    if not need(env.cpu_pmu, NO_HW) then return end
+    if not h.need(env.cpu_pmu, NO_HW) then return end
     -- grow one group until the PMU can no longer count it whole
     local n = 0
     for k = 1, 33 do
@@ -107,7 +104,7 @@ describe("hardware counters", function()
   end)
 
   it("multiplex more groups than counters visibly, and scale to within 5% of the unmultiplexed count", function()
-    if not need(env.cpu_pmu, NO_HW) then return end
+    if not h.need(env.cpu_pmu, NO_HW) then return end
     local alone <close> = assert(pmc.group{"instructions:u"})
     local want = assert(pmc.probe(alone, "loop", 20 * N))[1].value
     local groups = {}
@@ -140,10 +137,10 @@ describe("user-space counter reads (rdpmc; on Arm, PMU registers at EL0)", funct
   end
 
   it("read a counting group without a system call, agreeing with read() to the instructions between", function()
-    if not need(env.cpu_pmu, NO_HW) then return end
+    if not h.need(env.cpu_pmu, NO_HW) then return end
     local g <close> = assert(pmc.group{"instructions:u", "cycles:u"})
     local why = g:readpath()
-    if not need(why.rdpmc, why.reason or "user reads unavailable") then return end
+    if not h.need(why.rdpmc, why.reason or "user reads unavailable") then return end
     g:start()
     local a = assert(pmc.probe(pmc.group{"task-clock"}, "loop", N) and g:read())
     local b = assert(g:read())
@@ -157,8 +154,8 @@ describe("user-space counter reads (rdpmc; on Arm, PMU registers at EL0)", funct
   end)
 
   it("fall back to read(), and say why, where the kernel refuses user access", function()
-    if not need(env.cpu_pmu, NO_HW) then return end
-    if not need(io.open("/proc/sys/kernel/perf_user_access") and user_access("0"),
+    if not h.need(env.cpu_pmu, NO_HW) then return end
+    if not h.need(io.open("/proc/sys/kernel/perf_user_access") and user_access("0"),
       "no kernel.perf_user_access to switch (x86 grants rdpmc by /sys/.../rdpmc)") then return end
     local g <close> = assert(pmc.group{"instructions:u"})
     user_access("1")
@@ -175,9 +172,9 @@ describe("the survey on a real core PMU", function()
   -- loop body's instructions over the elements one trip handles (read off
   -- the arm64 binary by stream.disasm on the build side: spec/lab/loops.lua)
   it("counts each STREAM loop's instructions per element, as its disassembly says", function()
-    if not need(env.cpu_pmu, NO_HW) then return end
+    if not h.need(env.cpu_pmu, NO_HW) then return end
     local ok, loops = pcall(dofile, "spec/lab/loops.lua")
-    if not need(ok, "spec/lab/loops.lua is written by the lab (make lab-check)") then return end
+    if not h.need(ok, "spec/lab/loops.lua is written by the lab (make lab-check)") then return end
     local n, reps = 100000, 3
     local st = assert(require("pmcsh.survey").run{events = {"INST_RETIRED:u"}, kernels = {"copy", "scale", "add", "triad"},
       n = n, reps = reps, quiet = true, progress = false})

@@ -36,19 +36,85 @@ function M.run(args, opts)
   return {code = code, out = out, err = err}
 end
 
--- Marks the calling spec pending with `reason` unless `cond` holds; returns
--- cond, so a spec reads: if not helpers.require(ok, why) then return end.
--- busted's pending lives in the spec file's environment, found through the
--- caller's _ENV.
-function M.require(cond, reason)
-  if cond then return cond end
-  local caller = debug.getinfo(2, "f").func
+-- busted's pending() is a global of the spec file's environment, not of
+-- this module's: found through the _ENV of a function of that file.
+local function pending_of(f)
   for i = 1, math.huge do
-    local name, env = debug.getupvalue(caller, i)
-    if not name then break end
-    if name == "_ENV" and type(env) == "table" and env.pending then env.pending(reason) end
+    local name, env = debug.getupvalue(f, i)
+    if not name then return nil end
+    if name == "_ENV" then
+      return type(env) == "table" and type(env.pending) == "function" and env.pending or nil
+    end
   end
-  error("helpers.require: no busted pending in the caller's environment", 2)
+end
+
+-- The pending of the nearest caller that has one (the spec's own function).
+local function caller_pending()
+  for level = 3, math.huge do
+    local info = debug.getinfo(level, "f")
+    if not info then break end
+    local p = pending_of(info.func)
+    if p then return p end
+  end
+  error("helpers.need: no busted pending() on the stack (called outside a spec?)", 3)
+end
+
+-- The one way a spec skips: pending with `reason` (what this host lacks: a
+-- PMU, a tool, root, huge pages, a quiet machine) unless `cond` holds.
+-- Returns cond, so a spec reads: if not h.need(ok, why) then return end.
+-- pending is called in tail position, so busted names the spec's line.
+function M.need(cond, reason)
+  if cond then return cond end
+  return caller_pending()(reason)
+end
+
+-- Whether command `cmd` is on PATH: true, or false and "<cmd> is not
+-- installed" (for h.need).
+function M.have(cmd)
+  if os.execute("command -v " .. shquote(cmd) .. " >/dev/null 2>&1") then return true end
+  return false, cmd .. " is not installed"
+end
+
+-- Whether the specs run as root (uid 0).
+function M.is_root()
+  local p = assert(io.popen("id -u"))
+  local uid = p:read("l")
+  p:close()
+  return uid == "0"
+end
+
+-- The lines of `text`, empty ones left out.
+function M.lines(text)
+  local t = {}
+  for l in text:gmatch("[^\n]+") do t[#t + 1] = l end
+  return t
+end
+
+-- The fields of `line` between the separators `sep` (plain text), empty
+-- ones kept: fields("a,,b", ",") is {"a", "", "b"}.
+function M.fields(line, sep)
+  local t, i = {}, 1
+  while true do
+    local j = line:find(sep, i, true)
+    t[#t + 1] = line:sub(i, (j or 0) - 1)
+    if not j then return t end
+    i = j + #sep
+  end
+end
+
+-- Writes `text` to `path` (a fresh temporary file when path is nil);
+-- returns the path.
+function M.write(path, text)
+  path = path or os.tmpname()
+  local f = assert(io.open(path, "w"))
+  f:write(text)
+  f:close()
+  return path
+end
+
+-- |a - b| relative to b.
+function M.rel(a, b)
+  return math.abs(a - b) / math.abs(b)
 end
 
 -- Whether this user may count the kernel (task-clock, :k events, other
@@ -59,13 +125,21 @@ function M.can_count_kernel()
   return false, "counting the kernel is refused here: " .. tostring(msg)
 end
 
+-- Whether this user may count cpu-wide (a cpu list target): root,
+-- CAP_PERFMON or kernel.perf_event_paranoid <= 0.
+function M.can_count_cpu_wide()
+  local g, msg = require("pmcsh.pmc").group({"task-clock"}, {cpus = {0}})
+  if g then g:close(); return true end
+  return false, "cannot count cpu-wide here: " .. tostring(msg)
+end
+
 -- `it` for specs that count the kernel: pending with the reason where this
--- user may not.  A spec file: local kit = helpers.kernel_it(it, function(why)
--- pending(why) end), pending looked up when the spec runs.
-function M.kernel_it(it, pending)
+-- user may not.  A spec file: local kit = h.kernel_it(it).
+function M.kernel_it(it)
   local ok, why = M.can_count_kernel()
   if ok then return it end
-  return function(name, _) return it(name, function() pending(why) end) end
+  local file = debug.getinfo(2, "f").func  -- its pending is looked up when the spec runs
+  return function(name, _) return it(name, function() pending_of(file)(why) end) end
 end
 
 -- Writes one line to path, making its directories: a file of a fake sysfs tree.

@@ -25,11 +25,6 @@ local M = {}
 M.FIELDS = {"kind", "name", "unit", "kernel", "stat", "value", "mean", "median", "min", "max", "spread",
   "reps", "n", "multiplexed", "mbps", "mbps_no_counters", "ns_per_iteration", "ns_per_iteration_no_counters", "note"}
 
-local function ns_of(rec)
-  local s = workloads.seconds_per_iteration(rec)
-  return s and s * 1e9
-end
-
 -- The records, in the table's order: the counted rows, then the metrics.
 function M.records(st, o)
   o = o or {}
@@ -50,7 +45,7 @@ function M.records(st, o)
           min = c.min, max = c.max, spread = c.spread, reps = c.per_rep and #c.per_rep or hdr.reps,
           n = run.iterations and run.times and #run.times > 0 and run.iterations // #run.times or hdr.n,
           multiplexed = c.multiplexed or false, mbps = run.mbps or c.mbps, mbps_no_counters = rate.mbps,
-          ns_per_iteration = ns_of(run), ns_per_iteration_no_counters = rate.ns}
+          ns_per_iteration = report.ns_of(run), ns_per_iteration_no_counters = rate.ns}
       end
     end
   end

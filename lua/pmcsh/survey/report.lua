@@ -52,10 +52,12 @@ end
 -- Counted bandwidth per kernel: median over the runs of that kernel.
 function M.counted_mbps(st) return counted(st, function(r) return r.mbps end) end
 
-local function ns_of(rec)
+-- ns per iteration of a run record (its best repetition), nil when it has no times.
+function M.ns_of(rec)
   local s = workloads.seconds_per_iteration(rec)
   return s and s * 1e9
 end
+local ns_of = M.ns_of
 
 -- The kernel figures beside the table, per kernel: MB/s and ns per
 -- iteration (best repetition) with no counters and counted (median run),

@@ -1,0 +1,74 @@
+/* pmcsh._pmc's calibration bindings: probes whose measured work is C inside
+ * one call (calib.c, kernels/probe.c), and the cost of an empty window. */
+#include "lgroup.h"
+#include "calib.h"
+#include "../kernels/probe.h"
+
+/* _pmc.probe(g, kind, arg[, path]) -> reading, wall_ns, thread_cpu_ns.  kind: "touch" (first touch
+ * of `arg` bytes of a fresh anonymous mapping), "read" (read() `arg` bytes of
+ * file `path` (default /dev/zero) into a fresh, untouched mapping: faults
+ * taken in the kernel),
+ * "spin" (busy loop for `arg` ns), "sleep" (nanosleep `arg` ns), "empty",
+ * "loop", "syscalls" (kernels/probe.h). */
+int l_probe(lua_State *L)
+{
+	struct lgroup *lg = lpmc_checkgroup(L, 1);
+	int kind = luaL_checkoption(L, 2, NULL, probe_kinds);
+	lua_Integer arg = luaL_optinteger(L, 3, 0);
+	luaL_argcheck(L, arg >= 0, 3, "must be >= 0");
+	const char *path = luaL_optstring(L, 4, "/dev/zero");
+	char msg[PMC_ERR_MAX];
+	double wall, cpu;
+	int r = pmc_probe(&lg->g, kind, (uint64_t)arg, path, &wall, &cpu, msg, sizeof msg);
+	if (r)
+		return pmcsh_fail(L, msg, -r);
+	int got = lpmc_read_push(L, lg, 0);
+	if (got != 1)
+		return got;
+	lua_pushnumber(L, wall);
+	lua_pushnumber(L, cpu);
+	return 3;
+}
+
+/* _pmc.windows(g, n) -> ns per empty window from C (enable, disable,
+ * read()), the yardstick for the same window driven from Lua. */
+int l_windows(lua_State *L)
+{
+	struct pmc_group *g = &lpmc_checkgroup(L, 1)->g;
+	lua_Integer n = luaL_checkinteger(L, 2);
+	luaL_argcheck(L, n >= 1, 2, "at least 1 window");
+	lua_pushnumber(L, pmc_windows_ns(g, (long)n));
+	return 1;
+}
+
+/* _pmc.overhead(g, n) -> {window_ns=, enable_disable_ns=, read_ns=,
+ * rdpmc = {available=, reason=|read_ns=}, counted = reading of one empty
+ * window averaged} */
+int l_overhead(lua_State *L)
+{
+	struct lgroup *lg = lpmc_checkgroup(L, 1);
+	lua_Integer n = luaL_optinteger(L, 2, 10000);
+	luaL_argcheck(L, n >= 10, 2, "at least 10 iterations");
+	struct pmc_overhead o;
+	pmc_overhead(&lg->g, (long)n, &o);
+	lua_createtable(L, 0, 6);
+	pmcsh_setnum(L, "window_ns", o.window_ns);
+	pmcsh_setnum(L, "enable_disable_ns", o.enable_disable_ns);
+	pmcsh_setnum(L, "read_ns", o.read_ns);
+	pmcsh_setint(L, "iterations", n);
+	lua_createtable(L, 0, 3);
+	pmcsh_setbool(L, "available", o.mapped);
+	if (o.mapped) {
+		pmcsh_setnum(L, "read_ns", o.rdpmc_read_ns);
+		pmcsh_setint(L, "fast_reads", (lua_Integer)o.fast_reads);
+		pmcsh_setint(L, "fallbacks", (lua_Integer)o.fallbacks);
+	} else {
+		pmcsh_setstr(L, "reason", lg->rdpmc_why);
+	}
+	lua_setfield(L, -2, "rdpmc");
+	if (o.counted) {
+		lpmc_push_reading(L, lg->ev, lg->g.nev, o.c, NULL);
+		lua_setfield(L, -2, "counted_per_window");
+	}
+	return 1;
+}

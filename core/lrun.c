@@ -1,0 +1,228 @@
+/* pmcsh._pmc's pmc.run: a command counted from its exec, or targets counted
+ * while it runs (perf stat).  Converts the arguments and the results; the
+ * process protocol is child.c, the groups lpmc.c. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "lgroup.h"
+#include "child.h"
+#include <string.h>
+
+/* Pushes the cumulative readings of l_run: the child's group (gtab == 0),
+ * or the list of the targets' groups in the table at gtab.  Returns 1, or
+ * what pmcsh_fail pushed (3). */
+static int run_readings(lua_State *L, int gtab, struct lgroup *child)
+{
+	if (!gtab)
+		return lpmc_read_push(L, child, 0);
+	int n = (int)lua_rawlen(L, gtab);
+	lua_createtable(L, n, 0);
+	for (int i = 1; i <= n; i++) {
+		lua_rawgeti(L, gtab, i);
+		struct lgroup *lg = lua_touserdata(L, -1);
+		lua_pop(L, 1);
+		int r = lpmc_read_push(L, lg, 0);
+		if (r != 1)
+			return r;
+		lua_rawseti(L, -2, i);
+	}
+	return 1;
+}
+
+/* pmc_child_wait's tick for l_run: on_interval(reading(s), seconds); an
+ * error in it stops the count and is raised once the command is gone (its
+ * message left on the stack). */
+struct run_tick {
+	lua_State *L;
+	int cb, gtab;
+	struct lgroup *lg;
+	int failed;
+};
+
+static int run_tick(void *ctx, double seconds)
+{
+	struct run_tick *t = ctx;
+	lua_State *L = t->L;
+	lua_pushvalue(L, t->cb);
+	if (run_readings(L, t->gtab, t->lg) != 1) {
+		lua_pop(L, 4);  /* a failed read (nil, msg, errno): no tick */
+		return 0;
+	}
+	lua_pushnumber(L, seconds);
+	if (lua_pcall(L, 2, 0, 0) != LUA_OK) {
+		t->failed = 1;
+		return 1;
+	}
+	return 0;
+}
+
+/* pmc.run's arguments: the events (1), the command words (2) as a
+ * NULL-terminated argv in a userdata left on the stack, and the options (3). */
+struct run_args {
+	int n, argc;
+	const char **argv;
+	lua_Integer interval_ms, until_pid;
+	int cb, gtab;  /* stack indices of on_interval and targets; 0: none */
+};
+
+static void run_args(lua_State *L, struct run_args *a)
+{
+	a->n = lpmc_list_len(L, 1, "events");
+	if (!lua_isnoneornil(L, 2)) {
+		luaL_checktype(L, 2, LUA_TTABLE);
+		a->argc = (int)luaL_len(L, 2);
+	}
+	if (!lua_isnoneornil(L, 3)) {
+		luaL_checktype(L, 3, LUA_TTABLE);
+		static const char *const known[] = {"targets", "interval_ms", "on_interval", "until_pid", NULL};
+		pmcsh_checkkeys(L, 3, 3, known);
+		lua_getfield(L, 3, "interval_ms");
+		a->interval_ms = luaL_optinteger(L, -1, 0);
+		luaL_argcheck(L, a->interval_ms >= 0, 3, "interval_ms must be >= 0");
+		lua_getfield(L, 3, "until_pid");
+		a->until_pid = luaL_optinteger(L, -1, 0);
+		lua_pop(L, 2);
+		if (lua_getfield(L, 3, "on_interval") != LUA_TNIL) {
+			luaL_argexpected(L, lua_isfunction(L, -1), 3, "on_interval as a function");
+			a->cb = lua_gettop(L);
+		} else
+			lua_pop(L, 1);
+		if (lua_getfield(L, 3, "targets") != LUA_TNIL) {
+			luaL_argexpected(L, lua_istable(L, -1), 3, "targets as a list of {pid=} or {cpus=} tables");
+			luaL_argcheck(L, luaL_len(L, -1) >= 1, 3, "targets: give at least one");
+			a->gtab = lua_gettop(L);
+		} else
+			lua_pop(L, 1);
+	}
+	luaL_argcheck(L, a->argc >= 1 || a->gtab, 2, "empty command");
+	a->argv = lua_newuserdatauv(L, sizeof(char *) * (size_t)(a->argc + 1), 0);
+	for (int i = 0; i < a->argc; i++) {
+		lua_geti(L, 2, i + 1);
+		luaL_argcheck(L, lua_type(L, -1) == LUA_TSTRING, 2, "command words must be strings");
+		a->argv[i] = lua_tostring(L, -1);
+		lua_pop(L, 1);  /* still referenced by the table */
+	}
+	a->argv[a->argc] = NULL;
+}
+
+/* Opens one group per target of the list at a->gtab, disabled, into a new
+ * list pushed in its place (a->gtab then points to it).  Returns 0, or
+ * -errno with msg. */
+static int open_targets(lua_State *L, struct run_args *a, char *msg)
+{
+	int nt = (int)luaL_len(L, a->gtab);
+	lua_createtable(L, nt, 0);
+	int list = lua_gettop(L);
+	for (int i = 1; i <= nt; i++) {
+		struct pmc_target t;
+		lua_rawgeti(L, a->gtab, i);
+		lpmc_read_target(L, lua_gettop(L), &t);
+		lua_pop(L, 1);
+		struct lgroup *g = lpmc_newgroup(L, a->n);
+		int r = lpmc_resolve_list(L, 1, g->ev, a->n, msg);
+		if (!r) {
+			pmc_group_layout(&g->g);
+			r = lpmc_group_open(L, g, &t, msg);
+		}
+		if (r)
+			return r;
+		lua_rawseti(L, list, i);
+	}
+	a->gtab = list;
+	return 0;
+}
+
+/* Enables (on) or disables the targets' groups, in the list at gtab. */
+static void enable_targets(lua_State *L, int gtab, int on)
+{
+	for (int i = 1; i <= (int)lua_rawlen(L, gtab); i++) {
+		lua_rawgeti(L, gtab, i);
+		struct pmc_group *g = &((struct lgroup *)lua_touserdata(L, -1))->g;
+		if (on)
+			pmc_group_start(g);
+		else
+			pmc_group_disable(g);
+		lua_pop(L, 1);
+	}
+}
+
+/* Pushes {status=, signal=, elapsed=, user=, sys=, stopped_by=?}. */
+static void push_status(lua_State *L, const struct pmc_child_status *st)
+{
+	lua_createtable(L, 0, 6);
+	if (st->exit_code >= 0)
+		pmcsh_setint(L, "status", st->exit_code);
+	if (st->term_signal)
+		pmcsh_setint(L, "signal", st->term_signal);
+	pmcsh_setnum(L, "elapsed", st->elapsed_ns / 1e9);
+	/* the command's CPU time, its waited-for children included (perf's
+	 * "seconds user" / "seconds sys") */
+	pmcsh_setnum(L, "user", st->ru.ru_utime.tv_sec + st->ru.ru_utime.tv_usec / 1e6);
+	pmcsh_setnum(L, "sys", st->ru.ru_stime.tv_sec + st->ru.ru_stime.tv_usec / 1e6);
+	if (st->forwarded)
+		pmcsh_setint(L, "stopped_by", st->forwarded);
+}
+
+/* _pmc.run(events, argv, opts) -> reading, {status=, signal=, elapsed=,
+ * user=, sys=, stopped_by=?} | nil, msg, errno.
+ * Without opts.targets the child is counted: it waits on a pipe until the
+ * group is opened on it (inherit, enable_on_exec), so counting starts at
+ * exec and includes its children; the parent's own work is not counted.
+ * opts.targets = {{pid=}|{cpus=}, ...}: these are counted instead, enabled
+ * just before the child's exec (perf stat -a/-C/-p/-t), and the first
+ * result is the list of their readings; argv may then be empty: counting
+ * lasts until Ctrl-C/SIGTERM, or until opts.until_pid exits.
+ * opts.interval_ms with opts.on_interval: every interval, on_interval(r,
+ * seconds since exec) gets the cumulative reading(s) (perf stat -I); it
+ * runs while the command does, so it should only print.
+ * elapsed runs from the exec (perf's span), not from the fork. */
+int l_run(lua_State *L)
+{
+	struct run_args a = {0};
+	run_args(L, &a);
+	char msg[PMC_ERR_MAX];
+	int r;
+	struct lgroup *lg = NULL;
+	if (a.gtab)
+		r = open_targets(L, &a, msg);
+	else {
+		lg = lpmc_newgroup(L, a.n);
+		if (!(r = lpmc_resolve_list(L, 1, lg->ev, a.n, msg)))
+			pmc_group_layout(&lg->g);
+	}
+	if (r)
+		return pmcsh_fail(L, msg, -r);
+	struct pmc_child child = {0};
+	if (a.argc && (r = pmc_child_spawn(&child, (char *const *)a.argv, msg, sizeof msg)))
+		return pmcsh_fail(L, msg, -r);
+	if (lg) {  /* counts the child and its children from its exec */
+		struct pmc_target t = {.pid = child.pid, .inherit = 1, .enable_on_exec = 1};
+		if ((r = lpmc_group_open(L, lg, &t, msg))) {
+			pmc_child_abandon(&child);
+			return pmcsh_fail(L, msg, -r);
+		}
+	} else
+		enable_targets(L, a.gtab, 1);
+	struct run_tick tk = {L, a.cb, a.gtab, lg, 0};
+	struct pmc_child_wait_opts o = {.until_pid = (pid_t)a.until_pid, .interval_ms = (long)a.interval_ms,
+					.tick = a.cb ? run_tick : NULL, .ctx = &tk};
+	struct pmc_child_status st;
+	pmc_child_wait(&child, &o, &st);
+	if (st.interrupted)  /* no "interrupted!" from the Lua hook */
+		lua_sethook(L, NULL, 0, 0);
+	if (tk.failed)
+		return lua_error(L);  /* the callback's error, after the child is gone */
+	if (st.exec_errno) {
+		snprintf(msg, sizeof msg, "cannot run '%s': %s", a.argv[0], strerror(st.exec_errno));
+		return pmcsh_fail(L, msg, st.exec_errno);
+	}
+	if (a.gtab)
+		enable_targets(L, a.gtab, 0);
+	int nres = run_readings(L, a.gtab, lg);  /* baseline is zero: counts since exec */
+	if (lg)
+		lpmc_close(lg);
+	if (nres != 1)
+		return nres;
+	push_status(L, &st);
+	return 2;
+}
