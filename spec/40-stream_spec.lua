@@ -58,6 +58,13 @@ describe("stream kernels", function()
     if r.tsc then   -- the TSC and CLOCK_MONOTONIC agree on each repetition (±5%)
       for i = 1, 5 do assert.near(r.tsc[i] / r.tsc_hz, r.times[i], 0.05 * r.times[i] + 2e-6) end
     end
+    -- the engine's raw call: the same times, no statistics (they are the facade's, once)
+    local raw = assert(s:measure("triad", {reps = 3}))
+    assert.are.equal(3, #raw.times)
+    assert.is_nil(raw.min or raw.median or raw.mbps or raw.warnings)
+    local sorted = {table.unpack(r.times)}
+    table.sort(sorted)
+    assert.are.same({sorted[1], sorted[3], sorted[5]}, {r.min, r.median, r.max})
     s:close()
   end)
 
