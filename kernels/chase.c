@@ -517,7 +517,16 @@ int chase_loaded(const struct chase_chain *c, const long *delays, int ndelays,
 			started++;
 		}
 		if (!err) {
-			struct timespec ramp = {0, 20 * 1000 * 1000};
+			/* every loader streaming before the ramp: on a busy machine
+			 * a loader not yet run read 0 MB/s through a whole row */
+			struct timespec tick = {0, 1000 * 1000}, ramp = {0, 20 * 1000 * 1000};
+			for (int ms = 0, all = 0; !all && ms < 1000 && !pmcsh_stop_requested(); ms++) {
+				all = 1;
+				for (int i = 0; i < threads; i++)
+					all &= atomic_load_explicit(&t[i].bytes, memory_order_relaxed) > 0;
+				if (!all)
+					nanosleep(&tick, NULL);
+			}
 			nanosleep(&ramp, NULL);
 			err = chase_run(c, 1, pos, samples, sample_s, 0, &kw, rows[d].ns, &res);
 		}

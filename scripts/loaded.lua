@@ -55,6 +55,7 @@ not the memory's, and the output says so.]],
         .. "the memory can give; MLC's curve needs many loading cores", res.threads, res.threads == 1 and "" or "s",
         cpus, res.threads == 1 and "one core's" or "a few cores'")
     end
+    if res.note then note = note and (note .. "; " .. res.note) or res.note end
     if opts.json then
       local cjson = require("cjson")
       for _, r in ipairs(res.rows) do

@@ -390,20 +390,30 @@ M.loaded = doc(function(opts)
     rows[i] = {delay = r.delay, mbps = r.mbps, ns = min(r.samples), median_ns = median(r.samples)}
   end
   local res = idle and rows and describe({rows = rows, idle_ns = min(idle.samples), threads = threads}, c)
+  local still = {}
+  for _, r in ipairs(rows or {}) do
+    if r.mbps == 0 then still[#still + 1] = r.delay end
+  end
+  if res and #still > 0 then   -- started and streaming, then left without a cpu while the chase was timed
+    res.note = string.format("the loaders read nothing while delay %s was timed: their cpus were busy with other "
+      .. "work, so those rows are idle latency", table.concat(still, ","))
+  end
   if opts.chain == nil then c:close() end
   if not res then return nil, imsg, ierr end
   return res
 end, "chase.loaded", [[
 chase.loaded{size="256M", delays={0, 10, ..., 20000}, threads=cpus-1, bw_size="256M",
              order=, stride=, pages=, samples=, sample_ms=}
-  -> {rows={{delay=, mbps=, ns=, median_ns=}, ...}, idle_ns=, threads=, size=, ...}
+  -> {rows={{delay=, mbps=, ns=, median_ns=}, ...}, idle_ns=, threads=, size=, note=?, ...}
 Loaded latency, as Intel MLC's table: the calling thread chases (k = 1)
 while `threads` bandwidth threads, pinned to the other cpus, each read
 their own bw_size buffer (THP) one 64-byte line at a time with an injection
 delay of `delay` empty-loop iterations (about one cycle each) after every
 line.  mbps is the MB/s (1e6 bytes) the bandwidth threads read during the
 timed samples, ns the best latency under that load; idle_ns is the latency
-with no load.  Larger delays, less bandwidth, latency falls toward idle.]])
+with no load.  Larger delays, less bandwidth, latency falls toward idle.
+A row whose loaders read nothing (started, then left without a cpu while
+the chase was timed) is named in note.]])
 
 return doc(M, "chase", [[
 pointer chases: memory latency, memory-level parallelism, latency versus size, loaded latency
