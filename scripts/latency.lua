@@ -1,7 +1,6 @@
 -- pmcsh latency: memory latency versus size (lmbench lat_mem_rd) over the
 -- chase module's prefetcher-proof chains.
 local recipe, chase = require("pmcsh.recipe"), require("pmcsh.chase")
-local ORDERS, PAGES = recipe.names(chase.orders()), recipe.names(chase.page_policies())
 
 return {
   description = "memory latency versus size (lat_mem_rd): ns per dependent load",
@@ -10,20 +9,15 @@ Builds one chain per size (geometric, per_octave points per doubling) and
 chases it: ns per dependent load, best and median of the samples.  The steps
 of the curve are the caches (their sysfs sizes are printed below the table).
 --series prints lmbench's "size_MB ns" lines, ready for a plotting program.]],
-  options = {
+  options = chase.recipe_options({
     {name = "from", type = "size", default = 4096, help = "smallest chain (bytes)"},
     {name = "to", type = "size", default = 256 * 1024 * 1024, help = "largest chain (bytes)"},
     {name = "per_octave", type = "int", default = 4, min = 1, help = "sizes per doubling"},
-    {name = "order", type = "string", choices = ORDERS, default = "random", help = "chain order"},
-    {name = "stride", type = "size", min = 8, multiple = 8, help = "bytes per element (a multiple of 8); default: the order's, "
-      .. "64 for random and stride, 256 for page and tlb (see chase.orders)"},
-    {name = "pages", type = "string", choices = PAGES, default = "4k", help = "page policy"},
-    {name = "samples", type = "int", default = 5, min = 1, help = "timed samples per size"},
-    {name = "sample_ms", type = "number", default = 20, positive = true, help = "length of one sample (ms)"},
+  }, {samples = 5, sample_ms = 20, per = "size"}, {
     {name = "series", type = "flag", help = "print \"size_MB ns\" lines only (lmbench format)"},
     {name = "json", type = "flag", help = "one JSON object per size"},
     {name = "plot", type = "plot", help = "draw the curve to FILE.png or FILE.svg (gnuplot, 1000x640): log axes, the caches marked"},
-  },
+  }),
   run = function(opts)
     local function usage(msg) error(recipe.usage("latency: " .. msg), 0) end
     if opts.series and opts.json then usage("--series and --json exclude each other") end

@@ -2,7 +2,6 @@
 -- chase.loaded: one thread chases a chain while bandwidth threads on the
 -- other cpus read their own buffers with a decreasing injection delay.
 local recipe, chase = require("pmcsh.recipe"), require("pmcsh.chase")
-local ORDERS, PAGES = recipe.names(chase.orders()), recipe.names(chase.page_policies())
 
 return {
   description = "loaded latency (MLC --loaded_latency): ns per load against the MB/s the other cores read",
@@ -15,18 +14,15 @@ a cycle each).  Each row: the delay, the MB/s (1e6 bytes) the loaders read
 while the latency was timed, and ns per dependent load (best and median).
 With few cpus there are few loaders: the curve is then one core's bandwidth,
 not the memory's, and the output says so.]],
-  options = {
+  options = chase.recipe_options({
     {name = "size", type = "size", default = 256 * 1024 * 1024, help = "chain size (bytes), beyond the caches"},
     {name = "bw_size", type = "size", default = 256 * 1024 * 1024, help = "each loader's buffer (bytes)"},
     {name = "delays", type = "list", help = "injection delays, most load first (default: chase.loaded's 0 .. 20000)"},
     {name = "threads", type = "int", min = 1, help = "loaders (default: every other cpu)"},
-    {name = "order", type = "string", choices = ORDERS, default = "random", help = "chain order"},
-    {name = "pages", type = "string", choices = PAGES, default = "4k", help = "the chain's page policy"},
-    {name = "samples", type = "int", default = 5, min = 1, help = "timed samples per delay"},
-    {name = "sample_ms", type = "number", default = 20, positive = true, help = "length of one sample (ms)"},
+  }, {samples = 5, sample_ms = 20, per = "delay", stride = false, pages_help = "the chain's page policy"}, {
     {name = "json", type = "flag", help = "one JSON object per delay"},
     {name = "plot", type = "plot", help = "draw latency against bandwidth to FILE.png or FILE.svg (gnuplot)"},
-  },
+  }),
   run = function(opts)
     local function usage(msg) error(recipe.usage("loaded: " .. msg), 0) end
     local delays

@@ -1,7 +1,6 @@
 -- pmcsh parallelism: memory-level parallelism versus size (lmbench par_mem)
 -- over the chase module.
 local recipe, chase = require("pmcsh.recipe"), require("pmcsh.chase")
-local ORDERS, PAGES = recipe.names(chase.orders()), recipe.names(chase.page_policies())
 
 return {
   description = "memory-level parallelism versus size (par_mem): overlapped misses",
@@ -17,23 +16,18 @@ serve a lone miss slower than misses under load): such rows are flagged and
 left out; peak is the best speedup of all rows (multichase's
 simple/parallelN).  --detail prints ns per load and the speedup for every k;
 --series prints "size_MB parallelism" lines, ready for a plotting program.]],
-  options = {
+  options = chase.recipe_options({
     {name = "sizes", type = "list", help = "chain sizes (e.g. 32K,4M,256M); default: from..to per octave"},
     {name = "from", type = "size", default = 64 * 1024, help = "smallest chain (bytes)"},
     {name = "to", type = "size", default = 256 * 1024 * 1024, help = "largest chain (bytes)"},
     {name = "per_octave", type = "int", default = 1, min = 1, help = "sizes per doubling"},
     {name = "max", type = "int", default = 16, min = 1, help = "most chains chased together (1..16)"},
-    {name = "order", type = "string", choices = ORDERS, default = "random", help = "chain order"},
-    {name = "stride", type = "size", min = 8, multiple = 8, help = "bytes per element (a multiple of 8); default: the order's, "
-      .. "64 for random and stride, 256 for page and tlb (see chase.orders)"},
-    {name = "pages", type = "string", choices = PAGES, default = "4k", help = "page policy"},
-    {name = "samples", type = "int", default = 3, min = 1, help = "timed samples per k"},
-    {name = "sample_ms", type = "number", default = 10, positive = true, help = "length of one sample (ms)"},
+  }, {samples = 3, sample_ms = 10, per = "k"}, {
     {name = "detail", type = "flag", help = "print ns and speedup for every k"},
     {name = "series", type = "flag", help = "print \"size_MB parallelism\" lines only"},
     {name = "json", type = "flag", help = "one JSON object per size"},
     {name = "plot", type = "plot", help = "draw parallelism versus size to FILE.png or FILE.svg (1000x640): y from 0, the k limit drawn"},
-  },
+  }),
   run = function(opts)
     local function usage(msg) error(recipe.usage("parallelism: " .. msg), 0) end
     if (opts.series and 1 or 0) + (opts.json and 1 or 0) + (opts.detail and 1 or 0) > 1 then

@@ -108,6 +108,29 @@ chase.page_policies() -> list of {name=, description=}, default (4k) first:
 4k (MADV_NOHUGEPAGE), thp (MADV_HUGEPAGE), 2m and 1g (MAP_HUGETLB: needs
 pages reserved in /sys/kernel/mm/hugepages/*/nr_hugepages).]])
 
+M.recipe_options = doc(function(before, o, after)
+  local names = require("pmcsh.recipe").names
+  local out = {}
+  for _, opt in ipairs(before) do out[#out + 1] = opt end
+  for _, opt in ipairs({
+    {name = "order", type = "string", choices = names(M.orders()), default = "random", help = "chain order"},
+    o.stride ~= false and {name = "stride", type = "size", min = 8, multiple = 8, help = "bytes per element (a "
+      .. "multiple of 8); default: the order's, 64 for random and stride, 256 for page and tlb (see chase.orders)"},
+    {name = "pages", type = "string", choices = names(M.page_policies()), default = "4k", help = o.pages_help
+      or "page policy"},
+    {name = "samples", type = "int", default = o.samples, min = 1, help = "timed samples per " .. o.per},
+    {name = "sample_ms", type = "number", default = o.sample_ms, positive = true, help = "length of one sample (ms)"},
+  }) do
+    if opt then out[#out + 1] = opt end
+  end
+  for _, opt in ipairs(after) do out[#out + 1] = opt end
+  return out
+end, "chase.recipe_options", [[
+chase.recipe_options(before, {samples=, sample_ms=, per=, stride=false?, pages_help=?}, after)
+  -> a recipe's option list: before, then the chain's and sampling options
+     (order, stride, pages, samples, sample_ms), then after, so that every
+     chase recipe declares them alike.]])
+
 M.chain = doc(function(opts)
   opts = check_opts(opts, "chain", {})
   return chain_for(opts)
