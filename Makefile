@@ -50,7 +50,7 @@ VERSION := 0.1.0
 # none of it can include lua.h; the binding files core/l*.c convert.
 CORE_SRC := core/evname.c core/sysfs.c core/group.c core/rdpmc.c core/window.c core/child.c core/calib.c \
 	core/machine.c \
-	core/pty.c
+	core/pty.c core/pfmforced.c
 CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/%.o)
 BIND_SRC := $(wildcard core/l*.c)
 UNLISTED := $(filter-out $(CORE_SRC) $(BIND_SRC),$(wildcard core/*.c))
@@ -89,7 +89,7 @@ $(BUILD)/kernels/stream-%.o: kernels/stream.c
 $(DEP): ;
 
 # Dependencies: Debian packages, installed when missing.
-PKGS := lua5.4 liblua5.4-dev libreadline-dev libpfm4-dev lua-busted lua-cjson gnuplot-nox
+PKGS := lua5.4 liblua5.4-dev libreadline-dev libpfm4-dev lua-busted lua-cjson gnuplot-nox valgrind
 deps:
 	@sh .ci/deps.sh $(PKGS)
 

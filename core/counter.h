@@ -33,10 +33,13 @@ struct pmc_event {
 
 enum { PMC_SRC_PFM = 1, PMC_SRC_SYSFS, PMC_SRC_RAW, PMC_SRC_ALIAS };
 
-/* libpfm4: initialise once (force = NULL: the host's PMUs, or a libpfm PMU
- * name as LIBPFM_FORCE_PMU). Returns 0 or -EINVAL with msg filled. */
+/* libpfm4: initialised once per process, never again (libpfm 4.13 reads
+ * freed memory when re-initialised).  force = NULL: the host's PMUs (or the
+ * user's LIBPFM_FORCE_PMU); a libpfm PMU name: this process is that model
+ * for good (a child of pfmforced.c).  Returns 0, -EINVAL with msg filled,
+ * or -EBUSY when already initialised for another model. */
 int pmc_pfm_init(const char *force, char *msg, size_t len);
-/* The PMU name libpfm is currently forced to, or NULL. */
+/* The PMU name libpfm is forced to in this process, or NULL. */
 const char *pmc_pfm_forced(void);
 
 /* Resolves `name` into `ev`.  Returns 0, or -ENOENT (unknown event; msg has
@@ -201,6 +204,14 @@ typedef int (*pmc_attr_fn)(void *ctx, const struct pmc_attr *a);
 /* Looks up the libpfm event of `ev` and reports its description and
  * attributes.  Returns 0 or -ENOENT (not a libpfm event). */
 int pmc_event_attrs(const struct pmc_event *ev, const char **desc, pmc_attr_fn fn, void *ctx);
+
+/* Everything pmc.info tells of `name`: ev filled, *encoded 1, or 0 for a
+ * bare libpfm event that needs a umask (msg says why); its description
+ * into desc; fn called for each attribute.  Returns 0 or -errno with msg
+ * (an unknown event: -ENOENT and suggestions). */
+#define PMC_DESC_MAX 2048
+int pmc_about(const char *name, struct pmc_event *ev, int *encoded, char *desc, size_t dlen, pmc_attr_fn fn,
+	      void *ctx, char *msg, size_t len);
 
 /* Finds the libpfm event named by a bare `name` ("EVENT" or "pmu::EVENT",
  * no attributes) without encoding it, for events that cannot be encoded

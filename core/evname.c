@@ -21,96 +21,65 @@
 /* ---- libpfm4 ------------------------------------------------------------ */
 
 static int pfm_ready;
-static char pfm_force[64];  /* forced by pmc_pfm_init */
-static char env_force[64];  /* forced by the user's environment */
-/* The PMUs libpfm4 found on this machine, recorded at the first plain
- * initialisation: pfm_terminate() leaves a forced PMU flagged present, so
- * after a forced session is_present alone would make skl "present" here. */
-static unsigned char host_pmu[PFM_PMU_MAX];
-static int host_recorded;
+static char pfm_model[64];  /* the model this process was forced to, or "" */
 
-static void record_host_pmus(void)
-{
-	for (int p = 0; p < PFM_PMU_MAX; p++) {
-		pfm_pmu_info_t pi = {.size = sizeof(pi)};
-		host_pmu[p] = pfm_get_pmu_info(p, &pi) == PFM_SUCCESS && pi.is_present;
-	}
-	host_recorded = 1;
-}
-
-/* A PMU whose events may be used now: present, and when nothing is forced,
- * one of the machine's own. */
+/* A PMU whose events may be used here: libpfm4 found it (or was forced to
+ * it), and it was initialised once, so nothing stale is flagged present. */
 static int pmu_usable(int p, const pfm_pmu_info_t *pi)
 {
-	if (!pi->is_present)
-		return 0;
-	if (pfm_force[0] || env_force[0] || !host_recorded)
-		return 1;
-	return p >= 0 && p < PFM_PMU_MAX && host_pmu[p];
+	(void)p;
+	return pi->is_present;
 }
 
-/* (Re)initialises libpfm4.  LIBPFM_FORCE_PMU is read by pfm_initialize, so
- * the variable is set around the call and restored after. */
+/* Initialises libpfm4, once per process: libpfm 4.13 reads freed memory
+ * when pfm_initialize follows pfm_terminate, so a process never changes its
+ * model; another model is asked of a child (pfmforced.c).  force: the
+ * model this process is for (set into LIBPFM_FORCE_PMU, which
+ * pfm_initialize reads), before any other use of libpfm4; NULL: the host's
+ * PMUs, or the user's own LIBPFM_FORCE_PMU. */
 int pmc_pfm_init(const char *force, char *msg, size_t len)
 {
 	const char *want = force && *force ? force : NULL;
-	if (pfm_ready && ((!want && !pfm_force[0]) || (want && !strcmp(want, pfm_force))))
-		return 0;
-	if (want && !host_recorded && !getenv("LIBPFM_FORCE_PMU"))
-		pmc_pfm_init(NULL, NULL, 0);  /* learn the host's PMUs before forcing */
-	if (pfm_ready)
-		pfm_terminate();
-	pfm_ready = 0;
-	pfm_force[0] = 0;
-	char *saved = getenv("LIBPFM_FORCE_PMU");
-	saved = saved ? strdup(saved) : NULL;
-	if (want)  /* else the user's own LIBPFM_FORCE_PMU, if any, applies */
+	if (pfm_ready) {
+		if (!want || !strcmp(want, pfm_model))
+			return 0;
+		if (msg)
+			snprintf(msg, len, "libpfm4 is already initialised for %s in this process; another model "
+				 "is encoded in a child (pmc_forced_*)", pfm_model[0] ? pfm_model : "the host");
+		return -EBUSY;
+	}
+	if (want)
 		setenv("LIBPFM_FORCE_PMU", want, 1);
-	snprintf(env_force, sizeof env_force, "%s", !want && saved ? saved : "");
+	const char *env = getenv("LIBPFM_FORCE_PMU");
+	snprintf(pfm_model, sizeof pfm_model, "%s", env ? env : "");
 	int ret = pfm_initialize();
-	if (saved)
-		setenv("LIBPFM_FORCE_PMU", saved, 1);
-	else
-		unsetenv("LIBPFM_FORCE_PMU");
-	free(saved);
 	if (ret != PFM_SUCCESS) {
 		if (msg)
 			snprintf(msg, len, "cannot initialise libpfm4%s%s: %s%s", want ? " for PMU " : "",
 				 want ? want : "", pfm_strerror(ret),
 				 want ? " (see pmc.list() or libpfm4's PMU names, e.g. skl, amd64_fam19h_zen3)" : "");
-		if (want) /* fall back to the host so later calls still work */
-			pmc_pfm_init(NULL, NULL, 0);
 		return -EINVAL;
 	}
+	pfm_ready = 1;
 	if (want) {
 		/* libpfm4 ignores an unknown forced name: check it took. */
-		int found = 0;
-		for (int p = 0; p < PFM_PMU_MAX && !found; p++) {
+		for (int p = 0; p < PFM_PMU_MAX; p++) {
 			pfm_pmu_info_t pi = {.size = sizeof(pi)};
 			if (pfm_get_pmu_info(p, &pi) == PFM_SUCCESS && pi.is_present && pi.name &&
 			    !strcmp(pi.name, want))
-				found = 1;
+				return 0;
 		}
-		if (!found) {
-			if (msg)
-				snprintf(msg, len, "libpfm4 has no PMU model named '%s' (examples: skl, icl, spr, "
-					 "amd64_fam19h_zen3, amd64_fam1ah_zen5)", want);
-			pfm_terminate();
-			pfm_ready = 0;
-			pmc_pfm_init(NULL, NULL, 0);
-			return -EINVAL;
-		}
-		snprintf(pfm_force, sizeof pfm_force, "%s", want);
-	} else if (!env_force[0] && !host_recorded) {
-		record_host_pmus();
+		if (msg)
+			snprintf(msg, len, "libpfm4 has no PMU model named '%s' (examples: skl, icl, spr, "
+				 "amd64_fam19h_zen3, amd64_fam1ah_zen5)", want);
+		return -EINVAL;
 	}
-	pfm_ready = 1;
 	return 0;
 }
 
 const char *pmc_pfm_forced(void)
 {
-	return pfm_force[0] ? pfm_force : env_force[0] ? env_force : NULL;
+	return pfm_model[0] ? pfm_model : NULL;
 }
 
 static int pfm_need(void)
@@ -523,5 +492,22 @@ int pmc_event_attrs(const struct pmc_event *ev, const char **desc, pmc_attr_fn f
 		if (r)
 			return r;
 	}
+	return 0;
+}
+
+int pmc_about(const char *name, struct pmc_event *ev, int *encoded, char *desc, size_t dlen, pmc_attr_fn fn,
+	      void *ctx, char *msg, size_t len)
+{
+	int r = pmc_resolve(name, ev, msg, len);
+	*encoded = r == 0;
+	if (r == -EINVAL && pmc_pfm_lookup(name, ev) == 0)
+		r = 0;  /* a bare event that needs a umask: its umasks, no encoding; msg says why */
+	if (r)
+		return r;
+	const char *d = NULL;
+	pmc_event_attrs(ev, &d, fn, ctx);
+	if (!d && ev->source == PMC_SRC_SYSFS)
+		d = "sysfs PMU event";
+	snprintf(desc, dlen, "%s", d ? d : "");
 	return 0;
 }

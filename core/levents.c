@@ -1,30 +1,14 @@
 /* pmcsh._pmc's event names: what one name encodes to (pmc.info), the list
  * of events this host (or a forced PMU model) knows, the counting
  * environment, and the suggestions' edit distance.  The naming is
- * evname.c. */
+ * evname.c; another model is asked of a child (pfmforced.c). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include "lgroup.h"
+#include "pfmforced.h"
 #include <errno.h>
 #include <string.h>
-
-/* Argument idx, when given, names the PMU model (libpfm4's) that replaces
- * the host's until force_end.  Returns 1 when forced, 0 when not, -1 with
- * msg for a model libpfm4 does not know. */
-static int force_begin(lua_State *L, int idx, char *msg)
-{
-	const char *force = luaL_optstring(L, idx, NULL);
-	if (!force)
-		return 0;
-	return pmc_pfm_init(force, msg, PMC_ERR_MAX) ? -1 : 1;
-}
-
-static void force_end(int forced)
-{
-	if (forced)
-		pmc_pfm_init(NULL, NULL, 0);
-}
 
 static int attr_cb(void *ctx, const struct pmc_attr *a)
 {
@@ -40,41 +24,36 @@ static int attr_cb(void *ctx, const struct pmc_attr *a)
 	return 0;
 }
 
-/* _pmc.info(name[, force_pmu]) -> table | nil, msg, errno */
+/* _pmc.info(name[, force_pmu]) -> table | nil, msg, errno.  Another
+ * model's encoding comes from a child (pfmforced.c). */
 int l_info(lua_State *L)
 {
 	const char *name = luaL_checkstring(L, 1);
-	char msg[PMC_ERR_MAX];
-	int forced = force_begin(L, 2, msg);
-	if (forced < 0)
-		return pmcsh_fail(L, msg, EINVAL);
+	const char *force = luaL_optstring(L, 2, NULL);
+	char msg[PMC_ERR_MAX], desc[PMC_DESC_MAX];
 	struct pmc_event *ev = lua_newuserdatauv(L, sizeof *ev, 0);
-	int r = pmc_resolve(name, ev, msg, sizeof msg);
-	int encoded = r == 0;
-	if (r == -EINVAL && pmc_pfm_lookup(name, ev) == 0) {
+	int encoded;
+	lua_newtable(L);  /* the attributes, filled by attr_cb */
+	int r = force ? pmc_forced_about(force, name, ev, &encoded, desc, sizeof desc, attr_cb, L, msg, sizeof msg)
+		      : pmc_about(name, ev, &encoded, desc, sizeof desc, attr_cb, L, msg, sizeof msg);
+	if (r)
+		return pmcsh_fail(L, msg, -r);
+	if (!encoded) {
 		/* a bare event that needs a umask: its umasks, no encoding */
 		lua_createtable(L, 0, 10);
 		pmcsh_setstr(L, "name", ev->name);
 		pmcsh_setstr(L, "canonical", ev->canon);
 		pmcsh_setstr(L, "pmu", ev->pmu);
 		pmcsh_setstr(L, "reason", msg);
-	} else if (r) {
-		force_end(forced);
-		return pmcsh_fail(L, msg, -r);
 	} else {
 		lpmc_push_encoding(L, ev);
 	}
 	pmcsh_setbool(L, "encoded", encoded);
-	const char *desc = NULL;
-	lua_newtable(L);
-	pmc_event_attrs(ev, &desc, attr_cb, L);
+	lua_rotate(L, -2, 1);
 	lua_setfield(L, -2, "attributes");
-	if (!desc && ev->source == PMC_SRC_SYSFS)
-		desc = "sysfs PMU event";
-	pmcsh_setstr(L, "description", desc ? desc : "");
-	pmcsh_setstr(L, "model", forced ? lua_tostring(L, 2) : "host");
-	pmcsh_setbool(L, "opens", forced || !encoded ? 0 : pmc_try_open(ev));
-	force_end(forced);
+	pmcsh_setstr(L, "description", desc);
+	pmcsh_setstr(L, "model", force ? force : "host");
+	pmcsh_setbool(L, "opens", force || !encoded ? 0 : pmc_try_open(ev));
 	return 1;
 }
 
@@ -111,16 +90,13 @@ int l_list(lua_State *L)
 	struct list_ctx c = {L, luaL_optstring(L, 1, NULL), 1, 0};
 	if (c.pattern && !*c.pattern)
 		c.pattern = NULL;
-	char msg[PMC_ERR_MAX];
-	int forced = force_begin(L, 2, msg);
-	if (forced < 0)
-		return pmcsh_fail(L, msg, EINVAL);
-	c.probe = lua_toboolean(L, 3) ? -1 : !forced;
+	const char *force = luaL_optstring(L, 2, NULL);
+	char msg[PMC_ERR_MAX] = "libpfm4 failed to initialise";
+	c.probe = lua_toboolean(L, 3) ? -1 : !force;
 	lua_newtable(L);
-	int r = pmc_list(list_cb, &c);
-	force_end(forced);
+	int r = force ? pmc_forced_list(force, list_cb, &c, msg, sizeof msg) : pmc_list(list_cb, &c);
 	if (r)
-		return pmcsh_fail(L, "libpfm4 failed to initialise", -r);
+		return pmcsh_fail(L, msg, -r);
 	return 1;
 }
 

@@ -17,6 +17,7 @@
 #include "lrepl.h"
 #include "lpmcsh.h"
 #include "../kernels/interrupt.h"
+#include "pfmforced.h"
 
 #define EXIT_USAGE 2
 
@@ -591,6 +592,8 @@ int main(int argc, char **argv)
 			"kernel.perf_event_paranoid\n", progname);
 		return 1;
 	}
+	if (argc > 1 && !strcmp(argv[1], PMC_FORCED_ARG))
+		return pmc_forced_child(argc, argv);  /* another CPU model's events, for the parent */
 	secure = getauxval(AT_SECURE) != 0;
 	lua_State *L = luaL_newstate();
 	if (L == NULL) {

@@ -207,9 +207,7 @@ describe("survey --group", function()
 end)
 
 describe("events/ files for another PMU", function()
-  -- which PMUs are here is asked in a fresh process: in this one, earlier
-  -- specs forced libpfm4 onto other models (pmc.info(name, {pmu = "skl"})),
-  -- and libpfm4 keeps listing a forced model as present afterwards
+  -- which PMUs are here is asked in a fresh process, as a survey asks it
   local function mismatch(name)
     local r = helpers.run({"-e", string.format([[
       local s = require("pmcsh.survey")

@@ -141,8 +141,9 @@ pmc.info(name[, {pmu="skl"}]) -> {name, canonical, pmu, description, type,
 config, config1, config2, exclude_user, exclude_kernel, exclude_hv, scale,
 unit?, umasks, modifiers, opens} | nil, msg, errno
 The exact perf_event_attr encoding of an event.  pmu= encodes for another CPU
-model through libpfm4's forced PMU (LIBPFM_FORCE_PMU), e.g. {pmu="skl"} or
-{pmu="amd64_fam19h_zen3"}: for planning a survey on another machine.
+model through libpfm4's forced PMU (LIBPFM_FORCE_PMU, in a child pmcsh: this
+process keeps its own), e.g. {pmu="skl"} or {pmu="amd64_fam19h_zen3"}: for
+planning a survey on another machine.
 encoded is false for a bare libpfm4 event that needs a umask to be counted
 (LS_DISPATCH on Zen 3): then there is no type/config, reason says why, and
 umasks lists the choices (LS_DISPATCH:LD_DISPATCH encodes).]=])
