@@ -6,6 +6,7 @@
 #include "calib.h"
 #include "../kernels/clock.h"
 #include "../kernels/probe.h"
+#include "../kernels/interrupt.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -53,39 +54,46 @@ int pmc_probe(struct pmc_group *g, int kind, uint64_t arg, const char *path, dou
 		close(a.fd);
 	if (a.buf)
 		munmap(a.buf, a.bytes);
+	if (r == 0 && pmcsh_stop_requested())
+		r = -EINTR;  /* the work stopped early: no reading of it */
 	if (r)
-		snprintf(msg, len, "%s", strerror(-r));
+		snprintf(msg, len, "%s", r == -EINTR ? "interrupted" : strerror(-r));
 	return r;
 }
 
-double pmc_windows_ns(struct pmc_group *g, long n)
+int pmc_windows_ns(struct pmc_group *g, long n, double *ns)
 {
 	double t0 = mono_ns();
 	for (long i = 0; i < n; i++) {
+		if (pmcsh_stop_requested())
+			return -EINTR;
 		pmc_group_start(g);
 		pmc_group_disable(g);
 		pmc_group_snapshot(g);
 	}
-	return (mono_ns() - t0) / (double)n;
+	*ns = (mono_ns() - t0) / (double)n;
+	return 0;
 }
 
-void pmc_overhead(struct pmc_group *g, long n, struct pmc_overhead *o)
+/* The empty-window loops below look at the interrupt flag each time round:
+ * one load and branch beside two or three system calls. */
+int pmc_overhead(struct pmc_group *g, long n, struct pmc_overhead *o)
 {
 	memset(o, 0, sizeof *o);
 	/* 1: full empty window via the read() path: enable, disable, read */
 	double t0 = mono_ns();
-	for (long i = 0; i < n; i++) {
+	for (long i = 0; i < n && !pmcsh_stop_requested(); i++) {
 		pmc_group_enable(g);
 		pmc_group_disable(g);
 		pmc_group_snapshot(g);
 	}
 	double t1 = mono_ns();
-	for (long i = 0; i < n; i++) {
+	for (long i = 0; i < n && !pmcsh_stop_requested(); i++) {
 		pmc_group_enable(g);
 		pmc_group_disable(g);
 	}
 	double t2 = mono_ns();
-	for (long i = 0; i < n; i++)
+	for (long i = 0; i < n && !pmcsh_stop_requested(); i++)
 		pmc_group_snapshot(g);
 	double t3 = mono_ns();
 	o->window_ns = (t1 - t0) / (double)n;
@@ -97,7 +105,7 @@ void pmc_overhead(struct pmc_group *g, long n, struct pmc_overhead *o)
 		uint64_t fast0 = g->fast_reads, slow0 = g->slow_reads;
 		pmc_group_enable(g);
 		double r0 = mono_ns();
-		for (long i = 0; i < n; i++)
+		for (long i = 0; i < n && !pmcsh_stop_requested(); i++)
 			pmc_group_snapshot(g);
 		double r1 = mono_ns();
 		pmc_group_disable(g);
@@ -109,7 +117,7 @@ void pmc_overhead(struct pmc_group *g, long n, struct pmc_overhead *o)
 	int r = pmc_group_snapshot(g);
 	if (r == 0) {
 		pmc_group_rebase(g);
-		for (long i = 0; i < n; i++) {
+		for (long i = 0; i < n && !pmcsh_stop_requested(); i++) {
 			pmc_group_enable(g);
 			pmc_group_disable(g);
 		}
@@ -123,4 +131,5 @@ void pmc_overhead(struct pmc_group *g, long n, struct pmc_overhead *o)
 			o->counted = 1;
 		}
 	}
+	return pmcsh_stop_requested() ? -EINTR : 0;
 }

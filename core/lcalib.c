@@ -3,6 +3,7 @@
 #include "lgroup.h"
 #include "calib.h"
 #include "../kernels/probe.h"
+#include <errno.h>
 
 /* _pmc.probe(g, kind, arg[, path]) -> reading, wall_ns, thread_cpu_ns.  kind: "touch" (first touch
  * of `arg` bytes of a fresh anonymous mapping), "read" (read() `arg` bytes of
@@ -37,7 +38,10 @@ int l_windows(lua_State *L)
 	struct pmc_group *g = &lpmc_checkgroup(L, 1)->g;
 	lua_Integer n = luaL_checkinteger(L, 2);
 	luaL_argcheck(L, n >= 1, 2, "at least 1 window");
-	lua_pushnumber(L, pmc_windows_ns(g, (long)n));
+	double ns;
+	if (pmc_windows_ns(g, (long)n, &ns))
+		return pmcsh_fail(L, "interrupted", EINTR);
+	lua_pushnumber(L, ns);
 	return 1;
 }
 
@@ -50,7 +54,8 @@ int l_overhead(lua_State *L)
 	lua_Integer n = luaL_optinteger(L, 2, 10000);
 	luaL_argcheck(L, n >= 10, 2, "at least 10 iterations");
 	struct pmc_overhead o;
-	pmc_overhead(&lg->g, (long)n, &o);
+	if (pmc_overhead(&lg->g, (long)n, &o))
+		return pmcsh_fail(L, "interrupted", EINTR);
 	lua_createtable(L, 0, 6);
 	pmcsh_setnum(L, "window_ns", o.window_ns);
 	pmcsh_setnum(L, "enable_disable_ns", o.enable_disable_ns);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <lua.h>
@@ -29,8 +30,20 @@ static lua_State *active_state;
 static int secure;
 
 /* Ctrl-C while Lua runs: flag for C engines, and a hook that raises an error
- * at the next Lua instruction.  A second Ctrl-C before the hook fires kills,
- * as in lua.c, so a stuck C call can still be left. */
+ * at the next Lua instruction.  Every C loop of pmcsh looks at the flag
+ * and returns within 0.5 s, so a second Ctrl-C meanwhile (a double press)
+ * is absorbed; one that comes while the first has gone unserved for
+ * STUCK_NS kills, as in lua.c, so a stuck C call can still be left. */
+#define STUCK_NS 2000000000LL
+static long long armed_at;  /* when the unserved hook was set */
+
+static long long sigint_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);  /* async-signal-safe */
+	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
 static void stop_hook(lua_State *L, lua_Debug *ar)
 {
 	(void)ar;
@@ -41,11 +54,17 @@ static void stop_hook(lua_State *L, lua_Debug *ar)
 static void on_sigint(int sig)
 {
 	pmcsh_interrupted = 1;
-	if (active_state) {
+	if (!active_state)
+		return;
+	int armed = lua_gethook(active_state) == stop_hook;  /* a C call still runs */
+	if (armed && sigint_now() - armed_at > STUCK_NS) {
 		signal(sig, SIG_DFL);
-		lua_sethook(active_state, stop_hook,
-			    LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
+		raise(sig);
+		return;
 	}
+	if (!armed)
+		armed_at = sigint_now();
+	lua_sethook(active_state, stop_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
 }
 
 static void host_install_sigint(void)
@@ -107,7 +126,6 @@ static int host_docall(lua_State *L, int narg, int nres)
 	int status = lua_pcall(L, narg, nres, base);
 	active_state = NULL;
 	lua_sethook(L, NULL, 0, 0);
-	host_install_sigint(); /* re-arm after a first Ctrl-C set SIG_DFL */
 	lua_remove(L, base);
 	return status;
 }

@@ -12,6 +12,7 @@
 
 #include "lpmcsh.h"
 #include "pty.h"
+#include "../kernels/interrupt.h"
 
 #define PTY_MT "pmcsh.pty"
 
@@ -72,8 +73,8 @@ static int sys_sleep(lua_State *L)
 	double s = luaL_checknumber(L, 1);
 	luaL_argcheck(L, s >= 0 && s <= 1e9, 1, "a duration from 0 to 1e9 seconds expected");
 	struct timespec ts = {(time_t)s, (long)((s - (time_t)s) * 1e9)};
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR && !pmcsh_stop_requested())
+		;  /* Ctrl-C ends it: the host's hook raises next */
 	return 0;
 }
 

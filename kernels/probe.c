@@ -28,6 +28,15 @@ void probe_syscalls(uint64_t n)
 		syscall(SYS_getppid);
 }
 
+/* Iterations of probe_loop between looks at the interrupt flag: about
+ * 20 ms at one iteration per cycle, for a few instructions more per chunk
+ * (6e-8 of the loop's). */
+#define LOOP_CHUNK (1ull << 26)
+/* Pages touched, bytes read, calls made between looks: milliseconds. */
+#define PAGE_CHUNK 4096
+#define READ_CHUNK (64u << 20)
+#define CALL_CHUNK 4096
+
 const char *const probe_kinds[] = {"touch", "read", "spin", "sleep", "empty", "loop", "syscalls", NULL};
 
 static volatile uint64_t probe_sink;
@@ -36,12 +45,18 @@ void probe_work(const struct probe_args *a)
 {
 	switch (a->kind) {
 	case PROBE_TOUCH:
-		for (size_t i = 0; i < a->bytes; i += a->page)
+		for (size_t i = 0, k = 0; i < a->bytes; i += a->page) {
 			((volatile char *)a->buf)[i] = 1;
+			if (++k % PAGE_CHUNK == 0 && pmcsh_stop_requested())
+				break;
+		}
 		break;
 	case PROBE_READ:
-		for (size_t done = 0; done < a->bytes;) {
-			ssize_t n = read(a->fd, a->buf + done, a->bytes - done);
+		for (size_t done = 0; done < a->bytes && !pmcsh_stop_requested();) {
+			size_t want = a->bytes - done < READ_CHUNK ? a->bytes - done : READ_CHUNK;
+			ssize_t n = read(a->fd, a->buf + done, want);
+			if (n < 0 && errno == EINTR)
+				continue;
 			if (n <= 0)
 				break;
 			done += (size_t)n;
@@ -63,10 +78,18 @@ void probe_work(const struct probe_args *a)
 		break;
 	}
 	case PROBE_LOOP:
-		probe_loop(a->arg);
+		for (uint64_t left = a->arg; left && !pmcsh_stop_requested();) {
+			uint64_t n = left < LOOP_CHUNK ? left : LOOP_CHUNK;
+			probe_loop(n);
+			left -= n;
+		}
 		break;
 	case PROBE_SYSCALLS:
-		probe_syscalls(a->arg);
+		for (uint64_t left = a->arg; left && !pmcsh_stop_requested();) {
+			uint64_t n = left < CALL_CHUNK ? left : CALL_CHUNK;
+			probe_syscalls(n);
+			left -= n;
+		}
 		break;
 	default:
 		break;

@@ -31,8 +31,9 @@ struct probe_args {
 
 /* The measured work of one probe: touch writes one byte per page of buf,
  * read read()s `bytes` of fd into buf, spin busy-loops and sleep sleeps arg
- * ns (both stop early on Ctrl-C), loop and syscalls as above, empty
- * nothing. */
+ * ns, loop and syscalls as above, empty nothing.  Every kind stops within
+ * milliseconds of Ctrl-C (pmcsh_stop_requested); the caller checks the
+ * flag after. */
 void probe_work(const struct probe_args *a);
 
 #endif

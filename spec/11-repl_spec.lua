@@ -133,6 +133,34 @@ describe("the REPL with the engines", function()
     end
   end)
 
+  -- Every C loop looks at the interrupt flag (pmcsh_stop_requested) at
+  -- least every few ms: 0.5 s from Ctrl-C to the error is the promise, for
+  -- the pty's delivery and the prompt's reprint on a loaded machine too.
+  -- A second Ctrl-C right after the first is absorbed: the REPL lives on.
+  it("stops pmc.probe, pmc.overhead and the empty-window loops within 0.5 s of Ctrl-C, pressed twice", function()
+    local sys = require("pmcsh._sys")
+    t:send('g = pmc.group{"page-faults:u"}\n')
+    t:expect("> ")
+    for i, call in ipairs({
+      'pmc.probe(g, "loop", 1 << 50)',             -- days of a two-instruction loop
+      'pmc.probe(g, "syscalls", 1 << 50)',
+      'pmc.overhead{events = {"page-faults:u"}, n = 1 << 50}',
+      'require("pmcsh._pmc").windows(g, 1 << 50)',
+      'require("pmcsh._sys").sleep(1e6)',
+    }) do
+      t:send("r" .. i .. " = " .. call .. "\n")
+      sys.sleep(0.3)
+      local t0 = sys.now()
+      t:send(i % 2 == 0 and "\3\3" or "\3")          -- twice in a row on every other one
+      t:expect("interrupted")
+      local took = sys.now() - t0
+      t:expect("> ")
+      assert.is_true(took < 0.5, string.format("%s stopped %.2f s after Ctrl-C", call, took))
+    end
+    t:send("r1 == nil and r4 == nil, 6 * 7\n")
+    t:expect("true\t42")
+  end)
+
   it("prints a stream run with counters in a few lines, every field a call away", function()
     t:send('g = pmc.group{"page-faults:u", "task-clock"}; s = stream.new{n = 2^18, threads = 1, quiet = true}\n')
     t:expect("> ")

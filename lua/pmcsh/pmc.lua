@@ -174,7 +174,9 @@ local function lua_window(g, n)
     local c_ns, l_ns
     for turn = 1, 2 do
       if (turn + b) % 2 == 0 then
-        c_ns = C.windows(g, per)
+        local msg, errno
+        c_ns, msg, errno = C.windows(g, per)
+        if not c_ns then return nil, msg, errno end  -- Ctrl-C
       else
         local t0 = now()
         for _ = 1, per do g:start(); g:stop(); g:read(r) end
@@ -194,10 +196,13 @@ function pmc.overhead(opts)
   local g, msg, errno = pmc.group(opts.events or {"task-clock"})
   if not g then return nil, msg, errno end
   local n = opts.n or 20000
-  local t = C.overhead(g, n)
-  t.events = opts.events or {"task-clock"}
-  t.lua_window_ns, t.lua_ratio = lua_window(g, n)
+  local t, lua_ns, ratio
+  t, msg, errno = C.overhead(g, n)
+  if t then lua_ns, ratio, errno = lua_window(g, n) end
   g:close()
+  if not lua_ns then return nil, t and ratio or msg, errno end  -- Ctrl-C
+  t.events = opts.events or {"task-clock"}
+  t.lua_window_ns, t.lua_ratio = lua_ns, ratio
   return t
 end
 
