@@ -103,9 +103,9 @@ struct stream_pageinfo {
 
 struct stream;
 
-/* Allocates the arrays, starts the pool (threads-1 pinned workers) and,
- * with touch, initialises each part from the thread that owns it
- * (a=1, b=2, c=0).  On failure returns -errno, *out NULL, and a sentence
+/* Allocates the arrays and, with touch, initialises each part from the
+ * thread that owns it (a=1, b=2, c=0).  The threads-1 pinned workers live
+ * for one call: none is left running between calls.  On failure returns -errno, *out NULL, and a sentence
  * saying what to do in msg. */
 int stream_create(struct stream **out, const struct stream_opts *o,
 		  char *msg, size_t msglen);
@@ -114,8 +114,10 @@ void stream_destroy(struct stream *s);
 
 size_t stream_n(const struct stream *s);
 int stream_threads(const struct stream *s);
-/* Thread ids of the workers (parts 1..threads-1); returns their count. */
-int stream_worker_tids(const struct stream *s, pid_t *tids, int max);
+/* Thread ids of the workers (parts 1..threads-1), started for the call
+ * that follows (which ends them); returns their count, or -errno (tids
+ * zeroed). */
+int stream_worker_tids(struct stream *s, pid_t *tids, int max);
 /* Part `i`: first element, count, cpu. */
 void stream_part(const struct stream *s, int i, size_t *lo, size_t *cnt, int *cpu);
 double *stream_array(const struct stream *s, int which); /* 0,1,2 = a,b,c */

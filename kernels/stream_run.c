@@ -56,10 +56,13 @@ struct stream {
 	double expect[3];
 	struct part *parts;
 
-	/* pool: workers sleep on cv between calls and spin on gen inside one */
+	/* pool: workers live for one call (a session) and spin on gen inside
+	 * it; none is left between calls, where the collector could not see
+	 * them (200 dropped streams kept 27 threads) */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	int quit;
+	int up;			/* the workers are running */
 	_Atomic int active;
 	_Atomic unsigned gen;
 	_Atomic int done;
@@ -129,10 +132,12 @@ static void part_work(struct stream *s, int i)
 	}
 }
 
-/* Worker main: the stream and part index travel in a small struct. */
+/* Worker main: the stream, part index and the generation already seen
+ * (no dispatch runs while workers start) travel in a small struct. */
 struct wstart {
 	struct stream *s;
 	int i;
+	unsigned seen;
 };
 
 static void *worker_main(void *arg)
@@ -140,9 +145,9 @@ static void *worker_main(void *arg)
 	struct wstart ws = *(struct wstart *)arg;
 	struct stream *s = ws.s;
 	struct part *p = &s->parts[ws.i];
-	unsigned seen = 0;
+	unsigned seen = ws.seen;
 	free(arg);
-	p->tid = gettid();
+	__atomic_store_n(&p->tid, gettid(), __ATOMIC_RELEASE);
 	for (;;) {
 		pthread_mutex_lock(&s->mu);
 		while (!atomic_load(&s->active) && !s->quit)
@@ -167,9 +172,17 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
-/* A call: workers start spinning, the caller moves to its cpu. */
-static void session_begin(struct stream *s)
+static int workers_up(struct stream *s, char *msg, size_t msglen);
+static void workers_down(struct stream *s);
+
+/* A call: workers start (if not already for stream_worker_tids) and spin,
+ * the caller moves to its cpu. */
+static int session_begin(struct stream *s)
 {
+	char msg[160];
+	int rc = workers_up(s, msg, sizeof msg);
+	if (rc < 0)
+		return rc;
 	if (s->pin) {
 		cpu_set_t set;
 		s->saved_ok = pthread_getaffinity_np(pthread_self(), sizeof s->saved, &s->saved) == 0;
@@ -183,11 +196,13 @@ static void session_begin(struct stream *s)
 		pthread_cond_broadcast(&s->cv);
 		pthread_mutex_unlock(&s->mu);
 	}
+	return 0;
 }
 
 static void session_end(struct stream *s)
 {
 	atomic_store(&s->active, 0);
+	workers_down(s);
 	if (s->pin && s->saved_ok)
 		pthread_setaffinity_np(pthread_self(), sizeof s->saved, &s->saved);
 }
@@ -206,12 +221,15 @@ static inline void dispatch(struct stream *s)
 			cpu_relax();
 }
 
-static void run_job(struct stream *s, enum job j)
+static int run_job(struct stream *s, enum job j)
 {
-	session_begin(s);
+	int rc = session_begin(s);
+	if (rc < 0)
+		return rc;
 	s->job = j;
 	dispatch(s);
 	session_end(s);
+	return 0;
 }
 
 /* STREAM's rule: each array at least 4x the sum of the last-level caches.
@@ -251,8 +269,12 @@ static int check_memory(const struct stream_opts *o, char *msg, size_t msglen)
 	return 0;
 }
 
-static int start_workers(struct stream *s, char *msg, size_t msglen)
+/* Starts the workers (parts 1..threads-1), pinned, and waits until each
+ * has published its tid.  0 or -errno with msg filled (none left). */
+static int workers_up(struct stream *s, char *msg, size_t msglen)
 {
+	if (s->threads == 1 || s->up)
+		return 0;
 	sigset_t all, old;
 	int rc = 0;
 	/* Workers never take the host's Ctrl-C; the caller polls the flag. */
@@ -262,11 +284,14 @@ static int start_workers(struct stream *s, char *msg, size_t msglen)
 		pthread_attr_t attr;
 		struct wstart *ws = malloc(sizeof *ws);
 		if (!ws) {
+			snprintf(msg, msglen, "out of memory starting worker thread %d", i);
 			rc = -ENOMEM;
 			break;
 		}
 		ws->s = s;
 		ws->i = i;
+		ws->seen = atomic_load(&s->gen);
+		s->parts[i].tid = 0;
 		pthread_attr_init(&attr);
 		if (s->pin) {
 			cpu_set_t set;
@@ -285,9 +310,36 @@ static int start_workers(struct stream *s, char *msg, size_t msglen)
 		s->parts[i].started = 1;
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (rc == 0)
-		run_job(s, JOB_NONE);	/* all workers up, tids published */
-	return rc;
+	s->up = 1;
+	if (rc < 0) {
+		workers_down(s);
+		return rc;
+	}
+	for (int i = 1; i < s->threads; i++)
+		while (!__atomic_load_n(&s->parts[i].tid, __ATOMIC_ACQUIRE))
+			sched_yield();
+	return 0;
+}
+
+/* Ends and joins the workers; the next call starts new ones. */
+static void workers_down(struct stream *s)
+{
+	if (!s->up)
+		return;
+	pthread_mutex_lock(&s->mu);
+	s->quit = 1;
+	atomic_store(&s->active, 0);
+	pthread_cond_broadcast(&s->cv);
+	pthread_mutex_unlock(&s->mu);
+	for (int i = 1; i < s->threads; i++)
+		if (s->parts[i].started)
+			pthread_join(s->parts[i].th, NULL);
+	for (int i = 1; i < s->threads; i++) {
+		s->parts[i].started = 0;
+		s->parts[i].tid = 0;
+	}
+	s->quit = 0;
+	s->up = 0;
 }
 
 int stream_create(struct stream **out, const struct stream_opts *o, char *msg, size_t msglen)
@@ -338,10 +390,11 @@ int stream_create(struct stream **out, const struct stream_opts *o, char *msg, s
 	if (!o->cpus)
 		s->pin = 0;
 	s->parts[0].tid = gettid();
-	if ((rc = start_workers(s, msg, msglen)) < 0)
+	if ((rc = workers_up(s, msg, msglen)) < 0)  /* fail here, not in a later call */
 		goto error;
-	if (o->touch)
-		stream_reset(s);
+	rc = o->touch ? stream_reset(s) : run_job(s, JOB_NONE);
+	if (rc < 0)
+		goto error;
 	*out = s;
 	return 0;
 error:
@@ -355,14 +408,8 @@ void stream_destroy(struct stream *s)
 {
 	if (!s)
 		return;
-	pthread_mutex_lock(&s->mu);
-	s->quit = 1;
-	atomic_store(&s->active, 0);
-	pthread_cond_broadcast(&s->cv);
-	pthread_mutex_unlock(&s->mu);
-	for (int i = 1; s->parts && i < s->threads; i++)
-		if (s->parts[i].started)
-			pthread_join(s->parts[i].th, NULL);
+	if (s->parts)
+		workers_down(s);
 	for (int k = 0; k < 3; k++)
 		pages_unmap(&s->map[k].buf);
 	free(s->parts);
@@ -378,8 +425,14 @@ int stream_touched(const struct stream *s) { return s->touched; }
 double *stream_array(const struct stream *s, int which) { return s->map[which].arr; }
 double stream_expected(const struct stream *s, int which) { return s->expect[which]; }
 
-int stream_worker_tids(const struct stream *s, pid_t *tids, int max)
+int stream_worker_tids(struct stream *s, pid_t *tids, int max)
 {
+	char msg[160];
+	int rc = workers_up(s, msg, sizeof msg);  /* down again at the next call's end */
+	if (rc < 0) {
+		memset(tids, 0, sizeof *tids * (size_t)max);
+		return rc;
+	}
 	int k = 0;
 	for (int i = 1; i < s->threads && k < max; i++)
 		tids[k++] = s->parts[i].tid;
@@ -450,8 +503,9 @@ int stream_run(struct stream *s, const struct stream_variant *v, const struct st
 	*sum = 0;
 	if (!fn)
 		return -EOPNOTSUPP;
+	if ((rc = session_begin(s)) < 0)
+		return rc;
 	s->touched = 1;		/* from here on the arrays hold kernel results */
-	session_begin(s);
 	s->job = JOB_KERNEL;
 	s->kfn = fn;
 	for (int r = -(warmup > 0 ? warmup : 0); r < reps; r++) {
@@ -493,7 +547,9 @@ int stream_run(struct stream *s, const struct stream_variant *v, const struct st
 
 int stream_reset(struct stream *s)
 {
-	run_job(s, JOB_INIT);
+	int rc = run_job(s, JOB_INIT);
+	if (rc < 0)
+		return rc;
 	s->expect[0] = 1.0;
 	s->expect[1] = 2.0;
 	s->expect[2] = 0.0;
@@ -505,8 +561,11 @@ int stream_validate(struct stream *s, const struct stream_kernel *last, double s
 		    char *msg, size_t msglen)
 {
 	static const char names[] = "abc";
-	int rc = 0;
-	run_job(s, JOB_CHECK);
+	int rc = run_job(s, JOB_CHECK);
+	if (rc < 0) {
+		snprintf(msg, msglen, "cannot start the worker threads to validate: %s", strerror(-rc));
+		return rc;
+	}
 	for (int k = 0; k < 3 && !rc; k++) {
 		double err = 0, e = s->expect[k];
 		size_t bad = (size_t)-1;

@@ -129,6 +129,45 @@ describe("stream threads", function()
   end)
 end)
 
+describe("stream resources", function()
+  local function status(key)
+    for l in io.lines("/proc/self/status") do
+      local v = l:match("^" .. key .. ":%s+(%d+)")
+      if v then return tonumber(v) end
+    end
+  end
+
+  -- Workers live for one call: between calls a stream holds memory only,
+  -- so streams dropped to the collector leave no thread it cannot see
+  -- (200 dropped 2-thread streams kept 27 workers alive before).
+  it("leaves no worker thread running between calls", function()
+    -- a joined thread leaves the process's count a moment after the join
+    -- returns (the kernel wakes the joiner before it reaps the thread):
+    -- read again for up to 0.5 s
+    local function threads(want)
+      local n, sys = status("Threads"), require("pmcsh._sys")
+      for _ = 1, 50 do
+        if n == want then break end
+        sys.sleep(0.01); n = status("Threads")
+      end
+      return n
+    end
+    local before = status("Threads")
+    local cpus = {}
+    for i = 1, 4 do cpus[i] = stream.machine().cpus[(i - 1) % ncpus + 1] end
+    local s <close> = assert(stream.new{n = 2^16, cpus = cpus, quiet = true})
+    assert.are.equal(before, threads(before))            -- initialised by 3 workers, now gone
+    assert(s:run("triad", {reps = 3}))
+    assert.are.equal(before, threads(before))
+    for _, p in ipairs(s:parts()) do assert.is_true(p.tid > 0) end  -- the workers of the next call
+    assert.are.equal(before + 3, threads(before + 3))
+    assert(s:run("copy", {reps = 1}))
+    assert.are.equal(before, threads(before))
+    for i = 1, 200 do stream.new{n = 2^12, threads = math.min(2, ncpus), quiet = true} end
+    assert.are.equal(before, threads(before))
+  end)
+end)
+
 describe("stream counters inside the window", function()
   -- 8 Mi doubles = 64 MiB per array = 16384 pages of 4 KiB.
   local n, pages = 8 * 2^20, 8 * 2^20 * 8 / PAGE
