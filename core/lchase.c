@@ -22,6 +22,7 @@ typedef struct {
 	void *cursor;           /* where c:plain() goes on from */
 	/* where c:run{k=k} goes on from: pos[k][0..k-1], NULL until the first */
 	void *pos[CHASE_MAX_K + 1][CHASE_MAX_K];
+	size_t held;            /* bytes told to pmcsh_extern_add */
 } LChain;
 
 static LChain *checkchain(lua_State *L)
@@ -178,7 +179,14 @@ static int l_chain(lua_State *L)
 	LChain *lc = lua_newuserdatauv(L, sizeof *lc, 0);
 	memset(lc, 0, sizeof *lc);   /* closed until built */
 	luaL_setmetatable(L, CHAIN_MT);
+	lc->held = pmcsh_extern_add(L, p.size);
 	int err = chase_build(&lc->c, &p, msg, sizeof msg);
+	if (err == -ENOMEM) {
+		/* chains left to the collector hold memory it cannot see:
+		 * collect once, and try again */
+		lua_gc(L, LUA_GCCOLLECT);
+		err = chase_build(&lc->c, &p, msg, sizeof msg);
+	}
 	if (err)
 		return pmcsh_fail(L, msg, -err);
 	return 1;
@@ -413,6 +421,8 @@ static int c_close(lua_State *L)
 	chase_free(&lc->c);
 	lc->cursor = NULL;
 	memset(lc->pos, 0, sizeof lc->pos);
+	pmcsh_extern_drop(lc->held);
+	lc->held = 0;
 	return 0;
 }
 

@@ -70,3 +70,32 @@ lua_Integer pmcsh_optint(lua_State *L, int idx, int arg, const char *k, lua_Inte
 	lua_pop(L, 1);
 	return v;
 }
+
+/* ---- memory outside Lua's heap ------------------------------------------ */
+
+/* Lua 5.4's collector paces itself by what its allocator hands out, and a
+ * stream's arrays or a chain are mmap'd: a 100-byte userdata holding
+ * 384 MiB, which the collector would let pile up (20 dropped default
+ * streams held 6 GiB).  Lua offers no way to declare such bytes, so the
+ * bindings count them here with Lua's own rule: a full collection once
+ * the bytes made since the last one exceed those live after it (a pause
+ * of 200%), past a floor. */
+#define EXTERN_FLOOR ((size_t)64 << 20)
+static size_t extern_live, extern_made, extern_kept;
+
+size_t pmcsh_extern_add(lua_State *L, size_t bytes)
+{
+	if (extern_made + bytes > (extern_kept > EXTERN_FLOOR ? extern_kept : EXTERN_FLOOR)) {
+		lua_gc(L, LUA_GCCOLLECT);
+		extern_made = 0;
+		extern_kept = extern_live;  /* what survived: the __gc of the rest ran */
+	}
+	extern_made += bytes;
+	extern_live += bytes;
+	return bytes;
+}
+
+void pmcsh_extern_drop(size_t bytes)
+{
+	extern_live -= bytes < extern_live ? bytes : extern_live;
+}

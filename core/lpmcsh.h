@@ -52,6 +52,14 @@ static inline void pmcsh_setbool(lua_State *L, const char *k, int v)
 	lua_setfield(L, -2, k);
 }
 
+/* Memory a userdata holds outside Lua's heap (mmap'd arrays, chains):
+ * counted before it is acquired, which may run a full collection first so
+ * that dropped holders are freed at the pace new ones are made; returns
+ * `bytes`, for the userdata to give back with pmcsh_extern_drop when it
+ * closes. */
+size_t pmcsh_extern_add(lua_State *L, size_t bytes);
+void pmcsh_extern_drop(size_t bytes);
+
 /* Registers all of the above in package.preload. */
 void pmcsh_preload(lua_State *L);
 

@@ -26,6 +26,7 @@ typedef struct {
 	struct stream *s;	/* NULL once closed (and until created) */
 	int pages;
 	const struct stream_variant *v;	/* the loops s:run runs */
+	size_t held;		/* bytes told to pmcsh_extern_add */
 } LStream;
 
 static const char *const array_names[] = {"a", "b", "c", NULL};
@@ -164,7 +165,9 @@ static int stream_new(lua_State *L)
 	ls->s = NULL;
 	ls->pages = o.pages;
 	ls->v = v;
+	ls->held = 0;
 	luaL_setmetatable(L, STREAM_MT);
+	ls->held = pmcsh_extern_add(L, 3 * (o.offset + o.n * sizeof(double)));
 	int rc = stream_create(&ls->s, &o, msg, sizeof msg);
 	if (rc == -ENOMEM || rc == -EAGAIN) {
 		/* streams left to the collector hold memory and threads it cannot
@@ -183,6 +186,8 @@ static int stream_close(lua_State *L)
 	struct stream *s = ls->s;
 	ls->s = NULL;
 	stream_destroy(s);
+	pmcsh_extern_drop(ls->held);
+	ls->held = 0;
 	return 0;
 }
 
