@@ -24,10 +24,9 @@ static int pfm_ready;
 static char pfm_model[64];  /* the model this process was forced to, or "" */
 
 /* A PMU whose events may be used here: libpfm4 found it (or was forced to
- * it), and it was initialised once, so nothing stale is flagged present. */
-static int pmu_usable(int p, const pfm_pmu_info_t *pi)
+ * it); initialised once, it flags nothing stale present. */
+static int pmu_usable(const pfm_pmu_info_t *pi)
 {
-	(void)p;
 	return pi->is_present;
 }
 
@@ -250,7 +249,7 @@ static int resolve_pfm(const char *name, struct pmc_event *ev, char *msg, size_t
 	pfm_pmu_info_t pinfo = {.size = sizeof(pinfo)};
 	if (pfm_get_event_info(arg.idx, PFM_OS_PERF_EVENT_EXT, &info) == PFM_SUCCESS &&
 	    pfm_get_pmu_info(info.pmu, &pinfo) == PFM_SUCCESS) {
-		if (!pmu_usable(info.pmu, &pinfo))
+		if (!pmu_usable(&pinfo))
 			return -ENOENT;
 		snprintf(ev->pmu, sizeof ev->pmu, "%s", pinfo.name);
 	}
@@ -401,7 +400,7 @@ int pmc_list(pmc_list_fn fn, void *ctx)
 	char name[PMC_NAME_MAX];
 	for (int p = 0; p < PFM_PMU_MAX; p++) {
 		pfm_pmu_info_t pi = {.size = sizeof(pi)};
-		if (pfm_get_pmu_info(p, &pi) != PFM_SUCCESS || !pmu_usable(p, &pi))
+		if (pfm_get_pmu_info(p, &pi) != PFM_SUCCESS || !pmu_usable(&pi))
 			continue;
 		for (int i = pi.first_event; i != -1; i = pfm_get_event_next(i)) {
 			pfm_event_info_t ei = {.size = sizeof(ei)};
@@ -465,7 +464,7 @@ int pmc_pfm_lookup(const char *name, struct pmc_event *ev)
 	pfm_event_info_t info = {.size = sizeof(info)};
 	pfm_pmu_info_t pinfo = {.size = sizeof(pinfo)};
 	if (idx < 0 || pfm_get_event_info(idx, PFM_OS_PERF_EVENT_EXT, &info) != PFM_SUCCESS ||
-	    pfm_get_pmu_info(info.pmu, &pinfo) != PFM_SUCCESS || !pmu_usable(info.pmu, &pinfo))
+	    pfm_get_pmu_info(info.pmu, &pinfo) != PFM_SUCCESS || !pmu_usable(&pinfo))
 		return -ENOENT;
 	snprintf(ev->name, sizeof ev->name, "%s", name);
 	snprintf(ev->pmu, sizeof ev->pmu, "%s", pinfo.name);

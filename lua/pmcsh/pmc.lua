@@ -216,7 +216,7 @@ allows it (hardware events: e.g. {events={"cycles"}});
 counted_per_window is what the counters themselves see of one empty window;
 lua_window_ns is the window driven from Lua (g:start(), g:stop(),
 g:read(r) into one reading), lua_ratio its median ratio to the same window
-from C, in interleaved blocks.]=])
+from C, in interleaved blocks.  Ctrl-C stops it: nil, "interrupted", EINTR.]=])
 
 function pmc.probe(g, kind, arg)
   return C.probe(g, kind, arg)
@@ -229,7 +229,8 @@ a fresh anonymous mapping, 4 KiB pages), "read" (read() of arg bytes from
 /dev/zero into a fresh mapping: the faults are taken in the kernel), "spin"
 (busy loop for arg ns), "sleep" (arg ns), "empty", "loop" (arg iterations of
 an asm loop of pmc.probe_loop_insns instructions), "syscalls" (arg getppid
-system calls).]=])
+system calls).  Ctrl-C stops any of them within milliseconds: nil,
+"interrupted", EINTR (and the interrupt error in the REPL).]=])
 pmc.probe_loop_insns = C.probe_loop_insns
 
 -- ev:u and ev:k over a user-mode spin: a filtering event counts the spin
