@@ -51,6 +51,7 @@ enum job { JOB_NONE, JOB_KERNEL, JOB_INIT, JOB_CHECK };
 struct stream {
 	size_t n;
 	int threads, pages, touched, pin;
+	int stoppable;		/* JOB_INIT may stop on Ctrl-C: the stream is being created */
 	size_t offset;
 	struct map map[3];
 	double expect[3];
@@ -96,6 +97,8 @@ static inline uint64_t tsc_now(void)
 #endif
 }
 
+#define INIT_CHUNK ((size_t)1 << 20)	/* elements of each array */
+
 /* One part's share of a job (the kernel job is run inline by callers). */
 static void part_work(struct stream *s, int i)
 {
@@ -105,10 +108,17 @@ static void part_work(struct stream *s, int i)
 		p->result = s->kfn(p->a, p->b, p->c, STREAM_SCALAR, p->cnt);
 		break;
 	case JOB_INIT:
-		for (size_t j = 0; j < p->cnt; j++) {
-			p->a[j] = 1.0;
-			p->b[j] = 2.0;
-			p->c[j] = 0.0;
+		/* in chunks of 24 MiB (first touch: milliseconds) between looks
+		 * at Ctrl-C, when the caller can give up (stream_create) */
+		for (size_t lo = 0; lo < p->cnt; lo += INIT_CHUNK) {
+			if (s->stoppable && pmcsh_stop_requested())
+				break;
+			size_t hi = p->cnt - lo < INIT_CHUNK ? p->cnt : lo + INIT_CHUNK;
+			for (size_t j = lo; j < hi; j++) {
+				p->a[j] = 1.0;
+				p->b[j] = 2.0;
+				p->c[j] = 0.0;
+			}
 		}
 		break;
 	case JOB_CHECK: {
@@ -392,7 +402,13 @@ int stream_create(struct stream **out, const struct stream_opts *o, char *msg, s
 	s->parts[0].tid = gettid();
 	if ((rc = workers_up(s, msg, msglen)) < 0)  /* fail here, not in a later call */
 		goto error;
+	s->stoppable = 1;
 	rc = o->touch ? stream_reset(s) : run_job(s, JOB_NONE);
+	s->stoppable = 0;
+	if (rc == 0 && pmcsh_stop_requested()) {
+		snprintf(msg, msglen, "interrupted");  /* the arrays may be half initialised: none is kept */
+		rc = -EINTR;
+	}
 	if (rc < 0)
 		goto error;
 	*out = s;
