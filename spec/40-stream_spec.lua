@@ -167,6 +167,18 @@ describe("stream resources", function()
     assert.are.equal(before, threads(before))
   end)
 
+  -- Under a 49 MiB address-space limit two streams of 3 x 8 MiB (and the
+  -- 2 MiB alignment of each array) never fit: the second mmap meets ENOMEM
+  -- before the byte count asks for a collection, and is retried after one.
+  it("makes stream after stream dropped to the collector within an address-space limit", function()
+    local r = h.run({"-e", [[
+      local stream = require("pmcsh.stream")
+      for i = 1, 10 do assert(stream.new{n = 2^20, threads = 1, quiet = true}) end
+      print("made")]]}, {env = "ulimit -v 50000;"})
+    assert.are.equal(0, r.code, r.err)
+    assert.are.equal("made\n", r.out)
+  end)
+
   -- The arrays are mmap'd, unseen by Lua's collector: the binding counts
   -- their bytes and collects once those made since the last collection
   -- exceed the live ones (past 64 MiB).  60 dropped streams of 3 x 8 MiB
