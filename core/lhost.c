@@ -22,6 +22,19 @@
 
 #define EXIT_USAGE 2
 
+/* Built with AddressSanitizer (make asan): specs whose physics its shadow
+ * memory changes read pmcsh.paths.sanitized. */
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define PMCSH_SANITIZED 1
+#endif
+#elif defined(__SANITIZE_ADDRESS__)
+#define PMCSH_SANITIZED 1
+#endif
+#ifndef PMCSH_SANITIZED
+#define PMCSH_SANITIZED 0
+#endif
+
 static const char *progname = "pmcsh";
 static lua_State *active_state;
 /* The kernel marked this process secure (AT_SECURE: file capabilities such
@@ -269,6 +282,8 @@ static int setup_paths(lua_State *L)
 	lua_setfield(L, -2, "version");
 	lua_pushboolean(L, secure);
 	lua_setfield(L, -2, "secure");
+	lua_pushboolean(L, PMCSH_SANITIZED);
+	lua_setfield(L, -2, "sanitized");
 	lua_setfield(L, -2, "pmcsh.paths");
 	lua_pop(L, 2);
 	return 0;
@@ -290,6 +305,19 @@ static void print_version(void)
 	fflush(stdout);
 }
 
+/* host_report for the recipe library: a Ctrl-C before its own handler runs
+ * (while pmcsh.recipe loads, say) ends as one in a recipe does, status 130
+ * without a traceback. */
+static int recipe_report(lua_State *L, int status)
+{
+	if (status != LUA_OK && pmcsh_interrupted && !is_usage(L, -1)) {
+		lua_pop(L, 1);
+		host_message("interrupted");
+		return 130;
+	}
+	return host_report(L, status);
+}
+
 /* Calls require("pmcsh.recipe")[fn] with the strings argv[from..argc-1];
  * returns its integer result as the exit status. */
 static int call_recipe_lib(lua_State *L, const char *fn, char **argv, int from, int argc)
@@ -298,14 +326,14 @@ static int call_recipe_lib(lua_State *L, const char *fn, char **argv, int from, 
 	lua_pushliteral(L, "pmcsh.recipe");
 	int status = host_docall(L, 1, 1);
 	if (status != LUA_OK)
-		return host_report(L, status);
+		return recipe_report(L, status);
 	lua_getfield(L, -1, fn);
 	lua_remove(L, -2);
 	for (int i = from; i < argc; i++)
 		lua_pushstring(L, argv[i]);
 	status = host_docall(L, argc - from, 1);
 	if (status != LUA_OK)
-		return host_report(L, status);
+		return recipe_report(L, status);
 	int code = (int)lua_tointeger(L, -1);
 	lua_pop(L, 1);
 	return code;

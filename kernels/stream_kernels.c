@@ -55,8 +55,24 @@ int stream_kernel_available(const struct stream_variant *v, const struct stream_
 static int always(void) { return 1; }
 #if defined(__x86_64__)
 extern const struct stream_variant stream_variant_avx512, stream_variant_avx2, stream_variant_sse2;
+#if defined(__clang__)
+/* clang (14) knows no level names: the level's features that it does know;
+ * every CPU with these has the rest of v3 (F16C, LZCNT, MOVBE). */
+static int has_v3(void)
+{
+	return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+	       __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2");
+}
+static int has_v4(void)
+{
+	return has_v3() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+	       __builtin_cpu_supports("avx512cd") && __builtin_cpu_supports("avx512dq") &&
+	       __builtin_cpu_supports("avx512vl");
+}
+#else
 static int has_v4(void) { return __builtin_cpu_supports("x86-64-v4") != 0; }
 static int has_v3(void) { return __builtin_cpu_supports("x86-64-v3") != 0; }
+#endif
 #else
 extern const struct stream_variant stream_variant_generic;
 #endif

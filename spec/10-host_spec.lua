@@ -116,6 +116,27 @@ describe("recipes", function()
     assert.matches("stack traceback", r.err)
   end)
 
+  it("stop on a Ctrl-C that comes while the recipe library loads: status 130, no traceback", function()
+    -- A copy of the library whose pmcsh.recipe sends its pmcsh SIGINT as it
+    -- loads (popen: os.execute would ignore the signal), so the stop hook
+    -- fires inside require; make asan's slower start showed the window.
+    local paths, root = require("pmcsh.paths"), h.tmpdir()
+    assert(os.execute(("cp -R %s %s/lua && ln -s %s %s/scripts && ln -s %s %s/events"):format(
+      h.shquote(paths.lua), root, h.shquote(paths.scripts), root, h.shquote(paths.events), root)))
+    local lib = root .. "/lua/pmcsh/"
+    assert(os.rename(lib .. "recipe.lua", lib .. "recipe_real.lua"))
+    local f = assert(io.open(lib .. "recipe.lua", "w"))
+    f:write('io.popen("kill -INT " .. require("pmcsh._sys").getpid()):close()\n',
+            "for _ = 1, 1e8 do end\n",
+            ("return dofile(%q)\n"):format(lib .. "recipe_real.lua"))
+    f:close()
+    local r = h.run({"greet"}, {env = env .. " PMCSH_HOME=" .. root})
+    os.execute("rm -rf " .. root)
+    assert.are.equal(130, r.code, r.err)
+    assert.matches("interrupted", r.err)
+    assert.not_matches("traceback", r.err)
+  end)
+
   it("convert declared defaults like given values", function()
     local r = h.run({"greet"}, {env = env})
     assert.are.equal("hello world\nsize=4096 mode=a\n", r.out)

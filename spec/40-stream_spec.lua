@@ -171,6 +171,8 @@ describe("stream resources", function()
   -- 2 MiB alignment of each array) never fit: the second mmap meets ENOMEM
   -- before the byte count asks for a collection, and is retried after one.
   it("makes stream after stream dropped to the collector within an address-space limit", function()
+    if not h.need(not h.sanitized, "built with the sanitizer (make asan): ASan reserves its shadow, terabytes of address space, as it " ..
+      "starts, which no address-space limit leaves room for") then return end
     local r = h.run({"-e", [[
       local stream = require("pmcsh.stream")
       for i = 1, 10 do assert(stream.new{n = 2^20, threads = 1, quiet = true}) end
@@ -207,7 +209,7 @@ describe("stream counters inside the window", function()
       local s = assert(stream.new{n = n, threads = t, pages = "4k", touch = false, quiet = true})
       local r = assert(s:run("fill", {reps = 2, warmup = false, group = g}))
       local first, second = r.per_rep[1]["page-faults:u"].value, r.per_rep[2]["page-faults:u"].value
-      assert.near(pages, first, pages * 0.02)           -- 16384 ±2%, all threads counted
+      h.faults_within(first, pages, 0.02)               -- 16384 ±2%, all threads counted
       assert.is_true(second <= pages * 0.001, "second rep faults: " .. second)
       assert.are.equal(first + second, r.counts["page-faults:u"].value)
       s:close()
@@ -220,7 +222,7 @@ describe("stream counters inside the window", function()
     if not g then return end
     local s = assert(stream.new{n = n, threads = ncpus, pages = "4k", touch = false, quiet = true})
     local r = assert(s:run("triad", {reps = 1, warmup = false, group = g}))
-    assert.near(3 * pages, r.counts["page-faults:u"].value, 3 * pages * 0.02)
+    h.faults_within(r.counts["page-faults:u"].value, 3 * pages, 0.02)
     s:close()
     g:close()
   end)
@@ -244,7 +246,11 @@ describe("stream counters inside the window", function()
     local r = assert(s:run("fill", {reps = 1, warmup = false, group = g}))
     local ps = s:pages()
     if not h.need(ps.a.thp == n * 8, "transparent huge pages not granted here") then return end
-    assert.near(n * 8 / 2^21, r.counts["page-faults:u"].value, 2)
+    -- under the sanitizer, up to one more for each 4 KiB of the arrays' shadow
+    -- (1/8 of their bytes, not in huge pages): 32 + 2048 measured when fresh
+    local v, want = r.counts["page-faults:u"].value, n * 8 / 2^21
+    local extra = h.sanitized and n * 8 / 8 / 4096 or 0
+    assert.is_true(v >= want - 2 and v <= want + 2 + extra, v .. " faults for " .. want .. " huge pages")
     s:close()
     g:close()
   end)
@@ -351,6 +357,8 @@ end)
 
 describe("stream.disasm", function()
   it("finds the kernel's inner loop and counts instructions per element", function()
+    if not h.need(not h.sanitized, "built with the sanitizer (make asan): its checks sit in every "
+      .. "inner loop, so instructions per element say nothing of the -O3 kernels") then return end
     local k = by_name()
     for _, name in ipairs({"copy", "triad", "sum"}) do
       local r = assert(stream.disasm(name, {quiet = true}))

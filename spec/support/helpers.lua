@@ -3,6 +3,24 @@ local paths = require("pmcsh.paths")
 local M = {}
 
 M.exe = paths.exe
+-- Built with AddressSanitizer (make asan): the specs below adapt to it.
+M.sanitized = paths.sanitized
+
+-- The first-touch faults `pages` fresh pages take: lo, hi.  Exactly one a
+-- page; under the sanitizer up to 1/8 more, its shadow (a byte per 8 bytes,
+-- read by every checked store) faulting in where this process never used
+-- those addresses before, none where it did.
+function M.touch_faults(pages)
+  return pages, M.sanitized and pages * 9 / 8 or pages
+end
+
+-- Asserts that `x` faults are those of first touching `pages` pages, within
+-- the fraction `rel`.
+function M.faults_within(x, pages, rel)
+  local lo, hi = M.touch_faults(pages)
+  assert(x >= lo * (1 - rel) and x <= hi * (1 + rel), string.format("%s faults not within %.1f%% of %s",
+    tostring(x), rel * 100, lo == hi and tostring(lo) or lo .. ".." .. hi .. " (sanitized)"))
+end
 
 local function shquote(s)
   return "'" .. tostring(s):gsub("'", "'\\''") .. "'"

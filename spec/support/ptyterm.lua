@@ -9,6 +9,9 @@ Term.__index = Term
 function Term.start(home, argv)
   argv = argv or {paths.exe}
   local env = {"HOME=" .. home, "TERM=dumb", "PATH=" .. (os.getenv("PATH") or "/usr/bin:/bin")}
+  for _, k in ipairs{"ASAN_OPTIONS", "UBSAN_OPTIONS"} do   -- make asan: reports go to its log
+    if os.getenv(k) then env[#env + 1] = k .. "=" .. os.getenv(k) end
+  end
   local p = assert(sys.spawn_pty(argv, env))
   return setmetatable({p = p, buf = "", seen = ""}, Term)
 end
