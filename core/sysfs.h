@@ -5,7 +5,9 @@
 #include <stddef.h>
 #include "counter.h"
 
+#ifndef SYSFS_PMUS	/* make fuzz builds against a fake tree of its own */
 #define SYSFS_PMUS "/sys/bus/event_source/devices"
+#endif
 
 /* Reads the text file `path` into buf (trailing white space cut); returns
  * its length or -errno. */
