@@ -12,6 +12,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,6 +74,27 @@ static int sysfs_name_ok(const char *s)
 	return 1;
 }
 
+/* One range of a sysfs list ("5" or "0-7", as format files and cpumask
+ * write them): decimal, lo <= hi <= max.  Returns 0 or -EINVAL. */
+static int parse_range(const char *s, long max, int *lo, int *hi)
+{
+	char *end;
+	if (!isdigit((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	long a = strtol(s, &end, 10), b = a;
+	if (*end == '-') {
+		if (!isdigit((unsigned char)end[1]))
+			return -EINVAL;
+		b = strtol(end + 1, &end, 10);
+	}
+	if (errno || *end || a > b || b > max)
+		return -EINVAL;
+	*lo = (int)a;
+	*hi = (int)b;
+	return 0;
+}
+
 /* Places `val` into the bits that format file `fmt` ("config:0-7,32-35")
  * names, in the field it names. */
 static int apply_format(const char *pmu, const char *term, uint64_t val, struct perf_event_attr *a,
@@ -97,18 +120,25 @@ static int apply_format(const char *pmu, const char *term, uint64_t val, struct 
 		snprintf(msg, len, "format %s of PMU %s uses field %s, which pmcsh does not set", term, pmu, fmt);
 		return -EINVAL;
 	}
-	char *save = NULL;
+	char bits[256], *save = NULL;
+	snprintf(bits, sizeof bits, "%s", colon + 1);
+	int nranges = 0;
 	for (char *r = strtok_r(colon + 1, ",", &save); r; r = strtok_r(NULL, ",", &save)) {
 		int lo, hi;
-		if (sscanf(r, "%d-%d", &lo, &hi) != 2)
-			hi = lo = atoi(r);
-		for (int b = lo; b <= hi && b < 64; b++) {
+		if (parse_range(r, 63, &lo, &hi))
+			goto bad;
+		for (int b = lo; b <= hi; b++) {
 			if (val & 1)
 				*field |= 1ULL << b;
 			val >>= 1;
 		}
+		nranges++;
 	}
-	return 0;
+	if (nranges)
+		return 0;
+bad:
+	snprintf(msg, len, "format %s of PMU %s reads '%s:%s': bits are N or N-M, from 0 to 63", term, pmu, fmt, bits);
+	return -EINVAL;
 }
 
 /* Applies "k=v,k2,..." terms of PMU `pmu` to `a`; an event alias term is
@@ -156,8 +186,15 @@ static int apply_terms(const char *pmu, char *terms, struct pmc_event *ev, int d
 				return r;
 			char extra[64];
 			snprintf(path, sizeof path, SYSFS_PMUS "/%s/events/%s.scale", pmu, t);
-			if (pmc_read_text(path, extra, sizeof extra) > 0)
-				ev->scale = strtod(extra, NULL);
+			if (pmc_read_text(path, extra, sizeof extra) > 0) {
+				char *end;
+				ev->scale = strtod(extra, &end);
+				if (*end || !isfinite(ev->scale) || ev->scale <= 0) {
+					snprintf(msg, len, "event %s of PMU %s has scale '%s', not a positive number", t,
+						 pmu, extra);
+					return -EINVAL;
+				}
+			}
 			snprintf(path, sizeof path, SYSFS_PMUS "/%s/events/%s.unit", pmu, t);
 			if (pmc_read_text(path, extra, sizeof extra) > 0)
 				snprintf(ev->unit, sizeof ev->unit, "%.31s", extra);
@@ -170,21 +207,27 @@ static int apply_terms(const char *pmu, char *terms, struct pmc_event *ev, int d
 	return 0;
 }
 
-static void read_cpumask(const char *pmu, struct pmc_event *ev)
+/* The cpus an uncore PMU counts on ("0,18" or "0-1"), the first 8. */
+static int read_cpumask(const char *pmu, struct pmc_event *ev, char *msg, size_t len)
 {
-	char path[512], buf[256];
+	char path[512], buf[256], list[256];
 	snprintf(path, sizeof path, SYSFS_PMUS "/%s/cpumask", pmu);
 	ev->ncpumask = 0;
 	if (pmc_read_text(path, buf, sizeof buf) <= 0)
-		return;
+		return 0;
+	snprintf(list, sizeof list, "%s", buf);
 	char *save = NULL;
 	for (char *r = strtok_r(buf, ",", &save); r; r = strtok_r(NULL, ",", &save)) {
 		int lo, hi;
-		if (sscanf(r, "%d-%d", &lo, &hi) != 2)
-			hi = lo = atoi(r);
+		if (parse_range(r, INT_MAX - 1, &lo, &hi)) {
+			snprintf(msg, len, "cpumask of PMU %s reads '%s', not a list of cpus (0,18 or 0-3)", pmu, list);
+			ev->ncpumask = 0;
+			return -EINVAL;
+		}
 		for (int c = lo; c <= hi && ev->ncpumask < 8; c++)
 			ev->cpumask[ev->ncpumask++] = c;
 	}
+	return 0;
 }
 
 /* "pmu/terms/" with modifiers ":u" or directly after the slash ("/u"). */
@@ -231,7 +274,8 @@ int pmc_resolve_sysfs(const char *name, struct pmc_event *ev, char *msg, size_t 
 	if (r)
 		return r;
 	parse_mods(mods, &ev->attr);
-	read_cpumask(pmu, ev);
+	if ((r = read_cpumask(pmu, ev, msg, len)))
+		return r;
 	snprintf(ev->canon, sizeof ev->canon, "%.63s/%.170s/%.8s", pmu, s1 + 1, mods);
 	ev->source = PMC_SRC_SYSFS;
 	return 0;
