@@ -77,3 +77,30 @@ describe("a PMU's sysfs files (make fuzz: sysfs_files)", function()
     end
   end)
 end)
+
+describe("a survey results file (make fuzz: result_lines)", function()
+  it("naming the chase kernel without its chain is refused by name, not a traceback in the report", function()
+    local dir = h.tmpdir()
+    local file = dir .. "/s.jsonl"
+    write(file, '{"type":"header","format":"pmcsh-survey/1","kernels":["add","chase"],"n":1000,"reps":1,' ..
+      '"units":[{"labels":["task-clock"],"keys":["task-clock"],"kind":"single"}],"rows":[{"key":"task-clock"}]}\n' ..
+      '{"type":"run","kernel":"add","group":1,"cells":[{"key":"task-clock","value":1.5}]}\n{"type":"done"}\n')
+    local r = h.run({"survey", "--report", file})
+    os.execute("rm -rf " .. h.shquote(dir))
+    assert.are.equal(1, r.code, r.err)
+    assert.matches("s%.jsonl %(header%): kernel chase without its chain", r.err)
+    assert.not_matches("traceback", r.err)
+  end)
+
+  it("a cell without its event name leaves the group's metrics without it, not a traceback", function()
+    local dir = h.tmpdir()
+    local file = dir .. "/s.jsonl"
+    write(file, '{"type":"header","format":"pmcsh-survey/1","kernels":["add"],"n":1000,"reps":1,"group":"software",' ..
+      '"units":[{"labels":["task-clock"],"keys":["task-clock"],"kind":"single"}],"rows":[{"key":"task-clock"}]}\n' ..
+      '{"type":"run","kernel":"add","group":1,"cells":[{"key":"task-clock","value":1.5}]}\n{"type":"done"}\n')
+    local r = h.run({"survey", "--report", file})
+    os.execute("rm -rf " .. h.shquote(dir))
+    assert.are.equal(0, r.code, r.err)
+    assert.matches("task%-clock%s+1%.5", r.out)
+  end)
+end)

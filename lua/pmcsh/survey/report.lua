@@ -86,7 +86,7 @@ local function metric_reading(st, kernel)
   local reading, sums = {}, {}
   for key, cells in pairs(st.cells) do
     local c = cells[kernel]
-    if c and c.value then
+    if c and c.value and c.event then   -- a cell naming no event (the file may omit it) gives no formula one
       reading[c.event] = {value = c.value}
       local base, mod = c.event:match("^(.*):([uk])$")
       if not base then base, mod = c.event:match("^(.*/)([uk])$") end

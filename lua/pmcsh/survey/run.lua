@@ -41,6 +41,8 @@ function M.load(path)
       for _, k in ipairs({"n", "reps", "threads", "started"}) do
         obj[k] = obj[k] and (math.tointeger(obj[k]) or obj[k])
       end
+      local ok, why = workloads.check(obj)
+      if not ok then return nil, string.format("%s (header): %s", path, why) end
       st.header = obj
     elseif obj.type == "unopened" then st.unopened[#st.unopened + 1] = obj
     elseif obj.type == "done" then st.done = true

@@ -138,6 +138,17 @@ function chase_engine.configure(opt, hdr, usage)
   hdr.chase, hdr.sample_ms = c, opt.sample_ms or 20
 end
 
+-- A header read from a file: the chase's chain, which the note and the runs
+-- read (pmcsh.results checks only that what is there has its shape).
+function chase_engine.check(hdr)
+  for _, k in ipairs(hdr.kernels) do
+    if k == "chase" and not (hdr.chase and hdr.chase.stride) then
+      return nil, "kernel chase without its chain (chase.size and chase.stride)"
+    end
+  end
+  return true
+end
+
 function chase_engine.workloads(hdr, env)
   local chain
   local d = {
@@ -218,6 +229,16 @@ function M.configure(opt, hdr, usage, env)
       usage(string.format("unknown kernel %q (kernels: %s)", k, table.concat(names, ", ")))
     end
   end
+end
+
+-- Whether a header read from a file holds what each engine's kernels need:
+-- true, or nil and what is missing.
+function M.check(hdr)
+  for _, e in ipairs(ENGINES) do
+    local ok, why = (e.check or function() return true end)(hdr)
+    if not ok then return nil, why end
+  end
+  return true
 end
 
 -- The descriptors of hdr.kernels, in their order (by name too), and a
