@@ -1,9 +1,12 @@
 -- Driver (spec/fuzz/lua.c): the recipe option parser, pmcsh.recipe's parse
 -- with its sizes and lists, given one command line per input, a word per
--- line.  A usage error (a table with usage = true) is its answer to bad
--- words; any other error is a finding, and so is a parse that returns a
--- value its option does not allow.
+-- line; and the values of the survey's own options (--chase ORDER:SIZE,
+-- --pairs "A,B C,D").  A usage error (a table with usage = true), or nil
+-- and a message, is their answer to bad words; any other error is a
+-- finding, and so is a value its option does not allow.
 local recipe = require("pmcsh.recipe")
+local events = require("pmcsh.events")
+local workloads = require("pmcsh.survey.workloads")
 
 local R = {name = "fuzz", usage = "[ARGS]", run = function() end, options = {
   {name = "n", short = "n", type = "int", default = 1, min = 1},
@@ -25,6 +28,11 @@ return function(data)
   for _, item in ipairs(recipe.split_list(data)) do
     assert(item ~= "" and not item:match("^%s") and not item:match("%s$"), "split_list: item " .. item)
   end
+  local c, why = workloads.parse_chase(data)
+  assert(c and math.type(c.size) == "integer" and c.size > 0 and math.type(c.stride) == "integer" and
+    c.stride > 0 and type(c.order) == "string" or not c and type(why) == "string", "parse_chase")
+  local p, perr = events.pairs(data)
+  assert(type(p) == "table" or not p and type(perr) == "string", "pairs")
   local argv = {}
   for w in (data .. "\n"):gmatch("([^\n]*)\n") do argv[#argv + 1] = w end
   local ok, opts, args = pcall(recipe.parse, R, argv)
