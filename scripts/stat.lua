@@ -91,6 +91,447 @@ local function json_str(s)
   return '"' .. s:gsub('[%c"\\]', function(c) return string.format("\\u%04x", c:byte()) end) .. '"'
 end
 
+local function usage(msg) error(require("pmcsh.recipe").usage("stat: " .. msg), 0) end
+
+-- The stat's context, c below: the options checked and turned into what the
+-- phases share.  The format (sep, json, out), the target (cpus, or tids with
+-- until_pid, what names it in the header; the command in args), the
+-- aggregation mode (mode, M = MODES[mode]), interval and repeats; then the
+-- events (all: the rows, events: those counted, idx: name -> index in
+-- events, counted, scale, unit_of, metrics) and where each instance
+-- counted (place, targets); prev and printed carry -I from tick to tick.
+
+-- -p and -t: the threads to count (all of a process's) into c.tids, the
+-- first process into c.until_pid.  nil, status, message when one is gone.
+local function read_ids(opts, c)
+  local topo = require("pmcsh.machine")
+  for _, o in ipairs{{"pid", "process id"}, {"tid", "thread id"}} do
+    local v = opts[o[1]]
+    if v then
+      c.tids = c.tids or {}
+      for id in v:gmatch("[^,]+") do
+        local n = math.tointeger(tonumber(id))
+        if not n or n < 1 then usage(string.format("-%s: '%s' is not a %s", o[1]:sub(1, 1), id, o[2])) end
+        local list, msg = {n}, nil
+        if o[1] == "pid" then
+          list, msg = topo.threads(n)
+          if not list then return nil, nil, msg end
+          c.until_pid = c.until_pid or n
+        elseif not io.open("/proc/" .. n .. "/comm") then
+          io.stderr:write("pmcsh stat: no thread ", n, "\n"); return nil, 1
+        end
+        for _, t in ipairs(list) do c.tids[#c.tids + 1] = t end
+      end
+      c.what = string.format("%s '%s'", o[2], v)
+    end
+  end
+  return c
+end
+
+local MODE_FLAGS = {{"no-aggr", "none"}, {"per-socket", "socket"}, {"per-die", "die"}, {"per-core", "core"},
+                    {"per-node", "node"}, {"per-thread", "thread"}}
+
+-- The context from the options, or nil, status, message.
+local function setup(opts, args)
+  local c = {sep = opts["field-separator"], json = opts.json, args = args,
+             interval = opts["interval-print"], repeats = opts["repeat"], printed = 0}
+  if c.sep == "" then usage("-x needs a separator (such as -x ,)") end
+  if c.sep and c.json then usage("-x and --json exclude each other") end
+  if opts.append and not opts.output then usage("--append needs -o FILE") end
+
+  -- the target: the command, cpus (-a, -C) or threads (-p, -t)
+  if opts["all-cpus"] and opts.cpu then usage("-a and -C exclude each other") end
+  if (opts["all-cpus"] or opts.cpu) and (opts.pid or opts.tid) then usage("-a/-C and -p/-t exclude each other") end
+  if opts["all-cpus"] then c.cpus, c.what = require("pmcsh.machine").online(), "'system wide'"
+  elseif opts.cpu then
+    local msg
+    c.cpus, msg = require("pmcsh.machine").parse_list(opts.cpu)
+    if not c.cpus then usage("-C: " .. msg) end
+    c.what = "'CPU(s) " .. opts.cpu .. "'"
+  end
+  local ok, status, msg = read_ids(opts, c)
+  if not ok then return nil, status, msg end
+  c.mode = "global"
+  for _, m in ipairs(MODE_FLAGS) do
+    if opts[m[1]] then
+      if c.mode ~= "global" then usage("give one of -A, --per-socket, --per-die, --per-core, --per-node, --per-thread") end
+      c.mode = m[2]
+    end
+  end
+  c.M = MODES[c.mode]
+  if c.mode == "thread" and not c.tids then usage("--per-thread counts the threads of -p PID or -t TID") end
+  if c.mode ~= "global" and c.mode ~= "thread" and not c.cpus then
+    usage("-A and --per-socket/die/core/node count cpus: give -a or -C LIST")
+  end
+  if #args == 0 and not c.cpus and not c.tids then usage("no command given (pmcsh stat -e EV -- cmd args, or -a, -C, -p, -t)") end
+  if c.interval and c.repeats > 1 then usage("-I and -r exclude each other") end
+  return c
+end
+
+-- The events: -e lists with {a,b} groups flattened, then -M groups; the
+-- list and the -M metrics.
+local function event_list(opts, cpus)
+  local all, metrics = {}, {}
+  for _, item in ipairs(opts.events or {}) do
+    -- {a,b}:u is a:u,b:u, as perf writes a group's modifier
+    local body, mod = item:match("^{(.*)}(.*)$")
+    if body and mod ~= "" and not mod:match("^:[ukhGH]+$") then
+      usage(string.format("bad group modifier in '%s' (write {a,b}:u)", item))
+    end
+    for name in (body or item):gmatch("[^,]+") do
+      if name:find("[{}]") then usage(string.format("bad group syntax in '%s' (write {a,b})", item)) end
+      all[#all + 1] = name .. (mod or "")
+    end
+  end
+  for _, gname in ipairs(opts.metrics or {}) do
+    local g = require("pmcsh.survey").load_group(gname)
+    for _, e in ipairs(g.events) do all[#all + 1] = e end
+    for _, m in ipairs(g.metrics or {}) do metrics[#metrics + 1] = m end
+  end
+  if #all == 0 then
+    all = {cpus and "cpu-clock" or "task-clock", "context-switches", "cpu-migrations", "page-faults",
+           "cycles", "instructions", "branches", "branch-misses"}
+  end
+  -- the same event twice is counted once
+  local seen, uniq = {}, {}
+  for _, e in ipairs(all) do if not seen[e] then seen[e] = true; uniq[#uniq + 1] = e end end
+  return uniq, metrics
+end
+
+-- The file of -o, opened before the run, as perf does: a bad path costs no
+-- run.  stderr without -o; nil, message when it cannot be opened.
+local function open_output(opts)
+  if not opts.output then return io.stderr end
+  local f, msg = io.open(opts.output, opts.append and "a" or "w")
+  if not f then return nil, msg end
+  f:write(string.format("# started on %s\n\n", os.date("%a %b %e %H:%M:%S %Y")))
+  return f
+end
+
+-- As perf stat: an event this machine cannot count on the target is a
+-- <not supported> row and the run goes on (a wrong name stays an error:
+-- nil, exit status).  Sets c.events, idx, counted, scale and unit_of.
+local function probe_events(c)
+  local pmc = require("pmcsh.pmc")
+  local probe_target = c.cpus and {cpus = {c.cpus[1]}} or nil
+  c.events, c.idx = {}, {}
+  for _, name in ipairs(c.all) do
+    local g, msg, errno = pmc.group({name}, probe_target)
+    if g then g:close(); c.events[#c.events + 1] = name; c.idx[name] = #c.events
+    elseif not pmc.info(name) then io.stderr:write("pmcsh stat: ", msg, "\n"); return nil, errno == 2 and 2 or 1 end
+  end
+  c.counted = #c.events > 0
+  if not c.counted then c.events = {"task-clock"} end  -- counted for the run, not shown
+  c.scale, c.unit_of = {}, {}
+  for _, name in ipairs(c.all) do
+    local info = pmc.info(name)
+    c.scale[name] = info and info.scale
+    c.unit_of[name] = is_clock(name) and "msec" or (info and info.unit) or ""
+  end
+  return c
+end
+
+-- Where each instance counted (c.place: cpu topology, or the thread) and
+-- pmc.run's targets.
+local function place_targets(c)
+  local topo = require("pmcsh.machine")
+  c.place = {}
+  if c.cpus then
+    for _, cpu in ipairs(c.cpus) do c.place[cpu] = topo.of(cpu) end
+    c.targets = {{cpus = c.cpus}}
+  elseif c.tids then
+    c.targets = {}
+    for k, t in ipairs(c.tids) do c.targets[k] = {pid = t}; c.place[k] = {tid = t, comm = topo.comm(t)} end
+  end
+end
+
+-- inst[i]: event i's instances {key..., value, enabled, running} in reading r
+local function instances(c, r)
+  local inst = {}
+  for i = 1, #c.events do
+    local list = {}
+    if c.cpus then
+      for _, x in ipairs(r[1][i].cpus or {}) do
+        local p = c.place[x.cpu] or require("pmcsh.machine").of(x.cpu)
+        list[#list + 1] = {cpu = x.cpu, socket = p.socket, die = p.die, core = p.core, node = p.node,
+                           value = x.value, enabled = x.enabled, running = x.running}
+      end
+    elseif c.tids then
+      for k, rd in ipairs(r) do
+        list[#list + 1] = {tid = c.place[k].tid, comm = c.place[k].comm,
+                           value = rd[i].value, enabled = rd[i].enabled, running = rd[i].running}
+      end
+    else
+      local e = r[i]
+      list[1] = {value = e.value, enabled = e.enabled, running = e.running}
+    end
+    inst[i] = list
+  end
+  return inst
+end
+
+-- instances minus the previous cumulative ones (for -I)
+local function minus(cur, prev)
+  if not prev then return cur end
+  local d = {}
+  for i, list in ipairs(cur) do
+    d[i] = {}
+    for k, x in ipairs(list) do
+      local p = prev[i][k] or {value = 0, enabled = 0, running = 0}
+      local y = {}
+      for kk, v in pairs(x) do y[kk] = v end
+      y.value, y.enabled, y.running = x.value - p.value, x.enabled - p.enabled, x.running - p.running
+      d[i][k] = y
+    end
+  end
+  return d
+end
+
+-- the aggregates of mode M: {key -> {fields..., nr, [i] = {value, enabled, running}}}, and their keys in order
+local function aggregate(M, inst)
+  local aggs, keys = {}, {}
+  for i, list in ipairs(inst) do
+    for _, x in ipairs(list) do
+      local k = M.key(x)
+      local a = aggs[k]
+      if not a then
+        a = {cpu = x.cpu, socket = x.socket, die = x.die, core = x.core, node = x.node, tid = x.tid,
+             comm = x.comm, nr = 0, sum = {}}
+        aggs[k] = a
+        keys[#keys + 1] = k
+      end
+      if i == 1 then a.nr = a.nr + 1 end
+      local s = a.sum[i] or {value = 0, enabled = 0, running = 0}
+      s.value, s.enabled, s.running = s.value + x.value, s.enabled + x.enabled, s.running + x.running
+      a.sum[i] = s
+    end
+  end
+  table.sort(keys)
+  return aggs, keys
+end
+
+-- ---- output: a row's fields w (see row) in each of perf's formats ----
+local function json_row(c, w)
+  local s = {"{"}
+  if w.pre then s[#s + 1] = string.format('"interval" : %s, ', w.pre:match("%S+")) end
+  s[#s + 1] = c.M.json(w.a)
+  s[#s + 1] = string.format('"counter-value" : "%s", "unit" : %s, "event" : %s, ', w.status or string.format("%f", w.v),
+    json_str(w.unit), json_str(w.name))
+  if w.n > 1 then s[#s + 1] = string.format('"variance" : %.2f, ', w.rse) end
+  s[#s + 1] = string.format('"event-runtime" : %d, "pcnt-running" : %.2f, "metric-value" : %f, "metric-unit" : %s}',
+    w.runtime, w.pct, w.metric or 0, json_str(w.munit or ""))
+  c.out:write(table.concat(s), "\n")
+end
+
+-- perf stat -x: [interval,] [aggregate fields,] value, unit, event,
+-- [variance with -r > 1,] run time, percent running, metric value, metric unit
+local function csv_row(c, w)
+  local f = {}
+  if w.pre then f[1] = w.pre end
+  for _, x in ipairs(c.M.csv(w.a)) do f[#f + 1] = x end
+  f[#f + 1] = w.status or fmtnum(w.v, w.unit, c.scale[w.name])
+  f[#f + 1] = w.unit
+  f[#f + 1] = w.name
+  if w.n > 1 then f[#f + 1] = string.format("%.2f%%", w.rse) end
+  f[#f + 1] = tostring(w.runtime)
+  f[#f + 1] = string.format("%.2f", w.pct)
+  f[#f + 1] = w.metric and string.format("%.3f", w.metric) or ""
+  f[#f + 1] = w.munit or ""
+  c.out:write(table.concat(f, c.sep), "\n")
+end
+
+local function std_row(c, w)
+  local line = (w.pre and w.pre .. " " or "") .. c.M.std(w.a) ..
+    string.format("%18s %-4s %-32s", w.status or fmtnum(w.v, w.unit, c.scale[w.name]), w.unit, w.name)   -- perf: unit width 4
+  if w.metric then line = line .. string.format(" # %8.3f %-23s", w.metric, w.munit)
+  else line = line .. string.rep(" ", 38) end
+  -- perf leaves out a zero noise
+  if w.n > 1 and not w.status and w.rse ~= 0 then line = line .. string.format("  ( +- %5.2f%% )", w.rse) end
+  if not w.status and w.pct < 100 then line = line .. string.format(" (%.2f%%)", w.pct) end
+  c.out:write((line:gsub("%s+$", "")), "\n")
+end
+
+-- One row of perf stat's in the chosen format: event name of aggregate a,
+-- vals: its value in each run, ens and runs: its enabled and running times
+-- summed over the runs; metric_v: its -M metric {value, unit}, if any.
+local function row(c, prefix_t, a, name, vals, ens, runs, el_s, clock_ns, metric_v)
+  local w = {a = a, name = name, n = #vals, unit = c.unit_of[name], rse = 0}
+  local m = 0
+  if not c.idx[name] or not c.counted then w.status = "<not supported>"; w.unit = ""
+  elseif runs == 0 then w.status = "<not counted>"
+  else m, w.rse = mean_rse(vals) end
+  w.v = w.unit == "msec" and m / 1e6 or m
+  w.pct = (not w.status and ens > 0) and 100 * runs / ens or 100
+  w.runtime = w.status and 0 or math.floor(runs / w.n + 0.5)
+  if not w.status then
+    if metric_v then w.metric, w.munit = metric_v[1], metric_v[2]
+    else w.metric, w.munit = metric_of(name, m, clock_ns, el_s) end
+  end
+  w.pre = prefix_t and string.format("%6d.%09d", math.floor(prefix_t), math.floor(prefix_t % 1 * 1e9 + 0.5)) or nil
+  if c.json then json_row(c, w) elseif c.sep then csv_row(c, w) else std_row(c, w) end
+end
+
+-- -M metrics of one aggregate: {[event] = {value, unit}} on the row of each metric's first event
+local function metric_rows(metrics, means, el_s)
+  local at = {}
+  for _, mt in ipairs(metrics) do
+    local e, ok_all = {}, true
+    for _, ev in ipairs(mt.events or {}) do
+      if means[ev] == nil then ok_all = false end
+    end
+    for k, v in pairs(means) do e[k] = v end
+    if ok_all and mt.events and mt.events[1] and not at[mt.events[1]] then
+      local ok, v = pcall(mt.fn, e, {seconds = el_s})
+      if ok and type(v) == "number" and v == v then at[mt.events[1]] = {v, mt.name} end
+    end
+  end
+  return at
+end
+
+-- The cells of a table: per aggregate key, per event name {vals, enabled,
+-- running} over the runs, and the aggregate's means of the counted events,
+-- its clock's mean (clock_ns) and -M metrics (metric).
+local function cells_of(c, runs_aggs, keys, el_s)
+  local cells = {}
+  for _, k in ipairs(keys) do
+    local cell = {clock_ns = nil, means = {}, metric = nil}
+    for _, name in ipairs(c.all) do
+      local i = c.idx[name]
+      local vals, en, ru = {}, 0, 0
+      if i and c.counted then
+        for r, ra in ipairs(runs_aggs) do
+          local s = ra[1][k] and ra[1][k].sum[i] or {value = 0, enabled = 0, running = 0}
+          vals[r], en, ru = s.value, en + s.enabled, ru + s.running
+        end
+      else
+        for r = 1, #runs_aggs do vals[r] = 0 end
+      end
+      cell[name] = {vals, en, ru}
+      if i and c.counted and ru > 0 then
+        cell.means[name] = mean_rse(vals)
+        if is_clock(name) and not cell.clock_ns then cell.clock_ns = cell.means[name] end
+      end
+    end
+    cell.metric = metric_rows(c.metrics, cell.means, el_s)
+    cells[k] = cell
+  end
+  return cells
+end
+
+-- perf's order of threads for an event: by count, the largest first, uncounted last
+local function by_count(keys, cells, name)
+  local order = {}
+  for j, k in ipairs(keys) do order[j] = k end
+  local function val(k) local t = cells[k][name]; return t[3] > 0 and t[1][1] or -1 end
+  table.sort(order, function(x, y)
+    local vx, vy = val(x), val(y)
+    if vx ~= vy then return vx > vy end
+    return x < y
+  end)
+  return order
+end
+
+-- an uncounted event's aggregate has 1 member in perf's --per-socket/die/core/node
+local ONE_MEMBER = {socket = true, die = true, core = true, node = true}
+
+-- prints one table of rows: per aggregate, the events (or per event, the aggregates)
+local function print_table(c, prefix_t, runs_aggs, el_s)
+  -- runs_aggs: one {aggs, keys} per run; rows from the first run's keys
+  local aggs1, keys = runs_aggs[1][1], runs_aggs[1][2]
+  local cells = cells_of(c, runs_aggs, keys, el_s)
+  local function one(k, name)
+    local cell, a = cells[k], aggs1[k]
+    if not c.idx[name] and ONE_MEMBER[c.mode] then a = setmetatable({nr = 1}, {__index = a}) end
+    local t = cell[name]
+    row(c, prefix_t, a, name, t[1], t[2], t[3], el_s, cell.clock_ns, cell.metric[name])
+  end
+  if EVENT_MAJOR[c.mode] then
+    for _, name in ipairs(c.all) do
+      for _, k in ipairs(c.mode == "thread" and by_count(keys, cells, name) or keys) do one(k, name) end
+    end
+  else
+    for _, k in ipairs(keys) do
+      for _, name in ipairs(c.all) do one(k, name) end
+    end
+  end
+end
+
+-- ---- the runs ----
+-- the -I rows of instances d at time t, under a header every 25 intervals
+local function interval_rows(c, d, t)
+  if not c.sep and not c.json and c.printed % 25 == 0 then c.out:write(c.M.header, "\n") end
+  print_table(c, t, {{aggregate(c.M, d)}}, c.interval / 1000)
+end
+
+local function tick(c, r, t)
+  local inst = instances(c, r)
+  local d = minus(inst, c.prev)
+  c.prev = inst
+  interval_rows(c, d, t)
+  c.printed = c.printed + 1
+  c.out:flush()
+end
+
+-- The runs (one with -I, its rows printed as they come): per run its
+-- aggregates (aggs), elapsed, user and sys times, and the exit status (the
+-- command's, or 128 + the signal that stopped it).  nil, status when a run
+-- fails.
+local function count(c)
+  local pmc = require("pmcsh.pmc")
+  local runs = {aggs = {}, elapsed = {}, user = {}, sys = {}, status = 0}
+  for rep = 1, c.repeats do
+    c.prev = nil
+    local r, info, errno = pmc.run{events = c.events, cmd = #c.args > 0 and c.args or nil, targets = c.targets,
+      until_pid = #c.args == 0 and c.until_pid or nil,
+      interval_ms = c.interval, on_interval = c.interval and function(rr, t) tick(c, rr, t) end or nil}
+    if not r then
+      io.stderr:write("pmcsh stat: ", info, "\n")
+      return nil, errno == 2 and 2 or 1
+    end
+    if c.interval then
+      -- the last, partial interval, as perf prints it
+      local inst = instances(c, r)
+      local t = info.elapsed
+      if not c.prev or t - (c.printed * c.interval / 1000) > 1e-3 then interval_rows(c, minus(inst, c.prev), t) end
+    else
+      runs.aggs[rep] = {aggregate(c.M, instances(c, r))}
+    end
+    runs.elapsed[rep], runs.user[rep], runs.sys[rep] = info.elapsed, info.user or 0, info.sys or 0
+    runs.status = info.status or runs.status
+    if info.stopped_by then   -- Ctrl-C or SIGTERM: print what was counted, exit 128 + signal
+      runs.status = 128 + info.stopped_by
+      break
+    end
+  end
+  return runs
+end
+
+-- the table of the runs, with perf's header and times in the table format
+local function print_summary(c, runs)
+  local n = #runs.elapsed
+  local el, el_rse, el_sd = mean_rse(runs.elapsed)
+  local text = not c.sep and not c.json
+  if text then
+    c.out:write(string.format("\n Performance counter stats for %s%s:\n\n",
+      c.what or ("'" .. table.concat(c.args, " ") .. "'"),
+      n > 1 and string.format(" (%d runs)", n) or ""))
+  end
+  print_table(c, nil, runs.aggs, el)
+  if not text then return end
+  if n > 1 then
+    -- perf: the mean and standard deviation with the deviation's precision
+    local prec = el_sd > 0 and math.max(0, -math.floor(math.log(el_sd, 10))) + 1 or 9
+    c.out:write(string.format("\n %17." .. prec .. "f +- %." .. prec .. "f seconds time elapsed  ( +- %5.2f%% )\n\n",
+      el, el_sd, el_rse))
+  else
+    c.out:write(string.format("\n%18.9f seconds time elapsed\n\n", el))
+  end
+  -- perf prints user/sys for one run of a command it started
+  if n == 1 and not c.cpus and not c.tids then
+    c.out:write(string.format("%18.9f seconds user\n%18.9f seconds sys\n\n", runs.user[1], runs.sys[1]))
+  end
+end
+
 return {
   description = "count events of a command, cpus or threads, like perf stat (-a, -C, -p, -t, -I, -A, --per-*)",
   usage = "[-- cmd [args...]]",
@@ -130,393 +571,18 @@ cannot count is a <not supported> row and the run goes on.]],
     {name = "append", type = "flag", help = "with -o: append to the file"},
   },
   run = function(opts, args)
-    local recipe = require("pmcsh.recipe")
-    local pmc = require("pmcsh.pmc")
-    local topo = require("pmcsh.machine")
-    local function usage(msg) error(recipe.usage("stat: " .. msg), 0) end
-    local sep = opts["field-separator"]
-    if sep == "" then usage("-x needs a separator (such as -x ,)") end
-    if sep and opts.json then usage("-x and --json exclude each other") end
-    if opts.append and not opts.output then usage("--append needs -o FILE") end
-
-    -- the target: the command, cpus (-a, -C) or threads (-p, -t)
-    local cpus, tids, what
-    if opts["all-cpus"] and opts.cpu then usage("-a and -C exclude each other") end
-    if (opts["all-cpus"] or opts.cpu) and (opts.pid or opts.tid) then usage("-a/-C and -p/-t exclude each other") end
-    if opts["all-cpus"] then cpus, what = topo.online(), "'system wide'"
-    elseif opts.cpu then
-      local msg
-      cpus, msg = topo.parse_list(opts.cpu)
-      if not cpus then usage("-C: " .. msg) end
-      what = "'CPU(s) " .. opts.cpu .. "'"
-    end
-    local until_pid
-    for _, o in ipairs{{"pid", "process id"}, {"tid", "thread id"}} do
-      local v = opts[o[1]]
-      if v then
-        tids = tids or {}
-        for id in v:gmatch("[^,]+") do
-          local n = math.tointeger(tonumber(id))
-          if not n or n < 1 then usage(string.format("-%s: '%s' is not a %s", o[1]:sub(1, 1), id, o[2])) end
-          local list, msg = {n}, nil
-          if o[1] == "pid" then
-            list, msg = topo.threads(n)
-            if not list then return nil, msg end
-            until_pid = until_pid or n
-          elseif not io.open("/proc/" .. n .. "/comm") then
-            io.stderr:write("pmcsh stat: no thread ", n, "\n"); return 1
-          end
-          for _, t in ipairs(list) do tids[#tids + 1] = t end
-        end
-        what = string.format("%s '%s'", o[2], v)
-      end
-    end
-    local mode = "global"
-    for _, m in ipairs{{"no-aggr", "none"}, {"per-socket", "socket"}, {"per-die", "die"}, {"per-core", "core"},
-                       {"per-node", "node"}, {"per-thread", "thread"}} do
-      if opts[m[1]] then
-        if mode ~= "global" then usage("give one of -A, --per-socket, --per-die, --per-core, --per-node, --per-thread") end
-        mode = m[2]
-      end
-    end
-    if mode == "thread" and not tids then usage("--per-thread counts the threads of -p PID or -t TID") end
-    if mode ~= "global" and mode ~= "thread" and not cpus then
-      usage("-A and --per-socket/die/core/node count cpus: give -a or -C LIST")
-    end
-    if #args == 0 and not cpus and not tids then usage("no command given (pmcsh stat -e EV -- cmd args, or -a, -C, -p, -t)") end
-    local interval = opts["interval-print"]
-    if interval and opts["repeat"] > 1 then usage("-I and -r exclude each other") end
-
-    -- the events: -e lists with {a,b} groups flattened, then -M groups
-    local all, metrics = {}, {}
-    for _, item in ipairs(opts.events or {}) do
-      -- {a,b}:u is a:u,b:u, as perf writes a group's modifier
-      local body, mod = item:match("^{(.*)}(.*)$")
-      if body and mod ~= "" and not mod:match("^:[ukhGH]+$") then
-        usage(string.format("bad group modifier in '%s' (write {a,b}:u)", item))
-      end
-      for name in (body or item):gmatch("[^,]+") do
-        if name:find("[{}]") then usage(string.format("bad group syntax in '%s' (write {a,b})", item)) end
-        all[#all + 1] = name .. (mod or "")
-      end
-    end
-    for _, gname in ipairs(opts.metrics or {}) do
-      local g = require("pmcsh.survey").load_group(gname)
-      for _, e in ipairs(g.events) do all[#all + 1] = e end
-      for _, m in ipairs(g.metrics or {}) do metrics[#metrics + 1] = m end
-    end
-    if #all == 0 then
-      all = {cpus and "cpu-clock" or "task-clock", "context-switches", "cpu-migrations", "page-faults",
-             "cycles", "instructions", "branches", "branch-misses"}
-    end
-    do  -- the same event twice is counted once
-      local seen, uniq = {}, {}
-      for _, e in ipairs(all) do if not seen[e] then seen[e] = true; uniq[#uniq + 1] = e end end
-      all = uniq
-    end
-
-    local out = io.stderr
-    if opts.output then   -- opened before the run, as perf does: a bad path costs no run
-      local f, msg = io.open(opts.output, opts.append and "a" or "w")
-      if not f then return nil, msg end
-      out = f
-      f:write(string.format("# started on %s\n\n", os.date("%a %b %e %H:%M:%S %Y")))
-    end
-
-    -- as perf stat: an event this machine cannot count on the target is a
-    -- <not supported> row and the run goes on (a wrong name stays an error)
-    local probe_target = cpus and {cpus = {cpus[1]}} or nil
-    local events, idx = {}, {}
-    for _, name in ipairs(all) do
-      local g, msg, errno = pmc.group({name}, probe_target)
-      if g then g:close(); events[#events + 1] = name; idx[name] = #events
-      elseif not pmc.info(name) then io.stderr:write("pmcsh stat: ", msg, "\n"); return errno == 2 and 2 or 1 end
-    end
-    local counted = #events > 0
-    if not counted then events = {"task-clock"} end  -- counted for the run, not shown
-    local scale, unit_of = {}, {}
-    for _, name in ipairs(all) do
-      local info = pmc.info(name)
-      scale[name] = info and info.scale
-      unit_of[name] = is_clock(name) and "msec" or (info and info.unit) or ""
-    end
-
-    -- where each instance counted: cpu topology, or the thread
-    local place = {}
-    local targets
-    if cpus then
-      for _, c in ipairs(cpus) do place[c] = topo.of(c) end
-      targets = {{cpus = cpus}}
-    elseif tids then
-      targets = {}
-      for k, t in ipairs(tids) do targets[k] = {pid = t}; place[k] = {tid = t, comm = topo.comm(t)} end
-    end
-    -- inst[i]: event i's instances {key..., value, enabled, running}
-    local function instances(r)
-      local inst = {}
-      for i = 1, #events do
-        local list = {}
-        if cpus then
-          for _, c in ipairs(r[1][i].cpus or {}) do
-            local p = place[c.cpu] or topo.of(c.cpu)
-            list[#list + 1] = {cpu = c.cpu, socket = p.socket, die = p.die, core = p.core, node = p.node,
-                               value = c.value, enabled = c.enabled, running = c.running}
-          end
-        elseif tids then
-          for k, rd in ipairs(r) do
-            list[#list + 1] = {tid = place[k].tid, comm = place[k].comm,
-                               value = rd[i].value, enabled = rd[i].enabled, running = rd[i].running}
-          end
-        else
-          local e = r[i]
-          list[1] = {value = e.value, enabled = e.enabled, running = e.running}
-        end
-        inst[i] = list
-      end
-      return inst
-    end
-    -- instances minus the previous cumulative ones (for -I)
-    local function minus(cur, prev)
-      if not prev then return cur end
-      local d = {}
-      for i, list in ipairs(cur) do
-        d[i] = {}
-        for k, x in ipairs(list) do
-          local p = prev[i][k] or {value = 0, enabled = 0, running = 0}
-          local y = {}
-          for kk, v in pairs(x) do y[kk] = v end
-          y.value, y.enabled, y.running = x.value - p.value, x.enabled - p.enabled, x.running - p.running
-          d[i][k] = y
-        end
-      end
-      return d
-    end
-    -- the aggregates of mode: {key -> {fields..., nr, [i] = {value, enabled, running}}}, and their keys in order
-    local M = MODES[mode]
-    local function aggregate(inst)
-      local aggs, keys = {}, {}
-      for i, list in ipairs(inst) do
-        for _, x in ipairs(list) do
-          local k = M.key(x)
-          local a = aggs[k]
-          if not a then
-            a = {cpu = x.cpu, socket = x.socket, die = x.die, core = x.core, node = x.node, tid = x.tid,
-                 comm = x.comm, nr = 0, sum = {}}
-            aggs[k] = a
-            keys[#keys + 1] = k
-          end
-          if i == 1 then a.nr = a.nr + 1 end
-          local s = a.sum[i] or {value = 0, enabled = 0, running = 0}
-          s.value, s.enabled, s.running = s.value + x.value, s.enabled + x.enabled, s.running + x.running
-          a.sum[i] = s
-        end
-      end
-      table.sort(keys)
-      return aggs, keys
-    end
-
-    -- ---- output ----
-    local cjson = opts.json
-    local function row(prefix_t, a, name, vals, ens, runs, el_s, clock_ns, metric_v)
-      -- vals: the value of each run; one row of perf stat's in the chosen format
-      local n = #vals
-      local unit = unit_of[name]
-      local i = idx[name]
-      local status   -- "<not supported>", "<not counted>" or nil
-      local m, rse = 0, 0
-      if not i or not counted then status = "<not supported>"; unit = ""
-      elseif runs == 0 then status = "<not counted>"
-      else m, rse = mean_rse(vals) end
-      local v = unit == "msec" and m / 1e6 or m
-      local pct = (not status and ens > 0) and 100 * runs / ens or 100
-      local runtime = status and 0 or math.floor(runs / n + 0.5)
-      local metric, munit
-      if not status then
-        if metric_v then metric, munit = metric_v[1], metric_v[2]
-        else metric, munit = metric_of(name, m, clock_ns, el_s) end
-      end
-      local pre = prefix_t and string.format("%6d.%09d", math.floor(prefix_t), math.floor(prefix_t % 1 * 1e9 + 0.5)) or nil
-      if cjson then
-        local s = {"{"}
-        if pre then s[#s + 1] = string.format('"interval" : %s, ', pre:match("%S+")) end
-        s[#s + 1] = M.json(a)
-        s[#s + 1] = string.format('"counter-value" : "%s", "unit" : %s, "event" : %s, ', status or string.format("%f", v),
-          json_str(unit), json_str(name))
-        if n > 1 then s[#s + 1] = string.format('"variance" : %.2f, ', rse) end
-        s[#s + 1] = string.format('"event-runtime" : %d, "pcnt-running" : %.2f, "metric-value" : %f, "metric-unit" : %s}',
-          runtime, pct, metric or 0, json_str(munit or ""))
-        out:write(table.concat(s), "\n")
-      elseif sep then
-        -- perf stat -x: [interval,] [aggregate fields,] value, unit, event,
-        -- [variance with -r > 1,] run time, percent running, metric value, metric unit
-        local f = {}
-        if pre then f[1] = pre end
-        for _, x in ipairs(M.csv(a)) do f[#f + 1] = x end
-        f[#f + 1] = status or fmtnum(v, unit, scale[name])
-        f[#f + 1] = unit
-        f[#f + 1] = name
-        if n > 1 then f[#f + 1] = string.format("%.2f%%", rse) end
-        f[#f + 1] = tostring(runtime)
-        f[#f + 1] = string.format("%.2f", pct)
-        f[#f + 1] = metric and string.format("%.3f", metric) or ""
-        f[#f + 1] = munit or ""
-        out:write(table.concat(f, sep), "\n")
-      else
-        local line = (pre and pre .. " " or "") .. M.std(a) ..
-          string.format("%18s %-4s %-32s", status or fmtnum(v, unit, scale[name]), unit, name)   -- perf: unit width 4
-        if metric then line = line .. string.format(" # %8.3f %-23s", metric, munit)
-        else line = line .. string.rep(" ", 38) end
-        -- perf leaves out a zero noise
-        if n > 1 and not status and rse ~= 0 then line = line .. string.format("  ( +- %5.2f%% )", rse) end
-        if not status and pct < 100 then line = line .. string.format(" (%.2f%%)", pct) end
-        out:write((line:gsub("%s+$", "")), "\n")
-      end
-    end
-
-    -- -M metrics of one aggregate: {[event] = {value, unit}} on the row of each metric's first event
-    local function metric_rows(means, el_s)
-      local at = {}
-      for _, mt in ipairs(metrics) do
-        local e, ok_all = {}, true
-        for _, ev in ipairs(mt.events or {}) do
-          if means[ev] == nil then ok_all = false end
-        end
-        for k, v in pairs(means) do e[k] = v end
-        if ok_all and mt.events and mt.events[1] and not at[mt.events[1]] then
-          local ok, v = pcall(mt.fn, e, {seconds = el_s})
-          if ok and type(v) == "number" and v == v then at[mt.events[1]] = {v, mt.name} end
-        end
-      end
-      return at
-    end
-
-    -- prints one table of rows: per aggregate, the events (or per event, the aggregates)
-    local function print_table(prefix_t, runs_aggs, el_s)
-      -- runs_aggs: one {aggs, keys} per run; rows from the first run's keys
-      local aggs1, keys = runs_aggs[1][1], runs_aggs[1][2]
-      local cells = {}
-      for _, k in ipairs(keys) do
-        local c = {clock_ns = nil, means = {}, metric = nil}
-        for _, name in ipairs(all) do
-          local i = idx[name]
-          local vals, en, ru = {}, 0, 0
-          if i and counted then
-            for r, ra in ipairs(runs_aggs) do
-              local s = ra[1][k] and ra[1][k].sum[i] or {value = 0, enabled = 0, running = 0}
-              vals[r], en, ru = s.value, en + s.enabled, ru + s.running
-            end
-          else
-            for r = 1, #runs_aggs do vals[r] = 0 end
-          end
-          c[name] = {vals, en, ru}
-          if i and counted and ru > 0 then
-            c.means[name] = mean_rse(vals)
-            if is_clock(name) and not c.clock_ns then c.clock_ns = c.means[name] end
-          end
-        end
-        c.metric = metric_rows(c.means, el_s)
-        cells[k] = c
-      end
-      local function one(k, name)
-        local c, a = cells[k], aggs1[k]
-        if not idx[name] and mode ~= "global" and (mode == "socket" or mode == "die" or mode == "core" or mode == "node") then
-          a = setmetatable({nr = 1}, {__index = a})   -- perf: an uncounted event's aggregate has 1 member
-        end
-        local t = c[name]
-        row(prefix_t, a, name, t[1], t[2], t[3], el_s, c.clock_ns, c.metric[name])
-      end
-      if EVENT_MAJOR[mode] then
-        for _, name in ipairs(all) do
-          local order = keys
-          if mode == "thread" then   -- perf: threads by count, the largest first, uncounted last
-            order = {}
-            for j, k in ipairs(keys) do order[j] = k end
-            local function val(k) local t = cells[k][name]; return t[3] > 0 and t[1][1] or -1 end
-            table.sort(order, function(x, y)
-              local vx, vy = val(x), val(y)
-              if vx ~= vy then return vx > vy end
-              return x < y
-            end)
-          end
-          for _, k in ipairs(order) do one(k, name) end
-        end
-      else
-        for _, k in ipairs(keys) do
-          for _, name in ipairs(all) do one(k, name) end
-        end
-      end
-    end
-
-    -- ---- the runs ----
-    local prev, printed = nil, 0
-    local function tick(r, t)
-      local inst = instances(r)
-      local d = minus(inst, prev)
-      prev = inst
-      if not sep and not cjson and printed % 25 == 0 then out:write(M.header, "\n") end
-      printed = printed + 1
-      print_table(t, {{aggregate(d)}}, interval / 1000)
-      out:flush()
-    end
-    local runs_aggs, elapsed, user, sys = {}, {}, {}, {}
-    local status, last_info = 0, nil
-    for rep = 1, opts["repeat"] do
-      prev = nil
-      local r, info, errno = pmc.run{events = events, cmd = #args > 0 and args or nil, targets = targets,
-        until_pid = #args == 0 and until_pid or nil,
-        interval_ms = interval, on_interval = interval and tick or nil}
-      if not r then
-        io.stderr:write("pmcsh stat: ", info, "\n")
-        if out ~= io.stderr then out:close() end
-        return errno == 2 and 2 or 1
-      end
-      last_info = info
-      if interval then
-        -- the last, partial interval, as perf prints it
-        local inst = instances(r)
-        local t = info.elapsed
-        if not prev or t - (printed * interval / 1000) > 1e-3 then
-          local d = minus(inst, prev)
-          if not sep and not cjson and printed % 25 == 0 then out:write(M.header, "\n") end
-          print_table(t, {{aggregate(d)}}, interval / 1000)
-        end
-      else
-        runs_aggs[rep] = {aggregate(instances(r))}
-      end
-      elapsed[rep], user[rep], sys[rep] = info.elapsed, info.user or 0, info.sys or 0
-      status = info.status or status
-      if info.stopped_by then   -- Ctrl-C or SIGTERM: print what was counted, exit 128 + signal
-        status = 128 + info.stopped_by
-        break
-      end
-    end
-    if interval then
-      if out ~= io.stderr then out:close() end
-      return status
-    end
-    local n = #elapsed
-    local el, el_rse, el_sd = mean_rse(elapsed)
-    if not sep and not cjson then
-      out:write(string.format("\n Performance counter stats for %s%s:\n\n",
-        what or ("'" .. table.concat(args, " ") .. "'"),
-        n > 1 and string.format(" (%d runs)", n) or ""))
-    end
-    print_table(nil, runs_aggs, el)
-    if not sep and not cjson then
-      if n > 1 then
-        -- perf: the mean and standard deviation with the deviation's precision
-        local prec = el_sd > 0 and math.max(0, -math.floor(math.log(el_sd, 10))) + 1 or 9
-        out:write(string.format("\n %17." .. prec .. "f +- %." .. prec .. "f seconds time elapsed  ( +- %5.2f%% )\n\n",
-          el, el_sd, el_rse))
-      else
-        out:write(string.format("\n%18.9f seconds time elapsed\n\n", el))
-      end
-      -- perf prints user/sys for one run of a command it started
-      if n == 1 and not cpus and not tids then
-        out:write(string.format("%18.9f seconds user\n%18.9f seconds sys\n\n", user[1], sys[1]))
-      end
-    end
-    if out ~= io.stderr then out:close() end
-    return status
+    local c, status, msg = setup(opts, args)
+    if not c then return status, msg end
+    c.all, c.metrics = event_list(opts, c.cpus)
+    c.out, msg = open_output(opts)
+    if not c.out then return nil, msg end
+    local ok, runs
+    ok, status = probe_events(c)
+    if not ok then return status end
+    place_targets(c)
+    runs, status = count(c)
+    if runs and not c.interval then print_summary(c, runs) end
+    if c.out ~= io.stderr then c.out:close() end
+    return runs and runs.status or status
   end,
 }
