@@ -106,6 +106,155 @@ local function versus_plain(chase, o, npairs, sample_ms, out)
   return row
 end
 
+-- (1) the random and tlb orders, engine against plain loop, into res.versus_plain
+local function part_plain(chase, opts, res, say)
+  say("\n1. engine vs plain C chase over the same chain (%s, default strides, %s pages, %d pairs of %g ms)",
+    fmt_size(opts.size), opts.pages, opts.pairs, opts.sample_ms)
+  say("   %-7s %10s %10s %12s %12s %8s", "order", "engine ns", "plain ns", "engine p50", "plain p50", "ratio")
+  for _, order in ipairs({"random", "tlb"}) do
+    local r = versus_plain(chase, {size = opts.size, order = order, pages = opts.pages}, opts.pairs,
+      opts.sample_ms, res.versus_plain)
+    say("   %-7s %10.1f %10.1f %12.1f %12.1f %8.3f  %s", order, r.engine_ns, r.plain_ns, r.engine_median_ns,
+      r.plain_median_ns, r.ratio, r.within_2pct and "within 2%" or "NOT within 2%")
+  end
+  say("   (ns: best sample; ratio: median of the paired engine/plain ratios, the verdict)")
+end
+
+-- (2) the stride order against (1)'s random
+local function part_stride(chase, opts, res, say)
+  local st = assert(chase.latency{size = opts.size, order = "stride", stride = 64, pages = opts.pages,
+    samples = opts.samples})
+  local rnd = res.versus_plain[1].engine_ns
+  res.stride = {ns = st.ns, random_ns = rnd, ratio = rnd / st.ns}
+  say("\n2. stride order, 64 B, %s: %.2f ns/load; random %.1f ns is %.0fx that (prefetched)",
+    fmt_size(opts.size), st.ns, rnd, rnd / st.ns)
+end
+
+-- the step across each sysfs cache: latency at 2x its size over latency at half
+local function cache_steps(rows, opts, res, say)
+  local function at(size)
+    local best, d = nil, math.huge
+    for _, row in ipairs(rows) do
+      local dd = math.abs(math.log(row.size / size))
+      if dd < d then best, d = row, dd end
+    end
+    return best
+  end
+  res.steps = {}
+  say("\n   steps (latency at 2x the cache size over latency at half of it):")
+  for _, c in ipairs(res.caches) do
+    if c.size / 2 >= opts.from and c.size * 2 <= opts.to then
+      local lo, hi = at(c.size / 2), at(c.size * 2)
+      local s = {level = c.level, size = c.size, below_ns = lo.ns, above_ns = hi.ns, ratio = hi.ns / lo.ns}
+      res.steps[#res.steps + 1] = s
+      say("   L%d %-6s %s %.2f ns -> %s %.2f ns  x%.2f", c.level, fmt_size(c.size), fmt_size(lo.size), lo.ns,
+        fmt_size(hi.size), hi.ns, s.ratio)
+    end
+  end
+end
+
+-- the steps the curve itself shows: on the curve smoothed by a running
+-- median of 3, runs of points each >= 25% above the one before, matched
+-- to a sysfs cache within a factor of 2
+local function observed_steps(rows, res, say)
+  local sm = {}
+  for i, row in ipairs(rows) do
+    local a, b, c = rows[math.max(1, i - 1)].ns, row.ns, rows[math.min(#rows, i + 1)].ns
+    sm[i] = math.max(math.min(a, b), math.min(math.max(a, b), c))
+  end
+  res.observed_steps = {}
+  local i = 2
+  while i <= #sm do
+    if sm[i] >= 1.25 * sm[i - 1] then
+      local j = i
+      while j + 1 <= #sm and sm[j + 1] >= 1.25 * sm[j] do j = j + 1 end
+      local lo, hi = rows[i - 1], rows[j]
+      local match
+      for _, c in ipairs(res.caches) do
+        if c.size >= lo.size / 2 and c.size <= hi.size * 2 then match = c end
+      end
+      res.observed_steps[#res.observed_steps + 1] = {from = lo.size, to = hi.size, ratio = sm[j] / sm[i - 1],
+        cache_level = match and match.level, cache_size = match and match.size}
+      say("   observed step %s -> %s: x%.2f  %s", fmt_size(lo.size), fmt_size(hi.size), sm[j] / sm[i - 1],
+        match and string.format("(L%d %s per sysfs)", match.level, fmt_size(match.size))
+          or "(no sysfs cache there)")
+      i = j + 1
+    end
+    i = i + 1
+  end
+end
+
+-- (3) latency versus size, the sysfs caches marked where they fall, into res.sweep
+local function part_sweep(chase, opts, res, say)
+  local sw = assert(chase.sweep{from = opts.from, to = opts.to, per_octave = opts.per_octave,
+    pages = opts.pages, samples = opts.samples})
+  res.sweep = sw.rows
+  say("\n3. latency versus size (random, 64 B, %s pages)", opts.pages)
+  say("   %10s %9s", "size", "ns/load")
+  local prev = 0
+  for _, row in ipairs(sw.rows) do
+    local mark = {}
+    for _, c in ipairs(res.caches) do
+      if c.size > prev and c.size <= row.size then mark[#mark + 1] = string.format("<- L%d %s", c.level, fmt_size(c.size)) end
+    end
+    say("   %10s %9.2f %s", fmt_size(row.size), row.ns, table.concat(mark, " "))
+    prev = row.size
+  end
+  cache_steps(sw.rows, opts, res, say)
+  observed_steps(sw.rows, res, say)
+end
+
+-- (4) memory-level parallelism at --size
+local function part_mlp(chase, opts, res, say)
+  local p = assert(chase.parallelism{size = opts.size, pages = opts.pages, samples = opts.samples})
+  res.parallelism = p
+  say("\n4. memory-level parallelism at %s (%s chains): mlp %.1f (peak %.1f)%s", fmt_size(opts.size), p.chains,
+    p.mlp, p.peak,
+    p.unsettled and "  (unsettled)" or "")
+  for _, row in ipairs(p.rows) do
+    say("   k=%-2d %8.2f ns/load  speedup %5.2f%s", row.k, row.ns, row.speedup,
+      row.superlinear and "  superlinear: above k (left out of mlp)" or "")
+  end
+  if p.note then say("   %s", p.note) end
+end
+
+-- (5) loaded latency at --size
+local function part_loaded(chase, opts, res, say)
+  local l = assert(chase.loaded{size = opts.size, pages = opts.pages, samples = opts.samples})
+  res.loaded = l
+  say("\n5. loaded latency at %s, %d bandwidth thread(s): idle %.1f ns", fmt_size(opts.size), l.threads, l.idle_ns)
+  say("   %8s %10s %9s", "delay", "MB/s", "ns/load")
+  for _, row in ipairs(l.rows) do say("   %8d %10.0f %9.1f", row.delay, row.mbps, row.ns) end
+end
+
+-- the sweep's curve to --plot
+local function plot_curve(opts, rows, say)
+  local pts = {}
+  for _, row in ipairs(rows) do pts[#pts + 1] = {row.size / 1024, row.ns} end
+  local ok, msg = require("pmcsh.plot").lines(opts.plot, {title = "pmcsh chase: latency versus size",
+    xlabel = "KiB", ylabel = "ns per load", logx = true, logy = true,
+    series = {{title = "random, 64 B, " .. opts.pages, points = pts}}})
+  if not ok then io.stderr:write("bench-chase: ", msg, "\n") else say("\nplot: %s", opts.plot) end
+end
+
+-- bad option values are usage errors; --multichase must name a file
+local function check_options(opts)
+  local recipe = require("pmcsh.recipe")
+  if opts.size <= 0 or opts.from <= 0 then error(recipe.usage("bench-chase: --size and --from must be positive"), 0) end
+  if opts.to < opts.from then error(recipe.usage("bench-chase: --to must be >= --from"), 0) end
+  if opts.only == "multichase" then
+    if not opts.multichase then error(recipe.usage("bench-chase: --only multichase needs --multichase PATH"), 0) end
+  end
+  if opts.multichase then
+    local f = io.open(opts.multichase, "rb")
+    if not f then
+      error(recipe.usage("bench-chase: --multichase " .. opts.multichase .. ": no such file (build "
+        .. "google/multichase with make and give the path of its multichase binary)"), 0)
+    end
+    f:close()
+  end
+end
+
 return {
   description = "pointer-chase engine vs a plain C chase, stride vs random, latency-versus-size curve vs sysfs caches",
   help = [[
@@ -144,21 +293,8 @@ on a shared machine wander: run it on a quiet one.]],
   },
   run = function(opts)
     local chase = require("pmcsh.chase")
-    local recipe = require("pmcsh.recipe")
-    if opts.size <= 0 or opts.from <= 0 then error(recipe.usage("bench-chase: --size and --from must be positive"), 0) end
-    if opts.to < opts.from then error(recipe.usage("bench-chase: --to must be >= --from"), 0) end
+    check_options(opts)
     local say = opts.json and function() end or function(...) print(string.format(...)); io.stdout:flush() end
-    if opts.only == "multichase" then
-      if not opts.multichase then error(recipe.usage("bench-chase: --only multichase needs --multichase PATH"), 0) end
-    end
-    if opts.multichase then
-      local f = io.open(opts.multichase, "rb")
-      if not f then
-        error(recipe.usage("bench-chase: --multichase " .. opts.multichase .. ": no such file (build "
-          .. "google/multichase with make and give the path of its multichase binary)"), 0)
-      end
-      f:close()
-    end
     if opts.only == "multichase" then
       local res = {multichase = versus_multichase(chase, opts, say)}
       if not res.multichase then return 1 end
@@ -166,126 +302,19 @@ on a shared machine wander: run it on a quiet one.]],
       return 0
     end
     local res = {caches = require("pmcsh.machine").caches(), versus_plain = {}}
-
-    say("caches (sysfs, cpu0): %s", (function()
-      local t = {}
-      for _, c in ipairs(res.caches) do t[#t + 1] = string.format("L%d %s %s", c.level, c.type, fmt_size(c.size)) end
-      return table.concat(t, ", ")
-    end)())
-
-    say("\n1. engine vs plain C chase over the same chain (%s, default strides, %s pages, %d pairs of %g ms)",
-      fmt_size(opts.size), opts.pages, opts.pairs, opts.sample_ms)
-    say("   %-7s %10s %10s %12s %12s %8s", "order", "engine ns", "plain ns", "engine p50", "plain p50", "ratio")
-    for _, order in ipairs({"random", "tlb"}) do
-      local r = versus_plain(chase, {size = opts.size, order = order, pages = opts.pages}, opts.pairs,
-        opts.sample_ms, res.versus_plain)
-      say("   %-7s %10.1f %10.1f %12.1f %12.1f %8.3f  %s", order, r.engine_ns, r.plain_ns, r.engine_median_ns,
-        r.plain_median_ns, r.ratio, r.within_2pct and "within 2%" or "NOT within 2%")
-    end
-    say("   (ns: best sample; ratio: median of the paired engine/plain ratios, the verdict)")
-
-    local st = assert(chase.latency{size = opts.size, order = "stride", stride = 64, pages = opts.pages,
-      samples = opts.samples})
-    local rnd = res.versus_plain[1].engine_ns
-    res.stride = {ns = st.ns, random_ns = rnd, ratio = rnd / st.ns}
-    say("\n2. stride order, 64 B, %s: %.2f ns/load; random %.1f ns is %.0fx that (prefetched)",
-      fmt_size(opts.size), st.ns, rnd, rnd / st.ns)
-
-    local sw = assert(chase.sweep{from = opts.from, to = opts.to, per_octave = opts.per_octave,
-      pages = opts.pages, samples = opts.samples})
-    res.sweep = sw.rows
-    say("\n3. latency versus size (random, 64 B, %s pages)", opts.pages)
-    say("   %10s %9s", "size", "ns/load")
-    local prev = 0
-    for _, row in ipairs(sw.rows) do
-      local mark = {}
-      for _, c in ipairs(res.caches) do
-        if c.size > prev and c.size <= row.size then mark[#mark + 1] = string.format("<- L%d %s", c.level, fmt_size(c.size)) end
-      end
-      say("   %10s %9.2f %s", fmt_size(row.size), row.ns, table.concat(mark, " "))
-      prev = row.size
-    end
-    -- the step across each cache: latency at 2x its size over latency at half
-    local function at(size)
-      local best, d = nil, math.huge
-      for _, row in ipairs(sw.rows) do
-        local dd = math.abs(math.log(row.size / size))
-        if dd < d then best, d = row, dd end
-      end
-      return best
-    end
-    res.steps = {}
-    say("\n   steps (latency at 2x the cache size over latency at half of it):")
-    for _, c in ipairs(res.caches) do
-      if c.size / 2 >= opts.from and c.size * 2 <= opts.to then
-        local lo, hi = at(c.size / 2), at(c.size * 2)
-        local s = {level = c.level, size = c.size, below_ns = lo.ns, above_ns = hi.ns, ratio = hi.ns / lo.ns}
-        res.steps[#res.steps + 1] = s
-        say("   L%d %-6s %s %.2f ns -> %s %.2f ns  x%.2f", c.level, fmt_size(c.size), fmt_size(lo.size), lo.ns,
-          fmt_size(hi.size), hi.ns, s.ratio)
-      end
-    end
-
-    -- the steps the curve itself shows: on the curve smoothed by a running
-    -- median of 3, runs of points each >= 25% above the one before, matched
-    -- to a sysfs cache within a factor of 2
-    local sm = {}
-    for i, row in ipairs(sw.rows) do
-      local a, b, c = sw.rows[math.max(1, i - 1)].ns, row.ns, sw.rows[math.min(#sw.rows, i + 1)].ns
-      sm[i] = math.max(math.min(a, b), math.min(math.max(a, b), c))
-    end
-    res.observed_steps = {}
-    local i = 2
-    while i <= #sm do
-      if sm[i] >= 1.25 * sm[i - 1] then
-        local j = i
-        while j + 1 <= #sm and sm[j + 1] >= 1.25 * sm[j] do j = j + 1 end
-        local lo, hi = sw.rows[i - 1], sw.rows[j]
-        local match
-        for _, c in ipairs(res.caches) do
-          if c.size >= lo.size / 2 and c.size <= hi.size * 2 then match = c end
-        end
-        res.observed_steps[#res.observed_steps + 1] = {from = lo.size, to = hi.size, ratio = sm[j] / sm[i - 1],
-          cache_level = match and match.level, cache_size = match and match.size}
-        say("   observed step %s -> %s: x%.2f  %s", fmt_size(lo.size), fmt_size(hi.size), sm[j] / sm[i - 1],
-          match and string.format("(L%d %s per sysfs)", match.level, fmt_size(match.size))
-            or "(no sysfs cache there)")
-        i = j + 1
-      end
-      i = i + 1
-    end
-
-    if opts.mlp then
-      local p = assert(chase.parallelism{size = opts.size, pages = opts.pages, samples = opts.samples})
-      res.parallelism = p
-      say("\n4. memory-level parallelism at %s (%s chains): mlp %.1f (peak %.1f)%s", fmt_size(opts.size), p.chains,
-        p.mlp, p.peak,
-        p.unsettled and "  (unsettled)" or "")
-      for _, row in ipairs(p.rows) do
-        say("   k=%-2d %8.2f ns/load  speedup %5.2f%s", row.k, row.ns, row.speedup,
-          row.superlinear and "  superlinear: above k (left out of mlp)" or "")
-      end
-      if p.note then say("   %s", p.note) end
-    end
-    if opts.loaded then
-      local l = assert(chase.loaded{size = opts.size, pages = opts.pages, samples = opts.samples})
-      res.loaded = l
-      say("\n5. loaded latency at %s, %d bandwidth thread(s): idle %.1f ns", fmt_size(opts.size), l.threads, l.idle_ns)
-      say("   %8s %10s %9s", "delay", "MB/s", "ns/load")
-      for _, row in ipairs(l.rows) do say("   %8d %10.0f %9.1f", row.delay, row.mbps, row.ns) end
-    end
+    local t = {}
+    for _, c in ipairs(res.caches) do t[#t + 1] = string.format("L%d %s %s", c.level, c.type, fmt_size(c.size)) end
+    say("caches (sysfs, cpu0): %s", table.concat(t, ", "))
+    part_plain(chase, opts, res, say)
+    part_stride(chase, opts, res, say)
+    part_sweep(chase, opts, res, say)
+    if opts.mlp then part_mlp(chase, opts, res, say) end
+    if opts.loaded then part_loaded(chase, opts, res, say) end
     if opts.multichase then
       res.multichase = versus_multichase(chase, opts, say)
       if not res.multichase then return 1 end
     end
-    if opts.plot then
-      local pts = {}
-      for _, row in ipairs(sw.rows) do pts[#pts + 1] = {row.size / 1024, row.ns} end
-      local ok, msg = require("pmcsh.plot").lines(opts.plot, {title = "pmcsh chase: latency versus size",
-        xlabel = "KiB", ylabel = "ns per load", logx = true, logy = true,
-        series = {{title = "random, 64 B, " .. opts.pages, points = pts}}})
-      if not ok then io.stderr:write("bench-chase: ", msg, "\n") else say("\nplot: %s", opts.plot) end
-    end
+    if opts.plot then plot_curve(opts, res.sweep, say) end
     if opts.json then print(require("cjson").encode(res)) end
     return 0
   end,
