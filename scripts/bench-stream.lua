@@ -1,5 +1,73 @@
 -- pmcsh bench-stream: pmcsh's STREAM kernels against the textbook loops
 -- (kernels/ref_stream.c), same arrays, threads and pinning, interleaved.
+-- --kernels checked against the descriptors (default: every available one)
+local function kernel_list(opts, stream, desc)
+  local recipe = require("pmcsh.recipe")
+  local kernels = {}
+  if opts.kernels then
+    for _, k in ipairs(opts.kernels) do
+      if not desc[k] then error(recipe.usage("bench-stream: unknown kernel '" .. k .. "'")) end
+      kernels[#kernels + 1] = k
+    end
+  else
+    for _, d in ipairs(stream.kernels()) do
+      if d.available then kernels[#kernels + 1] = d.name end
+    end
+  end
+  return kernels
+end
+
+-- --threads as counts ("all": every cpu; default 1 and all), repeats dropped
+local function thread_counts(opts, m)
+  local recipe = require("pmcsh.recipe")
+  local threads = {}
+  for _, t in ipairs(opts.threads or {"1", tostring(#m.cpus)}) do
+    local v = t == "all" and #m.cpus or math.tointeger(tonumber(t))
+    if not v or v < 1 then error(recipe.usage("bench-stream: bad thread count '" .. t .. "'")) end
+    if threads[#threads] ~= v then threads[#threads + 1] = v end
+  end
+  return threads
+end
+
+-- Kernel k of stream s against its reference refk, rounds interleaved:
+-- {best, best_ref, paired (the median of the rounds' ratios), isa}, or nil, message.
+local function compare(s, k, refk, opts)
+  local best, best_ref, paired, isa = 0, 0, {}, nil
+  for round = 1, opts.rounds do
+    local this = {}
+    -- alternate who goes first, so a drift in the machine hits both
+    local order = round % 2 == 1 and {false, true} or {true, false}
+    for _, ref in ipairs(order) do
+      local r, rerr = s:run(ref and refk or k, {reps = opts.reps, reference = ref and not opts.self})
+      if not r then
+        return nil, rerr
+      end
+      if not ref then isa = r.isa end
+      if ref then best_ref = math.max(best_ref, r.mbps) else best = math.max(best, r.mbps) end
+      this[ref] = r.mbps
+    end
+    paired[#paired + 1] = this[false] / this[true]
+  end
+  -- the same round's two runs saw the same machine: the median of
+  -- their ratios resists noise that best-of alone does not
+  table.sort(paired)
+  local pmed = #paired % 2 == 1 and paired[(#paired + 1) // 2]
+    or (paired[#paired // 2] + paired[#paired // 2 + 1]) / 2
+  return {best = best, best_ref = best_ref, paired = pmed, isa = isa}
+end
+
+-- the closing line: the lowest ratios, read against the target (or, with --self, as noise)
+local function verdict(opts, worst, worst_paired)
+  if not opts.json and worst < math.huge and opts.self then
+    print(string.format("A/A: lowest ratio of a kernel against itself: best-of %.3f, paired %.3f: "
+      .. "differences this size are this machine's noise", worst, worst_paired))
+  elseif not opts.json and worst < math.huge then
+    print(string.format("lowest ratio over the plain kernels: best-of %.3f, paired %.3f (target >= 0.98)%s",
+      worst, worst_paired, math.max(worst, worst_paired) < 0.98
+        and ": below target, rerun with more --rounds to tell noise from a real gap" or ""))
+  end
+end
+
 return {
   description = "pmcsh STREAM kernels vs the textbook reference loops: bandwidth and ratio",
   help = [[
@@ -30,35 +98,18 @@ noise floor, against which the real comparison is read.
   },
   run = function(opts)
     local stream = require("pmcsh.stream")
-    local recipe = require("pmcsh.recipe")
     local metrics = require("pmcsh.metrics")
     local m = stream.machine()
     local desc = {}
     for _, d in ipairs(stream.kernels()) do desc[d.name] = d end
-
-    local kernels = {}
-    if opts.kernels then
-      for _, k in ipairs(opts.kernels) do
-        if not desc[k] then error(recipe.usage("bench-stream: unknown kernel '" .. k .. "'")) end
-        kernels[#kernels + 1] = k
-      end
-    else
-      for _, d in ipairs(stream.kernels()) do
-        if d.available then kernels[#kernels + 1] = d.name end
-      end
-    end
-    local threads = {}
-    for _, t in ipairs(opts.threads or {"1", tostring(#m.cpus)}) do
-      local v = t == "all" and #m.cpus or math.tointeger(tonumber(t))
-      if not v or v < 1 then error(recipe.usage("bench-stream: bad thread count '" .. t .. "'")) end
-      if threads[#threads] ~= v then threads[#threads + 1] = v end
-    end
+    local kernels = kernel_list(opts, stream, desc)
+    local threads = thread_counts(opts, m)
 
     local cjson = opts.json and require("cjson")
     local n = opts.n or m.default_n
     local worst, worst_paired = math.huge, math.huge
     for _, t in ipairs(threads) do
-      local s, err, errno = stream.new{n = n, threads = t, pages = opts.pages, isa = opts.isa}
+      local s, err = stream.new{n = n, threads = t, pages = opts.pages, isa = opts.isa}
       if not s then
         return nil, err
       end
@@ -73,37 +124,18 @@ noise floor, against which the real comparison is read.
       for _, k in ipairs(kernels) do
         local d = desc[k]
         local refk = opts.self and k or d.plain or k
-        local best, best_ref, paired, isa = 0, 0, {}, nil
-        for round = 1, opts.rounds do
-          local this = {}
-          -- alternate who goes first, so a drift in the machine hits both
-          local order = round % 2 == 1 and {false, true} or {true, false}
-          for _, ref in ipairs(order) do
-            local r, rerr = s:run(ref and refk or k, {reps = opts.reps, reference = ref and not opts.self})
-            if not r then
-              return nil, rerr
-            end
-            if not ref then isa = r.isa end
-            if ref then best_ref = math.max(best_ref, r.mbps) else best = math.max(best, r.mbps) end
-            this[ref] = r.mbps
-          end
-          paired[#paired + 1] = this[false] / this[true]
-        end
-        local ratio = best / best_ref
-        -- the same round's two runs saw the same machine: the median of
-        -- their ratios resists noise that best-of alone does not
-        table.sort(paired)
-        local pmed = #paired % 2 == 1 and paired[(#paired + 1) // 2]
-          or (paired[#paired // 2] + paired[#paired // 2 + 1]) / 2
+        local c, rerr = compare(s, k, refk, opts)
+        if not c then return nil, rerr end
+        local ratio = c.best / c.best_ref
         -- the nt kernels are a different loop: their ratio is a comparison, not the target
-        if not d.nt or opts.self then worst, worst_paired = math.min(worst, ratio), math.min(worst_paired, pmed) end
+        if not d.nt or opts.self then worst, worst_paired = math.min(worst, ratio), math.min(worst_paired, c.paired) end
         if opts.json then
           print(cjson.encode({kernel = k, threads = t, n = n, pages = opts.pages, page_size = pg.page_size,
-            mbps = best, ref_mbps = best_ref, ratio = ratio, paired_ratio = pmed, isa = isa,
+            mbps = c.best, ref_mbps = c.best_ref, ratio = ratio, paired_ratio = c.paired, isa = c.isa,
             reference = opts.self and ("stream_" .. k) or ("ref_stream_" .. refk),
             reps = opts.reps, rounds = opts.rounds}))
         else
-          print(string.format("%-9s %12.1f %12.1f %7.3f %7.3f   %s%s", k, best, best_ref, ratio, pmed,
+          print(string.format("%-9s %12.1f %12.1f %7.3f %7.3f   %s%s", k, c.best, c.best_ref, ratio, c.paired,
             opts.self and "stream_" .. k .. " itself (A/A)" or "ref_stream_" .. refk,
             d.nt and not opts.self and " (temporal stores)" or ""))
         end
@@ -112,14 +144,7 @@ noise floor, against which the real comparison is read.
       s:close()
       if not opts.json then print() end
     end
-    if not opts.json and worst < math.huge and opts.self then
-      print(string.format("A/A: lowest ratio of a kernel against itself: best-of %.3f, paired %.3f: "
-        .. "differences this size are this machine's noise", worst, worst_paired))
-    elseif not opts.json and worst < math.huge then
-      print(string.format("lowest ratio over the plain kernels: best-of %.3f, paired %.3f (target >= 0.98)%s",
-        worst, worst_paired, math.max(worst, worst_paired) < 0.98
-          and ": below target, rerun with more --rounds to tell noise from a real gap" or ""))
-    end
+    verdict(opts, worst, worst_paired)
     return 0
   end,
 }
