@@ -205,31 +205,18 @@ function M.bars(file, o)
   return run(body, file)
 end
 
--- The survey table as a heat map: a row per event, a column per
--- workload, each cell coloured by its value over the largest in its row
--- among the columns of the same unit (a chase's hundreds per load and a
--- loop's 0.6 per iteration are not on one scale), and labelled with the
--- value and its spread.  Rows that are zero in every column are left out
--- and named under the chart.  o.stat as the table's.
-function M.survey(st, file, o)
-  o = o or {}
+-- The survey's rows for the heat map: {name, values (one per kernel, the
+-- cell's stat), top (per unit, the largest magnitude), cells}, and the keys
+-- of the rows that are zero in every column.
+local function survey_rows(st, kernels, units, stat)
   local report = require("pmcsh.survey.report")
-  local fmt = require("pmcsh.metrics").fmt
-  local kernels, rows, zero = st.header.kernels, {}, {}
-  local units = require("pmcsh.survey.workloads").units(kernels)
-  local nunits = 0
-  do
-    local seen = {}
-    for _, k in ipairs(kernels) do
-      if not seen[units[k]] then seen[units[k]], nunits = true, nunits + 1 end
-    end
-  end
+  local rows, zero = {}, {}
   for _, r in ipairs(st.header.rows) do
     local cells = st.cells[r.key]
     if cells then
       local vals, top, any = {}, {}, false
       for i, k in ipairs(kernels) do
-        vals[i] = report.cell_stat(cells[k], o.stat)
+        vals[i] = report.cell_stat(cells[k], stat)
         local u = units[k]
         top[u] = math.max(top[u] or 0, math.abs(vals[i] or 0))
         any = any or (vals[i] or 0) ~= 0
@@ -238,7 +225,14 @@ function M.survey(st, file, o)
       else rows[#rows + 1] = {name = report.label(st, r), values = vals, top = top, cells = cells} end
     end
   end
-  if #rows == 0 then return nil, "nothing to plot: every counted row is zero" end
+  return rows, zero
+end
+
+-- The image's data block, a line per cell: x, y, the value over its row's
+-- top of the same unit, the value's label and its spread's.
+local function survey_data(rows, kernels, units)
+  local report = require("pmcsh.survey.report")
+  local fmt = require("pmcsh.metrics").fmt
   local data = {}
   for y, r in ipairs(rows) do
     for x, k in ipairs(kernels) do
@@ -247,16 +241,53 @@ function M.survey(st, file, o)
         gq(v and fmt(v, 1):gsub("^%s+", "") or "n/a"), gq(v and report.spread_text(c) or "")}
     end
   end
-  local xt, yt, per = {}, {}, {}
-  for x, k in ipairs(kernels) do
-    xt[#xt + 1] = string.format("%s %d", gq(k), x - 1)
-    per[units[k]] = per[units[k]] or {}
+  return data
+end
+
+-- The lines under the chart: which columns count per what (with more than
+-- one unit), then the rows left out, wrapped at 120 characters.
+local function survey_notes(kernels, units, zero)
+  local per, nunits = {}, 0
+  for _, k in ipairs(kernels) do
+    if not per[units[k]] then per[units[k]], nunits = {}, nunits + 1 end
     table.insert(per[units[k]], k)
   end
+  local lines, cur = {}, string.format("zero in every column (left out, %d):", #zero)
+  for _, z in ipairs(zero) do
+    if #cur + #z + 2 > 120 then lines[#lines + 1] = cur; cur = "  " .. z
+    else cur = cur .. " " .. z end
+  end
+  lines[#lines + 1] = cur
+  if #zero == 0 then lines = {} end
+  if nunits > 1 then
+    local t = {}
+    for _, k in ipairs(kernels) do
+      local u = units[k]
+      if per[u] then t[#t + 1] = table.concat(per[u], ", ") .. ": per " .. u; per[u] = nil end
+    end
+    table.insert(lines, 1, table.concat(t, "; "))
+  end
+  return lines
+end
+
+-- The survey table as a heat map: a row per event, a column per
+-- workload, each cell coloured by its value over the largest in its row
+-- among the columns of the same unit (a chase's hundreds per load and a
+-- loop's 0.6 per iteration are not on one scale), and labelled with the
+-- value and its spread.  Rows that are zero in every column are left out
+-- and named under the chart.  o.stat as the table's.
+function M.survey(st, file, o)
+  o = o or {}
+  local kernels = st.header.kernels
+  local units = require("pmcsh.survey.workloads").units(kernels)
+  local rows, zero = survey_rows(st, kernels, units, o.stat)
+  if #rows == 0 then return nil, "nothing to plot: every counted row is zero" end
+  local xt, yt = {}, {}
+  for x, k in ipairs(kernels) do xt[#xt + 1] = string.format("%s %d", gq(k), x - 1) end
   for y, r in ipairs(rows) do yt[#yt + 1] = string.format("%s %d", gq(r.name), #rows - y) end
   local height = M.HEIGHT + math.max(0, #rows - 20) * M.ROW_PX
   local body = {
-    datablock("d", data),
+    datablock("d", survey_data(rows, kernels, units)),
     "set title " .. gq(string.format("Events per iteration%s; colour: value / the largest in its row of the same unit; " ..
       "± = (max - min) / mean over repetitions", (o.stat and o.stat ~= "mean") and (" (" .. o.stat .. ")") or "")) ..
       " font ',10'",
@@ -271,22 +302,7 @@ function M.survey(st, file, o)
     "set lmargin 34",
     "set tmargin 4",
   }
-  -- the rows left out, wrapped under the chart
-  local lines, cur = {}, string.format("zero in every column (left out, %d):", #zero)
-  for _, z in ipairs(zero) do
-    if #cur + #z + 2 > 120 then lines[#lines + 1] = cur; cur = "  " .. z
-    else cur = cur .. " " .. z end
-  end
-  lines[#lines + 1] = cur
-  if #zero == 0 then lines = {} end
-  if nunits > 1 then   -- which columns count per what
-    local t = {}
-    for _, k in ipairs(kernels) do
-      local u = units[k]
-      if per[u] then t[#t + 1] = table.concat(per[u], ", ") .. ": per " .. u; per[u] = nil end
-    end
-    table.insert(lines, 1, table.concat(t, "; "))
-  end
+  local lines = survey_notes(kernels, units, zero)
   body[#body + 1] = string.format("set bmargin %d", #lines + 2)
   for i, l in ipairs(lines) do
     body[#body + 1] = string.format("set label %s at screen 0.01, character %d left", gq(l), #lines - i + 1)
