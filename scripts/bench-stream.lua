@@ -50,10 +50,7 @@ local function compare(s, k, refk, opts)
   end
   -- the same round's two runs saw the same machine: the median of
   -- their ratios resists noise that best-of alone does not
-  table.sort(paired)
-  local pmed = #paired % 2 == 1 and paired[(#paired + 1) // 2]
-    or (paired[#paired // 2] + paired[#paired // 2 + 1]) / 2
-  return {best = best, best_ref = best_ref, paired = pmed, isa = isa}
+  return {best = best, best_ref = best_ref, paired = require("pmcsh.metrics").stats(paired).median, isa = isa}
 end
 
 -- the closing line: the lowest ratios, read against the target (or, with --self, as noise)

@@ -2,6 +2,43 @@
 -- over the chase module.
 local recipe, chase = require("pmcsh.recipe"), require("pmcsh.chase")
 
+-- The chain sizes: --sizes as given, else from..to, per_octave a doubling.
+local function sizes_of(opts, usage)
+  local sizes = {}
+  if opts.sizes then
+    for _, s in ipairs(opts.sizes) do
+      local b = recipe.parse_size(s)
+      if not b or b < opts.stride then usage(string.format("bad size %q in --sizes", s)) end
+      sizes[#sizes + 1] = b
+    end
+    return sizes
+  end
+  local i = 0
+  while true do
+    local s = math.floor(opts.from * 2 ^ (i / opts.per_octave) + 0.5)
+    if s > opts.to then return sizes end
+    sizes[#sizes + 1] = s // opts.stride * opts.stride
+    i = i + 1
+  end
+end
+
+-- mlp against size, y from 0 under the k line; sizes with rows above k
+-- marked, and then the peak beside mlp.
+local function plot(opts, pts, marks, peaks)
+  local series = {{title = opts.order .. ": mlp, the best speedup within k", points = pts}}
+  if #marks > 0 then
+    series[2] = {title = "sizes with rows above k (left out of mlp)", points = marks, points_only = true}
+    series[3] = {title = "peak: the best speedup of any row (multichase's simple/parallelN)", points = peaks,
+      dashed = true}
+  end
+  return require("pmcsh.plot").lines(opts.plot, {
+    title = string.format("memory-level parallelism, %s order: best speedup t1 / (tk / k), k = 1..%d",
+      opts.order, opts.max),
+    xlabel = "chain size (bytes)", ylabel = "parallelism (best speedup)", bytes = true, y0 = true, key = "below",
+    hline = {y = opts.max, title = string.format("k = %d: the most overlapped misses can give", opts.max)},
+    series = series})
+end
+
 return {
   description = "memory-level parallelism versus size (par_mem): overlapped misses",
   help = [[
@@ -36,22 +73,7 @@ simple/parallelN).  --detail prints ns per load and the speedup for every k;
     if opts.max > 16 then usage("--max must be in 1..16") end
     opts.stride = opts.stride or chase.default_stride(opts.order)
     if opts.to < opts.from then usage("--to must be at least --from") end
-    local sizes = {}
-    if opts.sizes then
-      for _, s in ipairs(opts.sizes) do
-        local b = recipe.parse_size(s)
-        if not b or b < opts.stride then usage(string.format("bad size %q in --sizes", s)) end
-        sizes[#sizes + 1] = b
-      end
-    else
-      local i = 0
-      while true do
-        local s = math.floor(opts.from * 2 ^ (i / opts.per_octave) + 0.5)
-        if s > opts.to then break end
-        sizes[#sizes + 1] = s // opts.stride * opts.stride
-        i = i + 1
-      end
-    end
+    local sizes = sizes_of(opts, usage)
     local cjson = opts.json and require("cjson")
     local pts, marks, peaks = {}, {}, {}
     if opts.series then
@@ -93,18 +115,7 @@ simple/parallelN).  --detail prints ns per load and the speedup for every k;
     end
     if opts.series then print() end
     if opts.plot then
-      local series = {{title = opts.order .. ": mlp, the best speedup within k", points = pts}}
-      if #marks > 0 then
-        series[2] = {title = "sizes with rows above k (left out of mlp)", points = marks, points_only = true}
-        series[3] = {title = "peak: the best speedup of any row (multichase's simple/parallelN)", points = peaks,
-          dashed = true}
-      end
-      local ok, perr = require("pmcsh.plot").lines(opts.plot, {
-        title = string.format("memory-level parallelism, %s order: best speedup t1 / (tk / k), k = 1..%d",
-          opts.order, opts.max),
-        xlabel = "chain size (bytes)", ylabel = "parallelism (best speedup)", bytes = true, y0 = true, key = "below",
-        hline = {y = opts.max, title = string.format("k = %d: the most overlapped misses can give", opts.max)},
-        series = series})
+      local ok, perr = plot(opts, pts, marks, peaks)
       if not ok then return nil, perr end
     end
     return 0
