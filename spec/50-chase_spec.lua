@@ -251,6 +251,21 @@ describe("chase parallelism", function()
 end)
 
 describe("chase latency", function()
+  it("stays on one cpu while it runs, and gives the caller its cpu mask back", function()
+    -- pinned as multichase pins its threads (a migration mid-sample costs
+    -- cold TLBs and private caches): the mask is the caller's again after
+    local function allowed()
+      for l in io.lines("/proc/self/status") do
+        local v = l:match("^Cpus_allowed_list:%s*(%S+)")
+        if v then return v end
+      end
+    end
+    local before = allowed()
+    local r = assert(chase.latency{size = "1M", samples = 2, sample_ms = 5})
+    assert.is_true(r.ns > 0)
+    assert.are.equal(before, allowed())
+  end)
+
   it("is a few ns inside L1 and at least 5x that over 256 MiB, random", function()
     local l1 = assert(chase.latency{size = 16 * 1024, samples = 5})
     local mem = assert(chase.latency{size = "256M", samples = 3})
