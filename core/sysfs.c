@@ -122,7 +122,8 @@ static int apply_format(const char *pmu, const char *term, uint64_t val, struct 
 	}
 	char bits[256], *save = NULL;
 	snprintf(bits, sizeof bits, "%s", colon + 1);
-	int nranges = 0;
+	int nranges = 0, width = 0;
+	uint64_t given = val;
 	for (char *r = strtok_r(colon + 1, ",", &save); r; r = strtok_r(NULL, ",", &save)) {
 		int lo, hi;
 		if (parse_range(r, 63, &lo, &hi))
@@ -132,7 +133,13 @@ static int apply_format(const char *pmu, const char *term, uint64_t val, struct 
 				*field |= 1ULL << b;
 			val >>= 1;
 		}
+		width += hi - lo + 1;
 		nranges++;
+	}
+	if (nranges && val) {   /* perf refuses it too: cut to fit, it would count another event */
+		snprintf(msg, len, "value %#llx of term %s does not fit its %d bits (PMU %s: %s:%s)",
+			 (unsigned long long)given, term, width, pmu, fmt, bits);
+		return -EINVAL;
 	}
 	if (nranges)
 		return 0;

@@ -46,6 +46,15 @@ describe("a PMU's sysfs files (make fuzz: sysfs_files)", function()
     assert.are.same({0, math.mininteger}, {r1, config1})   -- bit 63
   end)
 
+  it("refuse a value wider than its format's bits, as perf does (cut to fit, it named another event)", function()
+    local r, config, _, _, _, msg = resolve({["format/f"] = "config:8-15"}, "fuzzed/f=0x1ff/")
+    if r == nil then return end
+    assert.are.equal(-22, r)
+    assert.matches("value 0x1ff of term f does not fit its 8 bits %(PMU fuzzed: config:8%-15%)", msg)
+    r, config = resolve({["format/f"] = "config:8-15"}, "fuzzed/f=0xff/")
+    assert.are.same({0, 0xff00}, {r, config})
+  end)
+
   it("refuse a format bit below 0 or above 63, which shifted by it (config1:-063: UB)", function()
     for _, fmt in ipairs({"config1:-063", "config:-5-3", "config:0-64", "config:7-0", "config:x", "config:"}) do
       local r, _, _, _, _, msg = resolve({["format/f"] = fmt}, "fuzzed/f=1/")
