@@ -178,7 +178,7 @@ local function event_list(opts, cpus)
     if body and mod ~= "" and not mod:match("^:[ukhGH]+$") then
       usage(string.format("bad group modifier in '%s' (write {a,b}:u)", item))
     end
-    for name in (body or item):gmatch("[^,]+") do
+    for _, name in ipairs(recipe.split_list(body or item)) do   -- pmu/a=1,b=2/ stays whole
       if name:find("[{}]") then usage(string.format("bad group syntax in '%s' (write {a,b})", item)) end
       all[#all + 1] = name .. (mod or "")
     end

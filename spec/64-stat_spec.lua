@@ -57,6 +57,21 @@ describe("pmcsh stat, events that cannot be counted", function()
   end)
 end)
 
+describe("pmcsh stat -e", function()
+  it("keeps a sysfs event with several terms whole, alone and inside {a,b}", function()
+    -- perf's pmu/a=1,b=2/: the commas inside the slashes are the event's
+    local have = h.slurp("/sys/bus/event_source/devices/msr/format/event")
+    if not h.need(have, "no msr PMU with an event format here") then return end
+    for _, e in ipairs({"msr/event=0x00,event=0x00/", "{task-clock,msr/event=0x00,event=0x00/}"}) do
+      local r = h.run({"stat", "-x", ",", "-e", e, "--", "true"})
+      assert.are.equal(0, r.code, r.err)
+      local row = r.err:match("\n?(%d+),,msr/event=0x00,event=0x00/,")
+      assert.is_truthy(row, r.err)
+      assert.is_true(tonumber(row) > 0)
+    end
+  end)
+end)
+
 describe("pmcsh stat, seconds user and sys", function()
   it("prints them after the elapsed time for one run, as perf does", function()
     -- dd of 300 MiB from /dev/zero is mostly system time: sys > 0, and
