@@ -244,6 +244,17 @@ describe("survey files", function()
       assert.matches(o.name == "task-clock" and "^ns per loop iteration$" or "^events per loop iteration$", o.unit)
     end
     assert.matches("^event,page%-faults:u,events per loop iteration,copy,mean,", rows[2])
+    assert.matches("1 thread, 4k pages[;,]", rep.out .. rep.err)
+    -- a header from before the page policy was recorded says so, not "nil pages"
+    local lines = helpers.lines(helpers.slurp(file))
+    local hdr = cjson.decode(lines[1])
+    hdr.pages = nil
+    lines[1] = cjson.encode(hdr)
+    local old = dir .. "/old.jsonl"
+    helpers.write(old, table.concat(lines, "\n") .. "\n")
+    local orep = helpers.run({"survey", "--report", old})
+    assert.are.equal(0, orep.code, orep.err)
+    assert.matches("1 thread, page policy not recorded[;,]", orep.out .. orep.err)
     -- a column keeps one notation: all scientific, or all with the same decimals
     local cols = {}
     for i = 2, #rows do

@@ -242,10 +242,11 @@ end
 -- What the numbers are: n, repetitions, threads, pages; each workload's note.
 local function notes(st, o, ws)
   local hdr = st.header
-  local out = {string.format("n = %s, %d timed repetitions per run%s, %d thread%s, %s pages%s; " ..
+  local out = {string.format("n = %s, %d timed repetitions per run%s, %d thread%s, %s%s; " ..
     "value = count / (n * reps)%s; ± = (max - min) / mean over repetitions; * = multiplexed (scaled)",
     tostring(hdr.n or "default"), hdr.reps, hdr.fresh and " (fresh arrays, no warm-up)" or "",
-    hdr.threads or 1, (hdr.threads or 1) == 1 and "" or "s", tostring(hdr.pages),
+    hdr.threads or 1, (hdr.threads or 1) == 1 and "" or "s",
+    hdr.pages and (hdr.pages .. " pages") or "page policy not recorded",
     hdr.split and ", :u user / :k OS" or "",
     (o.stat and o.stat ~= "mean") and (" [showing " .. o.stat .. "]") or "")}
   for _, k in ipairs(hdr.kernels) do
