@@ -380,18 +380,26 @@ static int run_samples(const struct chase_chain *c, int k, void **pos, int sampl
  * threads: a migration mid-sample restarts it with cold TLBs and private
  * caches (a 256 MiB tlb chain read 150-159 ns unpinned, 147-153 pinned,
  * multichase 145-147).  The caller's mask comes back afterwards. */
+static int pin_here(int me, cpu_set_t *old)   /* 1: old holds the mask to give back */
+{
+	if (sched_getaffinity(0, sizeof *old, old) != 0)
+		return 0;
+	if (me >= 0) {
+		cpu_set_t only;
+		CPU_ZERO(&only);
+		CPU_SET(me, &only);
+		sched_setaffinity(0, sizeof only, &only);
+	}
+	return 1;
+}
+
 int chase_run(const struct chase_chain *c, int k, void **pos, int samples, double sample_s,
 	      double warmup_s, const struct kwindow *w, double *ns, struct chase_result *res)
 {
-	cpu_set_t old, here;
-	int me = sched_getcpu(), pinned = me >= 0 && sched_getaffinity(0, sizeof old, &old) == 0;
-	if (pinned) {
-		CPU_ZERO(&here);
-		CPU_SET(me, &here);
-		pinned = sched_setaffinity(0, sizeof here, &here) == 0;
-	}
+	cpu_set_t old;
+	int restore = pin_here(sched_getcpu(), &old);
 	int r = run_samples(c, k, pos, samples, sample_s, warmup_s, w, ns, res);
-	if (pinned)
+	if (restore)
 		sched_setaffinity(0, sizeof old, &old);
 	return r;
 }
@@ -488,7 +496,7 @@ int chase_loaded(const struct chase_chain *c, const long *delays, int ndelays,
 {
 	int err = 0, me = sched_getcpu(), have_mask = 0;
 	void *pos[CHASE_MAX_K] = {NULL};   /* the chase goes on from delay to delay */
-	cpu_set_t old, only;
+	cpu_set_t old;
 	*rows_done = 0;
 	if (!c->mem.map || threads < 1 || threads > 1024 || bw_size < BW_CHUNK || samples < 1)
 		return -EINVAL;
@@ -500,16 +508,11 @@ int chase_loaded(const struct chase_chain *c, const long *delays, int ndelays,
 		goto out;
 	}
 	/* Pin the chase where it runs and the bandwidth threads elsewhere. */
-	have_mask = sched_getaffinity(0, sizeof old, &old) == 0;
+	have_mask = pin_here(me, &old);
 	int cpus[CPU_SETSIZE], ncpus = 0;
 	for (int i = 0; have_mask && i < CPU_SETSIZE; i++)
 		if (CPU_ISSET(i, &old) && i != me)
 			cpus[ncpus++] = i;
-	if (have_mask && me >= 0) {
-		CPU_ZERO(&only);
-		CPU_SET(me, &only);
-		sched_setaffinity(0, sizeof only, &only);
-	}
 	for (int i = 0; i < threads; i++) {
 		t[i].len = bw_size;
 		t[i].buf = mmap(NULL, bw_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
