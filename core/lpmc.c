@@ -20,12 +20,16 @@
 
 /* The shared conversions are described in lgroup.h. */
 
-struct lgroup *lpmc_checkgroup(lua_State *L, int idx)
+static struct lgroup *open_group(lua_State *L, struct lgroup *lg)
 {
-	struct lgroup *lg = luaL_checkudata(L, idx, GROUP_MT);
 	if (lg->closed)
 		luaL_error(L, "attempt to use a closed group");
 	return lg;
+}
+
+struct lgroup *lpmc_checkgroup(lua_State *L, int idx)
+{
+	return open_group(L, luaL_checkudata(L, idx, GROUP_MT));
 }
 
 int lpmc_resolve_list(lua_State *L, int idx, struct pmc_event *ev, int n, char *msg)
@@ -354,9 +358,7 @@ static struct lgroup *window_group(lua_State *L)
 	if (!lg || !lua_getmetatable(L, 1) || !lua_rawequal(L, -1, lua_upvalueindex(2)))
 		luaL_typeerror(L, 1, GROUP_MT);
 	lua_pop(L, 1);
-	if (lg->closed)
-		luaL_error(L, "attempt to use a closed group");
-	return lg;
+	return open_group(L, lg);
 }
 
 /* g:start(): new baseline, then enable. */
