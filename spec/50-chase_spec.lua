@@ -254,16 +254,11 @@ describe("chase latency", function()
   it("stays on one cpu while it runs, and gives the caller its cpu mask back", function()
     -- pinned as multichase pins its threads (a migration mid-sample costs
     -- cold TLBs and private caches): the mask is the caller's again after
-    local function allowed()
-      for l in io.lines("/proc/self/status") do
-        local v = l:match("^Cpus_allowed_list:%s*(%S+)")
-        if v then return v end
-      end
-    end
-    local before = allowed()
+    local machine = require("pmcsh.machine")
+    local before = machine.cpus()                -- sched_getaffinity, as the chase reads it
     local r = assert(chase.latency{size = "1M", samples = 2, sample_ms = 5})
     assert.is_true(r.ns > 0)
-    assert.are.equal(before, allowed())
+    assert.are.same(before, machine.cpus())
   end)
 
   it("is a few ns inside L1 and at least 5x that over 256 MiB, random", function()
