@@ -3,12 +3,6 @@
 local h = require("helpers")
 local paths = require("pmcsh.paths")
 
-local function write(path, s)
-  local f = assert(io.open(path, "wb"))
-  f:write(s)
-  f:close()
-end
-
 describe("a PMU's sysfs files (make fuzz: sysfs_files)", function()
   -- spec/fixtures/resolve.c: the resolver's own C files, built to read a
   -- tree this spec writes: PMU "fuzzed", type 77, format/f, events/e.
@@ -28,8 +22,8 @@ describe("a PMU's sysfs files (make fuzz: sysfs_files)", function()
     if not h.need(built, "cannot build spec/fixtures/resolve.c: " .. h.slurp(dir .. "/cc.err")) then return end
     local pmu = dir .. "/sysfs/fuzzed"
     os.execute(("rm -rf %s && mkdir -p %s/format %s/events"):format(pmu, pmu, pmu))
-    write(pmu .. "/type", "77\n")
-    for file, text in pairs(files) do write(pmu .. "/" .. file, text .. "\n") end
+    h.write(pmu .. "/type", "77\n")
+    for file, text in pairs(files) do h.write(pmu .. "/" .. file, text .. "\n") end
     local p = assert(io.popen(h.shquote(dir .. "/resolve") .. " " .. h.shquote(name)))
     local line = p:read("l")
     p:close()
@@ -88,27 +82,28 @@ describe("a PMU's sysfs files (make fuzz: sysfs_files)", function()
 end)
 
 describe("a survey results file (make fuzz: result_lines)", function()
-  it("naming the chase kernel without its chain is refused by name, not a traceback in the report", function()
+  -- `pmcsh survey --report` of a file: a header with `fields` (JSON text)
+  -- and one run of add counting task-clock
+  local function report(fields)
     local dir = h.tmpdir()
     local file = dir .. "/s.jsonl"
-    write(file, '{"type":"header","format":"pmcsh-survey/1","kernels":["add","chase"],"n":1000,"reps":1,' ..
+    h.write(file, '{"type":"header","format":"pmcsh-survey/1",' .. fields .. ',"n":1000,"reps":1,' ..
       '"units":[{"labels":["task-clock"],"keys":["task-clock"],"kind":"single"}],"rows":[{"key":"task-clock"}]}\n' ..
       '{"type":"run","kernel":"add","group":1,"cells":[{"key":"task-clock","value":1.5}]}\n{"type":"done"}\n')
     local r = h.run({"survey", "--report", file})
     os.execute("rm -rf " .. h.shquote(dir))
+    return r
+  end
+
+  it("naming the chase kernel without its chain is refused by name, not a traceback in the report", function()
+    local r = report('"kernels":["add","chase"]')
     assert.are.equal(1, r.code, r.err)
     assert.matches("s%.jsonl %(header%): kernel chase without its chain", r.err)
     assert.not_matches("traceback", r.err)
   end)
 
   it("a cell without its event name leaves the group's metrics without it, not a traceback", function()
-    local dir = h.tmpdir()
-    local file = dir .. "/s.jsonl"
-    write(file, '{"type":"header","format":"pmcsh-survey/1","kernels":["add"],"n":1000,"reps":1,"group":"software",' ..
-      '"units":[{"labels":["task-clock"],"keys":["task-clock"],"kind":"single"}],"rows":[{"key":"task-clock"}]}\n' ..
-      '{"type":"run","kernel":"add","group":1,"cells":[{"key":"task-clock","value":1.5}]}\n{"type":"done"}\n')
-    local r = h.run({"survey", "--report", file})
-    os.execute("rm -rf " .. h.shquote(dir))
+    local r = report('"kernels":["add"],"group":"software"')
     assert.are.equal(0, r.code, r.err)
     assert.matches("task%-clock%s+1%.5", r.out)
   end)
