@@ -72,7 +72,7 @@ int l_overhead(lua_State *L)
 	}
 	lua_setfield(L, -2, "rdpmc");
 	if (o.counted) {
-		lpmc_push_reading(L, lg->ev, lg->g.nev, o.c, NULL);
+		lpmc_push_reading(L, NULL, lg->ev, lg->g.nev, o.c);
 		lua_setfield(L, -2, "counted_per_window");
 	}
 	return 1;

@@ -8,8 +8,12 @@
 #include "lpmc.h"
 #include "counter.h"
 
+#define LGROUP_MAGIC 0x70756f72676d6370ull   /* "pmcgroup": what lpmc_checkgroup checks */
+
 struct lgroup {
+	uint64_t magic;
 	int closed;
+	unsigned long serial;   /* this group among all opened: whose readings it may refill */
 	struct pmc_group g;
 	struct pmc_target target;
 	struct pmc_event *ev;   /* points into the tail of this userdata */
@@ -35,12 +39,17 @@ int lpmc_group_open(lua_State *L, struct lgroup *lg, const struct pmc_target *t,
 /* Closes lg's fds once (__gc, __close and g:close share it). */
 void lpmc_close(struct lgroup *lg);
 
-/* Pushes a reading: the list of entries {name, value, raw, enabled,
- * running, multiplexed, unit?} in the order the events were given, plus
- * cpus/sockets per instance when g is given; lookup by event string
- * through its metatable. */
-void lpmc_push_reading(lua_State *L, const struct pmc_event *ev, int n, const struct pmc_count *c,
-		       const struct pmc_group *g);
+/* Pushes a reading (lreading.c): the list of entries {name, unit?, value,
+ * raw, enabled, running, multiplexed} in the order the events were given,
+ * plus cpus/sockets per instance for a cpu-wide owner; lookup by event
+ * string through its metatable.  owner (or NULL) may refill it. */
+void lpmc_push_reading(lua_State *L, const struct lgroup *owner, const struct pmc_event *ev, int n,
+		       const struct pmc_count *c);
+/* Makes the readings' metatables (once, at the module's open). */
+void lpmc_reading_open(lua_State *L);
+/* Writes counts c into the reading at stack index r, which lg's reads made;
+ * raises (bad argument r) otherwise. */
+void lpmc_refill_reading(lua_State *L, int r, const struct lgroup *lg, const struct pmc_count *c);
 /* Reads lg's current delta and pushes the reading (into the table at
  * stack index `into` when > 0); returns 1, or 3 after pushing nil, msg, errno. */
 int lpmc_read_push(lua_State *L, struct lgroup *lg, int into);

@@ -16,7 +16,6 @@
 
 #define GROUP_MT "pmcsh.group"
 #define WINDOW_MT "pmcsh.window"
-#define READING_MT "pmcsh.reading"
 
 /* The shared conversions are described in lgroup.h. */
 
@@ -27,9 +26,20 @@ static struct lgroup *open_group(lua_State *L, struct lgroup *lg)
 	return lg;
 }
 
+/* The group userdata at idx: at least an lgroup's size, the magic first.
+ * luaL_checkudata's registry lookup by name cost ~360 of the ~800 user
+ * instructions of a window method (the arm64 lab); this costs ~40. */
+static struct lgroup *to_group(lua_State *L, int idx)
+{
+	struct lgroup *lg = lua_touserdata(L, idx);
+	if (!lg || lua_rawlen(L, idx) < sizeof *lg || lg->magic != LGROUP_MAGIC)
+		luaL_typeerror(L, idx, GROUP_MT);
+	return lg;
+}
+
 struct lgroup *lpmc_checkgroup(lua_State *L, int idx)
 {
-	return open_group(L, luaL_checkudata(L, idx, GROUP_MT));
+	return open_group(L, to_group(L, idx));
 }
 
 int lpmc_resolve_list(lua_State *L, int idx, struct pmc_event *ev, int n, char *msg)
@@ -100,7 +110,10 @@ struct lgroup *lpmc_newgroup(lua_State *L, int n)
 {
 	size_t size = sizeof(struct lgroup) + (size_t)n * (sizeof(struct pmc_event) + sizeof(struct pmc_sub));
 	struct lgroup *lg = lua_newuserdatauv(L, size, 1);
+	static unsigned long serials;
 	memset(lg, 0, size);
+	lg->magic = LGROUP_MAGIC;
+	lg->serial = ++serials;
 	lg->closed = 1;  /* until every fd is open */
 	lg->ev = (struct pmc_event *)(lg + 1);
 	lg->sub = (struct pmc_sub *)(lg->ev + n);
@@ -177,136 +190,8 @@ void lpmc_close(struct lgroup *lg)
 
 static int g_close(lua_State *L)
 {
-	lpmc_close(luaL_checkudata(L, 1, GROUP_MT));
+	lpmc_close(to_group(L, 1));
 	return 0;
-}
-
-static void push_value(lua_State *L, double v, int exact)
-{
-	/* integral and below 2^63: an integer (the cast is defined only there) */
-	if (exact && v >= -9.2e18 && v <= 9.2e18 && v == (double)(lua_Integer)v)
-		lua_pushinteger(L, (lua_Integer)v);
-	else
-		lua_pushnumber(L, v);
-}
-
-/* Adds to the entry on the top of the stack, for an event counted cpu-wide
- * (a cpu list or an uncore cpumask), cpus = {{cpu=, socket=, value=, raw=,
- * enabled=, running=, multiplexed=}...} in instance order and sockets =
- * {[socket] = summed value}.  Nothing for a task target. */
-static void push_instances(lua_State *L, const struct pmc_group *g, int ev)
-{
-	struct pmc_count c;
-	int ninst, cpu = -1, socket = -1;
-	if (pmc_inst_delta(g, ev, 0, &c, &ninst, &cpu, &socket) != 0 || cpu < 0)
-		return;
-	int exact = g->ev[ev].scale == 1.0;
-	lua_createtable(L, ninst, 0);   /* cpus */
-	lua_createtable(L, 0, 2);       /* sockets */
-	for (int k = 0; k < ninst; k++) {
-		if (pmc_inst_delta(g, ev, k, &c, &ninst, &cpu, &socket) != 0)
-			break;
-		lua_createtable(L, 0, 7);
-		pmcsh_setint(L, "cpu", cpu);
-		pmcsh_setint(L, "socket", socket);
-		push_value(L, c.value, exact && !c.multiplexed);
-		lua_setfield(L, -2, "value");
-		pmcsh_setint(L, "raw", (lua_Integer)c.raw);
-		pmcsh_setint(L, "enabled", (lua_Integer)c.enabled);
-		pmcsh_setint(L, "running", (lua_Integer)c.running);
-		pmcsh_setbool(L, "multiplexed", c.multiplexed);
-		lua_seti(L, -3, k + 1);
-		/* sockets[socket] += value, integer while every part is */
-		int prev_int = lua_geti(L, -1, socket) == LUA_TNIL || lua_isinteger(L, -1);
-		if (prev_int && exact && !c.multiplexed && c.value == (double)(lua_Integer)c.value)
-			lua_pushinteger(L, lua_tointeger(L, -1) + (lua_Integer)c.value);
-		else
-			lua_pushnumber(L, lua_tonumber(L, -1) + c.value);
-		lua_seti(L, -3, socket);
-		lua_pop(L, 1);
-	}
-	lua_setfield(L, -3, "sockets");
-	lua_setfield(L, -2, "cpus");
-}
-
-/* A reading's metatable: r["page-faults:u"] finds the entry of that name. */
-static int reading_index(lua_State *L)
-{
-	if (lua_type(L, 2) != LUA_TSTRING)
-		return 0;
-	lua_Integer n = (lua_Integer)lua_rawlen(L, 1);
-	for (lua_Integer i = 1; i <= n; i++) {
-		if (lua_rawgeti(L, 1, i) == LUA_TTABLE) {
-			lua_getfield(L, -1, "name");
-			if (lua_rawequal(L, -1, 2)) {
-				lua_pop(L, 1);
-				return 1;
-			}
-			lua_pop(L, 1);
-		}
-		lua_pop(L, 1);
-	}
-	return 0;
-}
-
-void lpmc_push_reading(lua_State *L, const struct pmc_event *ev, int n, const struct pmc_count *c,
-			 const struct pmc_group *g)
-{
-	lua_createtable(L, n, 0);
-	luaL_setmetatable(L, READING_MT);
-	for (int i = 0; i < n; i++) {
-		lua_createtable(L, 0, 9);
-		pmcsh_setstr(L, "name", ev[i].name);
-		push_value(L, c[i].value, !c[i].multiplexed && ev[i].scale == 1.0);
-		lua_setfield(L, -2, "value");
-		pmcsh_setint(L, "raw", (lua_Integer)c[i].raw);
-		pmcsh_setint(L, "enabled", (lua_Integer)c[i].enabled);
-		pmcsh_setint(L, "running", (lua_Integer)c[i].running);
-		pmcsh_setbool(L, "multiplexed", c[i].multiplexed);
-		if (ev[i].unit[0])
-			pmcsh_setstr(L, "unit", ev[i].unit);
-		if (g)
-			push_instances(L, g, i);
-		lua_rawseti(L, -2, i + 1);
-	}
-}
-
-/* The fields fill_reading rewrites, interned once: g:read's upvalue 1 holds
- * them as a list, so a refill hashes no string. */
-static const char *const fill_keys[] = {"value", "raw", "enabled", "running", "multiplexed"};
-
-/* Writes the counts into the entries of `r` (a reading of the same events,
- * at stack index r), so a window read in a loop allocates nothing.  Needs
- * g:read's upvalue. */
-static void fill_reading(lua_State *L, int r, int n, const struct pmc_count *c, const struct pmc_group *g)
-{
-	int percpu = g->nsub > 0 && g->sub[0].ninst > 0 && g->sub[0].inst[0].cpu >= 0;
-	int k = lua_gettop(L) + 1;   /* the keys, k .. k+4 */
-	for (int j = 1; j <= 5; j++)
-		lua_rawgeti(L, lua_upvalueindex(1), j);
-	for (int i = 0; i < n; i++) {
-		if (lua_rawgeti(L, r, i + 1) != LUA_TTABLE)
-			luaL_error(L, "bad argument #1 to 'read' (entry %d of the reading is not a table)", i + 1);
-		lua_pushvalue(L, k);
-		push_value(L, c[i].value, !c[i].multiplexed && g->ev[i].scale == 1.0);
-		lua_rawset(L, -3);
-		lua_pushvalue(L, k + 1);
-		lua_pushinteger(L, (lua_Integer)c[i].raw);
-		lua_rawset(L, -3);
-		lua_pushvalue(L, k + 2);
-		lua_pushinteger(L, (lua_Integer)c[i].enabled);
-		lua_rawset(L, -3);
-		lua_pushvalue(L, k + 3);
-		lua_pushinteger(L, (lua_Integer)c[i].running);
-		lua_rawset(L, -3);
-		lua_pushvalue(L, k + 4);
-		lua_pushboolean(L, c[i].multiplexed);
-		lua_rawset(L, -3);
-		if (percpu)
-			push_instances(L, g, i);
-		lua_pop(L, 1);
-	}
-	lua_settop(L, r);
 }
 
 void lpmc_unsched_msg(const struct pmc_event *ev, char *msg, size_t len)
@@ -330,10 +215,12 @@ int lpmc_read_push(lua_State *L, struct lgroup *lg, int into)
 	}
 	if (r)
 		return pmcsh_fail(L, strerror(-r), -r);
-	if (into)
-		fill_reading(L, into, lg->g.nev, c, &lg->g);
-	else
-		lpmc_push_reading(L, lg->ev, lg->g.nev, c, &lg->g);
+	if (into) {
+		lpmc_refill_reading(L, into, lg, c);
+		lua_settop(L, into);
+	} else {
+		lpmc_push_reading(L, lg, lg->ev, lg->g.nev, c);
+	}
 	return 1;
 }
 
@@ -348,28 +235,22 @@ static int self_or_fail(lua_State *L, int r)
 	return 1;
 }
 
-/* The group of a window method.  start, stop and read hold the group
- * metatable as upvalue 2, compared where luaL_checkudata looks it up in the
- * registry by name: 170 user instructions less per call (the arm64 lab: an
- * empty Lua window over 4 events 6,913 -> 6,222, over one 4,225 -> 3,561). */
-static struct lgroup *window_group(lua_State *L)
-{
-	struct lgroup *lg = lua_touserdata(L, 1);
-	if (!lg || !lua_getmetatable(L, 1) || !lua_rawequal(L, -1, lua_upvalueindex(2)))
-		luaL_typeerror(L, 1, GROUP_MT);
-	lua_pop(L, 1);
-	return open_group(L, lg);
-}
-
 /* g:start(): new baseline, then enable. */
 static int g_start(lua_State *L)
 {
-	return self_or_fail(L, pmc_group_start(&window_group(L)->g));
+	return self_or_fail(L, pmc_group_start(&lpmc_checkgroup(L, 1)->g));
 }
 
+/* g:stop([r]): disable; with r, read into it too (PAPI_stop's way): one
+ * call where a window from Lua pays for three. */
 static int g_stop(lua_State *L)
 {
-	return self_or_fail(L, pmc_group_disable(&window_group(L)->g));
+	struct lgroup *lg = lpmc_checkgroup(L, 1);
+	int r = pmc_group_disable(&lg->g);
+	if (r || lua_isnoneornil(L, 2))
+		return self_or_fail(L, r);
+	lua_settop(L, 2);
+	return lpmc_read_push(L, lg, 2);
 }
 
 /* g:reset(): the counts so far become the baseline (the counters run on). */
@@ -385,11 +266,9 @@ static int g_reset(lua_State *L)
 /* g:read([r]): a new reading, or the reading r (from this group) refilled. */
 static int g_read(lua_State *L)
 {
-	struct lgroup *lg = window_group(L);
+	struct lgroup *lg = lpmc_checkgroup(L, 1);
 	if (lua_isnoneornil(L, 2))
 		return lpmc_read_push(L, lg, 0);
-	luaL_checktype(L, 2, LUA_TTABLE);
-	luaL_argcheck(L, luaL_len(L, 2) == lg->g.nev, 2, "not a reading of this group (wrong number of entries)");
 	lua_settop(L, 2);
 	return lpmc_read_push(L, lg, 2);
 }
@@ -435,7 +314,7 @@ static int g_readpath(lua_State *L)
 
 static int g_nfds(lua_State *L)
 {
-	struct lgroup *lg = luaL_checkudata(L, 1, GROUP_MT);
+	struct lgroup *lg = to_group(L, 1);
 	lua_pushinteger(L, lg->closed ? 0 : pmc_group_nfds(&lg->g));
 	return 1;
 }
@@ -482,7 +361,7 @@ static int g_events(lua_State *L)
 
 static int g_tostring(lua_State *L)
 {
-	struct lgroup *lg = luaL_checkudata(L, 1, GROUP_MT);
+	struct lgroup *lg = to_group(L, 1);
 	if (lg->closed) {
 		lua_pushstring(L, "pmc.group (closed)");
 		return 1;
@@ -542,11 +421,11 @@ void lpmc_window_push(lua_State *L, struct pmc_window *w, int nreps_done)
 	}
 	struct pmc_count c[PMC_MAX_EVENTS];
 	nreps_done = pmc_window_sum(w, nreps_done, c);
-	lpmc_push_reading(L, w->g->ev, w->nev, c, NULL);
+	lpmc_push_reading(L, NULL, w->g->ev, w->nev, c);
 	lua_createtable(L, nreps_done, 0);
 	for (int r = 0; r < nreps_done; r++) {
 		pmc_window_rep(w, r, c);
-		lpmc_push_reading(L, w->g->ev, w->nev, c, NULL);
+		lpmc_push_reading(L, NULL, w->g->ev, w->nev, c);
 		lua_seti(L, -2, r + 1);
 	}
 }
@@ -572,10 +451,10 @@ static const luaL_Reg funcs[] = {
 };
 
 static const luaL_Reg group_methods[] = {
-	{"start", NULL},   /* closures: createmeta */
-	{"stop", NULL},
+	{"start", g_start},
+	{"stop", g_stop},
 	{"reset", g_reset},
-	{"read", NULL},
+	{"read", g_read},
 	{"measure", g_measure},
 	{"close", g_close},
 	{"nfds", g_nfds},
@@ -595,25 +474,6 @@ static const luaL_Reg group_meta[] = {
 static void createmeta(lua_State *L)
 {
 	pmcsh_newclass(L, GROUP_MT, group_meta, group_methods);
-	luaL_getmetatable(L, GROUP_MT);
-	lua_getfield(L, -1, "__index");
-	lua_createtable(L, 5, 0);
-	for (int i = 0; i < 5; i++) {
-		lua_pushstring(L, fill_keys[i]);
-		lua_rawseti(L, -2, i + 1);
-	}
-	static const luaL_Reg window[] = {{"start", g_start}, {"stop", g_stop}, {"read", g_read}};
-	for (int i = 0; i < 3; i++) {   /* upvalues: the fill keys, the metatable */
-		lua_pushvalue(L, -1);
-		lua_pushvalue(L, -4);
-		lua_pushcclosure(L, window[i].func, 2);
-		lua_setfield(L, -3, window[i].name);
-	}
-	lua_pop(L, 3);
-	luaL_newmetatable(L, READING_MT);
-	lua_pushcfunction(L, reading_index);
-	lua_setfield(L, -2, "__index");
-	lua_pop(L, 1);
 	luaL_newmetatable(L, WINDOW_MT);
 	lua_pushcfunction(L, w_gc);
 	lua_setfield(L, -2, "__gc");
@@ -625,6 +485,7 @@ static void createmeta(lua_State *L)
 int luaopen_pmcsh_pmc(lua_State *L)
 {
 	createmeta(L);
+	lpmc_reading_open(L);
 	luaL_newlib(L, funcs);
 	pmcsh_setint(L, "probe_loop_insns", PROBE_LOOP_INSNS);
 	return 1;

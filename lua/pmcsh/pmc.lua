@@ -37,11 +37,15 @@ cpumask.  Event names: libpfm4 (INST_RETIRED:ANY_P:u, perf::PAGE-FAULTS:k),
 perf's generic names (cycles, task-clock, page-faults:u), raw r01c0, sysfs
 pmu/event/ and pmu/k=v,.../ (msr/tsc/).
 Methods: g:start() (new baseline, enable), g:stop(), g:reset(), g:read(),
-g:measure(fn, ...) -> reading, fn's results, g:close() (also <close>), g:events(),
-g:readpath() -> {rdpmc, reason?, fast_reads, fallback_reads}.
+g:read(r) and g:stop(r) (read into the reading r from this group's g:read(),
+stop first: PAPI_stop's way), g:measure(fn, ...) -> reading, fn's results,
+g:close() (also <close>), g:events(), g:readpath() -> {rdpmc, reason?,
+fast_reads, fallback_reads}.
 A reading is indexed by position and by the event string as written:
 r[1].value, r["page-faults:u"].value, each {name, value (scaled), raw, enabled,
-running (ns), multiplexed, unit?}.  An event counted on cpus (cpus={...}, or an
+running (ns), multiplexed, unit?}.  Its counts are the counter's, refilled in
+place by g:read(r) (nothing allocated): writing one is an error, and
+pmc.copy(r) is a plain copy to keep or change.  An event counted on cpus (cpus={...}, or an
 uncore PMU on its cpumask) also has cpus = {{cpu, socket, value, raw, enabled,
 running, multiplexed}, ...} (value is their sum) and sockets = {[socket] =
 value}: one reading per socket.  A group the PMU could not schedule is an
@@ -161,31 +165,40 @@ Every event of the present PMUs (libpfm4 and sysfs) whose name or description
 contains substring (case-insensitive); opens tells whether it opens here.
 With pmu=, the events of another CPU model (opens is false).]=])
 
--- The same empty window driven from Lua (g:start(), g:stop(), g:read(r)),
--- in blocks interleaved with C's, order alternated: ns per window and the
--- median of the paired Lua/C ratios.
+-- The same empty window driven from Lua, two ways: g:start(); g:stop(r)
+-- (stop and read into r in one call) and g:start(); g:stop(); g:read(r).
+-- Blocks interleaved with C's, order rotated: ns per window and the median
+-- of the paired Lua/C ratios, per way.
+local LUA_WAYS = {
+  function(g, r, per) for _ = 1, per do g:start(); g:stop(r) end end,
+  function(g, r, per) for _ = 1, per do g:start(); g:stop(); g:read(r) end end,
+}
+
 local function lua_window(g, n)
   local now, stats = require("pmcsh._sys").now, require("pmcsh.metrics").stats
   local r = assert(g:read())
   local blocks = 10
   local per = math.max(1, n // blocks)
-  local lua_ns, ratios = {}, {}
+  local ns, ratios = {{}, {}}, {{}, {}}
   for b = 1, blocks do
-    local c_ns, l_ns
-    for turn = 1, 2 do
-      if (turn + b) % 2 == 0 then
+    local c_ns, l_ns = nil, {}
+    for turn = 0, #LUA_WAYS do
+      local way = (turn + b) % (#LUA_WAYS + 1)
+      if way == 0 then
         local msg, errno
         c_ns, msg, errno = C.windows(g, per)
         if not c_ns then return nil, msg, errno end  -- Ctrl-C
       else
         local t0 = now()
-        for _ = 1, per do g:start(); g:stop(); g:read(r) end
-        l_ns = (now() - t0) * 1e9 / per
+        LUA_WAYS[way](g, r, per)
+        l_ns[way] = (now() - t0) * 1e9 / per
       end
     end
-    lua_ns[b], ratios[b] = l_ns, l_ns / c_ns
+    for w = 1, #LUA_WAYS do ns[w][b], ratios[w][b] = l_ns[w], l_ns[w] / c_ns end
   end
-  return stats(lua_ns).median, stats(ratios).median
+  local out = {}
+  for w = 1, #LUA_WAYS do out[w] = {ns = stats(ns[w]).median, ratio = stats(ratios[w]).median} end
+  return out
 end
 
 function pmc.overhead(opts)
@@ -196,27 +209,59 @@ function pmc.overhead(opts)
   local g, msg, errno = pmc.group(opts.events or {"task-clock"})
   if not g then return nil, msg, errno end
   local n = opts.n or 20000
-  local t, lua_ns, ratio
+  local t, lua
   t, msg, errno = C.overhead(g, n)
-  if t then lua_ns, ratio, errno = lua_window(g, n) end
+  if t then lua, msg, errno = lua_window(g, n) end
   g:close()
-  if not lua_ns then return nil, t and ratio or msg, errno end  -- Ctrl-C
+  if not lua then return nil, msg, errno end  -- Ctrl-C
   t.events = opts.events or {"task-clock"}
-  t.lua_window_ns, t.lua_ratio = lua_ns, ratio
+  t.lua_window_ns, t.lua_ratio = lua[1].ns, lua[1].ratio
+  t.lua_read_window_ns, t.lua_read_ratio = lua[2].ns, lua[2].ratio
   return t
 end
 
 doc(pmc.overhead, "pmc.overhead", [=[
 pmc.overhead([{events={...}, n=20000}]) -> {window_ns, enable_disable_ns,
 read_ns, rdpmc={available, reason | read_ns, fast_reads, fallbacks},
-counted_per_window, lua_window_ns, lua_ratio}
+counted_per_window, lua_window_ns, lua_ratio, lua_read_window_ns, lua_read_ratio}
 The measured cost of an empty window: enable+disable ioctls, read() of the
 group, and the same snapshot through rdpmc while counting where the kernel
 allows it (hardware events: e.g. {events={"cycles"}});
 counted_per_window is what the counters themselves see of one empty window;
-lua_window_ns is the window driven from Lua (g:start(), g:stop(),
-g:read(r) into one reading), lua_ratio its median ratio to the same window
-from C, in interleaved blocks.  Ctrl-C stops it: nil, "interrupted", EINTR.]=])
+lua_window_ns is the window driven from Lua (g:start(); g:stop(r), into one
+reading), lua_ratio its median ratio to the same window from C, in
+interleaved blocks; lua_read_window_ns and lua_read_ratio the same for
+g:start(); g:stop(); g:read(r) (one Lua call more).  Ctrl-C stops it: nil, "interrupted", EINTR.]=])
+
+-- A reading's counts read through metatables (core/lreading.c): the copy
+-- is plain tables, keeping lookup by name.
+local COPY_MT = {__name = "pmcsh.reading", __index = function(r, name)
+  if type(name) ~= "string" then return nil end
+  for _, e in ipairs(r) do
+    if e.name == name then return e end
+  end
+end}
+
+local function copy(v)
+  if type(v) ~= "table" then return v end
+  local out = {}
+  for k, x in pairs(v) do out[k] = copy(x) end
+  local mt = getmetatable(v)
+  if mt and mt.__name == "pmcsh.reading" then setmetatable(out, COPY_MT) end
+  return out
+end
+
+function pmc.copy(r)
+  if type(r) ~= "table" then
+    error("bad argument #1 to 'copy' (reading expected, got " .. type(r) .. ")", 2)
+  end
+  return copy(r)
+end
+
+doc(pmc.copy, "pmc.copy", [=[
+pmc.copy(r) -> a plain copy of the reading r (or any table holding readings):
+its entries are tables of their own, to keep while r is refilled, change, or
+hand to cjson; lookup by name still works.]=])
 
 function pmc.probe(g, kind, arg)
   return C.probe(g, kind, arg)
