@@ -14,6 +14,8 @@ struct lgroup {
 	uint64_t magic;
 	int closed;
 	unsigned long serial;   /* this group among all opened: whose readings it may refill */
+	const void *refill_reading;   /* the reading refilled last and its counts: */
+	void *refill_block;           /* user values 1 and 2 keep them alive */
 	struct pmc_group g;
 	struct pmc_target target;
 	struct pmc_event *ev;   /* points into the tail of this userdata */
@@ -47,11 +49,12 @@ void lpmc_push_reading(lua_State *L, const struct lgroup *owner, const struct pm
 		       const struct pmc_count *c);
 /* Makes the readings' metatables (once, at the module's open). */
 void lpmc_reading_open(lua_State *L);
-/* Writes counts c into the reading at stack index r, which lg's reads made;
- * raises (bad argument r) otherwise. */
-void lpmc_refill_reading(lua_State *L, int r, const struct lgroup *lg, const struct pmc_count *c);
+/* Writes counts c into the reading at stack index r, which lg's reads made
+ * (lg's userdata at stack index gidx); raises (bad argument r) otherwise. */
+void lpmc_refill_reading(lua_State *L, int gidx, int r, struct lgroup *lg, const struct pmc_count *c);
 /* Reads lg's current delta and pushes the reading (into the table at
- * stack index `into` when > 0); returns 1, or 3 after pushing nil, msg, errno. */
+ * stack index `into` when > 0, lg's userdata then at index 1); returns 1,
+ * or 3 after pushing nil, msg, errno. */
 int lpmc_read_push(lua_State *L, struct lgroup *lg, int into);
 /* Pushes {name, canonical, pmu, type, config, ...}: how event e is encoded. */
 void lpmc_push_encoding(lua_State *L, const struct pmc_event *e);

@@ -109,7 +109,7 @@ void lpmc_read_target(lua_State *L, int idx, struct pmc_target *t)
 struct lgroup *lpmc_newgroup(lua_State *L, int n)
 {
 	size_t size = sizeof(struct lgroup) + (size_t)n * (sizeof(struct pmc_event) + sizeof(struct pmc_sub));
-	struct lgroup *lg = lua_newuserdatauv(L, size, 1);
+	struct lgroup *lg = lua_newuserdatauv(L, size, 2);   /* the refilled reading, its block */
 	static unsigned long serials;
 	memset(lg, 0, size);
 	lg->magic = LGROUP_MAGIC;
@@ -216,7 +216,7 @@ int lpmc_read_push(lua_State *L, struct lgroup *lg, int into)
 	if (r)
 		return pmcsh_fail(L, strerror(-r), -r);
 	if (into) {
-		lpmc_refill_reading(L, into, lg, c);
+		lpmc_refill_reading(L, 1, into, lg, c);
 		lua_settop(L, into);
 	} else {
 		lpmc_push_reading(L, lg, lg->ev, lg->g.nev, c);
