@@ -234,14 +234,22 @@ static int c_info(lua_State *L)
 	return 1;
 }
 
-/* c:next(e) -> the element (0-based) that element e points to: read from
- * the chain itself, so a walk in Lua checks what the engine chases. */
+static int check_way(lua_State *L, const struct chase_chain *c, int arg)
+{
+	lua_Integer w = luaL_optinteger(L, arg, 0);
+	luaL_argcheck(L, w >= 0 && w < (c->p.ways > 0 ? c->p.ways : 1), arg, "cycle index out of range (0 .. ways-1)");
+	return (int)w;
+}
+
+/* c:next(e[, w]) -> the element (0-based) that element e points to (in
+ * cycle w): read from the chain itself, so a walk in Lua checks what the
+ * engine chases. */
 static int c_next(lua_State *L)
 {
 	struct chase_chain *c = &checkchain(L)->c;
 	lua_Integer e = luaL_checkinteger(L, 2);
 	luaL_argcheck(L, e >= 0 && (size_t)e < c->n, 2, "element index out of range (0 .. n-1)");
-	lua_pushinteger(L, (lua_Integer)chase_next(c, (size_t)e));
+	lua_pushinteger(L, (lua_Integer)chase_next(c, check_way(L, c, 3), (size_t)e));
 	return 1;
 }
 
@@ -252,9 +260,7 @@ static int c_word(lua_State *L)
 	struct chase_chain *c = &checkchain(L)->c;
 	lua_Integer e = luaL_checkinteger(L, 2);
 	luaL_argcheck(L, e >= 0 && (size_t)e < c->n, 2, "element index out of range (0 .. n-1)");
-	lua_Integer w = luaL_optinteger(L, 3, 0);
-	luaL_argcheck(L, w >= 0 && w < (c->p.ways > 0 ? c->p.ways : 1), 3, "cycle index out of range (0 .. ways-1)");
-	lua_pushinteger(L, (lua_Integer)chase_word_of(c, (int)w, (size_t)e));
+	lua_pushinteger(L, (lua_Integer)chase_word_of(c, check_way(L, c, 3), (size_t)e));
 	return 1;
 }
 
@@ -272,8 +278,8 @@ static int check_k(lua_State *L, const struct chase_chain *c, lua_Integer k, int
 	return (int)k;
 }
 
-/* c:heads(k) -> list of the k starting elements (0-based), evenly spaced
- * along the cycle. */
+/* c:heads(k) -> list of the k starting elements (0-based), chain j's on
+ * cycle j when the chain has ways (chase_heads says where). */
 static int c_heads(lua_State *L)
 {
 	struct chase_chain *c = &checkchain(L)->c;

@@ -235,11 +235,16 @@ int chase_build(struct chase_chain *c, const struct chase_params *p, char *msg, 
 				goto interrupted;
 		}
 		*ELEMW(c, w, prev) = ELEMW(c, w, first);   /* close the ring */
-		c->first[w] = first;
+		for (int k = w + 1; ways > 1 && k <= CHASE_MAX_K; k++)
+			c->head[k][w] = at_pos(&l, (size_t)w * bs / k);
 	}
-	for (int k = 1; k <= CHASE_MAX_K; k++)
-		for (int j = 0; j < k; j++)
-			c->head[k][j] = at_pos(&l, (size_t)((unsigned __int128)j * n / k));
+	for (int k = 1; ways == 1 && k <= CHASE_MAX_K; k++)
+		for (int j = 0; j < k; j++) {
+			size_t at = (size_t)((unsigned __int128)j * n / k);
+			if (bs < n)
+				at = (at + (size_t)j * bs / k) % n;
+			c->head[k][j] = at_pos(&l, at);
+		}
 	free(seq);
 	free(perm);
 	return 0;
@@ -251,16 +256,16 @@ interrupted:   /* Ctrl-C during a large build */
 	return -EINTR;
 }
 
-size_t chase_next(const struct chase_chain *c, size_t e)
+size_t chase_next(const struct chase_chain *c, int w, size_t e)
 {
-	char *q = *ELEM(c, e);
+	char *q = *ELEMW(c, w, e);
 	return (size_t)(q - c->base) / c->p.stride;   /* the offset is below the stride */
 }
 
 void chase_heads(const struct chase_chain *c, int k, void **heads)
 {
 	for (int j = 0; j < k; j++)
-		heads[j] = c->p.ways > 1 ? ELEMW(c, j, c->first[j]) : ELEM(c, c->head[k][j]);
+		heads[j] = ELEMW(c, c->p.ways > 1 ? j : 0, c->head[k][j]);
 }
 
 /* One runner per k: k pointers in registers, CHASE_UNROLL dependent steps of

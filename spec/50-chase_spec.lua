@@ -304,6 +304,33 @@ describe("chase latency", function()
     assert.matches("need mixed offsets", select(2, pcall(chase.chain, {size = "1M", order = "tlb", ways = 2, mix = false})))
   end)
 
+  it("starts k chains at different points of their tlb groups, one cycle or many", function()
+    -- the chains advance in step: started at the same point of their groups
+    -- they would cross into new pages together for good (ten chains at
+    -- 256 MiB then read 15% faster per load than multichase's, whose
+    -- phases are random).  Chain j starts floor(j * bs / k) into its group.
+    local function steps_to_next_group(c, e, w, bs)
+      local g, steps = e // bs, 0
+      repeat e = c:next(e, w); steps = steps + 1 until e // bs ~= g
+      return steps
+    end
+    local k = 4
+    local c <close> = assert(chase.chain{size = "1M", order = "tlb", tlb_pages = 4, ways = k})
+    local bs = 4 * 4096 // c:info().stride                    -- elements per tlb group
+    for j, e in ipairs(c:heads(k)) do
+      assert.are.equal(bs - (j - 1) * bs // k, steps_to_next_group(c, e, j - 1, bs), "chain " .. j)
+    end
+    -- one cycle (par_mem's heads): evenly spaced along it, plus the same phase
+    local one <close> = assert(chase.chain{size = "1M", order = "tlb", tlb_pages = 4})
+    local n, seq = one:info().n, walk(one, one:heads(1)[1])
+    local pos = {}
+    for i, e in ipairs(seq) do pos[e] = i - 1 end
+    for j, e in ipairs(one:heads(k)) do
+      assert.are.equal(((j - 1) * n // k + (j - 1) * bs // k) % n, pos[e], "head " .. j)
+      assert.are.equal(bs - (j - 1) * bs // k, steps_to_next_group(one, e, 0, bs), "head " .. j)
+    end
+  end)
+
   it("sweeps sizes geometrically, slower past L1", function()
     local s = assert(chase.sweep{from = 4096, to = 256 * 1024, per_octave = 1, samples = 3})
     local want = {4096, 8192, 16384, 32768, 65536, 131072, 262144}

@@ -155,9 +155,12 @@ Methods:
   c:info()   -> {size=, n=, stride=, order=, pages=, mix=, ways=, word=?,
              mixer={period=64, lines=, slot_lines=}?, tlb_pages=, seed=}
              (mixer.lines: how many of the slot's lines the pointers use)
-  c:next(e)  -> the element (0-based) that element e points to
+  c:next(e[, w]) -> the element (0-based) that element e points to (in cycle w)
   c:word(e[, w]) -> the byte offset of element e's pointer (of cycle w) inside its stride
-  c:heads(k) -> the k starting elements, evenly spaced along the cycle
+  c:heads(k) -> the k starting elements: evenly spaced along the cycle, or
+             chain j on cycle j with ways; where the order has blocks (page,
+             tlb), chain j also starts j/k of a block in, so the chains, which
+             advance in step, do not cross into new pages together
   c:run{k=1, samples=5, sample_ms=20, warmup_ms=, group=} -> {samples={ns...},
              loads=, k=, warmup_ns=, warmup_s=, counts=, per_rep=}
              (warm-up: one pass of the chain, at most warmup_ms, by default
