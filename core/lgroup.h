@@ -14,8 +14,7 @@ struct lgroup {
 	uint64_t magic;
 	int closed;
 	unsigned long serial;   /* this group among all opened: whose readings it may refill */
-	const void *refill_reading;   /* the reading refilled last and its counts: */
-	void *refill_block;           /* user values 1 and 2 keep them alive */
+	const void *refill_reading;   /* the reading refilled last (user value 1; its block: 2) */
 	struct pmc_group g;
 	struct pmc_target target;
 	struct pmc_event *ev;   /* points into the tail of this userdata */

@@ -15,7 +15,10 @@
 #define READING_MT_NAME "pmcsh.reading"
 #define ENTRY_MT_NAME "pmcsh.reading_entry"
 
+#define LREADING_MAGIC 0x676e696461657270ull   /* "preading" */
+
 struct lreading {
+	uint64_t magic;        /* what to_block checks: the hidden keys are a table's fields */
 	unsigned long owner;   /* the group whose reads may refill it; 0: none */
 	int n;
 	unsigned char exact[PMC_MAX_EVENTS];   /* scale 1: an integral value is an integer */
@@ -62,15 +65,41 @@ static void push_count(lua_State *L, const struct lreading *b, int i, int f)
 }
 
 /* Pushes count field f of the entry at stack index 1. */
+/* The block at idx, or NULL: a full userdata of a block's size with the
+ * magic first (a script can put anything under an entry's hidden key). */
+static struct lreading *to_block(lua_State *L, int idx)
+{
+	struct lreading *b = lua_touserdata(L, idx);
+	size_t len = lua_rawlen(L, idx);
+	if (!b || len < sizeof *b || b->magic != LREADING_MAGIC || b->n < 0 || b->n > PMC_MAX_EVENTS ||
+	    len < sizeof *b + (size_t)b->n * sizeof b->c[0])
+		return NULL;
+	return b;
+}
+
+/* The block of the entry at idx and the entry's index in it, or NULL. */
+static struct lreading *entry_block(lua_State *L, int idx, int *i)
+{
+	idx = lua_absindex(L, idx);
+	lua_rawgetp(L, idx, &block_key);
+	struct lreading *b = to_block(L, -1);
+	lua_rawgetp(L, idx, &index_key);
+	int isnum;
+	lua_Integer k = lua_tointegerx(L, -1, &isnum);
+	lua_pop(L, 2);
+	if (!b || !isnum || k < 0 || k >= b->n)
+		return NULL;
+	*i = (int)k;
+	return b;
+}
+
+/* Pushes count field f of the entry at stack index 1. */
 static void push_entry_count(lua_State *L, int f)
 {
-	lua_rawgetp(L, 1, &block_key);
-	lua_rawgetp(L, 1, &index_key);
-	const struct lreading *b = lua_touserdata(L, -2);
-	int i = (int)lua_tointeger(L, -1);
-	lua_pop(L, 2);
-	if (!b || i < 0 || i >= b->n)
-		luaL_error(L, "a reading's entry lost its counts");
+	int i;
+	const struct lreading *b = entry_block(L, 1, &i);
+	if (!b)
+		luaL_error(L, "a reading's entry lost its counts (its hidden fields were changed)");
 	push_count(L, b, i, f);
 }
 
@@ -197,6 +226,7 @@ void lpmc_push_reading(lua_State *L, const struct lgroup *owner, const struct pm
 	lua_rawgetp(L, LUA_REGISTRYINDEX, &reading_mt);
 	lua_setmetatable(L, -2);
 	struct lreading *b = lua_newuserdatauv(L, sizeof *b + (size_t)n * sizeof *c, 0);
+	b->magic = LREADING_MAGIC;
 	b->owner = owner ? owner->serial : 0;
 	b->n = n;
 	for (int i = 0; i < n; i++) {
@@ -224,45 +254,63 @@ void lpmc_push_reading(lua_State *L, const struct lgroup *owner, const struct pm
 }
 
 /* The block of the reading at r, when lg's reads made it; raises otherwise. */
+/* The block of the reading at r, when lg's reads made it: the block of its
+ * first entry that has one, pushed.  Raises otherwise. */
 static struct lreading *reading_block(lua_State *L, int r, const struct lgroup *lg)
 {
 	struct lreading *b = NULL;
-	if (lua_type(L, r) == LUA_TTABLE && lua_rawgeti(L, r, 1) == LUA_TTABLE) {   /* entry 1 holds the block */
-		if (lua_rawgetp(L, -1, &block_key) == LUA_TUSERDATA)
-			b = lua_touserdata(L, -1);
-		lua_pop(L, 1);
-	}
-	lua_pop(L, 1);
-	if (!b || b->owner != lg->serial || b->n != lg->g.nev || lua_rawlen(L, r) != (size_t)b->n)
+	if (lua_type(L, r) == LUA_TTABLE)
+		for (lua_Integer k = 1; !b && k <= (lua_Integer)lua_rawlen(L, r); k++) {
+			int i;
+			if (lua_rawgeti(L, r, k) == LUA_TTABLE && (b = entry_block(L, -1, &i)))
+				lua_rawgetp(L, -1, &block_key);
+			else
+				lua_pushnil(L);
+			lua_remove(L, -2);
+			if (!b)
+				lua_pop(L, 1);
+		}
+	if (!b || b->owner != lg->serial || b->n != lg->g.nev)
 		luaL_argerror(L, r, "not a reading of this group: pass one from its g:read()");
 	return b;
+}
+
+/* Rebuilds cpus/sockets of each entry of r in b (wherever it sits in r). */
+static void refill_instances(lua_State *L, int r, const struct lreading *b, const struct pmc_group *g)
+{
+	for (lua_Integer k = 1; k <= (lua_Integer)lua_rawlen(L, r); k++) {
+		int i;
+		if (lua_rawgeti(L, r, k) == LUA_TTABLE && entry_block(L, -1, &i) == b)
+			push_instances(L, g, i);
+		lua_pop(L, 1);
+	}
 }
 
 void lpmc_refill_reading(lua_State *L, int gidx, int r, struct lgroup *lg, const struct pmc_count *c)
 {
 	/* The reading refilled last and its block are the group's user values 1
-	 * and 2, alive while they are cached: a loop refilling one reading finds
-	 * its block by one compare, where the lookup through its first entry
-	 * costs ~300 instructions (callgrind). */
-	struct lreading *b = lg->refill_block;
-	if (!b || lua_topointer(L, r) != lg->refill_reading) {
+	 * and 2 (kept alive there), the reading's address in lg: a loop refilling
+	 * one reading finds its block by one compare and one user-value read,
+	 * where the search through its entries costs ~300 instructions
+	 * (callgrind).  The block is checked each time: debug.setuservalue can
+	 * swap it.  Counts are read through each entry's own block and index, so
+	 * a reading sorted or cut short still shows the right ones. */
+	struct lreading *b = NULL;
+	if (lua_topointer(L, r) == lg->refill_reading) {
+		lua_getiuservalue(L, gidx, 2);
+		b = to_block(L, -1);
+		lua_pop(L, 1);
+	}
+	if (!b || b->owner != lg->serial) {
 		b = reading_block(L, r, lg);
+		lua_setiuservalue(L, gidx, 2);
 		lua_pushvalue(L, r);
 		lua_setiuservalue(L, gidx, 1);
-		lua_rawgeti(L, r, 1);
-		lua_rawgetp(L, -1, &block_key);
-		lua_setiuservalue(L, gidx, 2);
-		lua_pop(L, 1);
 		lg->refill_reading = lua_topointer(L, r);
-		lg->refill_block = b;
 	}
 	memcpy(b->c, c, (size_t)b->n * sizeof *c);
 	if (percpu(&lg->g))
-		for (int i = 0; i < b->n; i++) {
-			lua_rawgeti(L, r, i + 1);
-			push_instances(L, &lg->g, i);
-			lua_pop(L, 1);
-		}
+		refill_instances(L, r, b, &lg->g);
 }
 
 void lpmc_reading_open(lua_State *L)

@@ -851,6 +851,56 @@ describe("pmc.overhead", function()
     assert.are.equal("mine", decoded[1].note)
   end)
 
+  it("refills a reading its script sorted or cut short, and refuses forged entries without crashing", function()
+    local g <close> = assert(pmc.group{"page-faults:u", "task-clock"})
+    local r = assert(g:read())
+    table.sort(r, function(a, b) return a.name > b.name end)   -- task-clock first now
+    assert(pmc.probe(g, "touch", 1 << 20))
+    g:read(r)
+    local fresh = assert(g:read())
+    assert.are.equal("task-clock", r[1].name)
+    assert.are.equal(fresh["page-faults:u"].value, r["page-faults:u"].value)   -- each entry its own count
+    h.faults_within(r[2].value, 256, 0.05)
+    -- cut short: refilled alike whether or not it was the group's last refill
+    local a, b = assert(g:read()), assert(g:read())
+    g:read(b)
+    a[2], b[2] = nil, nil
+    assert.are.equal(a, g:read(a))
+    assert.are.equal(b, g:read(b))
+    -- an entry's hidden fields are raw fields a script can overwrite: reading it then is an error
+    local e = assert(g:read())[1]
+    local key
+    for k, v in next, e do if type(v) == "userdata" then key = k end end
+    e[key] = g
+    local ok, err = pcall(function() return e.value end)
+    assert.is_false(ok)
+    assert.matches("a reading's entry lost its counts", err)
+    -- pmc.copy keeps shared and cyclic tables so
+    local t = {r = fresh}
+    t.again, t.self = fresh, t
+    local c = pmc.copy(t)
+    assert.are.equal(c, c.self)
+    assert.are.equal(c.r, c.again)
+    assert.are.equal(fresh[1].value, c.r[1].value)
+  end)
+
+  it("keeps a cpu-wide reading's cpus and sockets with their entry when the reading is sorted", function()
+    local ok, why = h.can_count_cpu_wide()
+    if not h.need(ok, why) then return end
+    local cpus = require("pmcsh.machine").cpus()
+    local g <close> = assert(pmc.group({"task-clock", "context-switches"}, {cpus = cpus}))
+    g:start()
+    local r = assert(g:read())
+    table.sort(r, function(a, b) return a.name < b.name end)   -- context-switches first
+    g:read(r)
+    for _, e in ipairs(r) do
+      local sum = 0
+      for _, i in ipairs(e.cpus) do sum = sum + i.value end
+      assert.are.equal(e.value, sum, e.name)
+    end
+    assert.is_true(r["task-clock"].value > 0)
+  end)
+
   it("writes a reading's counts into a results file", function()
     local g <close> = assert(pmc.group{"page-faults:u"})
     local r = assert(pmc.probe(g, "touch", 1 << 20))

@@ -242,10 +242,12 @@ local COPY_MT = {__name = "pmcsh.reading", __index = function(r, name)
   end
 end}
 
-local function copy(v)
+local function copy(v, seen)
   if type(v) ~= "table" then return v end
+  if seen[v] then return seen[v] end   -- shared and cyclic tables stay so
   local out = {}
-  for k, x in pairs(v) do out[k] = copy(x) end
+  seen[v] = out
+  for k, x in pairs(v) do out[k] = copy(x, seen) end
   local mt = getmetatable(v)
   if mt and mt.__name == "pmcsh.reading" then setmetatable(out, COPY_MT) end
   return out
@@ -255,7 +257,7 @@ function pmc.copy(r)
   if type(r) ~= "table" then
     error("bad argument #1 to 'copy' (reading expected, got " .. type(r) .. ")", 2)
   end
-  return copy(r)
+  return copy(r, {})
 end
 
 doc(pmc.copy, "pmc.copy", [=[

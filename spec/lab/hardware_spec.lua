@@ -162,10 +162,10 @@ describe("user-space counter reads (rdpmc; on Arm, PMU registers at EL0)", funct
   it("count a window driven from Lua at two method calls over C's, however many events it reads", function()
     -- instructions:u around 2,000 empty windows over software events: from
     -- C (_pmc.windows), and from Lua as g:start(); g:stop(r).  Measured in
-    -- the lab: C 388 and 504 per window (1 and 4 events), Lua 1,463 and
-    -- 1,702, so the Lua calls add ~1,100-1,200 whatever the count of events
+    -- the lab: C 388 and 504 per window (1 and 4 events), Lua 1,604 and
+    -- 1,838, so the Lua calls add ~1,200-1,350 whatever the count of events
     -- (the group checked by luaL_checkudata or the reading's counts found
-    -- by a key lookup would add 300-700).  Before readings kept their counts
+    -- by a search of its entries would add 300-700).  Before readings kept their counts
     -- in C, a refill of 4 events added ~2,500 more than one event's.
     if not h.need(env.cpu_pmu, NO_HW) then return end
     local C = require("pmcsh._pmc")
