@@ -4,8 +4,11 @@
 #include <errno.h>
 #include "lpmcsh.h"
 #include "machine.h"
+#include "sysfs.h"
+#include <stdio.h>
 
 #define MAX_CPUS 4096
+#define MAX_LIST_CPU 65535   /* the largest cpu number a list may name */
 
 static const char *optroot(lua_State *L, int arg) { return luaL_optstring(L, arg, NULL); }
 
@@ -141,7 +144,35 @@ static int l_model(lua_State *L)
 	return 1;
 }
 
+/* parse_list(s) -> the cpus of a list ("0-3,8", as sysfs and perf write
+ * them: pmc_parse_list), sorted, each once; or nil, message, EINVAL. */
+static int l_parse_list(lua_State *L)
+{
+	const char *s = luaL_checkstring(L, 1);
+	struct pmc_range r[256];
+	int n = pmc_parse_list(s, MAX_LIST_CPU, r, 256);
+	if (n < 0) {
+		char msg[160];
+		snprintf(msg, sizeof msg, "bad cpu list '%.64s' (give N or N-M, comma-separated, cpus 0 to %d)", s,
+			 MAX_LIST_CPU);
+		return pmcsh_fail(L, msg, -n);
+	}
+	unsigned char seen[MAX_LIST_CPU / 8 + 1] = {0};
+	for (int k = 0; k < n; k++)
+		for (int c = r[k].lo; c <= r[k].hi; c++)
+			seen[c / 8] |= (unsigned char)(1u << (c % 8));
+	lua_newtable(L);
+	lua_Integer i = 0;
+	for (int c = 0; c <= MAX_LIST_CPU; c++)
+		if (seen[c / 8] & (1u << (c % 8))) {
+			lua_pushinteger(L, c);
+			lua_rawseti(L, -2, ++i);
+		}
+	return 1;
+}
+
 static const luaL_Reg funcs[] = {
+	{"parse_list", l_parse_list},
 	{"caches", l_caches},
 	{"llc", l_llc},
 	{"cpus", l_cpus},

@@ -74,11 +74,11 @@ static int sysfs_name_ok(const char *s)
 	return 1;
 }
 
-/* One range of a sysfs list ("5" or "0-7", as format files and cpumask
- * write them): decimal, lo <= hi <= max.  Returns 0 or -EINVAL. */
-static int parse_range(const char *s, long max, int *lo, int *hi)
+/* One range of a list ("5" or "0-7"), spaces around it allowed. */
+static int parse_range(const char *s, long max, struct pmc_range *r)
 {
 	char *end;
+	s += strspn(s, " \t\n");
 	if (!isdigit((unsigned char)*s))
 		return -EINVAL;
 	errno = 0;
@@ -88,11 +88,29 @@ static int parse_range(const char *s, long max, int *lo, int *hi)
 			return -EINVAL;
 		b = strtol(end + 1, &end, 10);
 	}
+	end += strspn(end, " \t\n");
 	if (errno || *end || a > b || b > max)
 		return -EINVAL;
-	*lo = (int)a;
-	*hi = (int)b;
+	r->lo = (int)a;
+	r->hi = (int)b;
 	return 0;
+}
+
+int pmc_parse_list(const char *s, long max, struct pmc_range *r, int cap)
+{
+	char buf[1024], *save = NULL;
+	if (strlen(s) >= sizeof buf)
+		return -E2BIG;
+	snprintf(buf, sizeof buf, "%s", s);
+	int n = 0;
+	for (char *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+		if (n == cap)
+			return -E2BIG;
+		if (parse_range(item, max, &r[n]))
+			return -EINVAL;
+		n++;
+	}
+	return n ? n : -EINVAL;
 }
 
 /* Places `val` into the bits that format file `fmt` ("config:0-7,32-35")
@@ -120,21 +138,19 @@ static int apply_format(const char *pmu, const char *term, uint64_t val, struct 
 		snprintf(msg, len, "format %s of PMU %s uses field %s, which pmcsh does not set", term, pmu, fmt);
 		return -EINVAL;
 	}
-	char bits[256], *save = NULL;
-	snprintf(bits, sizeof bits, "%s", colon + 1);
-	int nranges = 0, width = 0;
+	const char *bits = colon + 1;
+	struct pmc_range rg[64];
+	int nranges = pmc_parse_list(bits, 63, rg, 64), width = 0;
 	uint64_t given = val;
-	for (char *r = strtok_r(colon + 1, ",", &save); r; r = strtok_r(NULL, ",", &save)) {
-		int lo, hi;
-		if (parse_range(r, 63, &lo, &hi))
-			goto bad;
-		for (int b = lo; b <= hi; b++) {
+	if (nranges < 0)
+		goto bad;
+	for (int k = 0; k < nranges; k++) {
+		for (int b = rg[k].lo; b <= rg[k].hi; b++) {
 			if (val & 1)
 				*field |= 1ULL << b;
 			val >>= 1;
 		}
-		width += hi - lo + 1;
-		nranges++;
+		width += rg[k].hi - rg[k].lo + 1;
 	}
 	if (nranges && val) {   /* perf refuses it too: cut to fit, it would count another event */
 		snprintf(msg, len, "value %#llx of term %s does not fit its %d bits (PMU %s: %s:%s)",
@@ -217,23 +233,20 @@ static int apply_terms(const char *pmu, char *terms, struct pmc_event *ev, int d
 /* The cpus an uncore PMU counts on ("0,18" or "0-1"), the first 8. */
 static int read_cpumask(const char *pmu, struct pmc_event *ev, char *msg, size_t len)
 {
-	char path[512], buf[256], list[256];
+	char path[512], buf[256];
 	snprintf(path, sizeof path, SYSFS_PMUS "/%s/cpumask", pmu);
 	ev->ncpumask = 0;
 	if (pmc_read_text(path, buf, sizeof buf) <= 0)
 		return 0;
-	snprintf(list, sizeof list, "%s", buf);
-	char *save = NULL;
-	for (char *r = strtok_r(buf, ",", &save); r; r = strtok_r(NULL, ",", &save)) {
-		int lo, hi;
-		if (parse_range(r, INT_MAX - 1, &lo, &hi)) {
-			snprintf(msg, len, "cpumask of PMU %s reads '%s', not a list of cpus (0,18 or 0-3)", pmu, list);
-			ev->ncpumask = 0;
-			return -EINVAL;
-		}
-		for (int c = lo; c <= hi && ev->ncpumask < 8; c++)
-			ev->cpumask[ev->ncpumask++] = c;
+	struct pmc_range rg[128];
+	int n = pmc_parse_list(buf, INT_MAX - 1, rg, 128);
+	if (n < 0) {
+		snprintf(msg, len, "cpumask of PMU %s reads '%s', not a list of cpus (0,18 or 0-3)", pmu, buf);
+		return -EINVAL;
 	}
+	for (int k = 0; k < n; k++)
+		for (int c = rg[k].lo; c <= rg[k].hi && ev->ncpumask < 8; c++)
+			ev->cpumask[ev->ncpumask++] = c;
 	return 0;
 }
 

@@ -13,6 +13,15 @@
  * its length or -errno. */
 int pmc_read_text(const char *path, char *buf, size_t len);
 
+/* A list as sysfs and perf write them ("0-3,8,10-11": cpus, or a format
+ * file's bits), spaces around items allowed: its ranges in order into
+ * r[0..cap-1], each decimal with lo <= hi <= max.  Returns how many, or
+ * -EINVAL (also for an empty list) or -E2BIG (more than cap, or longer
+ * than 1023 characters).  The one list parser: format bits, cpumask files
+ * and machine.parse_list. */
+struct pmc_range { int lo, hi; };
+int pmc_parse_list(const char *s, long max, struct pmc_range *r, int cap);
+
 /* Resolves the sysfs form "pmu/terms/" (modifiers ":u" or right after the
  * slash) into ev.  Returns 0, -ENOENT (no such PMU, event or term) or
  * -EINVAL (bad syntax), with msg filled. */

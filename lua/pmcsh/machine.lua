@@ -18,21 +18,12 @@ local function slurp(path)
   return s
 end
 
--- "0-3,8,10-11" -> {0, 1, 2, 3, 8, 10, 11}, or nil and a message.
+-- "0-3,8,10-11" -> {0, 1, 2, 3, 8, 10, 11}, or nil and a message: the C
+-- parser that also reads PMU cpumasks and format bits (core/sysfs.c).
 M.parse_list = doc(function(s)
   if type(s) ~= "string" then return nil, "a cpu list such as 0-3,8 expected" end
-  local out, seen = {}, {}
-  for item in s:gmatch("[^,%s]+") do
-    local a, b = item:match("^(%d+)%-(%d+)$")
-    a, b = tonumber(a or item:match("^%d+$")), tonumber(b or a or item)
-    if not a or not b or b < a then return nil, string.format("bad cpu list item '%s' (give N or N-M)", item) end
-    for c = a, b do
-      if not seen[c] then seen[c] = true; out[#out + 1] = c end
-    end
-  end
-  if #out == 0 then return nil, "an empty cpu list" end
-  table.sort(out)
-  return out
+  local cpus, msg = C.parse_list(s)
+  return cpus, msg
 end, "machine.parse_list", [[
 machine.parse_list("0-3,8") -> {0, 1, 2, 3, 8}, or nil, message: a cpu list
 as sysfs and perf write them, sorted, each cpu once.]])
