@@ -10,13 +10,15 @@ local doc = require("pmcsh.help").doc
 
 local M = {}
 
-local function slurp(path)
+M.read_text = doc(function(path)
   local f = io.open(path, "r")
   if not f then return nil end
   local s = f:read("a")
   f:close()
-  return s
-end
+  return s and s:match("^%s*(.-)%s*$")
+end, "machine.read_text", [[
+machine.read_text(path) -> a sysfs or procfs file's text, white space around
+it cut, or nil when it cannot be read.]])
 
 -- "0-3,8,10-11" -> {0, 1, 2, 3, 8, 10, 11}, or nil and a message: the C
 -- parser that also reads PMU cpumasks and format bits (core/sysfs.c).
@@ -55,8 +57,7 @@ end, "machine.threads", [[
 machine.threads(pid) -> the thread ids of process pid, sorted, or nil, message.]])
 
 M.comm = doc(function(tid)
-  local s = slurp(string.format("/proc/%d/comm", tid))
-  return s and s:match("^(.-)%s*$") or "?"
+  return M.read_text(string.format("/proc/%d/comm", tid)) or "?"
 end, "machine.comm", [[
 machine.comm(tid) -> the command name of a thread ("bash"), or "?".]])
 

@@ -14,13 +14,7 @@ local doc = ok_help and help.doc or function(obj) return obj end
 M.SYSFS = "/sys/bus/event_source/devices"
 local machine = require("pmcsh.machine")
 
-local function slurp(path)
-  local f = io.open(path, "r")
-  if not f then return nil end
-  local s = f:read("a")
-  f:close()
-  return s and s:match("^%s*(.-)%s*$")
-end
+local slurp = machine.read_text
 
 local function ls(dir)
   local out = require("pmcsh._sys").dir(dir) or {}
