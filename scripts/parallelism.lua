@@ -13,13 +13,7 @@ local function sizes_of(opts, usage)
     end
     return sizes
   end
-  local i = 0
-  while true do
-    local s = math.floor(opts.from * 2 ^ (i / opts.per_octave) + 0.5)
-    if s > opts.to then return sizes end
-    sizes[#sizes + 1] = s // opts.stride * opts.stride
-    i = i + 1
-  end
+  return chase.sizes(opts.from, opts.to, opts.per_octave, opts.stride)
 end
 
 -- mlp against size, y from 0 under the k line; sizes with rows above k

@@ -334,6 +334,7 @@ describe("chase latency", function()
   it("sweeps sizes geometrically, slower past L1", function()
     local s = assert(chase.sweep{from = 4096, to = 256 * 1024, per_octave = 1, samples = 3})
     local want = {4096, 8192, 16384, 32768, 65536, 131072, 262144}
+    assert.are.same(want, chase.sizes(4096, 256 * 1024, 1, 64))   -- the ladder pmcsh parallelism uses too
     assert.are.equal(#want, #s.rows)
     for i, row in ipairs(s.rows) do assert.are.equal(want[i], row.size) end
     assert.is_true(s.rows[7].ns > s.rows[1].ns, "256 KiB vs 4 KiB")

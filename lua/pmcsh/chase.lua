@@ -343,7 +343,7 @@ superlinear and left out of mlp (peak keeps the best of all, multichase's
 simple/parallelN ratio); a t1 that moved more than 10% between its
 two runs marks the result unsettled; note says why in words.]])
 
-local function sizes(from, to, per_octave, stride)
+M.sizes = doc(function(from, to, per_octave, stride)
   local out, seen = {}, {}
   local i = 0
   while true do
@@ -354,7 +354,11 @@ local function sizes(from, to, per_octave, stride)
     i = i + 1
   end
   return out
-end
+end, "chase.sizes", [[
+chase.sizes(from, to, per_octave, stride) -> the size ladder of chase.sweep and
+pmcsh parallelism: geometric from `from` to `to`, per_octave sizes per
+doubling, each rounded down to a multiple of stride, each once.]])
+local sizes = M.sizes
 
 M.sweep = doc(function(opts)
   opts = check_opts(opts, "sweep", {from = true, to = true, per_octave = true, k = true, each = true})
