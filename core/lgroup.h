@@ -46,14 +46,15 @@ void lpmc_close(struct lgroup *lg);
  * string through its metatable.  owner (or NULL) may refill it. */
 void lpmc_push_reading(lua_State *L, const struct lgroup *owner, const struct pmc_event *ev, int n,
 		       const struct pmc_count *c);
-/* Makes the readings' metatables (once, at the module's open). */
+/* Makes the readings' metatables (once, at the module's open) and sets
+ * the module's reading_mt, the module table being on the top. */
 void lpmc_reading_open(lua_State *L);
 /* Writes counts c into the reading at stack index r, which lg's reads made
  * (lg's userdata at stack index gidx); raises (bad argument r) otherwise. */
 void lpmc_refill_reading(lua_State *L, int gidx, int r, struct lgroup *lg, const struct pmc_count *c);
-/* Reads lg's current delta and pushes the reading (into the table at
- * stack index `into` when > 0, lg's userdata then at index 1); returns 1,
- * or 3 after pushing nil, msg, errno. */
+/* Reads lg's current delta and pushes the reading (or refills the table
+ * at stack index `into` when > 0: then the top, lg's userdata at index 1);
+ * returns 1, or 3 after pushing nil, msg, errno. */
 int lpmc_read_push(lua_State *L, struct lgroup *lg, int into);
 /* Pushes {name, canonical, pmu, type, config, ...}: how event e is encoded. */
 void lpmc_push_encoding(lua_State *L, const struct pmc_event *e);

@@ -158,12 +158,16 @@ static int l_parse_list(lua_State *L)
 		return pmcsh_fail(L, msg, -n);
 	}
 	unsigned char seen[MAX_LIST_CPU / 8 + 1] = {0};
-	for (int k = 0; k < n; k++)
+	int top = 0;
+	for (int k = 0; k < n; k++) {
 		for (int c = r[k].lo; c <= r[k].hi; c++)
 			seen[c / 8] |= (unsigned char)(1u << (c % 8));
+		if (r[k].hi > top)
+			top = r[k].hi;
+	}
 	lua_newtable(L);
 	lua_Integer i = 0;
-	for (int c = 0; c <= MAX_LIST_CPU; c++)
+	for (int c = 0; c <= top; c++)
 		if (seen[c / 8] & (1u << (c % 8))) {
 			lua_pushinteger(L, c);
 			lua_rawseti(L, -2, ++i);

@@ -215,12 +215,10 @@ int lpmc_read_push(lua_State *L, struct lgroup *lg, int into)
 	}
 	if (r)
 		return pmcsh_fail(L, strerror(-r), -r);
-	if (into) {
-		lpmc_refill_reading(L, 1, into, lg, c);
-		lua_settop(L, into);
-	} else {
+	if (into)
+		lpmc_refill_reading(L, 1, into, lg, c);   /* leaves the stack as it found it: r on top */
+	else
 		lpmc_push_reading(L, lg, lg->ev, lg->g.nev, c);
-	}
 	return 1;
 }
 
@@ -485,8 +483,8 @@ static void createmeta(lua_State *L)
 int luaopen_pmcsh_pmc(lua_State *L)
 {
 	createmeta(L);
-	lpmc_reading_open(L);
 	luaL_newlib(L, funcs);
+	lpmc_reading_open(L);
 	pmcsh_setint(L, "probe_loop_insns", PROBE_LOOP_INSNS);
 	return 1;
 }

@@ -64,7 +64,6 @@ static void push_count(lua_State *L, const struct lreading *b, int i, int f)
 	}
 }
 
-/* Pushes count field f of the entry at stack index 1. */
 /* The block at idx, or NULL: a full userdata of a block's size with the
  * magic first (a script can put anything under an entry's hidden key). */
 static struct lreading *to_block(lua_State *L, int idx)
@@ -320,6 +319,8 @@ void lpmc_reading_open(lua_State *L)
 	lua_setfield(L, -2, "__index");
 	lua_pushliteral(L, READING_MT_NAME);
 	lua_setfield(L, -2, "__name");
+	lua_pushvalue(L, -1);
+	lua_setfield(L, -3, "reading_mt");   /* for pmc.copy's plain readings */
 	lua_rawsetp(L, LUA_REGISTRYINDEX, &reading_mt);
 	static const luaL_Reg entry_meta[] = {
 		{"__index", entry_index}, {"__pairs", entry_pairs}, {"__newindex", entry_newindex}, {NULL, NULL}};

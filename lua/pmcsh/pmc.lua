@@ -234,14 +234,7 @@ interleaved blocks; lua_read_window_ns and lua_read_ratio the same for
 g:start(); g:stop(); g:read(r) (one Lua call more).  Ctrl-C stops it: nil, "interrupted", EINTR.]=])
 
 -- A reading's counts read through metatables (core/lreading.c): the copy
--- is plain tables, keeping lookup by name.
-local COPY_MT = {__name = "pmcsh.reading", __index = function(r, name)
-  if type(name) ~= "string" then return nil end
-  for _, e in ipairs(r) do
-    if e.name == name then return e end
-  end
-end}
-
+-- is plain tables, under the readings' own metatable (lookup by name).
 local function copy(v, seen)
   if type(v) ~= "table" then return v end
   if seen[v] then return seen[v] end   -- shared and cyclic tables stay so
@@ -249,7 +242,7 @@ local function copy(v, seen)
   seen[v] = out
   for k, x in pairs(v) do out[k] = copy(x, seen) end
   local mt = getmetatable(v)
-  if mt and mt.__name == "pmcsh.reading" then setmetatable(out, COPY_MT) end
+  if mt == C.reading_mt then setmetatable(out, mt) end
   return out
 end
 

@@ -85,23 +85,12 @@ function Writer:raw(s)
   return true
 end
 
--- cjson reads tables raw, and a reading's counts are read through its
--- entries' metatables (core/lreading.c): a table with a metatable goes in
--- as a plain copy, through pairs.  Tables without one are copied only when
--- something inside them was.
-local function plain(v, depth)
-  if type(v) ~= "table" or depth > 64 then return v end
-  local out, copied = {}, getmetatable(v) ~= nil
-  for k, x in pairs(v) do
-    local p = plain(x, depth + 1)
-    out[k], copied = p, copied or p ~= x
-  end
-  return copied and out or v
-end
-
 -- Writes one record, flushed; nil, message when the write failed.
+-- cjson reads tables raw, and a reading's counts are read through its
+-- entries' metatables (core/lreading.c): the record goes in as pmc.copy's
+-- plain copy.
 function Writer:write(obj)
-  return self:raw(cjson.encode(plain(obj, 0)) .. "\n")
+  return self:raw(cjson.encode(require("pmcsh.pmc").copy(obj)) .. "\n")
 end
 
 function Writer:close()
