@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #endif
 #include "machine.h"
+#include "sysfs.h"
 #include <dirent.h>
 #include <errno.h>
 #include <glob.h>
@@ -20,21 +21,14 @@
 
 static const char *R(const char *root) { return root ? root : ""; }
 
-/* The first line of root+path, trailing blanks cut: 0 or -errno. */
+/* The text of the one-line file root+path, trailing blanks cut
+ * (pmc_read_text): 0 or -errno. */
 static int read_line(const char *root, const char *path, char *buf, size_t len)
 {
 	char full[1024];
 	snprintf(full, sizeof full, "%s%s", R(root), path);
-	FILE *f = fopen(full, "r");
-	if (!f)
-		return -errno;
-	if (!fgets(buf, (int)len, f))
-		buf[0] = 0;
-	fclose(f);
-	size_t r = strlen(buf);
-	while (r && (buf[r - 1] == '\n' || buf[r - 1] == ' '))
-		buf[--r] = 0;
-	return 0;
+	int n = pmc_read_text(full, buf, len);
+	return n < 0 ? n : 0;
 }
 
 static long read_long(const char *root, const char *path, long def)
