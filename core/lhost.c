@@ -533,10 +533,39 @@ static int runargs(lua_State *L, char **argv, int n)
 	return 0;
 }
 
-/* A first argument that is no file, names no path and no .lua: a recipe. */
-static int is_recipe_name(const char *a)
+/* Whether pmcsh.recipe finds a recipe called name (recipe.find). */
+static int recipe_exists(lua_State *L, const char *name)
 {
-	return a[0] != '-' && !is_file(a) && !strchr(a, '/') && !strstr(a, ".lua");
+	lua_getglobal(L, "require");
+	lua_pushliteral(L, "pmcsh.recipe");
+	if (lua_pcall(L, 1, 1, 0) != LUA_OK) {
+		lua_pop(L, 1);
+		return 0;
+	}
+	lua_getfield(L, -1, "find");
+	lua_pushstring(L, name);
+	int found = lua_pcall(L, 1, 1, 0) == LUA_OK && lua_toboolean(L, -1);
+	lua_pop(L, 2);
+	return found;
+}
+
+/* A first argument that names no path, no option and no .lua is a recipe
+ * whenever a recipe of that name exists, as git's subcommands are and as a
+ * PATH without "." finds commands: a file of that name in the current
+ * folder (anyone's) runs only as ./NAME, and pmcsh says so.  A bare name
+ * that is no recipe but a file runs as lua runs it; one that is neither
+ * goes to the recipe host, which says so. */
+static int is_recipe_name(lua_State *L, const char *a)
+{
+	if (a[0] == '-' || strchr(a, '/') || strstr(a, ".lua"))
+		return 0;
+	if (!is_file(a))
+		return 1;
+	if (!recipe_exists(L, a))
+		return 0;
+	fprintf(stderr, "%s: running the recipe %s; the file '%s' in this folder runs as ./%s\n",
+		progname, a, a, a);
+	return 1;
 }
 
 /* The whole program, run protected: returns the exit status. */
@@ -578,7 +607,7 @@ static int pmain(lua_State *L)
 		return 1;
 	}
 	/* pmcsh NAME ...: a recipe parses its own options. */
-	if (script > 0 && script < argc && strcmp(argv[script - 1], "--") != 0 && is_recipe_name(argv[script])) {
+	if (script > 0 && script < argc && strcmp(argv[script - 1], "--") != 0 && is_recipe_name(L, argv[script])) {
 		lua_pushinteger(L, call_recipe_lib(L, "main", argv, script, argc));
 		return 1;
 	}

@@ -1,5 +1,6 @@
 -- pmcsh bandwidth: memory-controller bandwidth from uncore counters,
 -- per socket (each counted once) and in total.
+local shell = require("pmcsh.text").shell
 return {
   description = "memory-controller bandwidth (uncore iMC/UMC): read, write, total GB/s per socket",
   usage = "[-- cmd args...]",
@@ -51,7 +52,7 @@ beside the bytes the controllers saw.  Needs a memory-controller PMU
     elseif #args > 0 then
       window = function()
         local q = {}
-        for i, a in ipairs(args) do q[i] = "'" .. a:gsub("'", "'\\''") .. "'" end
+        for i, a in ipairs(args) do q[i] = shell(a) end
         return os.execute(table.concat(q, " "))
       end
     else

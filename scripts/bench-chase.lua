@@ -3,6 +3,7 @@
 -- curve against the caches sysfs reports.
 local fmt_size = require("pmcsh.metrics").size
 local stats = require("pmcsh.metrics").stats
+local shell = require("pmcsh.text").shell
 
 -- pmcsh against multichase (google/multichase, built by the user) on the
 -- same size, stride, grouping and pages: a fresh chain on both sides every
@@ -14,7 +15,7 @@ local stats = require("pmcsh.metrics").stats
 -- simple/parallel10.  Medians of the per-round ratios.
 local function versus_multichase(chase, opts, say)
   local function mc(args)
-    local p = io.popen(string.format("%q %s 2>&1", opts.multichase, args))
+    local p = io.popen(string.format("%s %s 2>&1", shell(opts.multichase), args))
     local out = p:read("a")
     p:close()
     local v = tonumber(out:match("([%d.]+)%s*$"))

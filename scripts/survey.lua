@@ -1,5 +1,14 @@
 -- pmcsh survey: events per loop iteration of the STREAM loops, for every
 -- event this machine counts (Heller's PMC survey of STREAM, generalised).
+local realpath = require("pmcsh._sys").realpath
+
+-- A path's folder resolved (links, ., ..) and its last name: two names of
+-- one file, whether or not it exists yet, compare equal.
+local function resolved(path)
+  local dir, base = path:match("^(.*)/([^/]*)$")
+  return (realpath(dir == "" and "/" or dir or ".") or dir or ".") .. "/" .. (base or path)
+end
+
 return {
   description = "every-event survey of the STREAM loops: events per loop iteration",
   help = [[
@@ -51,6 +60,10 @@ Bandwidth with no counters open is printed beside the counted runs'.
     if opts.csv and opts.json then survey.usage("survey: --csv and --json exclude each other") end
     local n_src = (opts.report and 1 or 0) + (opts.resume and 1 or 0)
     if n_src > 1 then survey.usage("survey: --report and --resume exclude each other") end
+    local results = opts.out or opts.resume or opts.report
+    if opts.plot and results and resolved(opts.plot) == resolved(results) then
+      survey.usage(string.format("survey: --plot %s names the results file; plot to another file", opts.plot))
+    end
     if opts.out and (opts.report or opts.resume) then
       survey.usage("survey: --out writes a new survey; --resume appends to its own file")
     end

@@ -7,8 +7,8 @@ local M = {}
 
 local ok_help, help = pcall(require, "pmcsh.help")
 local doc = ok_help and help.doc or function(obj) return obj end
-
-local function shquote(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
+local text = require("pmcsh.text")
+local gq, datum = text.gnuplot, text.gnuplot_datum
 
 -- Where gnuplot is, or nil.  PMCSH_GNUPLOT overrides (also "" to disable);
 -- a privileged process (paths.secure) takes neither it nor PATH.
@@ -48,42 +48,73 @@ end
 -- so the numbers are not lost.
 function M.check(file)
   if type(file) ~= "string" or not terminal(file) then
-    return nil, string.format("cannot plot to %q: name a .png or .svg file", tostring(file))
+    return nil, string.format("cannot plot to '%s': name a .png or .svg file", text.inert(file))
   end
   local dir = file:match("^(.*)/[^/]*$")
   if dir and dir ~= "" then
     local f = io.open(dir .. "/.", "r")
-    if not f then return nil, string.format("cannot plot to %q: no folder %s", file, dir) end
+    if not f then return nil, string.format("cannot plot to '%s': no folder %s", text.inert(file), text.inert(dir)) end
     f:close()
   end
   return true
 end
 
-local function gq(s) -- a gnuplot string literal
-  return '"' .. tostring(s):gsub("\\", "\\\\"):gsub('"', '\\"') .. '"'
+-- The file beside `file` that gnuplot writes first: renamed over `file`
+-- once it holds a picture, so a failed plot leaves the old one whole.
+local function part_name(file)
+  local dir, base = file:match("^(.*/)([^/]*)$")
+  return string.format("%s.%s.%d%04d.part", dir or "", base or file, os.time() % 100000, math.random(0, 9999))
 end
 
--- Runs a gnuplot script; tries the fallback terminal when the first is missing.
+local function slurp(path)
+  local f = io.open(path, "r")
+  if not f then return "" end
+  local s = f:read("a") or ""
+  f:close()
+  return s
+end
+
+-- Runs a gnuplot script; tries the fallback terminal when the first is
+-- missing.  Success is gnuplot's exit status 0 and a non-empty picture.
 local function run(script_body, file, height)
   local gp = M.gnuplot()
   if not gp then return nil, NO_GNUPLOT end
   local term, fallback = terminal(file, height)
-  if not term then return nil, string.format("cannot plot to %q: name a .png or .svg file", file) end
+  if not term then return nil, string.format("cannot plot to '%s': name a .png or .svg file", text.inert(file)) end
+  local part = part_name(file)
   local function attempt(t)
     local sf, ef = os.tmpname(), os.tmpname()
-    local f = assert(io.open(sf, "w"))
-    f:write("set terminal ", t, "\n", "set output ", gq(file), "\n", script_body, "\nset output\n")
-    f:close()
-    local ok = os.execute(shquote(gp) .. " " .. shquote(sf) .. " 2>" .. shquote(ef))
-    local e = io.open(ef, "r")
-    local err = e and e:read("a") or ""
-    if e then e:close() end
+    local f, ok, err = io.open(sf, "w")
+    if f then
+      ok, err = f:write("set terminal ", t, "\n", "set output ", gq(part), "\n", script_body, "\nset output\n")
+      local closed, cerr = f:close()
+      if ok then ok, err = closed, cerr end
+    end
+    if not ok then
+      os.remove(sf); os.remove(ef)
+      return false, "cannot write gnuplot's script: " .. tostring(err)
+    end
+    ok = os.execute(text.shell(gp) .. " " .. text.shell(sf) .. " 2>" .. text.shell(ef))
+    err = slurp(ef):gsub("%s+$", "")
     os.remove(sf); os.remove(ef)
-    return ok == true, err
+    if ok ~= true then return false, "gnuplot failed" .. (err ~= "" and ": " .. err or "") end
+    local size = #slurp(part)
+    if size == 0 then
+      return false, string.format("gnuplot wrote no picture to '%s'%s", text.inert(file), err ~= "" and ": " .. err or
+        " (a full disk, or PMCSH_GNUPLOT naming something that is not gnuplot?)")
+    end
+    return true
   end
   local ok, err = attempt(term)
   if not ok and fallback then ok, err = attempt(fallback) end
-  if not ok then return nil, "gnuplot failed: " .. (err:gsub("%s+$", "")) end
+  if ok then
+    local renamed, rerr = os.rename(part, file)
+    if not renamed then ok, err = false, "cannot write " .. text.inert(file) .. ": " .. tostring(rerr) end
+  end
+  if not ok then
+    os.remove(part)
+    return nil, text.inert(err, true)
+  end
   return true
 end
 
@@ -132,10 +163,10 @@ function M.lines(file, o)
           or s.dashed and "linespoints pt 6 ps 0.8 lw 1 dt 2 lc rgb '#808080'" or "linespoints pt 7 ps 0.8 lw 2",
         gq(s.title or ("series " .. i)))
     end
-    for j, text in ipairs(s.labels or {}) do
+    for j, label in ipairs(s.labels or {}) do
       local p = s.points[j]
-      if text and p and p[1] and p[2] then
-        parts[#parts + 1] = string.format("set label %s at %.10g,%.10g offset 0.8,0.8 font ',9'", gq(text), p[1], p[2])
+      if label and p and p[1] and p[2] then
+        parts[#parts + 1] = string.format("set label %s at %.10g,%.10g offset 0.8,0.8 font ',9'", gq(label), p[1], p[2])
       end
     end
   end
@@ -181,7 +212,7 @@ end
 function M.bars(file, o)
   local rows = {}
   for _, r in ipairs(o.rows or {}) do
-    local l = {gq(r.name)}
+    local l = {datum(r.name)}
     for i = 1, #o.columns do l[#l + 1] = r.values[i] and string.format("%.10g", r.values[i]) or "NaN" end
     rows[#rows + 1] = l
   end
@@ -238,7 +269,7 @@ local function survey_data(rows, kernels, units)
     for x, k in ipairs(kernels) do
       local v, c, top = r.values[x], r.cells[k], r.top[units[k]]
       data[#data + 1] = {x - 1, #rows - y, v and string.format("%.6g", top > 0 and v / top or 0) or "NaN",
-        gq(v and fmt(v, 1):gsub("^%s+", "") or "n/a"), gq(v and report.spread_text(c) or "")}
+        datum(v and fmt(v, 1):gsub("^%s+", "") or "n/a"), datum(v and report.spread_text(c) or "")}
     end
   end
   return data
@@ -275,8 +306,9 @@ end
 -- among the columns of the same unit (a chase's hundreds per load and a
 -- loop's 0.6 per iteration are not on one scale), and labelled with the
 -- value and its spread.  Rows that are zero in every column are left out
--- and named under the chart.  o.stat as the table's.
-function M.survey(st, file, o)
+-- and named under the chart.  o.stat as the table's.  M.survey_script
+-- returns the gnuplot commands and the picture's height.
+function M.survey_script(st, o)
   o = o or {}
   local kernels = st.header.kernels
   local units = require("pmcsh.survey.workloads").units(kernels)
@@ -309,7 +341,13 @@ function M.survey(st, file, o)
   end
   body[#body + 1] = "plot $d using 1:2:3 with image notitle, $d using 1:($2 + 0.12):4 with labels font ',10' notitle, " ..
     "$d using 1:($2 - 0.12):5 with labels font ',8' tc rgb '#505050' notitle"
-  return run(table.concat(body, "\n"), file, height)
+  return table.concat(body, "\n"), height
+end
+
+function M.survey(st, file, o)
+  local body, height = M.survey_script(st, o)
+  if not body then return nil, height end
+  return run(body, file, height)
 end
 
 doc(M, "plot", [[

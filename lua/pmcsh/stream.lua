@@ -4,6 +4,7 @@
 -- this module adds the friendly parts: warnings, documentation, disasm.
 local C = require("pmcsh._stream")
 local doc = require("pmcsh.help").doc
+local shell = require("pmcsh.text").shell
 
 local M = {}
 
@@ -190,7 +191,6 @@ local function exe_path()
   return "/proc/self/exe"
 end
 
-local function shquote(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
 
 -- Doubles one instruction handles: scalar (…sd/…ss) 1, else by register.
 local function width(mnem, ops)
@@ -245,8 +245,8 @@ end
 -- Parses `objdump -d` of one symbol: list of {addr=, text=, mnem=, ops=}.
 local function disassemble(symbol, exe, objdump)
   exe = exe or exe_path()
-  local cmd = string.format("%s -d --no-show-raw-insn --disassemble=%s %s 2>&1", objdump or "objdump",
-    symbol, shquote(exe))
+  local cmd = string.format("%s -d --no-show-raw-insn %s %s 2>&1", shell(objdump or "objdump"),
+    shell("--disassemble=" .. symbol), shell(exe))
   local p = io.popen(cmd, "r")
   if not p then return nil, "cannot run objdump (install binutils)" end
   local out = p:read("a")

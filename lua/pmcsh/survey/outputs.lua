@@ -18,6 +18,7 @@
 -- Numbers in a CSV column share one notation and about 5 significant
 -- digits; JSON numbers keep 6 significant digits.
 local report = require("pmcsh.survey.report")
+local text = require("pmcsh.text")
 local workloads = require("pmcsh.survey.workloads")
 
 local M = {}
@@ -78,7 +79,7 @@ local function column_format(values)
 end
 
 local function csv_field(s)
-  s = tostring(s)
+  s = text.inert(s)
   if s:find('[,"\n]') then return '"' .. s:gsub('"', '""') .. '"' end
   return s
 end

@@ -5,6 +5,7 @@
 -- per-kernel figures the other outputs (csv, json, plot) share.
 local events = require("pmcsh.events")
 local metrics = require("pmcsh.metrics")
+local text = require("pmcsh.text")
 local workloads = require("pmcsh.survey.workloads")
 
 local M = {}
@@ -316,6 +317,7 @@ function M.report(st, o)
     out[#out + 1] = "(incomplete survey: resume it with --resume FILE)"
   end
   if shown == 0 then out[#out + 1] = "(no event counted)" end
+  for i, l in ipairs(out) do out[i] = text.inert(l) end   -- names from a results file reach a terminal
   return table.concat(out, "\n") .. "\n"
 end
 

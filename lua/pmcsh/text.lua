@@ -1,0 +1,40 @@
+-- Text handed to another program or to a terminal, made inert: one quoter
+-- per consumer (the shell, gnuplot's commands, gnuplot's data), each over
+-- M.inert, so no byte of a results file, an event name or an option can
+-- end a quoted string, start a command or move a terminal's cursor.
+local M = {}
+
+local function escape(c) return string.format("\\x%02x", c:byte()) end
+
+-- s with every control character written as \xNN (newline and tab too,
+-- unless keep_lines): C0 controls, DEL, and C1 controls as UTF-8
+-- (U+0080..U+009F, which some terminals obey as ESC sequences); every
+-- byte >= 0x80 too where s is not valid UTF-8 (a terminal in an 8-bit
+-- mode obeys 0x9b as CSI).
+function M.inert(s, keep_lines)
+  s = tostring(s):gsub(keep_lines and "[%z\1-\8\11-\31\127]" or "[%z\1-\31\127]", escape)
+  if not utf8.len(s) then return (s:gsub("[\128-\255]", escape)) end
+  return (s:gsub("\194[\128-\159]", function(c) return escape(c:sub(2)) end))
+end
+
+-- A word for sh -c: single-quoted, a quote inside written '\''.
+function M.shell(s)
+  return "'" .. tostring(s):gsub("'", "'\\''") .. "'"
+end
+
+-- A string in a gnuplot command: single-quoted, where gnuplot does neither
+-- backquote (command) nor @ (macro) substitution nor backslash escapes; a
+-- quote inside is doubled.  Controls are written out, since a newline
+-- would end the command.
+function M.gnuplot(s)
+  return "'" .. M.inert(s):gsub("'", "''") .. "'"
+end
+
+-- A string field in a gnuplot data block: double-quoted, \ and " escaped
+-- (data is never substituted); controls written out, since a newline would
+-- end the line and could end the block.
+function M.gnuplot_datum(s)
+  return '"' .. M.inert(s):gsub('[\\"]', "\\%0") .. '"'
+end
+
+return M

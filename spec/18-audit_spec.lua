@@ -1,0 +1,178 @@
+-- The third hostile audit's findings, each at its cause: text from a
+-- results file, an event name or an option reaches gnuplot, the shell and
+-- the terminal as inert text; a bare recipe name means the recipe.
+local h = require("helpers")
+local cjson = require("cjson")
+local plot = require("pmcsh.plot")
+local text = require("pmcsh.text")
+
+-- A finished survey file whose one event is `event` (unit `unit`),
+-- counted over add: `pmcsh survey --report` renders it.
+local function survey_file(file, event, unit)
+  local header = {type = "header", format = "pmcsh-survey/1", kernels = {"add"}, n = 1000, reps = 1,
+    units = {{labels = {event}, keys = {event}, kind = "single"}}, rows = {{key = event}}}
+  h.write(file, cjson.encode(header) .. "\n" ..
+    cjson.encode({type = "run", kernel = "add", group = 1, cells = {{key = event, value = 1.5, unit = unit}}}) ..
+    '\n{"type":"done"}\n')
+end
+
+local function size_of(path)
+  local f = io.open(path, "rb")
+  if not f then return nil end
+  local n = f:seek("end")
+  f:close()
+  return n
+end
+
+-- A gnuplot script less its strings: '...' (a quote doubled inside) and
+-- "..." (backslash escapes), as gnuplot reads commands and data.
+local function outside_strings(script)
+  local out, i = {}, 1
+  while i <= #script do
+    local c = script:sub(i, i)
+    if c == "'" then
+      local j = script:find("'", i + 1, true)
+      assert(j, "unterminated single-quoted string")
+      i = j + 1
+    elseif c == '"' then
+      local j = i + 1
+      while script:sub(j, j) ~= '"' do
+        assert(j <= #script, "unterminated double-quoted string")
+        j = j + (script:sub(j, j) == "\\" and 2 or 1)
+      end
+      i = j + 1
+    else
+      out[#out + 1] = c
+      i = i + 1
+    end
+  end
+  return table.concat(out)
+end
+
+describe("text handed to gnuplot", function()
+  local dir
+  before_each(function() dir = h.tmpdir() end)
+  after_each(function() os.execute("rm -rf " .. h.shquote(dir)) end)
+  local function in_dir(args, env)
+    return h.run(args, {env = "cd " .. h.shquote(dir) .. " && " .. (env or "")})
+  end
+
+  it("runs no backquote or macro of an event name, a unit or the picture's name", function()
+    if not h.need(plot.gnuplot(), "gnuplot is not installed") then return end
+    survey_file(dir .. "/evil.jsonl", "x`touch PWNED1`@y", "n`touch PWNED2`s")
+    local r = in_dir({"survey", "--report", "evil.jsonl", "--plot", "h`touch PWNED3`.png"})
+    assert.are.equal(0, r.code, r.err)
+    for i = 1, 3 do assert.is_nil(size_of(dir .. "/PWNED" .. i), "PWNED" .. i .. " was created") end
+    assert.is_true(size_of(dir .. "/h`touch PWNED3`.png") > 1000)
+  end)
+
+  it("lets no newline in a name end the data block and start a command", function()
+    if not h.need(plot.gnuplot(), "gnuplot is not installed") then return end
+    survey_file(dir .. "/nl.jsonl", "a\nEOD\nsystem('touch PWNED4')\n$d << EOD", "u\nsystem('touch PWNED5')")
+    local r = in_dir({"survey", "--report", "nl.jsonl", "--plot", "nl.png"})
+    assert.are.equal(0, r.code, r.err)
+    assert.is_nil(size_of(dir .. "/PWNED4"))
+    assert.is_nil(size_of(dir .. "/PWNED5"))
+    assert.is_true(size_of(dir .. "/nl.png") > 1000)
+  end)
+
+  it("quotes every name so that the script holds it whole inside one string", function()
+    local st = {header = {kernels = {"add"}, rows = {}}, cells = {}}
+    local names = {"`id`", "@m", "it's", 'say "hi"', "a\\b", "l1\nl2\r\27[2J", "\194\155x"}
+    for _, n in ipairs(names) do
+      st.header.rows[#st.header.rows + 1] = {key = n}
+      st.cells[n] = {add = {value = 1, count = 1}}
+    end
+    local script = assert(plot.survey_script(st))
+    -- outside single-quoted and data strings no backquote, @ or control byte but newlines
+    assert.is_nil(outside_strings(script):find("[`@\1-\9\11-\31\127]"))
+    for _, n in ipairs(names) do
+      assert.truthy(script:find(text.gnuplot(n), 1, true), n)
+      assert.is_nil(text.gnuplot(n):sub(2, -2):gsub("''", ""):find("'"), n)
+    end
+    assert.is_nil(text.inert("\27[2J\194\155"):find("[%c\194]"))
+  end)
+
+  it("fails when gnuplot draws nothing, and keeps the picture already there whole", function()
+    if not h.need(plot.gnuplot(), "gnuplot is not installed") then return end
+    survey_file(dir .. "/s.jsonl", "task-clock")
+    local r = in_dir({"survey", "--report", "s.jsonl", "--plot", "s.png"})
+    assert.are.equal(0, r.code, r.err)
+    local good = size_of(dir .. "/s.png")
+    assert.is_true(good > 1000)
+    r = in_dir({"survey", "--report", "s.jsonl", "--plot", "s.png"}, "PMCSH_GNUPLOT=/bin/echo")
+    assert.are.equal(1, r.code, r.err)
+    assert.matches("gnuplot wrote no picture to 's%.png'", r.err)
+    assert.are.equal(good, size_of(dir .. "/s.png"))
+    r = in_dir({"survey", "--report", "s.jsonl", "--plot", "s.png"}, "PMCSH_GNUPLOT=/bin/false")
+    assert.are.equal(1, r.code, r.err)
+    assert.matches("gnuplot failed", r.err)
+    assert.are.equal(good, size_of(dir .. "/s.png"))
+    local leftovers = io.popen("ls -A " .. h.shquote(dir)):read("a")
+    assert.is_nil(leftovers:find("%.part"), leftovers)
+  end)
+
+  it("refuses to plot over the survey's own results file (exit 2, the file untouched)", function()
+    survey_file(dir .. "/s.svg", "task-clock")
+    local before = h.slurp(dir .. "/s.svg")
+    for _, args in ipairs({{"survey", "--report", "s.svg", "--plot", "./s.svg"},
+                           {"survey", "--out", "o.svg", "--plot", "o.svg", "-e", "task-clock"},
+                           {"survey", "--resume", "s.svg", "--plot", dir .. "/s.svg"}}) do
+      local r = in_dir(args)
+      assert.are.equal(2, r.code, r.err)
+      assert.matches("names the results file", r.err)
+    end
+    assert.are.equal(before, h.slurp(dir .. "/s.svg"))
+    assert.is_nil(size_of(dir .. "/o.svg"))
+  end)
+end)
+
+describe("text handed to a terminal", function()
+  it("writes a results file's control characters out, in the table and the CSV", function()
+    local dir = h.tmpdir()
+    survey_file(dir .. "/t.jsonl", "ev\27]0;title\7\27[2J", "u\27[31m")
+    for _, args in ipairs({{"survey", "--report", dir .. "/t.jsonl"}, {"survey", "--report", dir .. "/t.jsonl", "--csv"}}) do
+      local r = h.run(args)
+      assert.are.equal(0, r.code, r.err)
+      assert.is_nil(r.out:find("[\1-\8\11-\31\127]"), r.out)
+      assert.truthy(r.out:find("ev\\x1b]0;title\\x07\\x1b[2J", 1, true), r.out)
+    end
+    os.execute("rm -rf " .. h.shquote(dir))
+  end)
+end)
+
+describe("a bare recipe name", function()
+  local dir
+  before_each(function() dir = h.tmpdir() end)
+  after_each(function() os.execute("rm -rf " .. h.shquote(dir)) end)
+  local function in_dir(args)
+    return h.run(args, {env = "cd " .. h.shquote(dir) .. " && "})
+  end
+
+  it("runs the recipe, never a file of that name in the current folder, and says so", function()
+    h.write(dir .. "/stat", 'io.open("OWNED", "w"):close()\n')
+    local r = in_dir({"stat", "-e", "task-clock", "-x", ",", "--", "true"})
+    assert.are.equal(0, r.code, r.err)
+    assert.is_nil(size_of(dir .. "/OWNED"))
+    assert.matches("msec,task%-clock", r.err)
+    assert.matches("running the recipe stat; the file 'stat' in this folder runs as %./stat", r.err)
+    r = in_dir({"./stat"})
+    assert.are.equal(0, r.code, r.err)
+    assert.are.equal(0, size_of(dir .. "/OWNED"))
+  end)
+
+  it("is not broken by a data file of its name", function()
+    h.write(dir .. "/list", "not lua at all {\n")
+    local r = in_dir({"list", "page-faults"})
+    assert.are.equal(0, r.code, r.err)
+    assert.matches("page%-faults", r.out)
+  end)
+
+  it("that names no recipe still runs a file of that name, as lua does", function()
+    h.write(dir .. "/myscript", 'print("ran", arg[1])\n')
+    local r = in_dir({"myscript", "x"})
+    assert.are.equal(0, r.code, r.err)
+    assert.are.equal("ran\tx\n", r.out)
+    assert.are.equal("", r.err)
+  end)
+end)
