@@ -224,10 +224,11 @@ struct run_opts {
 	const struct stream_kernel *k;
 	lua_Integer reps;
 	int warmup, ref;
+	struct stream_shape shape;
 };
 
 /* The one list of s:run's options (the facade passes them through). */
-static const char *const run_keys[] = {"reps", "warmup", "group", "reference", NULL};
+static const char *const run_keys[] = {"reps", "warmup", "group", "reference", "passes", "alternate", NULL};
 
 /* Reads the kernel (arg 2) and the option table (arg 3, made when absent)
  * into *o; leaves the stack as 1 stream, 2 kernel, 3 options, 4 the group
@@ -250,6 +251,10 @@ static void run_opts(lua_State *L, struct run_opts *o)
 	}
 	lua_pop(L, 1);
 	o->ref = opt_bool(L, 3, "reference", 0);
+	lua_Integer passes = pmcsh_optint(L, 3, 3, "passes", 1);
+	ARGCHECK(L, passes >= 1 && passes <= 1000, 3, "passes: between 1 and 1000");
+	o->shape.passes = (int)passes;
+	o->shape.alternate = opt_bool(L, 3, "alternate", 0);
 	if (lua_getfield(L, 3, "group") != LUA_TNIL)
 		ARGCHECK(L, luaL_testudata(L, 4, "pmcsh.group"), 3, lua_pushfstring(L,
 			 "group: a pmcsh.group expected (pmc.group{...}), got %s", luaL_typename(L, 4)));
@@ -259,7 +264,7 @@ static void run_opts(lua_State *L, struct run_opts *o)
  * (s) and TSC ticks per repetition, and the descriptor's bytes; the
  * statistics (min, median, mbps, ...) are the facade's (pmcsh.stream). */
 static void push_raw(lua_State *L, LStream *ls, const struct run_opts *o, int done,
-		     const double *times, const uint64_t *tsc, double sum)
+		     const double *times, const uint64_t *work, const uint64_t *tsc, double sum)
 {
 	const struct stream_kernel *k = o->k;
 	size_t n = stream_n(ls->s);
@@ -288,9 +293,18 @@ static void push_raw(lua_State *L, LStream *ls, const struct run_opts *o, int do
 			lua_pushinteger(L, (lua_Integer)tsc[r]), lua_rawseti(L, -2, r + 1);
 		lua_setfield(L, -2, "tsc");
 	}
+	lua_Integer iterations = 0;
+	lua_createtable(L, done, 0);
+	for (int r = 0; r < done; r++) {
+		iterations += (lua_Integer)work[r];
+		lua_pushinteger(L, (lua_Integer)work[r]), lua_rawseti(L, -2, r + 1);
+	}
+	lua_setfield(L, -2, "work");
+	pmcsh_setint(L, "passes", o->shape.passes);
+	pmcsh_setbool(L, "alternate", o->shape.alternate);
 	pmcsh_setint(L, "bytes_per_iter", k->bytes);
 	pmcsh_setint(L, "bytes_per_iter_wa", k->bytes_wa);
-	pmcsh_setint(L, "iterations", (lua_Integer)n * done);
+	pmcsh_setint(L, "iterations", iterations);
 	if (!strcmp(k->name, "sum"))
 		pmcsh_setnum(L, "sum", sum);
 	pmcsh_setstr(L, "clock", "CLOCK_MONOTONIC");
@@ -327,20 +341,25 @@ static int stream_measure(lua_State *L)
 			return 3;
 	}
 	/* stack 5 (with a group): the window; then scratch for the times */
-	double *times = lua_newuserdatauv(L, (size_t)o.reps * (sizeof(double) + sizeof(uint64_t)), 0);
-	uint64_t *tsc = machine_tsc_usable(NULL) ? (uint64_t *)(times + o.reps) : NULL;
+	double *times = lua_newuserdatauv(L, (size_t)o.reps * (sizeof(double) + 2 * sizeof(uint64_t)), 0);
+	uint64_t *work = (uint64_t *)(times + o.reps);
+	uint64_t *tsc = machine_tsc_usable(NULL) ? work + o.reps : NULL;
 	double sum = 0;
 	int done = 0;
-	int rc = stream_run(ls->s, ls->v, o.k, o.ref, (int)o.reps, o.warmup, w ? &kw : NULL, times, tsc, &sum, &done);
+	int rc = stream_run(ls->s, ls->v, o.k, o.ref, (int)o.reps, o.warmup, &o.shape, w ? &kw : NULL,
+			    times, work, tsc, &sum, &done);
 	int vrc = stream_validate(ls->s, o.k, sum, msg, sizeof msg);
 	if (rc == -EINTR)
 		return pmcsh_fail(L, "interrupted", EINTR);
+	if (rc == -EINVAL)
+		return luaL_error(L, "alternate windows need at least 1024 elements per thread (n = %d, %d threads)",
+				  (int)stream_n(ls->s), stream_threads(ls->s));
 	if (rc < 0)
 		return pmcsh_fail(L, lua_pushfstring(L, "counter window failed during %s: %s", o.k->name,
 						     strerror(-rc)), -rc);
 	if (vrc < 0)
 		return luaL_error(L, "%s (kernel %s%s)", msg, o.k->name, o.ref ? ", reference loop" : "");
-	push_raw(L, ls, &o, done, times, tsc, sum);
+	push_raw(L, ls, &o, done, times, work, tsc, sum);
 	if (w) {
 		lpmc_window_push(L, w, done);
 		lua_setfield(L, -3, "per_rep");

@@ -129,18 +129,31 @@ double stream_expected(const struct stream *s, int which);
 /* Reads /proc/self/smaps for the mapping holding array `which`. */
 int stream_pageinfo(const struct stream *s, int which, struct stream_pageinfo *pi);
 
+/* The work inside each timed window: the loop runs `passes` times over
+ * all n elements; with `alternate`, even windows (0, 2, ...) run only each
+ * part's head (its first cnt - d elements, d a multiple of 512 near half
+ * of cnt) and finish the rest right after the window closes, odd windows
+ * the whole part: two neighbouring windows differ only in the elements
+ * counted, with the same call, set-up and tail code. */
+struct stream_shape {
+	int passes;		/* >= 1 */
+	int alternate;
+};
+
 /* Runs `k` (variant v's loop, or the reference loop with ref) `warmup`
- * untimed then `reps` timed
- * repetitions, all threads started together per repetition; the window `w`
- * (may be NULL) is opened right around each timed repetition's loop.
- * Fills times[r] (seconds, CLOCK_MONOTONIC) and, when tsc is non-NULL (the
- * caller's word that the TSC is constant), tsc[r] (ticks).  *sum gets the last timed sum for `sum`.
+ * untimed then `reps` timed repetitions shaped by `shape` (NULL: one
+ * pass), all threads started together per pass; the window `w` (may be
+ * NULL) is opened right around each timed repetition's loop.
+ * Fills times[r] (seconds, CLOCK_MONOTONIC), work[r] (the iterations
+ * inside window r) and, when tsc is non-NULL (the caller's word that the
+ * TSC is constant), tsc[r] (ticks).  *sum gets the last timed sum for `sum`.
  * Between repetitions checks the interrupt flag: returns -EINTR with
- * *done the timed reps completed.  The expected array values are advanced
- * for every repetition that ran. */
+ * *done the timed reps completed; -EINVAL when alternate finds parts too
+ * short to shorten (under 1024 elements).  The expected array values are
+ * advanced for every pass that ran. */
 int stream_run(struct stream *s, const struct stream_variant *v, const struct stream_kernel *k, int ref,
-	       int reps, int warmup, const struct kwindow *w,
-	       double *times, uint64_t *tsc, double *sum, int *done);
+	       int reps, int warmup, const struct stream_shape *shape, const struct kwindow *w,
+	       double *times, uint64_t *work, uint64_t *tsc, double *sum, int *done);
 
 /* Checks every array against its expected value as STREAM does (average
  * relative error against 1e-13) and the sum; 0 when good, else -EDOM with

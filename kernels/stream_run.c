@@ -30,6 +30,8 @@
 
 struct part {
 	size_t lo, cnt;
+	size_t head;		/* elements of a short window (stream_shape.alternate) */
+	size_t off, len;	/* the kernel job's elements: [off, off + len) of the part */
 	int cpu;
 	pid_t tid;
 	pthread_t th;
@@ -47,6 +49,9 @@ struct map {
 };
 
 enum job { JOB_NONE, JOB_KERNEL, JOB_INIT, JOB_CHECK };
+
+/* Which elements of each part a kernel pass runs over. */
+enum span { SPAN_ALL, SPAN_HEAD, SPAN_TAIL };
 
 struct stream {
 	size_t n;
@@ -104,8 +109,8 @@ static void part_work(struct stream *s, int i)
 {
 	struct part *p = &s->parts[i];
 	switch (s->job) {
-	case JOB_KERNEL:
-		p->result = s->kfn(p->a, p->b, p->c, STREAM_SCALAR, p->cnt);
+	case JOB_KERNEL:	/* one path for whole, head and tail passes: they differ in data only */
+		p->result = s->kfn(p->a + p->off, p->b + p->off, p->c + p->off, STREAM_SCALAR, p->len);
 		break;
 	case JOB_INIT:
 		/* in chunks of 24 MiB (first touch: milliseconds) between looks
@@ -507,18 +512,60 @@ static void advance(struct stream *s, const struct stream_kernel *k)
 	else if (!strcmp(n, "fill")) e[0] = S;
 }
 
+/* Sets every part's span for the next kernel pass. */
+static void set_span(struct stream *s, enum span sp)
+{
+	for (int i = 0; i < s->threads; i++) {
+		struct part *p = &s->parts[i];
+		p->off = sp == SPAN_TAIL ? p->head : 0;
+		p->len = sp == SPAN_ALL ? p->cnt : sp == SPAN_HEAD ? p->head : p->cnt - p->head;
+	}
+}
+
+/* One kernel pass over every part's span; returns the kernel's sum over
+ * the parts.  One thread calls the loop itself: exactly the plain loop. */
+static inline double pass(struct stream *s)
+{
+	if (s->threads == 1) {
+		part_work(s, 0);
+		return s->parts[0].result;
+	}
+	dispatch(s);
+	double t = 0;
+	for (int i = 0; i < s->threads; i++)
+		t += s->parts[i].result;
+	return t;
+}
+
+/* Sets each part's head for alternate windows; returns the elements a long
+ * window counts beyond a short one, 0 when no part is long enough. */
+static size_t set_heads(struct stream *s)
+{
+	size_t d = 0;
+	for (int i = 0; i < s->threads; i++) {
+		struct part *p = &s->parts[i];
+		size_t di = (p->cnt / 2) & ~(size_t)511;
+		p->head = p->cnt - di;
+		d += di;
+	}
+	return d;
+}
+
 int stream_run(struct stream *s, const struct stream_variant *v, const struct stream_kernel *k, int ref,
-	       int reps, int warmup, const struct kwindow *w,
-	       double *times, uint64_t *tsc, double *sum, int *done)
+	       int reps, int warmup, const struct stream_shape *shape, const struct kwindow *w,
+	       double *times, uint64_t *work, uint64_t *tsc, double *sum, int *done)
 {
 	stream_fn fn = ref ? k->ref : v->fn[k->id];
 	int rc = 0, timed = 0, tscok = tsc != NULL;
-	double *a = s->map[0].arr, *b = s->map[1].arr, *c = s->map[2].arr;
+	int passes = shape && shape->passes > 1 ? shape->passes : 1;
+	int alternate = shape && shape->alternate;
 	size_t n = s->n;
 	*done = 0;
 	*sum = 0;
 	if (!fn)
 		return -EOPNOTSUPP;
+	if (alternate && set_heads(s) == 0)
+		return -EINVAL;
 	if ((rc = session_begin(s)) < 0)
 		return rc;
 	s->touched = 1;		/* from here on the arrays hold kernel results */
@@ -529,30 +576,42 @@ int stream_run(struct stream *s, const struct stream_variant *v, const struct st
 			rc = -EINTR;
 			break;
 		}
-		if (r >= 0 && (rc = kwindow_begin(w, r)) < 0)
-			break;
+		int shortw = alternate && r >= 0 && r % 2 == 0;
+		set_span(s, shortw ? SPAN_HEAD : SPAN_ALL);
+		/* the clocks outside the counters: a vDSO clock read retries
+		 * while the kernel updates its time, user instructions that
+		 * would count in one window and not the next */
 		int64_t t0 = now_ns();
 		uint64_t c0 = tsc_now();
-		double t;
-		if (s->threads == 1) {
-			t = fn(a, b, c, STREAM_SCALAR, n);	/* exactly the plain loop */
-		} else {
-			dispatch(s);
-			t = 0;
-			for (int i = 0; i < s->threads; i++)
-				t += s->parts[i].result;
-		}
+		if (r >= 0 && (rc = kwindow_begin(w, r)) < 0)
+			break;
+		double t = 0;
+		for (int p = 0; p < passes; p++)
+			t = pass(s);
+		if (r >= 0)
+			rc = kwindow_end(w, r);
 		uint64_t c1 = tsc_now();
 		int64_t t1 = now_ns();
 		if (r >= 0) {
-			rc = kwindow_end(w, r);
 			times[r] = (t1 - t0) * 1e-9;
 			if (tscok)
 				tsc[r] = c1 - c0;
+			size_t in = n;
+			if (shortw) {	/* the rest of the pass, outside the window */
+				in = 0;
+				for (int i = 0; i < s->threads; i++)
+					in += s->parts[i].head;
+				set_span(s, SPAN_TAIL);
+				for (int p = 0; p < passes; p++)
+					t += pass(s);
+			}
+			if (work)
+				work[r] = (uint64_t)in * passes;
 			*sum = t;
 			timed++;
 		}
-		advance(s, k);
+		for (int p = 0; p < passes; p++)
+			advance(s, k);
 		if (rc < 0)
 			break;
 	}

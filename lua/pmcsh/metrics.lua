@@ -93,9 +93,11 @@ function M.normalize(reading, by, ctx)
   return out
 end
 
--- Order statistics over a list of numbers: {n, mean, median, min, max,
--- spread}; spread is (max - min) relative to the mean (0 when all equal,
--- nil when the mean is 0 but values differ).
+-- Order statistics over a list of numbers: {n, mean, trimmed, median,
+-- min, max, spread}; trimmed is the mean of the middle 60% (nanoBench's
+-- 20th to 80th percentile: the sorted values from floor(n/5)+1 to
+-- n-floor(n/5)); spread is (max - min) relative to the mean (0 when all
+-- equal, nil when the mean is 0 but values differ).
 function M.stats(list)
   local n = #list
   if n == 0 then return {n = 0} end
@@ -104,9 +106,33 @@ function M.stats(list)
   table.sort(s)
   local median = (n % 2 == 1) and s[(n + 1) // 2] or (s[n // 2] + s[n // 2 + 1]) / 2
   local mean = sum / n
+  local cut, mid = n // 5, 0
+  for i = cut + 1, n - cut do mid = mid + s[i] end
   local spread
   if s[n] == s[1] then spread = 0 else spread = ratio(s[n] - s[1], math.abs(mean)) end
-  return {n = n, mean = mean, median = median, min = s[1], max = s[n], spread = spread}
+  return {n = n, mean = mean, trimmed = mid / (n - 2 * cut), median = median, min = s[1], max = s[n],
+    spread = spread}
+end
+
+-- The two-window estimate (nanoBench's): windows 2i-1 and 2i run the same
+-- code over work[2i-1] < work[2i] iterations, so the difference of their
+-- counts is the work's alone and the window's fixed cost cancels.  Returns
+-- the per-pair slopes (count per iteration) and intercepts (count per
+-- window, what a window costs beyond its iterations).  Counts and work are
+-- integers: the differences stay exact 64-bit integers until the one
+-- division.
+function M.two_window(work, counts)
+  local slopes, intercepts = {}, {}
+  for i = 2, #counts, 2 do
+    local w1, w2, c1, c2 = work[i - 1], work[i], counts[i - 1], counts[i]
+    local dw = w2 - w1
+    if dw > 0 then
+      local slope = (c2 - c1) / dw
+      slopes[#slopes + 1] = slope
+      intercepts[#intercepts + 1] = c1 - slope * w1
+    end
+  end
+  return slopes, intercepts
 end
 
 -- A derived metric is {name=, unit=, desc=, events={...}, fn=function(e, ctx)}.
@@ -165,7 +191,8 @@ end
 doc(M, "metrics", [[
 metrics: normalization and derived metrics shared by the recipes.
   metrics.normalize(reading, by, ctx)   by = "iteration"|"byte"|"second"|EVENT
-  metrics.stats(list)                   {n, mean, median, min, max, spread}
+  metrics.stats(list)                   {n, mean, trimmed, median, min, max, spread}
+  metrics.two_window(work, counts)      per pair of windows: slopes (per iteration), intercepts
   metrics.eval(metric, reading, ctx)    metric = {name=, events={...}, fn=function(e, ctx)}
   metrics.per_iteration / per_byte / per_second / ratio (nil on a zero denominator)]])
 

@@ -102,17 +102,25 @@ validate, close.]])
 -- computed once, here and by metrics.stats.
 local methods = C.methods
 local stats = require("pmcsh.metrics").stats
+local two_window = require("pmcsh.metrics").two_window
 
 local RESULT = {__name = "pmcsh.stream_result"}
 
 -- The statistics of a raw result r (in place): min, median, max, avg of the
 -- times, STREAM's MB/s from the descriptor's bytes and the best time, the
 -- TSC rate, and a warning when the best time is too few clock ticks.
+-- With alternate windows the time of an iteration is each pair's slope
+-- (metrics.two_window), without the window's own cost; otherwise a
+-- window's time over its iterations.
 local function summarise(r)
   local st = stats(r.times)
   r.min, r.median, r.max, r.avg = st.min, st.median, st.max, st.mean
-  r.mbps = 1e-6 * r.bytes_per_iter * r.n / st.min
-  r.mbps_wa = 1e-6 * r.bytes_per_iter_wa * r.n / st.min
+  local per_iter = {}
+  if r.alternate then per_iter = two_window(r.work, r.times)
+  else for i, t in ipairs(r.times) do per_iter[i] = t / r.work[i] end end
+  local best = stats(per_iter).min
+  r.mbps = best and best > 0 and 1e-6 * r.bytes_per_iter / best or nil
+  r.mbps_wa = best and best > 0 and 1e-6 * r.bytes_per_iter_wa / best or nil
   if r.tsc then
     local ticks = 0
     for _, t in ipairs(r.tsc) do ticks = ticks + t end
@@ -139,14 +147,15 @@ function methods.run(s, kernel, opts)
 end
 
 doc(methods.run, "stream:run", [[
-s:run(kernel, {reps=10, warmup=true, group=g, reference=false})
+s:run(kernel, {reps=10, warmup=true, group=g, reference=false, passes=1, alternate=false})
   -> result, or nil, message, errno
 Runs warm-up then reps timed repetitions of kernel, all in one C call; the
 pmc group g (optional) is enabled only around each timed repetition's loop,
 on the calling thread and (by copies) on every worker.  The result:
   times (s, per timed rep), min, median, max, avg, mbps (STREAM: bytes from
   the descriptor * n / min time, MB = 1e6 bytes), mbps_wa (with
-  write-allocate), bytes_per_iter, bytes_per_iter_wa, iterations (n * reps),
+  write-allocate), bytes_per_iter, bytes_per_iter_wa, work (iterations in
+  each window), iterations (their sum),
   tsc (ticks per rep) and tsc_hz where the TSC is constant, tick (clock
   granularity), sum (kernel sum), counts and per_rep (with a group), and
   warnings (a list of sentences, e.g. when the best time is under 20 clock
@@ -155,6 +164,12 @@ The arrays are then validated as STREAM does (replaying the kernels run,
 average relative error <= 1e-13); a failure raises an error.  Ctrl-C stops
 between repetitions: nil, "interrupted", EINTR (as the chases).
 reference=true runs the textbook loop instead (bench-stream's yardstick).
+passes=P runs the loop P times in each window.  alternate=true makes the
+windows pairs that differ only in the elements counted (odd windows each
+thread's first half or so, the rest run right after the window; even
+windows all n): metrics.two_window(r.work, counts) then gives exact counts
+per iteration and the window's own cost, and mbps comes from the pairs'
+time differences.
 s:measure(kernel, opts) is the engine's call beneath: the same without the
 statistics (times, tsc, counts, per_rep as measured).]])
 doc(methods.parts, "stream:parts", [[
