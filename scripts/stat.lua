@@ -101,10 +101,12 @@ local function usage(msg) error(require("pmcsh.recipe").usage("stat: " .. msg), 
 -- events, counted, scale, unit_of, metrics) and where each instance
 -- counted (place, targets); prev and printed carry -I from tick to tick.
 
--- -p and -t: the threads to count (all of a process's) into c.tids, the
--- first process into c.until_pid.  nil, status, message when one is gone.
+-- -p and -t: the threads to count (all of a process's) into c.tids, each
+-- thread once (-p P,P, or -p P -t P, names P's threads once), the first
+-- process into c.until_pid.  nil, status, message when one is gone.
 local function read_ids(opts, c)
   local topo = require("pmcsh.machine")
+  local seen = {}
   for _, o in ipairs{{"pid", "process id"}, {"tid", "thread id"}} do
     local v = opts[o[1]]
     if v then
@@ -120,7 +122,9 @@ local function read_ids(opts, c)
         elseif not io.open("/proc/" .. n .. "/comm") then
           io.stderr:write("pmcsh stat: no thread ", n, "\n"); return nil, 1
         end
-        for _, t in ipairs(list) do c.tids[#c.tids + 1] = t end
+        for _, t in ipairs(list) do
+          if not seen[t] then seen[t] = true; c.tids[#c.tids + 1] = t end
+        end
       end
       c.what = string.format("%s '%s'", o[2], v)
     end
@@ -198,14 +202,40 @@ local function event_list(opts, cpus)
   return uniq, metrics
 end
 
+-- Where the counts go: every row, header and footer is written through
+-- out:write, so every write is checked; the first failure is kept (err)
+-- and out:close() (a flush for stderr) returns false, message.  What was
+-- written stays: nothing is truncated or removed after a failure.
+local Out = {}
+Out.__index = Out
+
+function Out:write(...)
+  local ok, msg = self.f:write(...)
+  if not ok and not self.err then self.err = msg end
+end
+
+function Out:flush()
+  local ok, msg = self.f:flush()
+  if not ok and not self.err then self.err = msg end
+end
+
+function Out:close()
+  local ok, msg
+  if self.f == io.stderr then ok, msg = self.f:flush() else ok, msg = self.f:close() end
+  if not ok and not self.err then self.err = msg end
+  if self.err then return false, string.format("cannot write %s: %s", self.name, self.err) end
+  return true
+end
+
 -- The file of -o, opened before the run, as perf does: a bad path costs no
 -- run.  stderr without -o; nil, message when it cannot be opened.
 local function open_output(opts)
-  if not opts.output then return io.stderr end
+  if not opts.output then return setmetatable({f = io.stderr, name = "the counts to stderr"}, Out) end
   local f, msg = io.open(opts.output, opts.append and "a" or "w")
   if not f then return nil, msg end
-  f:write(string.format("# started on %s\n\n", os.date("%a %b %e %H:%M:%S %Y")))
-  return f
+  local out = setmetatable({f = f, name = opts.output}, Out)
+  out:write(string.format("# started on %s\n\n", os.date("%a %b %e %H:%M:%S %Y")))
+  return out
 end
 
 -- As perf stat: an event this machine cannot count on the target is a
@@ -481,12 +511,12 @@ local function count(c)
   local runs = {aggs = {}, elapsed = {}, user = {}, sys = {}, status = 0}
   for rep = 1, c.repeats do
     c.prev = nil
-    local r, info, errno = pmc.run{events = c.events, cmd = #c.args > 0 and c.args or nil, targets = c.targets,
+    local r, info, errno, cmd_status = pmc.run{events = c.events, cmd = #c.args > 0 and c.args or nil, targets = c.targets,
       until_pid = #c.args == 0 and c.until_pid or nil,
       interval_ms = c.interval, on_interval = c.interval and function(rr, t) tick(c, rr, t) end or nil}
-    if not r then
+    if not r then   -- a command that cannot run: 127 or 126, as env(1) and nohup exit
       io.stderr:write("pmcsh stat: ", info, "\n")
-      return nil, errno == 2 and 2 or 1
+      return nil, cmd_status or 1
     end
     if c.interval then
       -- the last, partial interval, as perf prints it
@@ -534,7 +564,8 @@ end
 
 return {
   description = "count events of a command, cpus or threads, like perf stat (-a, -C, -p, -t, -I, -A, --per-*)",
-  usage = "[-- cmd [args...]]",
+  usage = "[[--] cmd [args...]]",
+  command = true,   -- options end at the command's name, as perf stat's do
   help = [[
   pmcsh stat -e task-clock,page-faults:u,page-faults:k -- dd if=/dev/zero of=/dev/null bs=1M count=100
   pmcsh stat -e task-clock -r 10 -x , -- ls       CSV in perf stat's field order
@@ -578,11 +609,13 @@ cannot count is a <not supported> row and the run goes on.]],
     if not c.out then return nil, msg end
     local ok, runs
     ok, status = probe_events(c)
-    if not ok then return status end
-    place_targets(c)
-    runs, status = count(c)
-    if runs and not c.interval then print_summary(c, runs) end
-    if c.out ~= io.stderr then c.out:close() end
+    if ok then
+      place_targets(c)
+      runs, status = count(c)
+      if runs and not c.interval then print_summary(c, runs) end
+    end
+    local written, werr = c.out:close()
+    if not written then return nil, werr end   -- the counts are lost: exit 1, whatever the command's status
     return runs and runs.status or status
   end,
 }

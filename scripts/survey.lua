@@ -31,7 +31,9 @@ Bandwidth with no counters open is printed beside the counted runs'.
     {name = "events", short = "e", type = "list", help = "events to survey (default: those this machine counts)"},
     {name = "pattern", type = "string", help = "survey the events of `pmcsh list PATTERN`"},
     {name = "umasks", type = "flag", help = "expand each event into its umasks"},
-    {name = "split", type = "flag", help = "count each event user-only and OS-only (two rows)"},
+    {name = "split", type = "flag", help = "count each event user-only and OS-only (two rows): the default"},
+    {name = "no-split", type = "flag", help = "count user and OS together (one row per event)"},
+    {name = "all", type = "flag", help = "print every row, those zero in every loop too"},
     {name = "pairs", type = "string", help = "dual-event pairs: events/ file name or \"A,B C,D\""},
     {name = "group", short = "g", type = "string",
      help = "an events/ group (software, memory-skl, ...): its events, then its metrics per kernel"},
@@ -49,8 +51,8 @@ Bandwidth with no counters open is printed beside the counted runs'.
     {name = "out", short = "o", type = "string", help = "append each finished run to this JSON-lines file"},
     {name = "resume", type = "string", help = "continue the survey in this file (its options are used)"},
     {name = "report", type = "string", help = "render the table from a survey file, measuring nothing"},
-    {name = "stat", type = "string", choices = {"mean", "median", "min", "max"}, default = "mean",
-     help = "value shown per cell: mean is count/(n*reps)"},
+    {name = "stat", type = "string", choices = {"trimmed", "median", "min", "max", "mean"}, default = "trimmed",
+     help = "value shown per cell, over the pairs of windows: trimmed mean (20th-80th percentile) by default"},
     {name = "csv", type = "flag", help = "print CSV: a line per row and kernel (value, spread, reps, n, MB/s, ...)"},
     {name = "json", type = "flag", help = "print JSON lines: an object per row and kernel, the CSV's fields"},
     {name = "plot", type = "plot", help = "heat map of the table to FILE.png or FILE.svg (gnuplot, 1000x640, taller past 20 rows)"},
@@ -58,6 +60,7 @@ Bandwidth with no counters open is printed beside the counted runs'.
   run = function(opts)
     local survey = require("pmcsh.survey")
     if opts.csv and opts.json then survey.usage("survey: --csv and --json exclude each other") end
+    if opts.split and opts["no-split"] then survey.usage("survey: --split and --no-split exclude each other") end
     local n_src = (opts.report and 1 or 0) + (opts.resume and 1 or 0)
     if n_src > 1 then survey.usage("survey: --report and --resume exclude each other") end
     local results = opts.out or opts.resume or opts.report
@@ -74,7 +77,7 @@ Bandwidth with no counters open is printed beside the counted runs'.
       run = {
         events = opts.events, pattern = opts.pattern, umasks = opts.umasks, group = opts.group,
         chase = opts.chase, sample_ms = opts.sample_ms,
-        split = opts.split, pairs = opts.pairs, kernels = opts.kernels,
+        split = not opts["no-split"], pairs = opts.pairs, kernels = opts.kernels,
         n = opts.n, reps = opts.reps, threads = opts.threads, pages = opts.pages,
         fresh = opts.fresh, baseline = not opts["no-baseline"],
         out = opts.out, resume = opts.resume,
@@ -97,7 +100,7 @@ Bandwidth with no counters open is printed beside the counted runs'.
     local text
     if opts.csv then text = survey.csv(st, {stat = opts.stat})
     elseif opts.json then text = survey.json(st, {stat = opts.stat})
-    else text = survey.report(st, {stat = opts.stat}) end
+    else text = survey.report(st, {stat = opts.stat, all = opts.all}) end
     io.write(text)
     io.flush()
     if opts.plot then

@@ -115,7 +115,10 @@ local null = require("cjson").null
 local CELL = {fields = {["key"] = "string", ["count?"] = "number", ["value?"] = "number", ["event?"] = "string",
   ["min?"] = "number", ["max?"] = "number", ["median?"] = "number", ["spread?"] = "number",
   ["enabled?"] = "number", ["running?"] = "number", ["multiplexed?"] = "boolean", ["per_rep?"] = {list = "number"},
-  ["unit?"] = "string"}}
+  ["unit?"] = "string", ["trimmed?"] = "number", ["mean?"] = "number", ["intercept?"] = "number",
+  ["intercepts?"] = {list = "number"}, ["windows?"] = {list = "number"}, ["kept?"] = "integer", ["dropped?"] = "integer",
+  ["class?"] = "string", ["method?"] = "string", ["disturbed?"] = "boolean", ["expected?"] = "number",
+  ["verdict?"] = "string", ["check?"] = "string", ["basis?"] = "string"}}
 local SHAPES = {
   header = {fields = {
     format = "string", kernels = {list = "string"}, ["n?"] = "integer", reps = "integer",
@@ -125,9 +128,11 @@ local SHAPES = {
     units = {list = {fields = {labels = {list = "string"}, keys = {list = "string"}, kind = "string"}}},
     rows = {list = {fields = {key = "string", ["event?"] = "string", ["kind?"] = "string"}}},
   }},
-  baseline = {fields = {kernel = "string", ["mbps?"] = "number", ["times?"] = {list = "number"}}},
+  baseline = {fields = {kernel = "string", ["mbps?"] = "number", ["times?"] = {list = "number"}, ["second?"] = "boolean",
+    ["work?"] = {list = "integer"}, ["sec_per_iter?"] = {list = "number"}}},
   run = {fields = {kernel = "string", group = "integer", cells = {list = CELL}, ["mbps?"] = "number",
-    ["times?"] = {list = "number"}, ["iterations?"] = "number"}},
+    ["times?"] = {list = "number"}, ["iterations?"] = "number", ["work?"] = {list = "integer"},
+    ["sec_per_iter?"] = {list = "number"}, ["isa?"] = "string"}},
   unopened = {fields = {event = "string", ["reason?"] = "string"}},
   done = {fields = {}},
 }

@@ -6,11 +6,16 @@
 --   name       the row's key (event, :u/:k, pair) or the metric's name
 --   unit       events per loop iteration, ns per dependent load, GHz, ...
 --   kernel     the workload (copy, triad, chase, ...)
---   stat       which statistic value is (--stat: mean, median, min, max)
---   value      the cell as the table shows it
---   mean median min max  over the repetitions (mean: count / (n * reps))
---   spread     (max - min) / mean over the repetitions, a fraction
---   reps       timed repetitions; n: iterations per repetition
+--   stat       which statistic value is (--stat: trimmed, median, min, max, mean)
+--   value      the cell as the table shows it: events per iteration
+--   intercept  events per window beyond its iterations (the window's own
+--              cost; first touch of fresh arrays), same statistic
+--   mean median min max  over the kept pairs of windows
+--   spread     (max - min) / mean over them, a fraction
+--   class      exact, linear, noisy, zero or multiplexed
+--   expected, verdict   what the count must be, and pass or fail
+--   reps       pairs of windows kept; dropped: pairs left out (disturbed)
+--   n: iterations per window; isa: the kernel's instruction-set variant
 --   multiplexed  true when the kernel scaled the count
 --   mbps, ns_per_iteration   the counted run's (metrics: the median run's)
 --   mbps_no_counters, ns_per_iteration_no_counters   the baseline's
@@ -23,8 +28,8 @@ local workloads = require("pmcsh.survey.workloads")
 
 local M = {}
 
-M.FIELDS = {"kind", "name", "unit", "kernel", "stat", "value", "mean", "median", "min", "max", "spread",
-  "reps", "n", "multiplexed", "mbps", "mbps_no_counters", "ns_per_iteration", "ns_per_iteration_no_counters", "note"}
+M.FIELDS = {"kind", "name", "unit", "kernel", "stat", "value", "intercept", "mean", "median", "min", "max", "spread",
+  "class", "expected", "verdict", "reps", "dropped", "n", "isa", "multiplexed", "mbps", "mbps_no_counters", "ns_per_iteration", "ns_per_iteration_no_counters", "note"}
 
 -- The records, in the table's order: the counted rows, then the metrics.
 function M.records(st, o)
@@ -42,9 +47,12 @@ function M.records(st, o)
       if c then
         local run = run_of[c] or {}
         out[#out + 1] = {kind = "event", name = row.key, unit = (c.unit or "events") .. " per " .. ws[k].unit,
-          kernel = k, stat = stat, value = report.cell_stat(c, stat), mean = c.value, median = c.median,
-          min = c.min, max = c.max, spread = c.spread, reps = c.per_rep and #c.per_rep or hdr.reps,
-          n = run.iterations and run.times and #run.times > 0 and run.iterations // #run.times or hdr.n,
+          kernel = k, stat = stat, value = report.cell_stat(c, stat), intercept = c.intercept,
+          mean = c.mean or c.value, median = c.median, min = c.min, max = c.max, spread = c.spread,
+          class = report.class_of(c), expected = c.expected, verdict = c.verdict,
+          reps = c.kept or (c.per_rep and #c.per_rep) or hdr.reps, dropped = c.dropped,
+          n = not run.work and run.iterations and run.times and #run.times > 0 and run.iterations // #run.times or hdr.n,
+          isa = run.isa,
           multiplexed = c.multiplexed or false, mbps = run.mbps or c.mbps, mbps_no_counters = rate.mbps,
           ns_per_iteration = report.ns_of(run), ns_per_iteration_no_counters = rate.ns}
       end

@@ -61,7 +61,7 @@ function M.plan(o)
   local given = {}
   for _, ev in ipairs(o.events or {}) do
     if given[ev] then -- planned already
-    elseif o.split then
+    elseif o.split and not ev:match(":[ukhHG]+$") then   -- an event with its own modifier: its one row
       local uk = both(ev)
       add_unit(uk, uk, "split")
       -- a PMU that cannot filter by privilege (msr/tsc/) counts both in one row
@@ -304,6 +304,7 @@ end
 function M.header(o, pmc, stream)
   local opt = setmetatable({}, {__index = o})
   opt.reps, opt.threads, opt.pages = o.reps or 10, o.threads or 1, o.pages or "4k"
+  opt.split = o.split ~= false   -- user and OS apart unless asked not to
   local evs, grp, gpath = events_of(opt, pmc)
   local prs, psrc
   if opt.pairs then

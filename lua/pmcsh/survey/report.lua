@@ -12,12 +12,36 @@ local M = {}
 
 local median_of = function(list) return metrics.stats(list).median end
 
--- The statistic a cell shows: mean (the seed's count / (n * reps)), median, min or max.
+-- The statistic a cell shows: the trimmed mean of its pairs' slopes (its
+-- value), median, min, max or mean.  A cell of an older file has only
+-- the mean, as its value.
 function M.cell_stat(c, stat)
   if not c then return nil end
-  if stat == nil or stat == "mean" or stat == "value" then return c.value end
+  if stat == nil or stat == "trimmed" or stat == "value" then return c.value end
+  if stat == "mean" then return c.mean or c.value end
   return c[stat]
 end
+
+-- A cell's class (pmcsh.survey.run's classify), "" for an older file's.
+function M.class_of(c)
+  return c and c.class or ""
+end
+
+-- A row's class: the least exact of its cells'.
+local RANK = {exact = 1, zero = 1, linear = 2, noisy = 3, multiplexed = 4}
+local function row_class(cells, kernels)
+  local worst, any_nonzero = nil, false
+  for _, k in ipairs(kernels) do
+    local c = cells[k]
+    if c and c.class then
+      if c.class ~= "zero" then any_nonzero = true end
+      if not worst or (RANK[c.class] or 0) > (RANK[worst] or 0) then worst = c.class end
+    end
+  end
+  if worst and not any_nonzero then return "zero" end
+  return worst
+end
+M.row_class = row_class
 
 function M.spread_text(c)
   if not c then return "" end
@@ -68,10 +92,14 @@ function M.rates(st)
   local cm, cn = M.counted_mbps(st), counted(st, ns_of)
   local out = {}
   for _, k in ipairs(st.header.kernels) do
-    local b = st.baseline[k]
-    local r = {mbps = b and b.mbps, mbps_counted = cm[k], ns = ns_of(b), ns_counted = cn[k]}
+    local b, b2 = st.baseline[k], st.baseline2 and st.baseline2[k]
+    local r = {mbps = b and b.mbps, mbps_counted = cm[k], ns = ns_of(b), ns_counted = cn[k],
+      mbps_aa = b2 and b2.mbps, ns_aa = ns_of(b2)}
     if r.mbps and r.mbps_counted and r.mbps > 0 then r.perturbation = (r.mbps_counted / r.mbps - 1) * 100
     elseif r.ns and r.ns_counted and r.ns_counted > 0 then r.perturbation = (r.ns / r.ns_counted - 1) * 100 end
+    -- the noise floor: the same comparison between two runs without counters
+    if r.mbps and r.mbps_aa and r.mbps > 0 then r.aa = (r.mbps_aa / r.mbps - 1) * 100
+    elseif r.ns and r.ns_aa and r.ns_aa > 0 then r.aa = (r.ns / r.ns_aa - 1) * 100 end
     out[k] = r
   end
   return out
@@ -148,37 +176,62 @@ function M.label(st, r)
   return r.key
 end
 
--- The event rows, one notation per column: scientific when a value needs
--- it, for all.  Returns the lines and how many rows were counted.
+-- One notation for a row: scientific for every cell when one needs it
+-- (nonzero below 1e-3 or from 1e7), fixed with 4 decimals otherwise; 0
+-- as 0 either way.
+local function row_format(values)
+  local sci = false
+  for _, v in pairs(values) do
+    if v ~= 0 and (math.abs(v) < 1e-3 or math.abs(v) >= 1e7) then sci = true end
+  end
+  return function(v)
+    if v == nil then return string.format("%9s", "n/a") end
+    if v == 0 then return string.format("%9s", sci and "0" or "0.0000") end
+    return sci and string.format("%9.2e", v) or string.format("%9.4f", v)
+  end
+end
+M.row_format = row_format
+
+-- The event rows, one notation per row, and the row's class; rows zero in
+-- every column are left out unless o.all (named in a line below).
+-- Returns the lines, how many rows were counted, and the zero rows' keys.
 local function event_lines(st, o, ws, w)
   local kernels = st.header.kernels
-  local sci = {}
-  for _, k in ipairs(kernels) do
-    for _, r in ipairs(st.header.rows) do
-      local v = st.cells[r.key] and M.cell_stat(st.cells[r.key][k], o.stat)
-      if v and v ~= 0 and (math.abs(v) < 1e-3 or math.abs(v) >= 1e7) then sci[k] = true end
-    end
-  end
-  local function num(v, k)
-    if v == nil then return string.format("%10s", "n/a") end
-    if sci[k] then return v == 0 and string.format("%10s", "0") or string.format("%10.3e", v) end
-    return string.format("%10.4f", v)
-  end
   local line = {pad_right("Events per loop iteration", w)}
-  for _, k in ipairs(kernels) do line[#line + 1] = string.format("%11s%-7s", ws[k].title, "") end
-  local out, shown = {trim(table.concat(line))}, 0
+  for _, k in ipairs(kernels) do line[#line + 1] = string.format("%10s%-7s", ws[k].title, "") end
+  line[#line + 1] = " class"
+  local out, shown, zero = {trim(table.concat(line))}, 0, {}
   for _, r in ipairs(st.header.rows) do
     local cells = st.cells[r.key]
     if cells then
       shown = shown + 1
-      line = {pad_right(M.label(st, r), w)}
-      for _, k in ipairs(kernels) do
-        line[#line + 1] = " " .. num(M.cell_stat(cells[k], o.stat), k) .. " " .. pad_right(M.spread_text(cells[k]), 6)
+      local class = row_class(cells, kernels)
+      if class == "zero" and not o.all then
+        zero[#zero + 1] = r.key
+      else
+        local vals = {}
+        for i, k in ipairs(kernels) do vals[i] = M.cell_stat(cells[k], o.stat) end
+        local num = row_format(vals)
+        line = {pad_right(M.label(st, r), w)}
+        for i, k in ipairs(kernels) do
+          line[#line + 1] = " " .. num(vals[i]) .. " " .. pad_right(M.spread_text(cells[k]), 6)
+        end
+        line[#line + 1] = " " .. (class or "")
+        out[#out + 1] = trim(table.concat(line))
       end
-      out[#out + 1] = trim(table.concat(line))
     end
   end
-  return out, shown
+  return out, shown, zero
+end
+
+-- Names in lines of at most 100 columns after a heading.
+local function name_lines(head, names)
+  local out, cur = {}, head
+  for _, n in ipairs(names) do
+    if #cur + #n + 1 > 100 then out[#out + 1] = cur; cur = "  " .. n else cur = cur .. " " .. n end
+  end
+  out[#out + 1] = cur
+  return out
 end
 
 -- The kernel figures' rows: bandwidth beside the counted runs', so the
@@ -189,10 +242,11 @@ local function rate_rows(st, ws)
   for _, k in ipairs(st.header.kernels) do timed = timed or (ws[k].bytes == nil and ws[k].run ~= nil) end
   local rows = {{"MB/s, no counters", "mbps"}, {"MB/s, counted (median run)", "mbps_counted"}}
   if timed then
-    rows[#rows + 1] = {"ns per iteration, no counters", "ns", "%10.2f"}
-    rows[#rows + 1] = {"ns per iteration, counted", "ns_counted", "%10.2f"}
+    rows[#rows + 1] = {"ns per iteration, no counters", "ns", "%9.2f"}
+    rows[#rows + 1] = {"ns per iteration, counted", "ns_counted", "%9.2f"}
   end
   rows[#rows + 1] = {"counted/uncounted - 1, %", "perturbation"}
+  rows[#rows + 1] = {"  noise floor: A/A - 1, %", "aa"}
   return rows, timed
 end
 
@@ -204,7 +258,7 @@ local function rate_lines(st, rows, w)
     for _, k in ipairs(st.header.kernels) do
       local v = rates[k][s[2]]
       any = any or v ~= nil
-      l[#l + 1] = " " .. (v and string.format(s[3] or "%10.1f", v) or string.format("%10s", "n/a")) .. string.rep(" ", 7)
+      l[#l + 1] = " " .. (v and string.format(s[3] or "%9.1f", v) or string.format("%9s", "n/a")) .. string.rep(" ", 7)
     end
     if any then out[#out + 1] = trim(table.concat(l)) end
   end
@@ -218,12 +272,12 @@ local function metric_lines(st, ws, w)
   local kernels = st.header.kernels
   for _, r in ipairs(gm.rows) do w = math.max(w, #r.name + (r.unit and #r.unit + 3 or 0) + 1) end
   local l = {pad_right("Metrics (" .. (gm.path:match("[^/]*/[^/]*$") or gm.path) .. ")", w)}
-  for _, k in ipairs(kernels) do l[#l + 1] = string.format("%11s%-7s", ws[k].title, "") end
+  for _, k in ipairs(kernels) do l[#l + 1] = string.format("%10s%-7s", ws[k].title, "") end
   local out, why = {"", trim(table.concat(l))}, {}
   for _, r in ipairs(gm.rows) do
     l = {pad_right(r.name .. (r.unit and (" (" .. r.unit .. ")") or ""), w)}
     for _, k in ipairs(kernels) do
-      l[#l + 1] = " " .. metrics.fmt(r.values[k], 10) .. string.rep(" ", 7)
+      l[#l + 1] = " " .. metrics.fmt(r.values[k], 9) .. string.rep(" ", 7)
       local reason = r.values[k] == nil and r.reasons[k]
       if reason then
         reason = reason:gsub("^metric " .. r.name:gsub("%p", "%%%0") .. " ", "")
@@ -240,16 +294,23 @@ local function metric_lines(st, ws, w)
   return out
 end
 
--- What the numbers are: n, repetitions, threads, pages; each workload's note.
+-- What the numbers are: n, pairs of windows, threads, pages; the method;
+-- each workload's note.
 local function notes(st, o, ws)
   local hdr = st.header
-  local out = {string.format("n = %s, %d timed repetitions per run%s, %d thread%s, %s%s; " ..
-    "value = count / (n * reps)%s; ± = (max - min) / mean over repetitions; * = multiplexed (scaled)",
+  local out = {string.format("n = %s, %d repetitions per run%s, %d thread%s, %s%s; %s",
     tostring(hdr.n or "default"), hdr.reps, hdr.fresh and " (fresh arrays, no warm-up)" or "",
     hdr.threads or 1, (hdr.threads or 1) == 1 and "" or "s",
     hdr.pages and (hdr.pages .. " pages") or "page policy not recorded",
     hdr.split and ", :u user / :k OS" or "",
-    (o.stat and o.stat ~= "mean") and (" [showing " .. o.stat .. "]") or "")}
+    (o.stat and o.stat ~= "trimmed") and ("showing the " .. o.stat) or "showing the trimmed mean (20th-80th percentile)")}
+  out[#out + 1] = hdr.fresh and
+    "value = (count of a 2-pass window - count of a 1-pass window) / n, each window on fresh arrays; " ..
+    "first touch is the window's cost (intercept, in --csv/--json)" or
+    "value = (count of a window over n - count of one over each thread's first half or so) / their difference " ..
+    "in elements: the window's own cost cancels (intercept, in --csv/--json)"
+  out[#out + 1] = "± = (max - min) / mean over the pairs kept (a pair that counted a context switch or migration " ..
+    "is dropped); * = multiplexed; class: exact (every pair the same), linear (within 5%), noisy"
   for _, k in ipairs(hdr.kernels) do
     if ws[k].note then out[#out + 1] = ws[k].note(hdr) end
   end
@@ -257,6 +318,26 @@ local function notes(st, o, ws)
     out[#out + 1] = "measured on an emulated machine (" .. hdr.emulated .. "): counts of instructions are exact, " ..
       "times and bandwidth mean nothing"
   end
+  return out
+end
+
+-- The checks: each cell whose count pmcsh can predict, the prediction and
+-- the verdict; a failure says by how much.
+local function verdict_lines(st)
+  local out = {}
+  for _, r in ipairs(st.header.rows) do
+    for _, k in ipairs(st.header.kernels) do
+      local c = st.cells[r.key] and st.cells[r.key][k]
+      if c and c.verdict then
+        local got = c.check == "intercept" and c.intercept or c.value
+        out[#out + 1] = string.format("  %-4s %s, %s: %s %s, expected %s (%s)%s", c.verdict == "pass" and "ok" or "FAIL",
+          r.key, k, c.check == "intercept" and "per window" or "per iteration", metrics.fmt(got, 1):gsub("^%s+", ""),
+          metrics.fmt(c.expected, 1):gsub("^%s+", ""), c.basis or "",
+          c.verdict == "pass" and "" or string.format(": off by %+.2f%%", 100 * (got / c.expected - 1)))
+      end
+    end
+  end
+  if #out > 0 then table.insert(out, 1, "Checks against what the work must count:") ; table.insert(out, 1, "") end
   return out
 end
 
@@ -307,9 +388,22 @@ function M.report(st, o)
   -- the first column fits every label, and the ns rows' with two spaces
   local w = timed and 31 or 26
   for _, r in ipairs(st.header.rows) do w = math.max(w, #M.label(st, r) + 1) end
-  local out, shown = event_lines(st, o, ws, w)
+  local out, shown, zero = event_lines(st, o, ws, w)
+  if #zero > 0 then
+    for _, l in ipairs(name_lines(string.format("zero in every loop (%d; --all shows them):", #zero), zero)) do
+      out[#out + 1] = l
+    end
+  end
+  for _, l in ipairs(verdict_lines(st)) do out[#out + 1] = l end
   out[#out + 1] = ""
-  for _, part in ipairs({rate_lines(st, rows, w), metric_lines(st, ws, w), {""}, notes(st, o, ws), unopened_lines(st)}) do
+  local wrapped = {}
+  for _, l in ipairs(notes(st, o, ws)) do
+    local words = {}
+    for word in l:gmatch("%S+") do words[#words + 1] = word end
+    local first = table.remove(words, 1)
+    for _, x in ipairs(name_lines(first, words)) do wrapped[#wrapped + 1] = x end
+  end
+  for _, part in ipairs({rate_lines(st, rows, w), metric_lines(st, ws, w), {""}, wrapped, unopened_lines(st)}) do
     for _, l in ipairs(part) do out[#out + 1] = l end
   end
   if not st.done then

@@ -20,7 +20,10 @@ local M = {}
 
 -- A run record into the state: a baseline, or a run's cells by row and kernel.
 local function add(st, rec)
-  if rec.type == "baseline" then st.baseline[rec.kernel] = rec; return end
+  if rec.type == "baseline" then
+    if rec.second then st.baseline2[rec.kernel] = rec else st.baseline[rec.kernel] = rec end
+    return
+  end
   st.runs[#st.runs + 1] = rec
   for _, c in ipairs(rec.cells) do
     st.cells[c.key] = st.cells[c.key] or {}
@@ -35,7 +38,7 @@ end
 function M.load(path)
   local records, torn = results.read(path)
   if not records then return nil, torn end
-  local st = {baseline = {}, cells = {}, unopened = {}, runs = {}, done = false, torn = torn}
+  local st = {baseline = {}, baseline2 = {}, cells = {}, unopened = {}, runs = {}, done = false, torn = torn}
   for _, obj in ipairs(records) do
     if obj.type == "header" then
       for _, k in ipairs({"n", "reps", "threads", "started"}) do
@@ -51,31 +54,121 @@ function M.load(path)
   return st
 end
 
--- Cells of one run: per event, the per-iteration value (total / iterations,
--- the seed's number) and statistics over the per-repetition values.
-function M.cells(res, labels, keys)
+-- What disturbs a window, counted beside every group (software events: no
+-- hardware counter spent): a pair of windows in which either counted one
+-- of these is left out of the estimate (Weaver and McKee: an interrupt
+-- adds to user-mode counts).
+M.DISTURBANCES = {"context-switches", "cpu-migrations"}
+
+-- The statistic a cell's value is: nanoBench's trimmed mean by default.
+M.STATS = {"trimmed", "median", "min", "max", "mean"}
+
+-- How a cell's slopes behave over the kept pairs: zero (no count in any
+-- window), exact (every pair the same slope), linear (within 5%), noisy;
+-- multiplexed when any window was scaled.
+M.LINEAR = 0.05
+function M.classify(c)
+  if c.multiplexed then return "multiplexed" end
+  if c.zero then return "zero" end
+  if (c.kept or 0) == 0 then return "noisy" end
+  if c.min == c.max then return "exact" end
+  if c.spread and c.spread <= M.LINEAR then return "linear" end
+  return "noisy"
+end
+
+-- The pairs of windows to keep: those where no disturbance counted.
+local function undisturbed(res, nlabels)
+  local keep, dropped = {}, 0
+  for i = 2, #(res.per_rep or {}), 2 do
+    local quiet = true
+    for w = i - 1, i do
+      for j = nlabels + 1, #res.per_rep[w] do
+        if res.per_rep[w][j].value ~= 0 then quiet = false end
+      end
+    end
+    keep[i // 2] = quiet
+    if not quiet then dropped = dropped + 1 end
+  end
+  return keep, dropped
+end
+
+-- One cell from a window-pair run (res.work: iterations per window):
+-- slopes and intercepts per kept pair (metrics.two_window), their
+-- statistics, and the raw window counts for the file.
+local function pair_cell(res, i, keep, dropped)
+  local windows, mux, zero = {}, false, true
+  for w, rd in ipairs(res.per_rep) do
+    local e = rd[i]
+    windows[w] = e.raw or e.value
+    mux = mux or e.multiplexed or false
+    zero = zero and e.value == 0
+  end
+  local slopes, intercepts = metrics.two_window(res.work, windows)
+  local ks, ki = {}, {}
+  for p, sl in ipairs(slopes) do
+    if keep[p] ~= false then ks[#ks + 1] = sl; ki[#ki + 1] = intercepts[p] end
+  end
+  if #ks == 0 then ks, ki = slopes, intercepts end   -- every pair disturbed: say so, keep them all
+  local st, it = metrics.stats(ks), metrics.stats(ki)
+  local c = {value = st.trimmed, trimmed = st.trimmed, median = st.median, min = st.min, max = st.max,
+    mean = st.mean, spread = st.spread, per_rep = ks, intercept = it.trimmed, intercepts = ki,
+    windows = windows, kept = #ks, dropped = #slopes - #ks, multiplexed = mux, zero = zero, method = "two-window"}
+  if #ks == #slopes and dropped > 0 then c.kept, c.dropped, c.disturbed = 0, #slopes, true end
+  return c
+end
+
+-- One cell from a run of equal windows (a chase's samples): count over
+-- iterations per window, as the seed divides.
+local function ratio_cell(res, i, label)
   local reps = #(res.per_rep or {})
-  local iters = res.iterations
-  local per_rep_iters = reps > 0 and iters / reps or iters
+  local per, mux = {}, false
+  for r = 1, reps do
+    local e = res.per_rep[r][i]
+    per[r] = e.value / (res.work and res.work[r] or res.iterations / reps)
+    mux = mux or e.multiplexed or false
+  end
+  local st = metrics.stats(per)
+  local tot = res.counts and (res.counts[i] or res.counts[label])
+  return {value = st.trimmed, trimmed = st.trimmed, median = st.median, min = st.min, max = st.max, mean = st.mean,
+    spread = st.spread, per_rep = per, multiplexed = mux, zero = tot and tot.value == 0, kept = reps, dropped = 0,
+    method = "ratio"}
+end
+
+-- Page-fault events, and the modifiers that keep user-mode faults.
+local FAULTS = {["page-faults"] = true, faults = true, ["minor-faults"] = true}
+
+-- What pmcsh can predict of a cell, checked: first touch of fresh arrays
+-- on 4 KiB pages faults once per page of each array the loop touches (a
+-- read maps the zero page, a write a new one), in user mode, once per
+-- window: the intercept.  Sets c.expected, c.check, c.basis, c.verdict.
+function M.check(c, w, hdr)
+  local base, mod = (c.event or ""):match("^([%w%-]+):?([uk]?)$")
+  if not (hdr.fresh and hdr.pages == "4k" and base and FAULTS[base] and mod ~= "k" and w.bytes and hdr.n
+    and c.intercept) then return end
+  local arrays = w.bytes // 8
+  c.expected = arrays * math.ceil(hdr.n * 8 / 4096)
+  c.check, c.basis = "intercept", string.format("first touch: %d arrays of %d pages", arrays, math.ceil(hdr.n * 8 / 4096))
+  -- an array's first page may start mid-page (its offset): one more each
+  c.verdict = c.intercept >= c.expected - 0.5 and c.intercept <= c.expected + arrays + 0.5 and "pass" or "fail"
+end
+
+-- Cells of one run: per event, the per-iteration value and its spread,
+-- by the two-window estimate where the run made pairs (res.pairs), else
+-- by the ratio; the disturbance events after the labels decide which
+-- pairs are kept.
+function M.cells(res, labels, keys)
+  local keep, dropped = {}, 0
+  if res.pairs then keep, dropped = undisturbed(res, #labels) end
   local cells = {}
   for i, label in ipairs(labels) do
-    local tot = res.counts and (res.counts[label] or res.counts[i])
-    local per = {}
-    local mux = tot and tot.multiplexed or false
-    for r = 1, reps do
-      local e = res.per_rep[r][label] or res.per_rep[r][i]
-      per[r] = e.value / per_rep_iters
-      if e.multiplexed then mux = true end
-    end
-    local st = metrics.stats(per)
-    cells[i] = {
-      key = keys[i], event = label,
-      value = tot and metrics.per_iteration(tot.value, iters),
-      count = tot and tot.value,
-      median = st.median, min = st.min, max = st.max, spread = st.spread,
-      per_rep = per, multiplexed = mux, unit = tot and tot.unit,
-      enabled = tot and tot.enabled, running = tot and tot.running,
-    }
+    local tot = res.counts and (res.counts[i] or res.counts[label])
+    local c = res.pairs and pair_cell(res, i, keep, dropped) or ratio_cell(res, i, label)
+    c.key, c.event = keys[i], label
+    c.count = tot and tot.value
+    c.unit, c.enabled, c.running = tot and tot.unit, tot and tot.enabled, tot and tot.running
+    c.class = M.classify(c)
+    c.zero = nil
+    cells[i] = c
   end
   return cells
 end
@@ -94,7 +187,7 @@ local function open(o, pmc, stream)
     return st, f, {}
   end
   local hdr, files, note = plan.header(o, pmc, stream)
-  local st = {header = hdr, baseline = {}, cells = {}, unopened = {}, runs = {}, done = false}
+  local st = {header = hdr, baseline = {}, baseline2 = {}, cells = {}, unopened = {}, runs = {}, done = false}
   if not o.out then return st, nil, files, note end
   local f, err = results.create(o.out)
   if not f then return nil, err end
@@ -116,6 +209,8 @@ local function work_list(st, groups)
       end
       if not finished then todo[#todo + 1] = {kernel = k, group = gi} end
     end
+    -- a second run without counters after them: the A/A noise floor
+    if hdr.baseline and not st.baseline2[k] then todo[#todo + 1] = {kernel = k, second = true} end
   end
   return todo
 end
@@ -125,10 +220,14 @@ end
 -- "interrupted", EINTR from the engine).  A failed validation raises
 -- inside the engine, and so may Ctrl-C outside it (the REPL's hook): the
 -- same tiers come out.
-local function measure(w, g, reps, pmc)
+local function measure(w, g, hdr, pmc)
+  local reps = hdr.reps
   local group, err, errno
   if g then
-    group, err, errno = pmc.group(g.labels)
+    local labels = {table.unpack(g.labels)}
+    for _, d in ipairs(M.DISTURBANCES) do labels[#labels + 1] = d end
+    group, err, errno = pmc.group(labels)
+    if not group then group, err, errno = pmc.group(g.labels) end
     if not group then return nil, err, errno end
   end
   local ok, res, e2, e3 = pcall(w.run, group, reps)
@@ -136,9 +235,12 @@ local function measure(w, g, reps, pmc)
   if not ok then return nil, tostring(res), tostring(res):match("interrupted") and EINTR or nil end
   if not res then return nil, e2, e3 end
   local rec = {type = g and "run" or "baseline", kernel = w.name, times = res.times,
-    iterations = res.iterations, warnings = res.warnings}
+    iterations = res.iterations, work = res.work, warnings = res.warnings}
   for k, v in pairs(res.record or {}) do rec[k] = v end
-  if g then rec.cells = M.cells(res, g.labels, g.keys) end
+  if g then
+    rec.cells = M.cells(res, g.labels, g.keys)
+    for _, c in ipairs(rec.cells) do M.check(c, w, hdr) end
+  end
   return rec
 end
 
@@ -192,13 +294,13 @@ function M.run(o)
   end
   for i, job in ipairs(todo) do
     tell(i - 1, #todo, job.kernel .. (job.group and (" group " .. job.group) or " no counters"))
-    local rec, merr, merrno = measure(ws[job.kernel], groups[job.group], hdr.reps, pmc)
+    local rec, merr, merrno = measure(ws[job.kernel], groups[job.group], hdr, pmc)
     if not rec then return stop(nil, merr, merrno) end
     for _, w in ipairs(rec.warnings or {}) do
       local gist = w:gsub("[%d.]+", "#")
       if not warned[gist] then warned[gist] = true; tell(); io.stderr:write("pmcsh survey: warning: ", w, "\n") end
     end
-    rec.group = job.group
+    rec.group, rec.second = job.group, job.second
     add(st, rec)
     if f then ok, err = f:write(rec) end
     if not ok then return stop(nil, err) end

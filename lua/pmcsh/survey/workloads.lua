@@ -30,9 +30,8 @@ function stream_engine.names(env)
   return out
 end
 
--- The arrays: one stream for the survey, or a new one per run when fresh
--- (first touch inside the first timed repetition).  Warns about a small n
--- once, not once per fresh run.
+-- The arrays: one stream for the survey, or a new one per window when
+-- fresh (first touch inside the window).  Warns about a small n once.
 local function arrays(hdr, env)
   local shared, made = nil, 0
   return function()
@@ -47,6 +46,36 @@ local function arrays(hdr, env)
   end, function() if shared then shared:close(); shared = nil end end
 end
 
+-- The windows of a run, in pairs that differ only in the amount of the
+-- same work (two-window estimate: metrics.two_window).  Warm arrays: one
+-- call, each pair a window over each thread's head and one over all n
+-- (stream's alternate).  Fresh arrays: each window on new arrays, one pass
+-- then two, so first touch is the window's fixed cost (the intercept).
+-- pairs = ceil(reps / 2): the same elements run as reps windows of n.
+local function stream_pairs(k, hdr, get, group, reps)
+  local pairs = (reps + 1) // 2
+  if not hdr.fresh then
+    local s, err, errno = get()
+    if not s then return nil, err, errno end
+    return s:run(k, {reps = 2 * pairs, group = group, warmup = true, alternate = true})
+  end
+  local out = {times = {}, work = {}, per_rep = {}, tsc = {}, iterations = 0}
+  for w = 1, 2 * pairs do
+    local s, err, errno = get()
+    if not s then return nil, err, errno end
+    local r
+    r, err, errno = s:run(k, {reps = 1, group = group, warmup = false, passes = 2 - w % 2})
+    s:close()
+    if not r then return nil, err, errno end
+    out.times[w], out.work[w], out.per_rep[w] = r.times[1], r.work[1], r.per_rep and r.per_rep[1]
+    out.tsc[w] = r.tsc and r.tsc[1]
+    out.iterations = out.iterations + r.iterations
+    for _, f in ipairs({"bytes_per_iter", "bytes_per_iter_wa", "isa", "tick", "warnings"}) do out[f] = r[f] end
+  end
+  out.counts = group and group:read()
+  return out
+end
+
 function stream_engine.workloads(hdr, env, names)
   local desc = {}
   for _, d in ipairs(env.stream.kernels()) do desc[d.name] = d end
@@ -57,15 +86,21 @@ function stream_engine.workloads(hdr, env, names)
       name = k, title = title(k), unit = stream_engine.unit, what = "a STREAM loop", sized = true,
       bytes = desc[k] and desc[k].bytes,
       run = function(group, reps)
-        local s, err, errno = get()
-        if not s then return nil, err, errno end
-        local r
-        r, err, errno = s:run(k, {reps = reps, group = group, warmup = not hdr.fresh})
-        if hdr.fresh then s:close() end
+        local r, err, errno = stream_pairs(k, hdr, get, group, reps)
         if not r then return nil, err, errno end
-        return {times = r.times, iterations = r.iterations, counts = r.counts, per_rep = r.per_rep,
-          warnings = r.warnings, record = {mbps = r.mbps, mbps_wa = r.mbps_wa, bytes_per_iter = r.bytes_per_iter,
-          tsc_hz = r.tsc_hz, min = r.min, median = r.median}}
+        -- seconds per iteration, per pair: the time's own two-window slope;
+        -- MB/s from their median (a single pair's slope can be noise)
+        local secs = metrics.two_window(r.work, r.times)
+        local st = metrics.stats(secs)
+        local bytes = desc[k] and desc[k].bytes
+        local ticks, secs_all = 0, 0
+        for i, t in ipairs(r.tsc or {}) do ticks, secs_all = ticks + t, secs_all + r.times[i] end
+        return {times = r.times, work = r.work, pairs = true, iterations = r.iterations, counts = r.counts,
+          per_rep = r.per_rep, warnings = r.warnings, record = {
+          mbps = bytes and st.median and st.median > 0 and 1e-6 * bytes / st.median or nil,
+          bytes_per_iter = bytes, tsc = r.tsc, isa = r.isa, sec_per_iter = secs,
+          tsc_hz = ticks > 0 and ticks / secs_all or nil,
+          min = st.min, median = st.median}}
       end,
     }
   end
@@ -155,7 +190,7 @@ function chase_engine.workloads(hdr, env)
     name = "chase", title = "Chase", unit = chase_engine.unit, what = "a pointer chase",
     note = function(h)
       return string.format("chase: %s, %s pages, %d samples of ~%d ms per run; " ..
-        "one iteration = one dependent load: value = count / loads", M.chase_text(h.chase),
+        "one iteration = one dependent load: value = count / loads of each sample", M.chase_text(h.chase),
         tostring(h.pages), h.reps, h.sample_ms or 20)
     end,
     -- reps samples of sample_ms each over one chain, built (and touched)
@@ -264,9 +299,10 @@ function M.of(hdr, env)
   return out, function() for _, c in ipairs(closers) do c() end end
 end
 
--- Seconds per iteration of a run record: its best repetition over the
--- iterations of one repetition.
+-- Seconds per iteration of a run record: its pairs' median slope, or its
+-- best repetition over the iterations of one repetition.
 function M.seconds_per_iteration(rec)
+  if rec and rec.sec_per_iter and #rec.sec_per_iter > 0 then return metrics.stats(rec.sec_per_iter).median end
   if not (rec and rec.times and #rec.times > 0 and rec.iterations) then return nil end
   return (rec.min or metrics.stats(rec.times).min) / (rec.iterations / #rec.times)
 end
