@@ -81,7 +81,7 @@ Bandwidth with no counters open is printed beside the counted runs'.
       -- Ctrl-C between two runs stops here as inside one: 130 and the hint below
       local ok, a, b, c = pcall(survey.run, run)
       if ok then st, err, errno = a, b, c
-      elseif type(a) == "string" and a:match("interrupted") then st, err, errno = nil, "interrupted", require("pmcsh._sys").EINTR
+      elseif require("pmcsh._sys").interrupted() then st, err, errno = nil, "interrupted", require("pmcsh._sys").EINTR
       else error(a, 0) end
     end
     if not st then

@@ -9,7 +9,8 @@
 --   {"type":"baseline", "kernel":..., "mbps":..., "times":[...]}
 --   {"type":"run", "kernel":..., "group":i, "mbps":..., "cells":[{key, event, value, ...}]}
 --   {"type":"done"}
-local EINTR = require("pmcsh._sys").EINTR
+local sys = require("pmcsh._sys")
+local EINTR = sys.EINTR
 local metrics = require("pmcsh.metrics")
 local results = require("pmcsh.results")
 local plan = require("pmcsh.survey.plan")
@@ -135,7 +136,10 @@ local function measure(w, g, reps, pmc)
   end
   local ok, res, e2, e3 = pcall(w.run, group, reps)
   if group then group:close() end
-  if not ok then return nil, tostring(res), tostring(res):match("interrupted") and EINTR or nil end
+  -- Ctrl-C (the REPL's hook raises it anywhere) is known by the flag, and
+  -- said without the location the hook's error carries
+  if not ok and sys.interrupted() then return nil, "interrupted", EINTR end
+  if not ok then return nil, tostring(res) end
   if not res then return nil, e2, e3 end
   local rec = {type = g and "run" or "baseline", kernel = w.name, times = res.times,
     iterations = res.iterations, warnings = res.warnings}
