@@ -16,6 +16,7 @@
 
 #define CHAIN_MT "pmcsh.chain"
 #define MAX_SAMPLES 100000
+#define MAX_SAMPLE_MS 60000
 
 typedef struct {
 	struct chase_chain c;   /* c.mem.map == NULL once closed (and until built) */
@@ -137,8 +138,9 @@ static void chain_params(lua_State *L, int idx, struct chase_params *p)
 	if (stride <= 0 || stride % (lua_Integer)sizeof(void *))
 		luaL_argerror(L, 1, lua_pushfstring(L, "stride: must be a positive multiple of the pointer size "
 						     "(%d bytes), got %I", (int)sizeof(void *), stride));
-	if (tlbp <= 0)
-		luaL_argerror(L, 1, lua_pushfstring(L, "tlb_pages: must be positive, got %I", tlbp));
+	if (tlbp <= 0 || tlbp > CHASE_MAX_TLB_PAGES)
+		luaL_argerror(L, 1, lua_pushfstring(L, "tlb_pages: must be in 1..%I (groups of 4 KiB pages), got %I",
+						     (lua_Integer)CHASE_MAX_TLB_PAGES, tlbp));
 	*p = (struct chase_params){
 		.size = (size_t)size, .stride = (size_t)stride,
 		.order = order,
@@ -314,7 +316,7 @@ static int c_run(lua_State *L)
 	double ms = opt_num(L, 2, 2, "sample_ms", 20);
 	luaL_argcheck(L, samples >= 1 && samples <= MAX_SAMPLES, 2, "samples: must be in 1..100000");
 	double wms = opt_num(L, 2, 2, "warmup_ms", 0);
-	luaL_argcheck(L, ms > 0 && ms <= 60000, 2, "sample_ms: must be in (0, 60000]");
+	luaL_argcheck(L, ms > 0 && ms <= MAX_SAMPLE_MS, 2, "sample_ms: must be in (0, 60000]");
 	luaL_argcheck(L, wms >= 0 && wms <= 600000, 2, "warmup_ms: must be in [0, 600000] (0: the default)");
 
 	int gtype = lua_getfield(L, 2, "group");   /* stack 3: the group or nil */
@@ -381,7 +383,7 @@ static int c_loaded(lua_State *L)
 	luaL_argcheck(L, threads >= 1 && threads <= 1024, 2, "threads: must be in 1..1024");
 	luaL_argcheck(L, bw >= 4096, 2, "bw_size: must be at least 4096 bytes");
 	luaL_argcheck(L, samples >= 1 && samples <= MAX_SAMPLES, 2, "samples: must be in 1..100000");
-	luaL_argcheck(L, ms > 0 && ms <= 60000, 2, "sample_ms: must be in (0, 60000]");
+	luaL_argcheck(L, ms > 0 && ms <= MAX_SAMPLE_MS, 2, "sample_ms: must be in (0, 60000]");
 	if (lua_getfield(L, 2, "delays") != LUA_TTABLE)
 		luaL_argerror(L, 2, "delays: a list of injection delays expected");
 	int nd = (int)luaL_len(L, 3);
@@ -395,8 +397,9 @@ static int c_loaded(lua_State *L)
 		int isint;
 		lua_rawgeti(L, 3, i + 1);
 		lua_Integer d = lua_tointegerx(L, -1, &isint);
-		if (!isint || d < 0)
-			luaL_argerror(L, 2, lua_pushfstring(L, "delays[%d]: a non-negative integer expected", i + 1));
+		if (!isint || d < 0 || d > CHASE_MAX_DELAY)
+			luaL_argerror(L, 2, lua_pushfstring(L, "delays[%d]: an integer in 0..%I expected", i + 1,
+							     (lua_Integer)CHASE_MAX_DELAY));
 		delays[i] = (long)d;
 		lua_pop(L, 1);
 	}
@@ -478,6 +481,13 @@ int luaopen_pmcsh_chase(lua_State *L)
 	pmcsh_newclass(L, CHAIN_MT, metamethods, methods);
 	lua_pushinteger(L, CHASE_MAX_K);
 	lua_setfield(L, -2, "max_k");
+	/* the engine's bounds, for the recipes' option declarations */
+	lua_pushinteger(L, CHASE_MAX_DELAY);
+	lua_setfield(L, -2, "max_delay");
+	lua_pushinteger(L, MAX_SAMPLES);
+	lua_setfield(L, -2, "max_samples");
+	lua_pushinteger(L, MAX_SAMPLE_MS);
+	lua_setfield(L, -2, "max_sample_ms");
 	lua_newtable(L);   /* the one list of chain{}'s options, for the facade */
 	for (int i = 0; chain_keys[i]; i++)
 		lua_pushstring(L, chain_keys[i]), lua_rawseti(L, -2, i + 1);

@@ -131,34 +131,64 @@ static const struct stream_variant *opt_isa(lua_State *L)
 /* stream.new{n=, threads=, cpus=, pages=, offset=, touch=, pin=, isa=}
  * Leaves the new pmcsh.stream userdata, or fail, message, errno when the
  * machine cannot give the memory, huge pages or threads. */
-static int stream_new(lua_State *L)
+/* Reads and checks the options of the table at 1 into *o (cpus[] holds
+ * the cpus o->cpus points to) and *v; bad options raise, naming the
+ * option.  Returns 0, or -errno when the affinity cannot be read. */
+static int stream_opts(lua_State *L, struct stream_opts *o, int *cpus, const struct stream_variant **v)
 {
 	/* The one list of stream.new's options; quiet is the facade's (no warnings). */
 	static const char *const known[] = {"n", "threads", "cpus", "pages", "offset", "touch", "pin", "isa",
 					    "quiet", NULL};
-	int allowed[STREAM_MAX_THREADS], cpus[STREAM_MAX_THREADS];
-	struct stream_opts o = {0};
-	char msg[512];
-
+	int allowed[STREAM_MAX_THREADS];
 	if (lua_isnoneornil(L, 1))
 		lua_newtable(L), lua_replace(L, 1);
 	luaL_checktype(L, 1, LUA_TTABLE);
 	pmcsh_checkkeys(L, 1, 1, known);
 	int nallowed = machine_allowed_cpus(allowed, STREAM_MAX_THREADS);
 	if (nallowed < 0)
-		return luaL_fileresult(L, 0, "sched_getaffinity");
-	o.n = opt_n(L);
-	o.threads = opt_cpus(L, allowed, nallowed, cpus);
-	o.cpus = cpus;
-	o.pages = opt_pages(L);
+		return nallowed;
+	o->n = opt_n(L);
+	o->threads = opt_cpus(L, allowed, nallowed, cpus);
+	o->cpus = cpus;
+	o->pages = opt_pages(L);
 	lua_Integer off = pmcsh_optint(L, 1, 1, "offset", 0);
 	ARGCHECK(L, off >= 0 && off < 4096 && off % 8 == 0, 1,
 		      "offset: bytes added to each array start, a multiple of 8 below 4096");
-	o.offset = (size_t)off;
-	o.touch = opt_bool(L, 1, "touch", 1);
-	o.pin = opt_bool(L, 1, "pin", 1);
-	o.mem_available_kb = machine_mem_available_kb(NULL);
-	const struct stream_variant *v = opt_isa(L);
+	o->offset = (size_t)off;
+	o->touch = opt_bool(L, 1, "touch", 1);
+	o->pin = opt_bool(L, 1, "pin", 1);
+	o->mem_available_kb = machine_mem_available_kb(NULL);
+	*v = opt_isa(L);
+	return 0;
+}
+
+/* stream.check{...}: stream.new's options checked as new checks them (bad
+ * ones raise, naming the option), and the memory they ask for looked for,
+ * allocating nothing: true, or fail, message, errno (no huge pages). */
+static int stream_check_opts(lua_State *L)
+{
+	int cpus[STREAM_MAX_THREADS];
+	struct stream_opts o = {0};
+	const struct stream_variant *v;
+	char msg[512];
+	int rc = stream_opts(L, &o, cpus, &v);
+	if (rc < 0)
+		return luaL_fileresult(L, 0, "sched_getaffinity");
+	if ((rc = stream_check(&o, msg, sizeof msg)) < 0)
+		return pmcsh_fail(L, msg, -rc);
+	lua_pushboolean(L, 1);
+	return 1;
+}
+
+static int stream_new(lua_State *L)
+{
+	int cpus[STREAM_MAX_THREADS];
+	struct stream_opts o = {0};
+	const struct stream_variant *v;
+	char msg[512];
+
+	if (stream_opts(L, &o, cpus, &v) < 0)
+		return luaL_fileresult(L, 0, "sched_getaffinity");
 
 	/* The handle exists, closed, before anything is acquired. */
 	LStream *ls = lua_newuserdatauv(L, sizeof *ls, 0);
@@ -554,6 +584,7 @@ static int stream_engine(lua_State *L)
 
 static const luaL_Reg funcs[] = {
 	{"new", stream_new},
+	{"check", stream_check_opts},
 	{"kernels", stream_kernels_l},
 	{"engine", stream_engine},
 	{NULL, NULL}

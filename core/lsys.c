@@ -216,6 +216,28 @@ static int sys_lock(lua_State *L)
 	return 1;
 }
 
+/* _sys.interrupted() -> whether Ctrl-C was pressed during this command:
+ * how an error is known to be an interrupt by its cause, not its text. */
+static int sys_interrupted(lua_State *L)
+{
+	lua_pushboolean(L, pmcsh_stop_requested());
+	return 1;
+}
+
+/* _sys.truncate(file, size): cuts the open file to size bytes (a torn
+ * last line of a results file, before appending).  true, or fail, msg, errno. */
+static int sys_truncate(lua_State *L)
+{
+	luaL_Stream *p = luaL_checkudata(L, 1, LUA_FILEHANDLE);
+	lua_Integer size = luaL_checkinteger(L, 2);
+	luaL_argcheck(L, p->closef != NULL, 1, "closed file");
+	luaL_argcheck(L, size >= 0, 2, "size must not be negative");
+	if (fflush(p->f) != 0 || ftruncate(fileno(p->f), (off_t)size) < 0)
+		return luaL_fileresult(L, 0, NULL);
+	lua_pushboolean(L, 1);
+	return 1;
+}
+
 /* _sys.stat(path) -> {type = "file"|"dir"|"other", size =} | nil, msg, errno */
 static int sys_stat(lua_State *L)
 {
@@ -265,6 +287,8 @@ static const luaL_Reg sys_funcs[] = {
 	{"dir", sys_dir},
 	{"lock", sys_lock},
 	{"stat", sys_stat},
+	{"interrupted", sys_interrupted},
+	{"truncate", sys_truncate},
 	{"isatty", sys_isatty},
 	{"now", sys_now},
 	{"getpid", sys_getpid},

@@ -98,7 +98,10 @@ int chase_check(const struct chase_params *p, const char **why)
 		*why = "size too large: more than this machine's physical memory";
 		return -EINVAL;
 	}
-	if (p->order == CHASE_TLB && p->tlb_pages == 0) { *why = "tlb_pages must be positive"; return -EINVAL; }
+	if (p->tlb_pages == 0 || p->tlb_pages > (size_t)CHASE_MAX_TLB_PAGES) {
+		*why = "tlb_pages must be in 1..2^30";
+		return -EINVAL;
+	}
 	if (p->ways < 0 || p->ways > CHASE_MAX_K) { *why = "ways must be in 1..16"; return -EINVAL; }
 	if (p->ways > 1 && p->fixed_word) { *why = "several cycles need mixed offsets (mix=true)"; return -EINVAL; }
 	if (p->stride / sizeof(void *) > UINT32_MAX) { *why = "stride too large (at most 32 GiB)"; return -EINVAL; }
@@ -452,8 +455,15 @@ static void *bw_main(void *arg)
 		for (size_t off = 0; off + BW_CHUNK <= t->len; off += BW_CHUNK) {
 			for (size_t l = 0; l < BW_CHUNK; l += BW_LINE) {
 				acc += *(const uint64_t *)(t->buf + off + l);
-				for (long d = t->delay; d > 0; d--)
-					__asm__ __volatile__("");
+				/* the delay, polling the flags every CHASE_DELAY_POLL
+				 * iterations: a long delay never holds up a join */
+				for (long d = t->delay; d > 0; d -= CHASE_DELAY_POLL) {
+					for (long i = d < CHASE_DELAY_POLL ? d : CHASE_DELAY_POLL; i > 0; i--)
+						__asm__ __volatile__("");
+					if (d > CHASE_DELAY_POLL &&
+					    (atomic_load_explicit(t->stop, memory_order_relaxed) || pmcsh_stop_requested()))
+						goto stopped;
+				}
 			}
 			bytes += BW_CHUNK;
 			atomic_store_explicit(&t->bytes, bytes, memory_order_relaxed);
@@ -461,6 +471,7 @@ static void *bw_main(void *arg)
 				break;
 		}
 	}
+stopped:
 	chase_sink = (uintptr_t)acc;
 	return NULL;
 }
@@ -505,6 +516,9 @@ int chase_loaded(const struct chase_chain *c, const long *delays, int ndelays,
 	*rows_done = 0;
 	if (!c->mem.map || threads < 1 || threads > 1024 || bw_size < BW_CHUNK || samples < 1)
 		return -EINVAL;
+	for (int d = 0; d < ndelays; d++)
+		if (delays[d] < 0 || delays[d] > CHASE_MAX_DELAY)
+			return -EINVAL;
 	bw_size = bw_size / BW_CHUNK * BW_CHUNK;
 	struct bw_thread *t = calloc(threads, sizeof *t);
 	atomic_int stop;

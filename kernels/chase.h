@@ -125,6 +125,15 @@ double chase_plain(const struct chase_chain *c, uint64_t loads, void **cursor);
  * owns ns, samples entries per row), rows[d].mbps the MB/s (1e6 bytes)
  * read by all bandwidth threads while the timed samples ran. */
 struct chase_loaded_row { long delay; double mbps; double *ns; };
+/* The largest injection delay: 10^7 empty iterations (a few ms) after each
+ * 64-byte line is a load of a few KB/s, idle for any memory; the loaders
+ * poll the stop and interrupt flags inside the delay, so Ctrl-C is served
+ * within CHASE_DELAY_POLL iterations whatever the delay. */
+#define CHASE_MAX_DELAY 10000000L
+#define CHASE_DELAY_POLL 65536L
+/* The largest tlb_pages: a group of 2^30 4 KiB pages (4 TiB); more would
+ * overflow the group's bytes (tlb_pages * 4096) on the way. */
+#define CHASE_MAX_TLB_PAGES (1L << 30)
 int chase_loaded(const struct chase_chain *c, const long *delays, int ndelays,
 		 int threads, size_t bw_size, int samples, double sample_s,
 		 struct chase_loaded_row *rows, int *rows_done);

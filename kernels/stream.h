@@ -109,6 +109,9 @@ struct stream;
  * saying what to do in msg. */
 int stream_create(struct stream **out, const struct stream_opts *o,
 		  char *msg, size_t msglen);
+/* Whether the memory stream_create would map is there (huge pages reserved,
+ * memory available), allocating nothing: 0, or -errno and msg. */
+int stream_check(const struct stream_opts *o, char *msg, size_t msglen);
 /* Joins the workers and unmaps; NULL is fine. */
 void stream_destroy(struct stream *s);
 

@@ -270,7 +270,7 @@ static int map_array(struct stream *s, int k, char *msg, size_t msglen)
 	return rc;
 }
 
-static int check_memory(const struct stream_opts *o, char *msg, size_t msglen)
+int stream_check(const struct stream_opts *o, char *msg, size_t msglen)
 {
 	size_t bytes = 3 * (o->offset + o->n * sizeof(double));
 	if (pages_policies[o->pages].hugetlb_kb)
@@ -367,7 +367,7 @@ int stream_create(struct stream **out, const struct stream_opts *o, char *msg, s
 		snprintf(msg, msglen, "invalid stream options");
 		return -EINVAL;
 	}
-	if ((rc = check_memory(o, msg, msglen)) < 0)
+	if ((rc = stream_check(o, msg, msglen)) < 0)
 		return rc;
 	s = calloc(1, sizeof *s);
 	if (!s)

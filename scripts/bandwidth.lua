@@ -12,11 +12,13 @@ bytes the kernel moved (STREAM convention and with write-allocate) are printed
 beside the bytes the controllers saw.  Needs a memory-controller PMU
 (Intel uncore_imc*, AMD amd_umc_*) and cpu-wide counting rights.]],
   options = {
-    {name = "seconds", short = "s", type = "number", default = 1, help = "window length with no command or kernel"},
+    {name = "seconds", short = "s", type = "number", default = 1, positive = true, max = 86400,
+     help = "window length with no command or kernel"},
     {name = "kernel", short = "k", type = "string", help = "run this stream kernel as the window (cross-check)"},
-    {name = "n", type = "size", help = "elements per array for --kernel (default: STREAM's rule)"},
-    {name = "reps", short = "r", type = "int", default = 10, min = 1, help = "timed repetitions for --kernel"},
-    {name = "threads", short = "t", type = "int", help = "stream threads for --kernel (default: all allowed cpus)"},
+    {name = "n", type = "size", min = 1, help = "elements per array for --kernel (default: STREAM's rule)"},
+    {name = "reps", short = "r", type = "int", default = 10, min = 1, max = 1000000, help = "timed repetitions for --kernel"},
+    {name = "threads", short = "t", type = "int", min = 1, max = 1024,
+     help = "stream threads for --kernel (default: all allowed cpus)"},
     {name = "json", type = "flag", help = "print one JSON object"},
   },
   run = function(opts, args)
@@ -25,7 +27,6 @@ beside the bytes the controllers saw.  Needs a memory-controller PMU
     if opts.kernel and #args > 0 then
       error(recipe.usage("bandwidth: give --kernel or a command, not both"), 0)
     end
-    if opts.seconds <= 0 then error(recipe.usage("bandwidth: --seconds must be positive"), 0) end
     local stream
     if opts.kernel then
       stream = require("pmcsh.stream")

@@ -241,7 +241,6 @@ end
 -- bad option values are usage errors; --multichase must name a file
 local function check_options(opts)
   local recipe = require("pmcsh.recipe")
-  if opts.size <= 0 or opts.from <= 0 then error(recipe.usage("bench-chase: --size and --from must be positive"), 0) end
   if opts.to < opts.from then error(recipe.usage("bench-chase: --to must be >= --from"), 0) end
   if opts.only == "multichase" then
     if not opts.multichase then error(recipe.usage("bench-chase: --only multichase needs --multichase PATH"), 0) end
@@ -275,20 +274,21 @@ which runs first; and the parallelism at k=10 (separate cycles) against
 multichase's simple/parallel10.  --only multichase runs (6) alone.  Timings
 on a shared machine wander: run it on a quiet one.]],
   options = {
-    {name = "size", type = "size", default = 256 * 1024 * 1024, help = "chain size for the comparisons"},
+    {name = "size", type = "size", default = 256 * 1024 * 1024, min = 1, help = "chain size for the comparisons"},
     {name = "pages", type = "string", choices = {"4k", "thp", "2m", "1g"}, default = "4k", help = "page policy"},
-    {name = "pairs", type = "int", default = 200, min = 1, help = "engine/plain comparison: sample pairs"},
-    {name = "sample_ms", type = "number", default = 5, help = "engine/plain comparison: ms per sample"},
-    {name = "samples", type = "int", default = 5, min = 1, help = "samples per sweep point and per k"},
-    {name = "from", type = "size", default = 4096, help = "sweep: smallest size"},
-    {name = "to", type = "size", default = 256 * 1024 * 1024, help = "sweep: largest size"},
-    {name = "per_octave", type = "int", default = 4, min = 1, help = "sweep: points per doubling"},
+    {name = "pairs", type = "int", default = 200, min = 1, max = 1000000, help = "engine/plain comparison: sample pairs"},
+    {name = "sample_ms", type = "number", default = 5, positive = true, max = 60000,
+     help = "engine/plain comparison: ms per sample"},
+    {name = "samples", type = "int", default = 5, min = 1, max = 100000, help = "samples per sweep point and per k"},
+    {name = "from", type = "size", default = 4096, min = 1, help = "sweep: smallest size"},
+    {name = "to", type = "size", default = 256 * 1024 * 1024, min = 1, help = "sweep: largest size"},
+    {name = "per_octave", type = "int", default = 4, min = 1, max = 64, help = "sweep: points per doubling"},
     {name = "mlp", type = "flag", help = "also measure memory-level parallelism (k = 1..16) at --size"},
     {name = "loaded", type = "flag", help = "also measure loaded latency at --size"},
     {name = "plot", type = "string", help = "write the curve to this .png or .svg (gnuplot)"},
     {name = "json", type = "flag", help = "print one JSON object"},
     {name = "multichase", type = "string", help = "also compare with this multichase binary (built from google/multichase)"},
-    {name = "rounds", type = "int", default = 5, min = 1, help = "multichase comparison: interleaved rounds"},
+    {name = "rounds", type = "int", default = 5, min = 1, max = 1000000, help = "multichase comparison: interleaved rounds"},
     {name = "only", type = "string", choices = {"multichase"}, help = "run only this part (multichase: the "
       .. "comparison alone, with --multichase)"},
   },

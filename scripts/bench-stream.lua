@@ -23,7 +23,7 @@ local function thread_counts(opts, m)
   local threads = {}
   for _, t in ipairs(opts.threads or {"1", tostring(#m.cpus)}) do
     local v = t == "all" and #m.cpus or math.tointeger(tonumber(t))
-    if not v or v < 1 then error(recipe.usage("bench-stream: bad thread count '" .. t .. "'")) end
+    if not v or v < 1 or v > 1024 then error(recipe.usage("bench-stream: bad thread count '" .. t .. "'")) end
     if threads[#threads] ~= v then threads[#threads + 1] = v end
   end
   return threads
@@ -83,10 +83,11 @@ noise floor, against which the real comparison is read.
   pmcsh bench-stream -t 1 -k triad,copy --rounds 9
   pmcsh bench-stream --json > bench.jsonl]],
   options = {
-    {name = "n", type = "size", help = "elements per array (default: STREAM's rule, 4x the LLCs)"},
-    {name = "reps", short = "r", type = "int", default = 3, min = 1, help = "timed repetitions per run"},
-    {name = "rounds", type = "int", default = 20, min = 1, help = "interleaved runs of each loop (best of rounds x reps)"},
-    {name = "threads", short = "t", type = "list", help = "thread counts (default: 1 and all cpus)"},
+    {name = "n", type = "size", min = 1, help = "elements per array (default: STREAM's rule, 4x the LLCs)"},
+    {name = "reps", short = "r", type = "int", default = 3, min = 1, max = 1000000, help = "timed repetitions per run"},
+    {name = "rounds", type = "int", default = 20, min = 1, max = 1000000,
+     help = "interleaved runs of each loop (best of rounds x reps)"},
+    {name = "threads", short = "t", type = "list", help = "thread counts or all (default: 1 and all cpus)"},
     {name = "kernels", short = "k", type = "list", help = "kernels (default: every available one)"},
     {name = "pages", type = "string", choices = {"4k", "thp", "2m", "1g"}, default = "4k", help = "page policy"},
     {name = "self", type = "flag", help = "A/A: pmcsh's kernel on both sides, to see the noise floor"},

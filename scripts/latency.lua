@@ -10,9 +10,9 @@ chases it: ns per dependent load, best and median of the samples.  The steps
 of the curve are the caches (their sysfs sizes are printed below the table).
 --series prints lmbench's "size_MB ns" lines, ready for a plotting program.]],
   options = chase.recipe_options({
-    {name = "from", type = "size", default = 4096, help = "smallest chain (bytes)"},
-    {name = "to", type = "size", default = 256 * 1024 * 1024, help = "largest chain (bytes)"},
-    {name = "per_octave", type = "int", default = 4, min = 1, help = "sizes per doubling"},
+    {name = "from", type = "size", default = 4096, min = 1, help = "smallest chain (bytes)"},
+    {name = "to", type = "size", default = 256 * 1024 * 1024, min = 1, help = "largest chain (bytes)"},
+    {name = "per_octave", type = "int", default = 4, min = 1, max = chase.MAX_PER_OCTAVE, help = "sizes per doubling"},
   }, {samples = 5, sample_ms = 20, per = "size"}, {
     {name = "series", type = "flag", help = "print \"size_MB ns\" lines only (lmbench format)"},
     {name = "json", type = "flag", help = "one JSON object per size"},
@@ -21,10 +21,8 @@ of the curve are the caches (their sysfs sizes are printed below the table).
   run = function(opts)
     local function usage(msg) error(recipe.usage("latency: " .. msg), 0) end
     if opts.series and opts.json then usage("--series and --json exclude each other") end
-    if opts.from < 1 then usage("--from must be positive") end
     if opts.to < opts.from then usage("--to must be at least --from") end
     opts.stride = opts.stride or chase.default_stride(opts.order)
-    if opts.per_octave > 64 then usage("--per_octave must be at most 64") end
     -- each row is printed as it is measured (and flushed, so a pipe sees it)
     local cjson = opts.json and require("cjson")
     local size = require("pmcsh.metrics").size

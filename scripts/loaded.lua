@@ -15,25 +15,18 @@ while the latency was timed, and ns per dependent load (best and median).
 With few cpus there are few loaders: the curve is then one core's bandwidth,
 not the memory's, and the output says so.]],
   options = chase.recipe_options({
-    {name = "size", type = "size", default = 256 * 1024 * 1024, help = "chain size (bytes), beyond the caches"},
-    {name = "bw_size", type = "size", default = 256 * 1024 * 1024, help = "each loader's buffer (bytes)"},
-    {name = "delays", type = "list", help = "injection delays, most load first (default: chase.loaded's 0 .. 20000)"},
-    {name = "threads", type = "int", min = 1, help = "loaders (default: every other cpu)"},
+    {name = "size", type = "size", default = 256 * 1024 * 1024, min = 1, help = "chain size (bytes), beyond the caches"},
+    {name = "bw_size", type = "size", default = 256 * 1024 * 1024, min = 4096, help = "each loader's buffer (bytes)"},
+    {name = "delays", type = "list", items = {type = "int", min = 0, max = chase.MAX_DELAY},
+     help = "injection delays (empty-loop iterations after each line, 0.." .. chase.MAX_DELAY
+       .. "), most load first (default: chase.loaded's 0 .. 20000)"},
+    {name = "threads", type = "int", min = 1, max = 1024, help = "loaders (default: every other cpu)"},
   }, {samples = 5, sample_ms = 20, per = "delay", stride = false, pages_help = "the chain's page policy"}, {
     {name = "json", type = "flag", help = "one JSON object per delay"},
     {name = "plot", type = "plot", help = "draw latency against bandwidth to FILE.png or FILE.svg (gnuplot)"},
   }),
   run = function(opts)
-    local function usage(msg) error(recipe.usage("loaded: " .. msg), 0) end
-    local delays
-    if opts.delays then
-      delays = {}
-      for _, d in ipairs(opts.delays) do
-        local n = math.tointeger(tonumber(d))
-        if not n or n < 0 then usage(string.format("--delays: '%s' is not a delay (0 or more iterations)", d)) end
-        delays[#delays + 1] = n
-      end
-    end
+    local delays = opts.delays   -- integers, bounded by the option's declaration
     local cpus = #require("pmcsh.machine").online()
     local res, err = chase.loaded{size = opts.size, bw_size = opts.bw_size, delays = delays, threads = opts.threads,
       order = opts.order, pages = opts.pages, samples = opts.samples, sample_ms = opts.sample_ms}

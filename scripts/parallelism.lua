@@ -49,10 +49,10 @@ simple/parallelN).  --detail prints ns per load and the speedup for every k;
 --series prints "size_MB parallelism" lines, ready for a plotting program.]],
   options = chase.recipe_options({
     {name = "sizes", type = "list", help = "chain sizes (e.g. 32K,4M,256M); default: from..to per octave"},
-    {name = "from", type = "size", default = 64 * 1024, help = "smallest chain (bytes)"},
-    {name = "to", type = "size", default = 256 * 1024 * 1024, help = "largest chain (bytes)"},
-    {name = "per_octave", type = "int", default = 1, min = 1, help = "sizes per doubling"},
-    {name = "max", type = "int", default = 16, min = 1, help = "most chains chased together (1..16)"},
+    {name = "from", type = "size", default = 64 * 1024, min = 1, help = "smallest chain (bytes)"},
+    {name = "to", type = "size", default = 256 * 1024 * 1024, min = 1, help = "largest chain (bytes)"},
+    {name = "per_octave", type = "int", default = 1, min = 1, max = chase.MAX_PER_OCTAVE, help = "sizes per doubling"},
+    {name = "max", type = "int", default = 16, min = 1, max = chase.MAX_K, help = "most chains chased together"},
   }, {samples = 3, sample_ms = 10, per = "k"}, {
     {name = "detail", type = "flag", help = "print ns and speedup for every k"},
     {name = "series", type = "flag", help = "print \"size_MB parallelism\" lines only"},
@@ -64,7 +64,6 @@ simple/parallelN).  --detail prints ns per load and the speedup for every k;
     if (opts.series and 1 or 0) + (opts.json and 1 or 0) + (opts.detail and 1 or 0) > 1 then
       usage("--detail, --series and --json exclude each other")
     end
-    if opts.max > 16 then usage("--max must be in 1..16") end
     opts.stride = opts.stride or chase.default_stride(opts.order)
     if opts.to < opts.from then usage("--to must be at least --from") end
     local sizes = sizes_of(opts, usage)

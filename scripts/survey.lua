@@ -1,6 +1,9 @@
 -- pmcsh survey: events per loop iteration of the STREAM loops, for every
 -- event this machine counts (Heller's PMC survey of STREAM, generalised).
 local realpath = require("pmcsh._sys").realpath
+-- the bounds of the options a results file's header repeats, declared once
+-- (pmcsh.survey.plan) and checked here and on --resume/--report alike
+local limits = require("pmcsh.survey.plan").OPTIONS
 
 -- A path's folder resolved (links, ., ..) and its last name: two names of
 -- one file, whether or not it exists yet, compare equal.
@@ -41,11 +44,7 @@ Bandwidth with no counters open is printed beside the counted runs'.
      help = "stream kernels to survey, and chase (a pointer chase: per dependent load)"},
     {name = "chase", type = "string",
      help = "the chase: ORDER:SIZE[:STRIDE], default random:256M:64; adds chase to the kernels"},
-    {name = "sample_ms", type = "int", default = 20, min = 1, help = "chase: ms per timed sample (one per rep)"},
-    {name = "n", type = "size", help = "elements per array (2M = 2*2^20; default: STREAM's 4x LLC rule)"},
-    {name = "reps", short = "r", type = "int", default = 10, min = 1, help = "timed repetitions per run"},
-    {name = "threads", short = "t", type = "int", default = 1, min = 1, help = "stream threads"},
-    {name = "pages", type = "string", choices = {"4k", "thp", "2m", "1g"}, default = "4k", help = "page policy"},
+    limits.sample_ms, limits.n, limits.reps, limits.threads, limits.pages,
     {name = "fresh", type = "flag", help = "fresh arrays per run, no warm-up: first touch inside the first timed repetition"},
     {name = "no-baseline", type = "flag", help = "skip the runs with no counters"},
     {name = "out", short = "o", type = "string", help = "append each finished run to this JSON-lines file"},
@@ -80,12 +79,12 @@ Bandwidth with no counters open is printed beside the counted runs'.
         split = not opts["no-split"], pairs = opts.pairs, kernels = opts.kernels,
         n = opts.n, reps = opts.reps, threads = opts.threads, pages = opts.pages,
         fresh = opts.fresh, baseline = not opts["no-baseline"],
-        out = opts.out, resume = opts.resume,
+        out = opts.out, resume = opts.resume, typed = require("pmcsh.recipe").typed(opts),
       }
       -- Ctrl-C between two runs stops here as inside one: 130 and the hint below
       local ok, a, b, c = pcall(survey.run, run)
       if ok then st, err, errno = a, b, c
-      elseif type(a) == "string" and a:match("interrupted") then st, err, errno = nil, "interrupted", require("pmcsh._sys").EINTR
+      elseif require("pmcsh._sys").interrupted() then st, err, errno = nil, "interrupted", require("pmcsh._sys").EINTR
       else error(a, 0) end
     end
     if not st then

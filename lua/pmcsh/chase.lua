@@ -8,6 +8,9 @@ local doc = require("pmcsh.help").doc
 
 local M = {}
 
+-- The engine's bounds (core/lchase.c), for option declarations.
+M.MAX_K, M.MAX_DELAY, M.MAX_SAMPLES, M.MAX_SAMPLE_MS = C.max_k, C.max_delay, C.max_samples, C.max_sample_ms
+
 -- The chain's options are the engine's list (core/lchase.c, C.chain_options);
 -- the measurements forward these of c:run's to it.
 local CHAIN_KEYS = {}
@@ -114,12 +117,14 @@ M.recipe_options = doc(function(before, o, after)
   for _, opt in ipairs(before) do out[#out + 1] = opt end
   for _, opt in ipairs({
     {name = "order", type = "string", choices = names(M.orders()), default = "random", help = "chain order"},
-    o.stride ~= false and {name = "stride", type = "size", min = 8, multiple = 8, help = "bytes per element (a "
+    o.stride ~= false and {name = "stride", type = "size", min = 8, max = 1 << 35, multiple = 8, help = "bytes per element (a "
       .. "multiple of 8); default: the order's, 64 for random and stride, 256 for page and tlb (see chase.orders)"},
     {name = "pages", type = "string", choices = names(M.page_policies()), default = "4k", help = o.pages_help
       or "page policy"},
-    {name = "samples", type = "int", default = o.samples, min = 1, help = "timed samples per " .. o.per},
-    {name = "sample_ms", type = "number", default = o.sample_ms, positive = true, help = "length of one sample (ms)"},
+    {name = "samples", type = "int", default = o.samples, min = 1, max = C.max_samples,
+      help = "timed samples per " .. o.per},
+    {name = "sample_ms", type = "number", default = o.sample_ms, positive = true, max = C.max_sample_ms,
+      help = "length of one sample (ms)"},
   }) do
     if opt then out[#out + 1] = opt end
   end
@@ -343,7 +348,24 @@ superlinear and left out of mlp (peak keeps the best of all, multichase's
 simple/parallelN ratio); a t1 that moved more than 10% between its
 two runs marks the result unsettled; note says why in words.]])
 
+M.MAX_PER_OCTAVE = 64
+
+-- What is wrong with a ladder's bounds, or nil: each an integer, 1 <=
+-- from <= to, per_octave in 1..64, stride positive (a ladder from 0, or
+-- of 2^63 sizes a doubling, would never end).
+local function ladder_bounds(from, to, per_octave, stride)
+  if math.type(from) ~= "integer" or from < 1 then return "from: a positive size expected" end
+  if math.type(to) ~= "integer" or to < from then return "to: a size >= from expected" end
+  if math.type(per_octave) ~= "integer" or per_octave < 1 or per_octave > M.MAX_PER_OCTAVE then
+    return string.format("per_octave: an integer in 1..%d expected", M.MAX_PER_OCTAVE)
+  end
+  if math.type(stride) ~= "integer" or stride < 1 then return "stride: a positive size expected" end
+  return nil
+end
+
 M.sizes = doc(function(from, to, per_octave, stride)
+  local why = ladder_bounds(from, to, per_octave, stride)
+  if why then error(string.format("bad argument #1 to 'sizes' (%s)", why), 2) end
   local out, seen = {}, {}
   local i = 0
   while true do
@@ -357,7 +379,8 @@ M.sizes = doc(function(from, to, per_octave, stride)
 end, "chase.sizes", [[
 chase.sizes(from, to, per_octave, stride) -> the size ladder of chase.sweep and
 pmcsh parallelism: geometric from `from` to `to`, per_octave sizes per
-doubling, each rounded down to a multiple of stride, each once.]])
+doubling (1..64), each rounded down to a multiple of stride, each once.
+Bounds out of range raise (1 <= from <= to, integers).]])
 local sizes = M.sizes
 
 M.sweep = doc(function(opts)
@@ -369,11 +392,8 @@ M.sweep = doc(function(opts)
   local to = size_of(opts.to or 256 * 2 ^ 20 // 1, "to")
   local po = opts.per_octave or 4
   local stride = size_of(opts.stride, "stride") or M.default_stride(opts.order) or 64
-  if math.type(from) ~= "integer" or from <= 0 then error("bad argument #1 to 'sweep' (from: a positive size expected)", 2) end
-  if math.type(to) ~= "integer" or to < from then error("bad argument #1 to 'sweep' (to: a size >= from expected)", 2) end
-  if math.type(po) ~= "integer" or po < 1 or po > 64 then
-    error("bad argument #1 to 'sweep' (per_octave: an integer in 1..64 expected)", 2)
-  end
+  local why = ladder_bounds(from, to, po, stride)
+  if why then error(string.format("bad argument #1 to 'sweep' (%s)", why), 2) end
   if opts.chain then error("bad argument #1 to 'sweep' (chain: a sweep builds its own chains)", 2) end
   -- the largest chain is checked before the small ones take their time
   local last = pick(opts, CHAIN_KEYS)

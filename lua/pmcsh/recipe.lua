@@ -2,18 +2,15 @@
 -- by the recipe and parsed, validated and documented here.
 local paths = require("pmcsh.paths")
 local doc = require("pmcsh.help").doc
+local sys = require("pmcsh._sys")
+local options = require("pmcsh.options")
 
 local M = {}
 
--- A usage error: the host prints the message and exits with status 2.
-local usage_mt = {__tostring = function(e) return e.message end}
-function M.usage(msg)
-  return setmetatable({usage = true, message = msg}, usage_mt)
-end
-
-local function usage_error(fmt, ...)
-  error(M.usage(string.format(fmt, ...)), 0)
-end
+-- A usage error: the host prints the message and exits with status 2
+-- (pmcsh.options makes them; recipes raise them with recipe.usage).
+M.usage = options.usage
+local usage_error = options.usage_error
 
 -- The folders searched, in order: the user's own, PMCSH_PATH, the shipped;
 -- only the shipped where the process is privileged (paths.secure).
@@ -27,7 +24,15 @@ function M.path()
   return dirs
 end
 
+-- Only a regular file is a recipe: opening a FIFO (or a device) in a
+-- recipe folder would wait for a writer, and `pmcsh --help` with it.
+local function regular(file)
+  local st = sys.stat(file)
+  return st ~= nil and st.type == "file"
+end
+
 local function readable(file)
+  if not regular(file) then return false end
   local f = io.open(file, "r")
   if f then f:close() return true end
   return false
@@ -58,6 +63,11 @@ local function check_recipe(r, file)
     if type(o.name) ~= "string" or not TYPES[o.type] then
       error(string.format("%s: option %d needs a name and a type (%s)", file, i,
         "int, number, string, flag, list, size or plot"), 0)
+    end
+    for _, b in ipairs({"min", "max"}) do
+      if o[b] ~= nil and type(o[b]) ~= "number" then
+        error(string.format("%s: option %s: %s must be a number", file, o.name, b), 0)
+      end
     end
   end
   return r
@@ -97,7 +107,7 @@ end
 -- The value of the first `description = "..."` in a recipe's text, read
 -- without running it; nil when there is none.
 function M.describe(file)
-  local f = io.open(file, "r")
+  local f = regular(file) and io.open(file, "r")
   if not f then return nil end
   local text = f:read(65536) or ""
   f:close()
@@ -129,9 +139,9 @@ function M.list()
   local out, seen = {}, {}
   for _, dir in ipairs(M.path()) do
     local names = {}
-    for _, file in ipairs(require("pmcsh._sys").dir(dir) or {}) do
+    for _, file in ipairs(sys.dir(dir) or {}) do
       local name = file:match("^([%w_%-]+)%.lua$")
-      if name then names[#names + 1] = name end
+      if name and regular(dir .. "/" .. file) then names[#names + 1] = name end
     end
     table.sort(names)
     for _, name in ipairs(names) do
@@ -155,94 +165,11 @@ function M.print_list()
   return 0
 end
 
--- ---- option values ----------------------------------------------------
+-- ---- option values: pmcsh.options ------------------------------------
 
-local SIZE_UNITS = {[""] = 1, b = 1, k = 1024, m = 1024 ^ 2, g = 1024 ^ 3, t = 1024 ^ 4}
-
--- "64M", "1GiB", "4k", "1048576" -> bytes (binary units), or nil.
-function M.parse_size(s)
-  if math.type(s) == "integer" then return s end
-  if type(s) ~= "string" then return nil end
-  local num, unit = s:lower():match("^%s*(%d+%.?%d*)%s*([kmgtb]?)i?b?%s*$")
-  if not num then return nil end
-  local v = tonumber(num) * SIZE_UNITS[unit]
-  if v ~= math.floor(v) then return nil end      -- 1.5 of one byte or one element is no size
-  return math.tointeger(v)
-end
-
--- Splits "a,b,c" at commas, except those inside a sysfs event's slashes
--- ("uncore_imc_0/event=0x4,umask=0x3/" stays whole) or inside perf's group
--- braces ("{a,b},c" is "{a,b}" and "c").
-function M.split_list(s)
-  local out, cur, slashes, braces = {}, {}, 0, 0
-  for c in s:gmatch(".") do
-    if c == "," and slashes % 2 == 0 and braces == 0 then
-      out[#out + 1] = table.concat(cur); cur = {}; slashes = 0
-    else
-      if c == "/" then slashes = slashes + 1
-      elseif c == "{" then braces = braces + 1
-      elseif c == "}" and braces > 0 then braces = braces - 1 end
-      cur[#cur + 1] = c
-    end
-  end
-  out[#out + 1] = table.concat(cur)
-  local clean = {}
-  for _, item in ipairs(out) do
-    item = item:match("^%s*(.-)%s*$")
-    if item ~= "" then clean[#clean + 1] = item end
-  end
-  return clean
-end
-
-local function convert(o, v)
-  local t = o.type
-  local r
-  if t == "flag" then
-    if type(v) == "boolean" then r = v
-    elseif v == "true" or v == "1" or v == "yes" then r = true
-    elseif v == "false" or v == "0" or v == "no" then r = false end
-  elseif t == "int" then
-    r = math.tointeger(tonumber(v))
-  elseif t == "number" then
-    r = tonumber(v)
-  elseif t == "string" then
-    if type(v) == "string" or type(v) == "number" then r = tostring(v) end
-  elseif t == "list" then
-    if type(v) == "table" then r = v elseif type(v) == "string" then r = M.split_list(v) end
-    if r and #r == 0 then usage_error("option --%s: an empty list (give at least one item)", o.name:gsub("_", "-")) end
-  elseif t == "size" then
-    r = M.parse_size(type(v) == "number" and math.tointeger(v) or v)
-  elseif t == "plot" then
-    if type(v) == "string" then
-      local ok, why = require("pmcsh.plot").check(v)
-      if not ok then usage_error("option --%s: %s", o.name:gsub("_", "-"), why) end
-      r = v
-    end
-  end
-  if r == nil then
-    usage_error("option --%s: expected %s, got %q", o.name:gsub("_", "-"),
-      ({int = "an integer", number = "a number", string = "a string", flag = "true or false",
-        list = "a comma-separated list", size = "a size such as 64M or 1G",
-        plot = "a .png or .svg file name"})[t], tostring(v))
-  end
-  if o.choices then
-    local ok = false
-    for _, c in ipairs(o.choices) do if c == r then ok = true end end
-    if not ok then
-      usage_error("option --%s: %q is not one of %s", o.name:gsub("_", "-"), tostring(r), table.concat(o.choices, ", "))
-    end
-  end
-  if o.min and type(r) == "number" and r < o.min then
-    usage_error("option --%s: %s is below the minimum %s", o.name:gsub("_", "-"), tostring(r), tostring(o.min))
-  end
-  if o.positive and type(r) == "number" and r <= 0 then
-    usage_error("option --%s: must be positive, got %s", o.name:gsub("_", "-"), tostring(r))
-  end
-  if o.multiple and math.type(r) == "integer" and r % o.multiple ~= 0 then
-    usage_error("option --%s: %s is not a multiple of %d", o.name:gsub("_", "-"), tostring(r), o.multiple)
-  end
-  return r
-end
+M.MAX_VALUE, M.parse_size, M.split_list, M.convert = options.MAX_VALUE, options.parse_size, options.split_list,
+  options.convert
+local convert = options.convert
 
 local function option_named(r, name)
   for _, o in ipairs(r.options) do
@@ -268,10 +195,25 @@ function M.names(list)
   return t
 end
 
+-- The words each option was given with, by opts table (weak): recipe.typed.
+local TYPED = setmetatable({}, {__mode = "k"})
+
+-- typed(name) -> the option as the user typed it ("-t 5", "--n=1T"), or
+-- as "--name value" when it was not typed (a default, recipe.run): what a
+-- message about a value refused later names.
+function M.typed(opts)
+  local words = TYPED[opts] or {}
+  return function(name)
+    return words[name] or string.format("--%s %s", name:gsub("_", "-"), tostring(opts[name]))
+  end
+end
+
 -- Parses command-line words for recipe r: returns opts, positional args.
 -- "--name value", "--name=value", "-s value", flags without a value, "--".
 function M.parse(r, argv)
   local opts, args = defaults(r), {}
+  local typed = {}
+  TYPED[opts] = typed
   local given = {}   -- list options given on this command line accumulate: -e a -e b
   local i = 1
   while i <= #argv do
@@ -309,6 +251,7 @@ function M.parse(r, argv)
         end
       end
       local cv = convert(o, v)
+      typed[o.name] = inline and a or (a .. " " .. tostring(v))
       if o.type == "list" and given[o.name] then
         for _, x in ipairs(cv) do table.insert(opts[o.name], x) end
       else
@@ -352,37 +295,45 @@ function M.help_text(name)
   return table.concat(lines, "\n")
 end
 
--- A recipe's run returns its exit status (nothing or true: 0, false: 1), or
--- nil and a message for a failure of the environment (the two tiers): the
--- message goes to stderr as "pmcsh NAME: message", and the status is 1.
-local function finish(name, status, msg)
+-- A recipe's run returns its exit status (nothing or true: 0, false: 1, an
+-- integer 0..255), or nil and a message for a failure of the environment
+-- (the two tiers): the message goes to stderr as "pmcsh NAME: message", and
+-- the status is 1.  Anything else is the recipe's mistake, said as such with
+-- its file, status 1: a table, a string or 2^40 is no exit status.
+local function finish(r, file, status, msg, ...)
   if status == nil and msg ~= nil then
-    io.stderr:write("pmcsh ", name, ": ", tostring(msg), "\n")
+    io.stderr:write("pmcsh ", r.name, ": ", tostring(msg), "\n")
     return 1
   end
   if status == nil or status == true then return 0 end
   if status == false then return 1 end
-  return math.tointeger(status) or 1
+  if math.type(status) == "integer" and status >= 0 and status <= 255 then return status end
+  if math.type(status) == "float" and math.tointeger(status) and status >= 0 and status <= 255 then
+    return math.tointeger(status)
+  end
+  io.stderr:write(string.format("pmcsh %s: %s: run returned %s, not an exit status (nothing, true, false, " ..
+    "an integer 0..255, or nil and a message)\n", r.name, file,
+    type(status) == "string" and string.format("the string %q", status) or
+    type(status) == "number" and tostring(status) or ("a " .. type(status))))
+  return 1
 end
 
 -- Runs r.run(opts, args).  An argument error raised by a module it calls
 -- comes from an option value the module refused (--n 0, --to 1T): it is
--- reported as bad usage, exit status 2, without a traceback.
--- Ctrl-C stops a recipe as it stops a command: "interrupted", status 130
--- (128 + SIGINT), no traceback.
-local function interrupted(e)
-  return type(e) == "string" and (e:match("interrupted!?$") or e:match("interrupted!?\n"))
-end
-
+-- reported as bad usage, exit status 2, without a traceback or a location
+-- in pmcsh's code.  Ctrl-C (known by the interrupt flag, not by the text of
+-- the error) stops a recipe as it stops a command: "interrupted", status
+-- 130 (128 + SIGINT), no traceback.
 local function run_recipe(r, opts, args)
   local res = table.pack(xpcall(r.run, function(e)
-    if type(e) == "string" and e:find("bad argument #%d+ to '") then
-      return M.usage(r.name .. ": " .. e:gsub("^[^\n]-:%d+: ", ""))
-    end
-    if interrupted(e) then
+    if type(e) == "table" and e.usage then return e end
+    if sys.interrupted() then
       local u = M.usage(r.name .. ": interrupted")
       u.status = 130
       return u
+    end
+    if type(e) == "string" and e:find("bad argument #%-?%d+ to '") then
+      return M.usage(r.name .. ": " .. e:gsub("^[^\n]-:%d+: ", ""))
     end
     return debug.traceback(e, 2)
   end, opts, args))
@@ -415,7 +366,7 @@ function M.main(name, ...)
     end
   end
   local opts, args = M.parse(r, argv)
-  return finish(name, run_recipe(r, opts, args))
+  return finish(r, file, run_recipe(r, opts, args))
 end
 
 -- From Lua: recipe.run("survey", {reps = 5}) -> what the recipe's run

@@ -35,7 +35,12 @@ local function regular(path)
 end
 
 -- A new results file at `path`: refused when one with content is there.
+-- The header and the unopened events wait in memory until the first run
+-- (or "done") is written with them: a survey that stops before its first
+-- run leaves no file (one it made is removed), so the corrected command
+-- finds none in its way.
 function M.create(path)
+  local existed = sys.stat(path) ~= nil
   local st, err = regular(path)
   if not st then return nil, err end
   if st.size > 0 then
@@ -50,12 +55,13 @@ function M.create(path)
     f:close()
     return nil, string.format("%s already holds results (another survey started it)", path)
   end
-  return setmetatable({f = f, path = path}, Writer)
+  return setmetatable({f = f, path = path, pending = {}, created = not existed}, Writer)
 end
 
 -- The results file at `path`, to append to (a resume).  A torn last line
--- (a kill mid-write) is ended, so the reader skips it alone.
-function M.append(path)
+-- (a kill mid-write) is cut off at valid_bytes (the end of the last whole
+-- line, from M.read), so that it never ends up between two records.
+function M.append(path, valid_bytes)
   local st, err = regular(path)
   if not st then return nil, err end
   local f, oerr = io.open(path, "a+")
@@ -64,6 +70,11 @@ function M.append(path)
   if not ok then return nil, lerr end
   local w = setmetatable({f = f, path = path}, Writer)
   local size = f:seek("end")
+  if valid_bytes and size > valid_bytes then
+    local tok, terr = sys.truncate(f, valid_bytes)
+    if not tok then f:close(); return nil, string.format("cannot cut the torn last line of %s: %s", path, terr) end
+    size = f:seek("end")
+  end
   if size > 0 then
     f:seek("set", size - 1)
     local last = f:read(1)
@@ -89,14 +100,23 @@ end
 -- cjson reads tables raw, and a reading's counts are read through its
 -- entries' metatables (core/lreading.c): the record goes in as pmc.copy's
 -- plain copy.
+-- The records that hold no measurement: kept back until one that does.
+local HELD = {header = true, unopened = true}
 function Writer:write(obj)
-  return self:raw(cjson.encode(require("pmcsh.pmc").copy(obj)) .. "\n")
+  local line = cjson.encode(require("pmcsh.pmc").copy(obj)) .. "\n"
+  if self.pending and HELD[obj.type] then
+    self.pending[#self.pending + 1] = line
+    return true
+  end
+  if self.pending then line = table.concat(self.pending) .. line; self.pending = nil end
+  return self:raw(line)
 end
 
 function Writer:close()
   if not self.f then return true end
   local f = self.f
   self.f = nil
+  if self.pending and self.created then os.remove(self.path) end   -- no run written: no file
   local ok, err = f:close()
   if not ok then return nil, string.format("cannot write survey file %s: %s", self.path, tostring(err)) end
   return true
@@ -177,20 +197,28 @@ local function check(v, shape, where)
 end
 
 -- The records of the file at `path`, each checked: a list of decoded
--- objects, and how many torn lines (not JSON) were skipped.  nil, message
--- naming the line and what is wrong in it otherwise.
+-- objects, how many torn lines were skipped (0 or 1: only the last line
+-- may be torn, by a crash mid-write) and the bytes up to the end of the
+-- last whole record (where M.append cuts a torn line off).  nil, message
+-- naming file:line and what is wrong in it otherwise: any other line that
+-- is not a record is an error, never skipped, so no run is lost unseen.
 function M.read(path)
   local st, err = regular(path)
   if not st then return nil, err end
   local f, oerr = io.open(path, "r")
   if not f then return nil, string.format("cannot read survey file: %s", oerr) end
-  local records, torn, lineno, rest = {}, 0, 0, ""
-  local function line(s, last)
+  local records, lineno, rest, base = {}, 0, "", 0
+  local bad   -- the first line that is no record: {lineno=, at=byte offset}
+  local function line(s, at)
     lineno = lineno + 1
     if not s:match("%S") then return true end
+    if bad then
+      return nil, string.format("%s:%d: not a JSON record (only the last line may be torn, by a crash " ..
+        "mid-write; line %d follows it): repair or remove that line", path, bad.lineno, lineno)
+    end
     local ok, obj = pcall(cjson.decode, s)
     if not ok or type(obj) ~= "table" then
-      torn = torn + 1
+      bad = {lineno = lineno, at = at}
       return true
     end
     local where = string.format("%s:%d", path, lineno)
@@ -217,10 +245,11 @@ function M.read(path)
     while true do
       local nl = rest:find("\n", from, true)
       if not nl then break end
-      local ok, lerr = line(rest:sub(from, nl - 1))
+      local ok, lerr = line(rest:sub(from, nl - 1), base + from - 1)
       if not ok then f:close(); return nil, lerr end
       from = nl + 1
     end
+    base = base + from - 1
     rest = rest:sub(from)
     if #rest > M.MAX_LINE then
       f:close()
@@ -229,13 +258,13 @@ function M.read(path)
   end
   f:close()
   if rest ~= "" then
-    local ok, lerr = line(rest, true)
+    local ok, lerr = line(rest, base)
     if not ok then return nil, lerr end
   end
   if #records == 0 or records[1].type ~= "header" then
     return nil, string.format("%s: no survey header (empty, or not written by pmcsh survey)", path)
   end
-  return records, torn
+  return records, bad and 1 or 0, bad and bad.at or base + #rest
 end
 
 return M

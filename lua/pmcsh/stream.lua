@@ -97,6 +97,13 @@ cpu runs: stream.machine().variants lists them); every result says which ran
 (isa, symbol).  Methods: run, parts, pages, info, poke, peek, reset,
 validate, close.]])
 
+M.check = doc(C.check, "stream.check", [[
+stream.check{n=, threads=, cpus=, pages=, offset=, isa=} -> true, or nil, message, errno
+The options stream.new would take, checked as stream.new checks them (a bad
+one raises, naming it), and the memory they ask for (huge pages reserved,
+memory available) looked for, allocating nothing: a survey checks its
+options so before it writes anything.]])
+
 -- Every stream shares C.methods.  The engine's call is s:measure (raw
 -- times, ticks and counts); s:run is the facade's, adding the statistics,
 -- computed once, here and by metrics.stats.

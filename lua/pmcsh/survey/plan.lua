@@ -3,6 +3,7 @@
 -- groups as the PMU schedules without multiplexing (try-open and back off).
 local events = require("pmcsh.events")
 local metrics = require("pmcsh.metrics")
+local options = require("pmcsh.options")
 local workloads = require("pmcsh.survey.workloads")
 
 local M = {}
@@ -11,13 +12,24 @@ M.FORMAT = require("pmcsh.results").FORMAT
 M.MAX_REPS = 1000000
 M.DEFAULT_KERNELS = {"copy", "scale", "add", "triad"}
 
--- Usage errors (exit 2 through the recipe host); plain error elsewhere.
+-- Usage errors (exit 2 through the recipe host).
 function M.usage(msg)
-  local ok, recipe = pcall(require, "pmcsh.recipe")
-  if ok and recipe.usage then error(recipe.usage(msg), 0) end
-  error(msg, 0)
+  error(options.usage(msg), 0)
 end
 local usage = M.usage
+
+-- The options a results file's header repeats, declared once: the survey
+-- recipe's declarations are these, and a header read back by --resume or
+-- --report is checked by the same checks (pmcsh.options) before it is used.
+M.OPTIONS = {
+  sample_ms = {name = "sample_ms", type = "int", default = 20, min = 1, max = 60000,
+    help = "chase: ms per timed sample (one per rep)"},
+  n = {name = "n", type = "size", min = 1, help = "elements per array (2M = 2*2^20; default: STREAM's 4x LLC rule)"},
+  reps = {name = "reps", short = "r", type = "int", default = 10, min = 1, max = M.MAX_REPS,
+    help = "timed repetitions per run"},
+  threads = {name = "threads", short = "t", type = "int", default = 1, min = 1, max = 1024, help = "stream threads"},
+  pages = {name = "pages", type = "string", choices = {"4k", "thp", "2m", "1g"}, default = "4k", help = "page policy"},
+}
 
 -------------------------------------------------------------------------------
 -- Units, rows and packing
@@ -324,7 +336,54 @@ function M.header(o, pmc, stream)
   hdr.fresh, hdr.split, hdr.baseline = opt.fresh or false, opt.split or false, opt.baseline ~= false
   hdr.units, hdr.rows, hdr.started, hdr.emulated = units, rows, os.time(), os.getenv("PMCSH_EMULATED")
   hdr.group = opt.group and realpath(gpath)
+  -- what the engines will refuse, refused now, before a file is written
+  local typed = o.typed or function(k) return "--" .. k:gsub("_", "-") .. " " .. tostring(hdr[k]) end
+  workloads.validate(hdr, {stream = stream}, function(k, why) usage(string.format("survey: %s: %s", typed(k), why)) end)
   return hdr, files_of(grp, gpath, prs, psrc), note
+end
+
+M.MAX_EVENTS = 64      -- labels in one unit, as in one group (pack's max_events)
+local KINDS = {single = true, split = true, pair = true}
+
+-- A header read back (--resume, --report), checked as strictly as the
+-- command line: its options by the options' own declarations (OPTIONS,
+-- pmcsh.options), its units and rows by the shapes plan() makes, then by
+-- each engine.  true, or nil and what is wrong.
+function M.check_header(hdr)
+  for _, k in ipairs({"n", "reps", "threads", "sample_ms", "pages"}) do
+    if hdr[k] ~= nil then
+      local ok, e = pcall(options.convert, M.OPTIONS[k], hdr[k])
+      if not ok then return nil, string.format("%s %s: %s", k, tostring(hdr[k]), workloads.engine_message(e)) end
+      hdr[k] = e
+    end
+  end
+  for i, u in ipairs(hdr.units) do
+    if #u.labels < 1 or #u.labels > M.MAX_EVENTS then
+      return nil, string.format("units[%d]: %d labels, a unit has 1 to %d", i, #u.labels, M.MAX_EVENTS)
+    end
+    if #u.keys ~= #u.labels then
+      return nil, string.format("units[%d]: %d labels but %d keys", i, #u.labels, #u.keys)
+    end
+    if not KINDS[u.kind] then return nil, string.format("units[%d]: unknown kind %q", i, u.kind) end
+  end
+  return workloads.check(hdr)
+end
+
+-- A header read back to resume: its kernels must be this build's, and the
+-- engines must take its options (as plan.header checks a new survey's).
+function M.check_resume(hdr, stream)
+  local env = {stream = stream}
+  local known = {}
+  for _, n in ipairs(workloads.names(env)) do known[n] = true end
+  for _, k in ipairs(hdr.kernels) do
+    if not known[k] then return nil, string.format("unknown kernel %q (this pmcsh has %s)", k,
+      table.concat(workloads.names(env), ", ")) end
+  end
+  local ok, err = pcall(workloads.validate, hdr, env, function(k, why)
+    error(string.format("%s %s: %s", k, tostring(hdr[k]), why), 0)
+  end)
+  if not ok then return nil, tostring(err) end
+  return true
 end
 
 -- The events/ files written for another PMU: nothing of one opened is an

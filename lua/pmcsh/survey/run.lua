@@ -9,7 +9,8 @@
 --   {"type":"baseline", "kernel":..., "mbps":..., "times":[...]}
 --   {"type":"run", "kernel":..., "group":i, "mbps":..., "cells":[{key, event, value, ...}]}
 --   {"type":"done"}
-local EINTR = require("pmcsh._sys").EINTR
+local sys = require("pmcsh._sys")
+local EINTR = sys.EINTR
 local metrics = require("pmcsh.metrics")
 local results = require("pmcsh.results")
 local plan = require("pmcsh.survey.plan")
@@ -36,15 +37,16 @@ end
 -- from a kill mid-write, is skipped).  Returns state {header,
 -- baseline[kernel], cells[key][kernel], unopened, runs, done} or nil, message.
 function M.load(path)
-  local records, torn = results.read(path)
+  local records, torn, valid_bytes = results.read(path)
   if not records then return nil, torn end
-  local st = {baseline = {}, baseline2 = {}, cells = {}, unopened = {}, runs = {}, done = false, torn = torn}
+  local st = {baseline = {}, baseline2 = {}, cells = {}, unopened = {}, runs = {}, done = false, torn = torn,
+    valid_bytes = valid_bytes}
   for _, obj in ipairs(records) do
     if obj.type == "header" then
       for _, k in ipairs({"n", "reps", "threads", "started"}) do
         obj[k] = obj[k] and (math.tointeger(obj[k]) or obj[k])
       end
-      local ok, why = workloads.check(obj)
+      local ok, why = plan.check_header(obj)
       if not ok then return nil, string.format("%s (header): %s", path, why) end
       st.header = obj
     elseif obj.type == "unopened" then st.unopened[#st.unopened + 1] = obj
@@ -180,10 +182,12 @@ local function open(o, pmc, stream)
   if o.resume then
     local st, err = M.load(o.resume)
     if not st or st.done then return st, err end
+    local ok, why = plan.check_resume(st.header, stream)
+    if not ok then return nil, string.format("%s (header): %s", o.resume, why) end
     local f
-    f, err = results.append(o.resume)
+    f, err = results.append(o.resume, st.valid_bytes)
     if not f then return nil, err end
-    o.written = true
+    o.written = #st.runs > 0 or next(st.baseline) ~= nil
     return st, f, {}
   end
   local hdr, files, note = plan.header(o, pmc, stream)
@@ -191,7 +195,6 @@ local function open(o, pmc, stream)
   if not o.out then return st, nil, files, note end
   local f, err = results.create(o.out)
   if not f then return nil, err end
-  o.written = true
   return st, f, files, note
 end
 
@@ -232,7 +235,10 @@ local function measure(w, g, hdr, pmc)
   end
   local ok, res, e2, e3 = pcall(w.run, group, reps)
   if group then group:close() end
-  if not ok then return nil, tostring(res), tostring(res):match("interrupted") and EINTR or nil end
+  -- Ctrl-C (the REPL's hook raises it anywhere) is known by the flag, and
+  -- said without the location the hook's error carries
+  if not ok and sys.interrupted() then return nil, "interrupted", EINTR end
+  if not ok then return nil, tostring(res) end
   if not res then return nil, e2, e3 end
   local rec = {type = g and "run" or "baseline", kernel = w.name, times = res.times,
     iterations = res.iterations, work = res.work, warnings = res.warnings}
@@ -304,6 +310,7 @@ function M.run(o)
     add(st, rec)
     if f then ok, err = f:write(rec) end
     if not ok then return stop(nil, err) end
+    o.written = f ~= nil
   end
   if f then ok, err = f:write({type = "done", finished = os.time()}) end
   if not ok then return stop(nil, err) end

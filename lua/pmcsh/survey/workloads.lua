@@ -13,6 +13,7 @@
 -- the survey by adding one entry to ENGINES: its names, what it adds to the
 -- header from the options, and its descriptors.
 local metrics = require("pmcsh.metrics")
+local options = require("pmcsh.options")
 
 local M = {}
 
@@ -76,6 +77,19 @@ local function stream_pairs(k, hdr, get, group, reps)
   return out
 end
 
+-- The arrays the header asks for, checked by the engine before anything is
+-- written (stream.check, the checks of stream.new, allocating nothing):
+-- fail(option, why) for the first refused, n, then threads, then pages.
+function stream_engine.validate(hdr, env, fail)
+  if not env.stream.check then return end
+  local args = {}
+  for _, k in ipairs({"n", "threads", "pages"}) do
+    args[k] = hdr[k]
+    local ok, good, msg = pcall(env.stream.check, args)
+    if not ok then fail(k, good) elseif not good then fail(k, msg) end
+  end
+end
+
 function stream_engine.workloads(hdr, env, names)
   local desc = {}
   for _, d in ipairs(env.stream.kernels()) do desc[d.name] = d end
@@ -131,7 +145,7 @@ function M.parse_chase(spec, chase)
   local orders, names = {}, {}
   for _, o in ipairs(chase.orders()) do orders[o.name] = true; names[#names + 1] = o.name end
   table.sort(names)
-  local parse_size = require("pmcsh.recipe").parse_size
+  local parse_size = options.parse_size
   local sizes = 0
   for part in ((spec or "") .. ":"):gmatch("([^:]*):") do
     if orders[part] then c.order = part
@@ -180,6 +194,11 @@ function chase_engine.check(hdr)
     if k == "chase" and not (hdr.chase and hdr.chase.stride) then
       return nil, "kernel chase without its chain (chase.size and chase.stride)"
     end
+  end
+  if hdr.chase then   -- the chain, checked as chase.chain checks it
+    local c = hdr.chase
+    local ok, why = pcall(require("pmcsh._chase").check, {size = c.size, stride = c.stride, order = c.order})
+    if not ok then return nil, "chase: " .. M.engine_message(why) end
   end
   return true
 end
@@ -262,6 +281,31 @@ function M.configure(opt, hdr, usage, env)
   for _, k in ipairs(hdr.kernels) do
     if not known[k] then
       usage(string.format("unknown kernel %q (kernels: %s)", k, table.concat(names, ", ")))
+    end
+  end
+end
+
+-- An engine's refusal (an argument error's text, or its message) in words:
+-- what is inside "bad argument #1 to 'f' (...)", for display only.
+function M.engine_message(e)
+  e = type(e) == "table" and e.message or tostring(e)
+  return e:match("bad argument #%-?%d+ to '[^']*' %((.*)%)$") or e
+end
+
+-- The engines' own checks of the options the header holds, before anything
+-- is written: fail(option, why) for the first one refused.
+function M.validate(hdr, env, fail)
+  env = env_of(env)
+  local names = {}
+  for _, e in ipairs(ENGINES) do
+    for _, n in ipairs(e.names(env)) do names[n] = e end
+  end
+  local seen = {}
+  for _, k in ipairs(hdr.kernels) do
+    local e = names[k]
+    if e and e.validate and not seen[e] then
+      seen[e] = true
+      e.validate(hdr, env, function(opt, why) fail(opt, M.engine_message(why)) end)
     end
   end
 end
