@@ -9,6 +9,8 @@ local ok_help, help = pcall(require, "pmcsh.help")
 local doc = ok_help and help.doc or function(obj) return obj end
 local text = require("pmcsh.text")
 local gq, datum = text.gnuplot, text.gnuplot_datum
+local read_text = require("pmcsh.machine").read_text
+local sys_stat = require("pmcsh._sys").stat
 
 -- Where gnuplot is, or nil.  PMCSH_GNUPLOT overrides (also "" to disable);
 -- a privileged process (paths.secure) takes neither it nor PATH.
@@ -66,14 +68,6 @@ local function part_name(file)
   return string.format("%s.%s.%d%04d.part", dir or "", base or file, os.time() % 100000, math.random(0, 9999))
 end
 
-local function slurp(path)
-  local f = io.open(path, "r")
-  if not f then return "" end
-  local s = f:read("a") or ""
-  f:close()
-  return s
-end
-
 -- Runs a gnuplot script; tries the fallback terminal when the first is
 -- missing.  Success is gnuplot's exit status 0 and a non-empty picture.
 local function run(script_body, file, height)
@@ -95,11 +89,11 @@ local function run(script_body, file, height)
       return false, "cannot write gnuplot's script: " .. tostring(err)
     end
     ok = os.execute(text.shell(gp) .. " " .. text.shell(sf) .. " 2>" .. text.shell(ef))
-    err = slurp(ef):gsub("%s+$", "")
+    err = read_text(ef) or ""
     os.remove(sf); os.remove(ef)
     if ok ~= true then return false, "gnuplot failed" .. (err ~= "" and ": " .. err or "") end
-    local size = #slurp(part)
-    if size == 0 then
+    local st = sys_stat(part)
+    if not (st and st.size > 0) then
       return false, string.format("gnuplot wrote no picture to '%s'%s", text.inert(file), err ~= "" and ": " .. err or
         " (a full disk, or PMCSH_GNUPLOT naming something that is not gnuplot?)")
     end
