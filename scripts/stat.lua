@@ -534,7 +534,8 @@ end
 
 return {
   description = "count events of a command, cpus or threads, like perf stat (-a, -C, -p, -t, -I, -A, --per-*)",
-  usage = "[-- cmd [args...]]",
+  usage = "[[--] cmd [args...]]",
+  command = true,   -- options end at the command's name, as perf stat's do
   help = [[
   pmcsh stat -e task-clock,page-faults:u,page-faults:k -- dd if=/dev/zero of=/dev/null bs=1M count=100
   pmcsh stat -e task-clock -r 10 -x , -- ls       CSV in perf stat's field order

@@ -1,0 +1,27 @@
+-- Audit 23 of pmcsh stat: each finding, as what must hold.
+local h = require("helpers")
+
+describe("pmcsh stat's options end at the command's name, as perf stat's do", function()
+  it("leaves the command's own options to it", function()
+    -- echo -r 3 prints "-r 3": -r is echo's word, so stat makes one run
+    local r = h.run({"stat", "-x", ",", "-e", "task-clock", "echo", "-r", "3"})
+    assert.are.equal(0, r.code, r.err)
+    assert.are.equal("-r 3\n", r.out)
+    assert.are.equal(1, #h.lines(r.err), r.err)
+    r = h.run({"stat", "-x", ",", "-e", "task-clock", "sh", "-c", "echo hi"})
+    assert.are.equal(0, r.code, r.err)
+    assert.are.equal("hi\n", r.out)
+    -- the command's -h is its own, not a request for stat's help
+    r = h.run({"stat", "-x", ",", "-e", "task-clock", "sh", "-c", "echo $0", "-h"})
+    assert.are.equal(0, r.code, r.err)
+    assert.are.equal("-h\n", r.out)
+  end)
+
+  it("still parses options before the command, and -- still ends them", function()
+    local r = h.run({"stat", "-x", ",", "-r", "2", "-e", "task-clock", "--", "echo", "-e", "x"})
+    assert.are.equal(0, r.code, r.err)
+    assert.are.equal("x\nx\n", r.out)   -- two runs: -r 2 was stat's
+    assert.matches("task%-clock", r.err)
+    assert.are.equal(2, h.run({"stat", "--no-such-option", "true"}).code)
+  end)
+end)
