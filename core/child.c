@@ -149,7 +149,7 @@ void pmc_child_wait(struct pmc_child *c, const struct pmc_child_wait_opts *o, st
 	run_signal = 0;
 	sigaction(SIGTERM, &sa, &old_term);
 	if (got == (ssize_t)sizeof child_errno)
-		st->exec_errno = child_errno;
+		st->exec_errno = child_errno;  /* exit_code as env(1) and the shell give it, below */
 	else if (c->pid || (o && o->until_pid >= 0))
 		watch(c, o, c->pid ? c->pid : (o ? o->until_pid : 0), t0, st);
 	if (st->tick_failed && c->pid)
@@ -171,6 +171,8 @@ void pmc_child_wait(struct pmc_child *c, const struct pmc_child_wait_opts *o, st
 		st->term_signal = WTERMSIG(st->status);
 		st->exit_code = 128 + st->term_signal;
 	}
+	if (st->exec_errno)  /* not found: 127; found but not runnable (EACCES, ENOEXEC, ...): 126 */
+		st->exit_code = st->exec_errno == ENOENT ? 127 : 126;
 	sigaction(SIGTERM, &old_term, NULL);
 	if (pmcsh_interrupted) {  /* handled here: the caller drops its own reaction */
 		st->interrupted = 1;

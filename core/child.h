@@ -29,7 +29,7 @@ struct pmc_child_status {
 	int term_signal;  /* the signal that ended the command, 0 if none */
 	int forwarded;    /* the signal passed on to the command (or that ended a count without one), 0 if none */
 	int interrupted;  /* Ctrl-C was pressed: the flag is cleared, the caller drops its own reaction */
-	int exec_errno;   /* > 0: the command could not be run */
+	int exec_errno;   /* > 0: the command could not be run (exit_code: 127 when not found, else 126) */
 	int tick_failed;  /* a tick asked to stop */
 	struct rusage ru; /* the command's, its waited-for children included */
 	double elapsed_ns;/* from the exec (perf's span), not from the fork */

@@ -481,12 +481,12 @@ local function count(c)
   local runs = {aggs = {}, elapsed = {}, user = {}, sys = {}, status = 0}
   for rep = 1, c.repeats do
     c.prev = nil
-    local r, info, errno = pmc.run{events = c.events, cmd = #c.args > 0 and c.args or nil, targets = c.targets,
+    local r, info, errno, cmd_status = pmc.run{events = c.events, cmd = #c.args > 0 and c.args or nil, targets = c.targets,
       until_pid = #c.args == 0 and c.until_pid or nil,
       interval_ms = c.interval, on_interval = c.interval and function(rr, t) tick(c, rr, t) end or nil}
-    if not r then
+    if not r then   -- a command that cannot run: 127 or 126, as env(1) and nohup exit
       io.stderr:write("pmcsh stat: ", info, "\n")
-      return nil, errno == 2 and 2 or 1
+      return nil, cmd_status or 1
     end
     if c.interval then
       -- the last, partial interval, as perf prints it

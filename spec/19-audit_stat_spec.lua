@@ -25,3 +25,21 @@ describe("pmcsh stat's options end at the command's name, as perf stat's do", fu
     assert.are.equal(2, h.run({"stat", "--no-such-option", "true"}).code)
   end)
 end)
+
+describe("pmcsh stat, a command that cannot run", function()
+  it("exits 127 when it is not found and 126 when it is not runnable, naming it, as env does", function()
+    local r = h.run({"stat", "-e", "task-clock", "--", "pmcsh-no-such-command"})
+    assert.are.equal(127, r.code, r.err)
+    assert.matches("cannot run 'pmcsh%-no%-such%-command': No such file", r.err)
+    -- without -- and with -r: the same
+    assert.are.equal(127, h.run({"stat", "-r", "2", "-e", "task-clock", "pmcsh-no-such-command"}).code)
+    local dir = h.tmpdir()
+    local file = h.write(dir .. "/not-executable", "echo never\n")
+    for _, cmd in ipairs{file, dir} do   -- a file without x, and a folder: found, not runnable
+      r = h.run({"stat", "-e", "task-clock", "--", cmd})
+      assert.are.equal(126, r.code, r.err)
+      assert.matches("cannot run '" .. cmd:gsub("%p", "%%%0") .. "'", r.err)
+    end
+    os.execute("rm -rf " .. h.shquote(dir))
+  end)
+end)
