@@ -198,14 +198,40 @@ local function event_list(opts, cpus)
   return uniq, metrics
 end
 
+-- Where the counts go: every row, header and footer is written through
+-- out:write, so every write is checked; the first failure is kept (err)
+-- and out:close() (a flush for stderr) returns false, message.  What was
+-- written stays: nothing is truncated or removed after a failure.
+local Out = {}
+Out.__index = Out
+
+function Out:write(...)
+  local ok, msg = self.f:write(...)
+  if not ok and not self.err then self.err = msg end
+end
+
+function Out:flush()
+  local ok, msg = self.f:flush()
+  if not ok and not self.err then self.err = msg end
+end
+
+function Out:close()
+  local ok, msg
+  if self.f == io.stderr then ok, msg = self.f:flush() else ok, msg = self.f:close() end
+  if not ok and not self.err then self.err = msg end
+  if self.err then return false, string.format("cannot write %s: %s", self.name, self.err) end
+  return true
+end
+
 -- The file of -o, opened before the run, as perf does: a bad path costs no
 -- run.  stderr without -o; nil, message when it cannot be opened.
 local function open_output(opts)
-  if not opts.output then return io.stderr end
+  if not opts.output then return setmetatable({f = io.stderr, name = "the counts to stderr"}, Out) end
   local f, msg = io.open(opts.output, opts.append and "a" or "w")
   if not f then return nil, msg end
-  f:write(string.format("# started on %s\n\n", os.date("%a %b %e %H:%M:%S %Y")))
-  return f
+  local out = setmetatable({f = f, name = opts.output}, Out)
+  out:write(string.format("# started on %s\n\n", os.date("%a %b %e %H:%M:%S %Y")))
+  return out
 end
 
 -- As perf stat: an event this machine cannot count on the target is a
@@ -579,11 +605,13 @@ cannot count is a <not supported> row and the run goes on.]],
     if not c.out then return nil, msg end
     local ok, runs
     ok, status = probe_events(c)
-    if not ok then return status end
-    place_targets(c)
-    runs, status = count(c)
-    if runs and not c.interval then print_summary(c, runs) end
-    if c.out ~= io.stderr then c.out:close() end
+    if ok then
+      place_targets(c)
+      runs, status = count(c)
+      if runs and not c.interval then print_summary(c, runs) end
+    end
+    local written, werr = c.out:close()
+    if not written then return nil, werr end   -- the counts are lost: exit 1, whatever the command's status
     return runs and runs.status or status
   end,
 }

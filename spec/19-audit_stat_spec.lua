@@ -43,3 +43,27 @@ describe("pmcsh stat, a command that cannot run", function()
     os.execute("rm -rf " .. h.shquote(dir))
   end)
 end)
+
+describe("pmcsh stat -o FILE, a file that cannot take the counts", function()
+  it("says so, naming the file, and exits 1 in every format (/dev/full)", function()
+    local f = io.open("/dev/full", "w")
+    if not h.need(f, "no /dev/full here") then return end
+    f:close()
+    for _, extra in ipairs{{}, {"--append"}, {"-I", "100"}, {"-x", ","}, {"-j"}, {"-r", "2"}} do
+      local a = {"stat", "-o", "/dev/full"}
+      table.move(extra, 1, #extra, #a + 1, a)
+      table.move({"-e", "task-clock", "--", "sleep", "0.15"}, 1, 6, #a + 1, a)
+      local r = h.run(a)
+      local what = table.concat(extra, " ")
+      assert.are.equal(1, r.code, what .. ": " .. r.err)
+      assert.matches("cannot write /dev/full: No space left on device", r.err, nil, true)
+    end
+  end)
+
+  it("keeps the command's status when the file takes the counts", function()
+    local f = h.tmpdir() .. "/counts"
+    local r = h.run({"stat", "-o", f, "-e", "task-clock", "--", "sh", "-c", "exit 3"})
+    assert.are.equal(3, r.code, r.err)
+    assert.matches("task%-clock", h.slurp(f))
+  end)
+end)
