@@ -101,10 +101,12 @@ local function usage(msg) error(require("pmcsh.recipe").usage("stat: " .. msg), 
 -- events, counted, scale, unit_of, metrics) and where each instance
 -- counted (place, targets); prev and printed carry -I from tick to tick.
 
--- -p and -t: the threads to count (all of a process's) into c.tids, the
--- first process into c.until_pid.  nil, status, message when one is gone.
+-- -p and -t: the threads to count (all of a process's) into c.tids, each
+-- thread once (-p P,P, or -p P -t P, names P's threads once), the first
+-- process into c.until_pid.  nil, status, message when one is gone.
 local function read_ids(opts, c)
   local topo = require("pmcsh.machine")
+  local seen = {}
   for _, o in ipairs{{"pid", "process id"}, {"tid", "thread id"}} do
     local v = opts[o[1]]
     if v then
@@ -120,7 +122,9 @@ local function read_ids(opts, c)
         elseif not io.open("/proc/" .. n .. "/comm") then
           io.stderr:write("pmcsh stat: no thread ", n, "\n"); return nil, 1
         end
-        for _, t in ipairs(list) do c.tids[#c.tids + 1] = t end
+        for _, t in ipairs(list) do
+          if not seen[t] then seen[t] = true; c.tids[#c.tids + 1] = t end
+        end
       end
       c.what = string.format("%s '%s'", o[2], v)
     end

@@ -67,3 +67,61 @@ describe("pmcsh stat -o FILE, a file that cannot take the counts", function()
     assert.matches("task%-clock", h.slurp(f))
   end)
 end)
+
+describe("target lists name each target once", function()
+  local busy
+  before_each(function()
+    local p = io.popen("sh -c 'while :; do :; done' >/dev/null 2>&1 & echo $!")
+    busy = p:read("l")
+    p:close()
+  end)
+  after_each(function() os.execute("kill " .. busy .. " 2>/dev/null") end)
+
+  -- the spinner's time on a cpu while stat counts it, from the kernel's
+  -- own account (/proc/PID/schedstat, ns) read before and after: a thread
+  -- counted twice reads twice that (603.89 ms over 0.3 s before), whatever
+  -- share of a cpu the spinner gets on a busy machine
+  local function on_cpu() return tonumber(h.slurp("/proc/" .. busy .. "/schedstat"):match("^(%d+)")) end
+  local function rows_and_ratio(args)
+    local a = {"stat", "-x", ",", "-e", "task-clock"}
+    table.move(args, 1, #args, #a + 1, a)
+    table.move({"--", "sleep", "0.3"}, 1, 3, #a + 1, a)
+    local t0 = on_cpu()
+    local r = h.run(a)
+    local spent = on_cpu() - t0
+    assert.are.equal(0, r.code, r.err)
+    local rows, ms = h.lines(r.err), 0
+    for _, l in ipairs(rows) do ms = ms + tonumber(l:match("([%d.]+),msec,task%-clock")) end
+    return rows, ms * 1e6 / spent, r.err
+  end
+
+  it("counts a thread once under -p P,P, -t P,P and -p P -t P", function()
+    if not h.need(on_cpu(), "no /proc/PID/schedstat here") then return end
+    for _, args in ipairs{{"-p", busy .. "," .. busy}, {"-t", busy .. "," .. busy}, {"-p", busy, "-t", busy}} do
+      local rows, ratio, err = rows_and_ratio(args)
+      assert.are.equal(1, #rows, err)
+      -- the count's window lies inside the two reads: at most the time
+      -- spent, plus 10% for the reads' own granularity
+      assert.is_true(ratio <= 1.1, table.concat(args, " ") .. string.format(": %.2f of its time; ", ratio) .. err)
+      table.insert(args, "--per-thread")   -- and one row per thread
+      rows, ratio, err = rows_and_ratio(args)
+      assert.are.equal(1, #rows, err)
+      assert.is_true(ratio <= 1.1, table.concat(args, " ") .. string.format(": %.2f of its time; ", ratio) .. err)
+    end
+  end)
+
+  it("counts a cpu once in pmc.group's cpus list, and -C 0,0 once", function()
+    local ok, why = h.can_count_cpu_wide()
+    if not h.need(ok, why) then return end
+    local pmc = require("pmcsh.pmc")
+    local g = assert(pmc.group({"cpu-clock"}, {cpus = {0, 0, 0}}))
+    local r = assert(g:measure(require("pmcsh._sys").sleep, 0.2))
+    g:close()
+    assert.are.equal(1, #r[1].cpus)
+    -- cpu-clock of one cpu over 0.2 s: 0.2 s, within 30% for the edges
+    assert.is_true(r[1].value <= 0.2e9 * 1.3, tostring(r[1].value))
+    local r = h.run({"stat", "-x", ",", "-C", "0,0", "-A", "-e", "cpu-clock", "--", "true"})
+    assert.are.equal(0, r.code, r.err)
+    assert.are.equal(1, #h.lines(r.err), r.err)
+  end)
+end)

@@ -32,7 +32,7 @@ pmc.group{ev, ...[, pid=, cpus={...}, inherit=, pinned=]} -> group | nil, msg, e
 Opens the events as perf groups, one per PMU (events of different PMUs become
 sibling groups transparently), disabled.  Targets: the calling thread
 (default), pid=N (a thread or process), cpus={0,1} (cpu-wide, needs
-privileges).  Uncore PMUs (with a cpumask in sysfs) open on the cpus of their
+privileges; a cpu named twice is counted once).  Uncore PMUs (with a cpumask in sysfs) open on the cpus of their
 cpumask.  Event names: libpfm4 (INST_RETIRED:ANY_P:u, perf::PAGE-FAULTS:k),
 perf's generic names (cycles, task-clock, page-faults:u), raw r01c0, sysfs
 pmu/event/ and pmu/k=v,.../ (msr/tsc/).
