@@ -241,10 +241,25 @@ static int resolve_pfm(const char *name, struct pmc_event *ev, char *msg, size_t
 		}
 		return -EINVAL;
 	}
-	ev->attr = a;
-	ev->pfm_idx = arg.idx;
 	snprintf(ev->canon, sizeof ev->canon, "%s", fstr ? fstr : name);
 	free(fstr);
+	if (a.sample_period || a.freq) {
+		/* libpfm4's period= and freq= (one union in the attr, with the
+		 * freq bit) make the kernel sample: a count that interrupts
+		 * itself every period, ten times the cost of the count alone */
+		const char *at = name, *attr = NULL;
+		while ((at = strchr(at, ':')) && !attr) {
+			at++;
+			if (!strncmp(at, "period", 6) || !strncmp(at, "freq", 4))
+				attr = at;
+		}
+		int n = attr ? (int)strcspn(attr, ":") : 0;
+		snprintf(msg, len, "event '%s': '%.*s' asks the kernel to sample, and pmcsh counts (it never samples); "
+			 "leave out :%.*s", name, n, attr ? attr : "", n, attr ? attr : "");
+		return -EINVAL;
+	}
+	ev->attr = a;
+	ev->pfm_idx = arg.idx;
 	pfm_event_info_t info = {.size = sizeof(info)};
 	pfm_pmu_info_t pinfo = {.size = sizeof(pinfo)};
 	if (pfm_get_event_info(arg.idx, PFM_OS_PERF_EVENT_EXT, &info) == PFM_SUCCESS &&
@@ -311,6 +326,24 @@ int pmc_resolve(const char *name, struct pmc_event *ev, char *msg, size_t len)
 		}
 	}
 	r = resolve_pfm(name, ev, msg, len);
+	if (r == -EINVAL) {
+		/* perf's modifier string (":uk", ":h", ":G"), which libpfm4 reads
+		 * as one attribute it lacks: the event without it, then the
+		 * modifiers as perf sets them.  ":u" or ":k" alone libpfm4 takes. */
+		char bare[PMC_NAME_MAX];
+		snprintf(bare, sizeof bare, "%s", name);
+		char *last = strrchr(bare, ':');
+		if (last && last > bare && last[-1] != ':' && is_modstr(last + 1)) {
+			char pmsg[PMC_ERR_MAX];
+			*last = 0;
+			if (resolve_pfm(bare, ev, pmsg, sizeof pmsg) == 0) {
+				parse_mods(last + 1, &ev->attr);
+				size_t cl = strlen(ev->canon);
+				snprintf(ev->canon + cl, sizeof ev->canon - cl, ":%s", last + 1);
+				r = 0;
+			}
+		}
+	}
 	if (r == -ENOENT)
 		unknown_msg(name, msg, len);
 done:

@@ -182,7 +182,9 @@ local function event_list(opts, cpus)
     if body and mod ~= "" and not mod:match("^:[ukhGH]+$") then
       usage(string.format("bad group modifier in '%s' (write {a,b}:u)", item))
     end
-    for _, name in ipairs(recipe.split_list(body or item)) do   -- pmu/a=1,b=2/ stays whole
+    local names = recipe.split_list(body or item)   -- pmu/a=1,b=2/ stays whole
+    if #names == 0 then usage(string.format("no events in the group '%s' (write {a,b})", item)) end
+    for _, name in ipairs(names) do
       if name:find("[{}]") then usage(string.format("bad group syntax in '%s' (write {a,b})", item)) end
       all[#all + 1] = name .. (mod or "")
     end
@@ -248,7 +250,9 @@ local function probe_events(c)
   for _, name in ipairs(c.all) do
     local g, msg, errno = pmc.group({name}, probe_target)
     if g then g:close(); c.events[#c.events + 1] = name; c.idx[name] = #c.events
-    elseif not pmc.info(name) then io.stderr:write("pmcsh stat: ", msg, "\n"); return nil, errno == 2 and 2 or 1 end
+    elseif not pmc.info(name) then   -- a name that does not resolve: the user's words, a usage error
+      io.stderr:write("pmcsh stat: ", msg, "\n"); return nil, 2
+    end
   end
   c.counted = #c.events > 0
   if not c.counted then c.events = {"task-clock"} end  -- counted for the run, not shown

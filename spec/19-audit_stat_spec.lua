@@ -125,3 +125,58 @@ describe("target lists name each target once", function()
     assert.are.equal(1, #h.lines(r.err), r.err)
   end)
 end)
+
+describe("event names as perf reads them, in stat and pmc", function()
+  local pmc = require("pmcsh.pmc")
+
+  it("takes the modifier :uk (user and kernel) and its orders, as perf does", function()
+    for _, name in ipairs{"task-clock:uk", "task-clock:ku", "page-faults:uk"} do
+      local i = assert(pmc.info(name))
+      assert.is_false(i.exclude_user, name)
+      assert.is_false(i.exclude_kernel, name)
+    end
+    local i = assert(pmc.info("page-faults:h"))
+    assert.is_true(i.exclude_user and i.exclude_kernel)
+    assert.is_false(i.exclude_hv)
+    local r = h.run({"stat", "-x", ",", "-e", "page-faults:uk", "--", "true"})
+    assert.are.equal(0, r.code, r.err)
+    assert.matches("^%d+,,page%-faults:uk,", r.err)
+  end)
+
+  it("refuses a sysfs term without a value, a bare name and a negative value, naming the term", function()
+    for name, why in pairs{
+      ["msr/event=/"] = "bad value '' for term 'event' of msr: the value is missing",
+      ["msr/event=-1/"] = "bad value '%-1' for term 'event' of msr",
+      ["msr/name/"] = "term 'name' of msr needs a value",
+    } do
+      local ok, msg, errno = pmc.info(name)
+      assert.is_nil(ok, name)
+      assert.matches(why, msg)
+      assert.are.equal(22, errno)
+      local r = h.run({"stat", "-e", name, "--", "true"})
+      assert.are.equal(2, r.code, name .. ": " .. r.err)
+      assert.matches(why, r.err)
+    end
+  end)
+
+  it("refuses an empty group {} as a usage error, not the default events", function()
+    for _, e in ipairs{"{}", "{,}", "{}:u"} do
+      local r = h.run({"stat", "-e", e, "--", "true"})
+      assert.are.equal(2, r.code, e .. ": " .. r.err)
+      assert.matches("no events in the group '" .. e:gsub("%p", "%%%0") .. "'", r.err)
+      assert.not_matches("context%-switches", r.err)
+    end
+  end)
+
+  it("refuses libpfm4's sampling attributes (period=, freq=): pmcsh counts", function()
+    for _, name in ipairs{"task-clock:period=1", "task-clock:freq=100", "page-faults:u:period=10"} do
+      local ok, msg = pmc.group{name}
+      assert.is_nil(ok, name)
+      local attr = name:match(":([pf]%a+=%d+)$")
+      assert.matches("'" .. attr .. "' asks the kernel to sample", msg)
+      local r = h.run({"stat", "-e", name, "--", "true"})
+      assert.are.equal(2, r.code, r.err)
+      assert.matches(attr, r.err)
+    end
+  end)
+end)
