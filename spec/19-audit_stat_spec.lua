@@ -180,3 +180,48 @@ describe("event names as perf reads them, in stat and pmc", function()
     end
   end)
 end)
+
+describe("pmcsh stat and the signals that reach it while the command runs", function()
+  -- pmcsh stat in the background; once its command runs, the signal; then
+  -- its status, its stderr and whether the command's pid is still there
+  local function signalled(sig, cmd)
+    local dir = h.tmpdir()
+    local script = string.format([[
+ulimit -c 0
+%s stat -x , -e task-clock -- %s 2>%s/err & p=$!
+c=; i=0
+while [ -z "$c" ] && [ $i -lt 100 ]; do sleep 0.05; c=$(cat /proc/$p/task/$p/children 2>/dev/null); i=$((i+1)); done
+sleep 0.2
+kill -%s $p
+wait $p
+echo "$? $c"]], h.shquote(h.exe), cmd, dir, sig)
+    local p = io.popen(script)
+    local code, child = p:read("a"):match("(%d+)%s+(%d+)")
+    p:close()
+    local err = h.slurp(dir .. "/err")
+    os.execute("rm -rf " .. h.shquote(dir))
+    local alive = child and io.open("/proc/" .. child .. "/stat") ~= nil
+    if alive then os.execute("kill -9 " .. child) end
+    return tonumber(code), err, alive, child
+  end
+
+  local SIGNUM = {HUP = 1, QUIT = 3, USR1 = 10, TERM = 15}
+  for _, sig in ipairs{"HUP", "QUIT", "USR1", "TERM"} do
+    it("passes SIG" .. sig .. " on to the command, prints the counts and exits as it ended (128 + signal)", function()
+      local code, err, alive, child = signalled(sig, "sleep 5")
+      assert.is_truthy(child, "the command never started: " .. err)
+      assert.is_false(alive, "the command was left running")
+      assert.are.equal(128 + SIGNUM[sig], code, err)
+      assert.matches("^[%d.]+,msec,task%-clock,", err)
+    end)
+  end
+
+  it("lets a command that handles SIGUSR1 go on, and exits with its status", function()
+    local code, err, alive = signalled("USR1",
+      [['sh' '-c' 'trap "echo usr1 >&2" USR1; i=0; while [ $i -lt 20 ]; do sleep 0.05; i=$((i+1)); done; exit 5']])
+    assert.is_false(alive)
+    assert.are.equal(5, code, err)
+    assert.matches("usr1\n", err)
+    assert.matches("task%-clock", err)
+  end)
+end)
