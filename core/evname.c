@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/resource.h>
 #include <perfmon/pfmlib_perf_event.h>
 
 /* ---- libpfm4 ------------------------------------------------------------ */
@@ -358,70 +357,6 @@ done:
 	}
 	return r;
 }
-
-void pmc_open_strerror(const struct pmc_event *ev, int err, char *msg, size_t len)
-{
-	if (ev->needs_cpu_pmu && !pmc_have_cpu_pmu() &&
-	    (err == ENOENT || err == EOPNOTSUPP || err == ENODEV || err == EINVAL)) {
-		snprintf(msg, len, "cannot count %s: no hardware PMU is exposed on this machine (%s has no cpu PMU; "
-			 "a VM without PMU passthrough?); software events (task-clock, page-faults, ...) and "
-			 "msr/tsc/ still work", ev->name, SYSFS_PMUS);
-		return;
-	}
-	switch (err) {
-	case EACCES:
-	case EPERM: {
-		int p = pmc_paranoid();
-		const char *allows =
-			p >= 3 ? "no perf_event_open at all without CAP_PERFMON (a Debian setting)" :
-			p == 2 ? "user-space-only counting (:u) of your own processes" :
-			p == 1 ? "user and kernel counting of your own processes, no cpu-wide counting" :
-			p == 0 ? "cpu-wide counting, no raw tracepoints" : "everything";
-		if (p <= -1 && p > -100) {  /* not the sysctl: a security module or seccomp said no */
-			snprintf(msg, len, "permission denied opening %s, although kernel.perf_event_paranoid is %d (%s): "
-				 "a security module (SELinux, AppArmor) or a seccomp filter refuses perf_event_open here",
-				 ev->name, p, allows);
-			return;
-		}
-		/* :u helps only at 2, for an event that still counts the kernel, on a
-		 * PMU that filters by privilege (the cpu PMU and the software events) */
-		int user_only = ev->attr.exclude_kernel && ev->attr.exclude_hv;
-		int filters = ev->needs_cpu_pmu || ev->attr.type == PERF_TYPE_SOFTWARE;
-		char base[PMC_NAME_MAX], hint[PMC_NAME_MAX + 64] = "";
-		snprintf(base, sizeof base, "%s", ev->name);
-		char *c = strrchr(base, ':');
-		if (c && c > base && c[-1] != ':' && is_modstr(c + 1))
-			*c = 0;
-		if (p == 2 && !user_only && filters)
-			snprintf(hint, sizeof hint, "count user space only (%s:u), or ", base);
-		snprintf(msg, len, "permission denied opening %s: kernel.perf_event_paranoid is %d, which allows %s; "
-			 "%srun as root / with CAP_PERFMON, or lower it (sysctl kernel.perf_event_paranoid=%s)",
-			 ev->name, p, allows, hint, p >= 2 ? "1 for kernel counting, 0 for cpu-wide" : "0, for cpu-wide");
-		return;
-	}
-	case EMFILE:
-	case ENFILE: {
-		struct rlimit rl;
-		getrlimit(RLIMIT_NOFILE, &rl);
-		snprintf(msg, len, "too many open files opening %s: each event holds one descriptor (limit %llu); "
-			 "close groups you no longer need (g:close()) or raise the limit (ulimit -n)", ev->name,
-			 (unsigned long long)rl.rlim_cur);
-		return;
-	}
-	case ENOENT:
-	case EOPNOTSUPP:
-	case ENODEV:
-		snprintf(msg, len, "cannot count %s on this machine: the %s PMU does not support it (%s)", ev->name,
-			 ev->pmu, strerror(err));
-		return;
-	case ESRCH:
-		snprintf(msg, len, "cannot count %s: no such process", ev->name);
-		return;
-	default:
-		snprintf(msg, len, "cannot open %s (%s): %s", ev->name, ev->canon, strerror(err));
-	}
-}
-
 
 /* ---- listing and info ------------------------------------------------------ */
 

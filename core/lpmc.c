@@ -157,7 +157,7 @@ int lpmc_group_open(lua_State *L, struct lgroup *lg, const struct pmc_target *t,
 				 "not %s as well (fewer counters than events); split it into smaller groups",
 				 pos, lg->ev[bad].name);
 		else
-			pmc_open_strerror(&lg->ev[bad >= 0 ? bad : 0], -r, msg, PMC_ERR_MAX);
+			pmc_open_strerror(&lg->ev[bad >= 0 ? bad : 0], t, -r, msg, PMC_ERR_MAX);
 		return r;
 	}
 	lg->target = *t;

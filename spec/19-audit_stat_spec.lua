@@ -225,3 +225,76 @@ echo "$? $c"]], h.shquote(h.exe), cmd, dir, sig)
     assert.matches("task%-clock", err)
   end)
 end)
+
+-- Refusals as a user without privileges: root drops to nobody with setpriv.
+local NOBODY = "cd / && setpriv --reuid=65534 --regid=65534 --clear-groups"
+local function paranoid() return tonumber(h.slurp("/proc/sys/kernel/perf_event_paranoid")) end
+local function can_drop()
+  return h.is_root() and h.have("setpriv"), "needs root (to drop to nobody) and setpriv"
+end
+
+describe("pmcsh stat refused by perf_event_paranoid, as perf stat", function()
+  it("names the user's own event as typed, never a stand-in", function()
+    if not h.need(can_drop()) then return end
+    if not h.need(paranoid() >= 1, "perf_event_paranoid < 1 lets nobody count cpu-wide") then return end
+    local r = h.run({"stat", "-e", "task-clock:u", "-a", "--", "true"}, {env = NOBODY})
+    assert.are.equal(1, r.code, r.err)
+    assert.matches("permission denied opening task%-clock:u", r.err)
+    assert.matches("whole cpus", r.err)
+    assert.not_matches("count user space only", r.err)
+  end)
+
+  it("counts the default events in user space at paranoid 2, named ev:u as perf names them", function()
+    if not h.need(can_drop()) then return end
+    if not h.need(paranoid() == 2, "perf_event_paranoid is not 2 here") then return end
+    local r = h.run({"stat", "-x", ",", "--", "true"}, {env = NOBODY})
+    assert.are.equal(0, r.code, r.err)
+    local names = {}
+    for _, l in ipairs(h.lines(r.err)) do names[#names + 1] = h.fields(l, ",")[3] end
+    assert.are.equal("task-clock:u", names[1], r.err)
+    assert.are.equal("page-faults:u", names[4], r.err)
+    -- 'true' touches a few dozen pages of its own in user space (not 0, not millions)
+    local faults = tonumber(h.fields(h.lines(r.err)[4], ",")[1])
+    assert.is_true(faults and faults > 0 and faults < 10000, r.err)
+    -- an event typed as :k is the user's choice: refused, not changed
+    r = h.run({"stat", "-e", "page-faults:k", "--", "true"}, {env = NOBODY})
+    assert.are.equal(1, r.code, r.err)
+    assert.matches("permission denied opening page%-faults:k", r.err)
+  end)
+end)
+
+describe("permission messages say what the kernel refused here", function()
+  it("blames another user's process on the right to trace it, not on paranoid or a security module", function()
+    if not h.need(can_drop()) then return end
+    -- process 1 is root's: nobody may not count it at any perf_event_paranoid
+    local r = h.run({"stat", "-e", "task-clock:u", "-p", "1", "--", "true"}, {env = NOBODY})
+    assert.are.equal(1, r.code, r.err)
+    assert.matches("on process 1: it belongs to uid 0 and you are uid 65534", r.err)
+    assert.matches("trace", r.err)
+    assert.not_matches("security module", r.err)
+    assert.not_matches("perf_event_paranoid=", r.err)
+  end)
+
+  it("describes paranoid 3 as this kernel enforces it (measured: does :u count?)", function()
+    if not h.need(can_drop()) then return end
+    local was = paranoid()
+    local function set(v)
+      local f = assert(io.open("/proc/sys/kernel/perf_event_paranoid", "w"))
+      f:write(tostring(v)); f:close()
+    end
+    local counts, r
+    finally(function() set(was) end)
+    set(3)
+    counts = h.run({"-e", "print(pmc.group{'task-clock:u'} ~= nil)"}, {env = NOBODY}).out == "true\n"
+    r = h.run({"stat", "-e", "task-clock:u", "-a", "--", "true"}, {env = NOBODY})
+    set(was)
+    assert.are.equal(1, r.code, r.err)
+    if counts then   -- upstream: 3 is 2, and :u of one's own processes counts
+      assert.not_matches("no perf_event_open at all", r.err)
+      assert.matches("3 %(which this kernel treats as 2%)", r.err)
+      assert.matches("whole cpus", r.err)
+    else             -- Debian's patch: nothing unprivileged opens
+      assert.matches("enforces as no perf_event_open at all", r.err)
+    end
+  end)
+end)
