@@ -12,15 +12,26 @@
 #include <stdio.h>
 #include <string.h>
 #include <poll.h>
+#include <time.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* SIGTERM while a counted command runs: forwarded to it (pmc_child_wait). */
-static volatile sig_atomic_t run_signal;
+/* The signals that reach pmcsh while a counted command runs, passed on to
+ * it as they come (perf stat's way: the counts are still printed).  HUP,
+ * QUIT and TERM end the count, as Ctrl-C does (the interrupt flag, sent
+ * once: the terminal sends it to the command too); USR1 and USR2 only
+ * reach the command (dd prints its progress and goes on), which decides
+ * by how it ends.  Without a command, any of them ends the count. */
+static const int passed_on[] = {SIGHUP, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2};
+#define NPASSED (sizeof passed_on / sizeof passed_on[0])
+static volatile sig_atomic_t arrived[NPASSED];
+
 static void on_run_signal(int sig)
 {
-	run_signal = sig;
+	for (size_t i = 0; i < NPASSED; i++)
+		if (passed_on[i] == sig)
+			arrived[i] = 1;
 }
 
 int pmc_child_spawn(struct pmc_child *c, char *const argv[], char *msg, size_t len)
@@ -73,17 +84,38 @@ void pmc_child_abandon(struct pmc_child *c)
 	waitpid(c->pid, NULL, 0);
 }
 
-/* The signal that reached us while waiting, if any: SIGTERM, or SIGINT
- * for Ctrl-C (the interrupt flag). */
-static int pending_signal(void)
+/* Passes the signals that arrived since the last call to the command
+ * (alive: not yet reaped, so c->pid is still its pid), and notes in
+ * st->forwarded one that ends the count.  Returns 1 when the count without
+ * a command must end. */
+static int pass_signals(struct pmc_child *c, int alive, int *int_sent, struct pmc_child_status *st)
 {
-	return run_signal ? (int)run_signal : pmcsh_interrupted ? SIGINT : 0;
+	int end = 0;
+	for (size_t i = 0; i < NPASSED; i++) {
+		if (!arrived[i])
+			continue;
+		arrived[i] = 0;
+		int sig = passed_on[i];
+		if (c->pid && alive)
+			kill(c->pid, sig);
+		if (!c->pid || (sig != SIGUSR1 && sig != SIGUSR2))
+			st->forwarded = sig;
+		end |= !c->pid;
+	}
+	if (pmcsh_interrupted && !*int_sent) {
+		*int_sent = 1;
+		if (c->pid && alive)
+			kill(c->pid, SIGINT);
+		st->forwarded = SIGINT;
+		end |= !c->pid;
+	}
+	return end;
 }
 
 /* Polls the pidfd of the process whose end ends the count (none: only a
  * signal ends it), with the interval ticks as its timeout. */
 static void watch(struct pmc_child *c, const struct pmc_child_wait_opts *o, pid_t watched, double t0,
-		  struct pmc_child_status *st)
+		  const sigset_t *open_mask, int *int_sent, struct pmc_child_status *st)
 {
 	int pfd = watched > 0 ? (int)syscall(SYS_pidfd_open, watched, 0) : -1;
 	if (watched > 0 && pfd < 0)
@@ -91,13 +123,19 @@ static void watch(struct pmc_child *c, const struct pmc_child_wait_opts *o, pid_
 	int ticking = o && o->interval_ms > 0 && o->tick;
 	double next = t0 + (double)(ticking ? o->interval_ms : 0) * 1e6;
 	for (;;) {
-		int timeout = -1;
+		struct timespec ts, *timeout = NULL;
 		if (ticking) {
-			double left = (next - mono_ns()) / 1e6;
-			timeout = left > 0 ? (int)left + 1 : 0;
+			double left = next - mono_ns();
+			if (left < 0)
+				left = 0;
+			ts.tv_sec = (time_t)(left / 1e9);
+			ts.tv_nsec = (long)(left - (double)ts.tv_sec * 1e9);
+			timeout = &ts;
 		}
 		struct pollfd p = {.fd = pfd, .events = POLLIN};
-		int k = poll(&p, pfd >= 0 ? 1 : 0, timeout);
+		/* the passed-on signals are blocked but here: none is lost
+		 * between a check and the wait */
+		int k = ppoll(&p, pfd >= 0 ? 1 : 0, timeout, open_mask);
 		if (k > 0)
 			break;  /* the watched process ended */
 		if (k == 0) {
@@ -110,15 +148,8 @@ static void watch(struct pmc_child *c, const struct pmc_child_wait_opts *o, pid_
 		}
 		if (errno != EINTR)
 			break;
-		int sig = pending_signal();
-		if (sig && !c->pid) {
-			st->forwarded = sig;
+		if (pass_signals(c, 1, int_sent, st))
 			break;
-		}
-		if (sig && !st->forwarded) {
-			kill(c->pid, sig);
-			st->forwarded = sig;
-		}
 	}
 	if (pfd >= 0)
 		close(pfd);
@@ -129,6 +160,22 @@ void pmc_child_wait(struct pmc_child *c, const struct pmc_child_wait_opts *o, st
 	memset(st, 0, sizeof *st);
 	int child_errno = 0;
 	ssize_t got = 0;
+	/* the passed-on signals are caught before the command is let go,
+	 * and blocked outside the waits */
+	struct sigaction sa, old_act[NPASSED];
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_run_signal;
+	sigemptyset(&sa.sa_mask);
+	sigset_t block, open_mask;
+	sigemptyset(&block);
+	for (size_t i = 0; i < NPASSED; i++) {
+		arrived[i] = 0;
+		sigaddset(&block, passed_on[i]);
+	}
+	sigprocmask(SIG_BLOCK, &block, &open_mask);
+	for (size_t i = 0; i < NPASSED; i++)
+		sigaction(passed_on[i], &sa, &old_act[i]);
+	int int_sent = 0;
 	/* perf stat's span: from releasing the command (its exec and loader
 	 * included) to its end.  Timed from the exec seen here instead, a
 	 * parent woken late (an idle vCPU) measured 20 us for a 1.4 ms ls. */
@@ -140,29 +187,26 @@ void pmc_child_wait(struct pmc_child *c, const struct pmc_child_wait_opts *o, st
 		got = w == 1 ? read(c->ex, &child_errno, sizeof child_errno) : 0;
 		close(c->ex);
 	}
-	/* as perf stat: Ctrl-C or SIGTERM while the command runs goes to the
-	 * command too, and its counts are still reported */
-	struct sigaction sa, old_term;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_run_signal;
-	sigemptyset(&sa.sa_mask);
-	run_signal = 0;
-	sigaction(SIGTERM, &sa, &old_term);
 	if (got == (ssize_t)sizeof child_errno)
-		st->exec_errno = child_errno;
+		st->exec_errno = child_errno;  /* exit_code as env(1) and the shell give it, below */
 	else if (c->pid || (o && o->until_pid >= 0))
-		watch(c, o, c->pid ? c->pid : (o ? o->until_pid : 0), t0, st);
+		watch(c, o, c->pid ? c->pid : (o ? o->until_pid : 0), t0, &open_mask, &int_sent, st);
 	if (st->tick_failed && c->pid)
 		kill(c->pid, SIGTERM);
-	while (c->pid && wait4(c->pid, &st->status, 0, &st->ru) < 0) {
-		if (errno != EINTR)
+	/* the command ended (or there is no pidfd): signals open again, so a
+	 * wait4 that still waits is interrupted and passes them on */
+	sigprocmask(SIG_SETMASK, &open_mask, NULL);
+	int reaped = 0;
+	while (c->pid && !reaped) {
+		if (wait4(c->pid, &st->status, 0, &st->ru) >= 0)
+			reaped = 1;
+		else if (errno != EINTR)
 			break;
-		int sig = pending_signal();
-		if (sig && !st->forwarded) {
-			kill(c->pid, sig);
-			st->forwarded = sig;
-		}
+		pass_signals(c, !reaped, &int_sent, st);
 	}
+	pass_signals(c, 0, &int_sent, st);  /* what came last: noted, the command is gone */
+	for (size_t i = 0; i < NPASSED; i++)
+		sigaction(passed_on[i], &old_act[i], NULL);
 	st->elapsed_ns = mono_ns() - t0;
 	st->exit_code = -1;
 	if (c->pid && WIFEXITED(st->status))
@@ -171,7 +215,8 @@ void pmc_child_wait(struct pmc_child *c, const struct pmc_child_wait_opts *o, st
 		st->term_signal = WTERMSIG(st->status);
 		st->exit_code = 128 + st->term_signal;
 	}
-	sigaction(SIGTERM, &old_term, NULL);
+	if (st->exec_errno)  /* not found: 127; found but not runnable (EACCES, ENOEXEC, ...): 126 */
+		st->exit_code = st->exec_errno == ENOENT ? 127 : 126;
 	if (pmcsh_interrupted) {  /* handled here: the caller drops its own reaction */
 		st->interrupted = 1;
 		pmcsh_interrupted = 0;

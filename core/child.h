@@ -2,6 +2,8 @@
  * its counters are opened on it, then let go and waited for, Ctrl-C and
  * SIGTERM passed on to it as perf stat does; or, with no command, a count
  * that lasts until a watched process ends or a signal (perf stat -a/-p).
+ * SIGHUP, SIGQUIT, SIGTERM, SIGUSR1 and SIGUSR2 that reach pmcsh meanwhile
+ * are passed on to the command as they come.
  * Ticks every interval (perf stat -I) through a callback.  Pure C: never
  * prints, never exits (the child alone calls _exit). */
 #ifndef PMCSH_CHILD_H
@@ -29,7 +31,7 @@ struct pmc_child_status {
 	int term_signal;  /* the signal that ended the command, 0 if none */
 	int forwarded;    /* the signal passed on to the command (or that ended a count without one), 0 if none */
 	int interrupted;  /* Ctrl-C was pressed: the flag is cleared, the caller drops its own reaction */
-	int exec_errno;   /* > 0: the command could not be run */
+	int exec_errno;   /* > 0: the command could not be run (exit_code: 127 when not found, else 126) */
 	int tick_failed;  /* a tick asked to stop */
 	struct rusage ru; /* the command's, its waited-for children included */
 	double elapsed_ns;/* from the exec (perf's span), not from the fork */
@@ -42,7 +44,9 @@ int pmc_child_spawn(struct pmc_child *c, char *const argv[], char *msg, size_t l
 void pmc_child_abandon(struct pmc_child *c);
 /* Lets the child exec (c->pid 0: there is none) and waits for it, or for
  * o->until_pid, or for a signal; SIGTERM, and Ctrl-C (the interrupt flag),
- * are forwarded to the command once.  o may be NULL. */
+ * are forwarded to the command once; HUP, QUIT, TERM, USR1 and USR2 as
+ * they come (HUP, QUIT and TERM end a count, USR1/USR2 only reach the
+ * command).  o may be NULL. */
 void pmc_child_wait(struct pmc_child *c, const struct pmc_child_wait_opts *o, struct pmc_child_status *st);
 
 #endif

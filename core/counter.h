@@ -51,8 +51,12 @@ int pmc_have_cpu_pmu(void);
 /* kernel.perf_event_paranoid, or -100 when unreadable. */
 int pmc_paranoid(void);
 
-/* The message for a failed perf_event_open of `ev` (err > 0 is errno). */
-void pmc_open_strerror(const struct pmc_event *ev, int err, char *msg, size_t len);
+/* The message for a failed perf_event_open of `ev` on target t (NULL: the
+ * calling thread); err > 0 is errno.  A refusal (EACCES, EPERM) names
+ * what the kernel refused here: another user's process, the kernel or
+ * whole cpus at this perf_event_paranoid, or a security module. */
+struct pmc_target;
+void pmc_open_strerror(const struct pmc_event *ev, const struct pmc_target *t, int err, char *msg, size_t len);
 
 /* Values of one counter: a delta between two snapshots. */
 struct pmc_count {

@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/resource.h>
 #include <perfmon/pfmlib_perf_event.h>
 
 /* ---- libpfm4 ------------------------------------------------------------ */
@@ -241,10 +240,25 @@ static int resolve_pfm(const char *name, struct pmc_event *ev, char *msg, size_t
 		}
 		return -EINVAL;
 	}
-	ev->attr = a;
-	ev->pfm_idx = arg.idx;
 	snprintf(ev->canon, sizeof ev->canon, "%s", fstr ? fstr : name);
 	free(fstr);
+	if (a.sample_period || a.freq) {
+		/* libpfm4's period= and freq= (one union in the attr, with the
+		 * freq bit) make the kernel sample: a count that interrupts
+		 * itself every period, ten times the cost of the count alone */
+		const char *at = name, *attr = NULL;
+		while ((at = strchr(at, ':')) && !attr) {
+			at++;
+			if (!strncmp(at, "period", 6) || !strncmp(at, "freq", 4))
+				attr = at;
+		}
+		int n = attr ? (int)strcspn(attr, ":") : 0;
+		snprintf(msg, len, "event '%s': '%.*s' asks the kernel to sample, and pmcsh counts (it never samples); "
+			 "leave out :%.*s", name, n, attr ? attr : "", n, attr ? attr : "");
+		return -EINVAL;
+	}
+	ev->attr = a;
+	ev->pfm_idx = arg.idx;
 	pfm_event_info_t info = {.size = sizeof(info)};
 	pfm_pmu_info_t pinfo = {.size = sizeof(pinfo)};
 	if (pfm_get_event_info(arg.idx, PFM_OS_PERF_EVENT_EXT, &info) == PFM_SUCCESS &&
@@ -311,6 +325,24 @@ int pmc_resolve(const char *name, struct pmc_event *ev, char *msg, size_t len)
 		}
 	}
 	r = resolve_pfm(name, ev, msg, len);
+	if (r == -EINVAL) {
+		/* perf's modifier string (":uk", ":h", ":G"), which libpfm4 reads
+		 * as one attribute it lacks: the event without it, then the
+		 * modifiers as perf sets them.  ":u" or ":k" alone libpfm4 takes. */
+		char bare[PMC_NAME_MAX];
+		snprintf(bare, sizeof bare, "%s", name);
+		char *last = strrchr(bare, ':');
+		if (last && last > bare && last[-1] != ':' && is_modstr(last + 1)) {
+			char pmsg[PMC_ERR_MAX];
+			*last = 0;
+			if (resolve_pfm(bare, ev, pmsg, sizeof pmsg) == 0) {
+				parse_mods(last + 1, &ev->attr);
+				size_t cl = strlen(ev->canon);
+				snprintf(ev->canon + cl, sizeof ev->canon - cl, ":%s", last + 1);
+				r = 0;
+			}
+		}
+	}
 	if (r == -ENOENT)
 		unknown_msg(name, msg, len);
 done:
@@ -325,70 +357,6 @@ done:
 	}
 	return r;
 }
-
-void pmc_open_strerror(const struct pmc_event *ev, int err, char *msg, size_t len)
-{
-	if (ev->needs_cpu_pmu && !pmc_have_cpu_pmu() &&
-	    (err == ENOENT || err == EOPNOTSUPP || err == ENODEV || err == EINVAL)) {
-		snprintf(msg, len, "cannot count %s: no hardware PMU is exposed on this machine (%s has no cpu PMU; "
-			 "a VM without PMU passthrough?); software events (task-clock, page-faults, ...) and "
-			 "msr/tsc/ still work", ev->name, SYSFS_PMUS);
-		return;
-	}
-	switch (err) {
-	case EACCES:
-	case EPERM: {
-		int p = pmc_paranoid();
-		const char *allows =
-			p >= 3 ? "no perf_event_open at all without CAP_PERFMON (a Debian setting)" :
-			p == 2 ? "user-space-only counting (:u) of your own processes" :
-			p == 1 ? "user and kernel counting of your own processes, no cpu-wide counting" :
-			p == 0 ? "cpu-wide counting, no raw tracepoints" : "everything";
-		if (p <= -1 && p > -100) {  /* not the sysctl: a security module or seccomp said no */
-			snprintf(msg, len, "permission denied opening %s, although kernel.perf_event_paranoid is %d (%s): "
-				 "a security module (SELinux, AppArmor) or a seccomp filter refuses perf_event_open here",
-				 ev->name, p, allows);
-			return;
-		}
-		/* :u helps only at 2, for an event that still counts the kernel, on a
-		 * PMU that filters by privilege (the cpu PMU and the software events) */
-		int user_only = ev->attr.exclude_kernel && ev->attr.exclude_hv;
-		int filters = ev->needs_cpu_pmu || ev->attr.type == PERF_TYPE_SOFTWARE;
-		char base[PMC_NAME_MAX], hint[PMC_NAME_MAX + 64] = "";
-		snprintf(base, sizeof base, "%s", ev->name);
-		char *c = strrchr(base, ':');
-		if (c && c > base && c[-1] != ':' && is_modstr(c + 1))
-			*c = 0;
-		if (p == 2 && !user_only && filters)
-			snprintf(hint, sizeof hint, "count user space only (%s:u), or ", base);
-		snprintf(msg, len, "permission denied opening %s: kernel.perf_event_paranoid is %d, which allows %s; "
-			 "%srun as root / with CAP_PERFMON, or lower it (sysctl kernel.perf_event_paranoid=%s)",
-			 ev->name, p, allows, hint, p >= 2 ? "1 for kernel counting, 0 for cpu-wide" : "0, for cpu-wide");
-		return;
-	}
-	case EMFILE:
-	case ENFILE: {
-		struct rlimit rl;
-		getrlimit(RLIMIT_NOFILE, &rl);
-		snprintf(msg, len, "too many open files opening %s: each event holds one descriptor (limit %llu); "
-			 "close groups you no longer need (g:close()) or raise the limit (ulimit -n)", ev->name,
-			 (unsigned long long)rl.rlim_cur);
-		return;
-	}
-	case ENOENT:
-	case EOPNOTSUPP:
-	case ENODEV:
-		snprintf(msg, len, "cannot count %s on this machine: the %s PMU does not support it (%s)", ev->name,
-			 ev->pmu, strerror(err));
-		return;
-	case ESRCH:
-		snprintf(msg, len, "cannot count %s: no such process", ev->name);
-		return;
-	default:
-		snprintf(msg, len, "cannot open %s (%s): %s", ev->name, ev->canon, strerror(err));
-	}
-}
-
 
 /* ---- listing and info ------------------------------------------------------ */
 

@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #endif
 #include "counter.h"
+#include "evmods.h"
 #include "sysfs.h"
 #include "machine.h"
 #include <errno.h>
@@ -14,6 +15,8 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -381,4 +384,122 @@ int pmc_try_open(const struct pmc_event *ev)
 		return 0;
 	close((int)fd);
 	return 1;
+}
+
+/* ---- why an open failed -------------------------------------------------- */
+
+/* Whether capability `bit` is in this process's effective set
+ * (/proc/self/status CapEff, hex). */
+static int cap_effective(int bit)
+{
+	char buf[4096];
+	if (pmc_read_text("/proc/self/status", buf, sizeof buf) <= 0)
+		return 0;
+	const char *at = strstr(buf, "CapEff:");
+	return at && (strtoull(at + 7, NULL, 16) >> bit & 1);
+}
+enum { CAP_SYS_PTRACE_BIT = 19, CAP_SYS_ADMIN_BIT = 21, CAP_PERFMON_BIT = 38 };
+
+/* Whether this kernel lets this process count its own user space: the
+ * check of what paranoid 3 and above mean here (upstream treats them as
+ * 2; Debian's patch refuses unprivileged perf_event_open at 3). */
+static int user_counting_opens(void)
+{
+	struct perf_event_attr a = {.type = PERF_TYPE_SOFTWARE, .size = sizeof a, .config = PERF_COUNT_SW_DUMMY,
+				    .disabled = 1, .exclude_kernel = 1, .exclude_hv = 1};
+	long fd = sys_perf_event_open(&a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	close((int)fd);
+	return 1;
+}
+
+/* EACCES or EPERM: the kernel's own checks, in its order, each said only
+ * where it applies here (kernel/events/core.c): a task of another user
+ * needs ptrace read rights over it; at paranoid > 1 counting the kernel,
+ * at > 0 counting whole cpus, need CAP_PERFMON; Debian's patch refuses
+ * everything unprivileged at 3.  None of them: a security module or
+ * seccomp said no. */
+static void denied_msg(const struct pmc_event *ev, const struct pmc_target *t, char *msg, size_t len)
+{
+	int p = pmc_paranoid();
+	int priv = cap_effective(CAP_PERFMON_BIT) || cap_effective(CAP_SYS_ADMIN_BIT);
+	int cpu_wide = ev->ncpumask > 0 || (t && t->ncpus > 0);
+	char base[PMC_NAME_MAX];
+	snprintf(base, sizeof base, "%s", ev->name);
+	char *c = strrchr(base, ':');
+	if (c && c > base && c[-1] != ':' && is_modstr(c + 1))
+		*c = 0;
+	int n = snprintf(msg, len, "permission denied opening %s", ev->name), why = 0;
+#define SAY(...) do { if ((size_t)n < len) n += snprintf(msg + n, len - n, __VA_ARGS__); } while (0)
+	if (t && t->pid > 0 && !cpu_wide && !cap_effective(CAP_SYS_PTRACE_BIT)) {
+		char path[64];
+		struct stat st;
+		snprintf(path, sizeof path, "/proc/%d", (int)t->pid);
+		if (stat(path, &st) == 0 && st.st_uid != geteuid()) {
+			SAY(" on process %d: it belongs to uid %u and you are uid %u; counting another user's process "
+			    "needs the right to trace it (the same uid, or CAP_SYS_PTRACE: root)",
+			    (int)t->pid, (unsigned)st.st_uid, (unsigned)geteuid());
+			why++;
+		}
+	}
+	if (!priv && p >= 3 && !user_counting_opens()) {
+		SAY("%skernel.perf_event_paranoid is %d, which this kernel enforces as no perf_event_open at all "
+		    "without privileges (Debian's setting): run as root, or sysctl kernel.perf_event_paranoid=2 for "
+		    "counting your own processes' user space", why++ ? "; and " : ": ", p);
+	} else if (!priv && p > -100) {
+		char level[64];
+		snprintf(level, sizeof level, p >= 3 ? "%d (which this kernel treats as 2)" : "%d", p);
+		if (p > 1 && !ev->attr.exclude_kernel) {
+			SAY("%skernel.perf_event_paranoid is %s, which allows counting the kernel only with CAP_PERFMON: "
+			    "count user space only (%s:u), or run as root / with CAP_PERFMON, or sysctl "
+			    "kernel.perf_event_paranoid=1 for kernel counting", why++ ? "; and " : ": ", level, base);
+		}
+		if (p > 0 && cpu_wide) {
+			SAY("%skernel.perf_event_paranoid is %s, which allows counting whole cpus only with CAP_PERFMON: "
+			    "run as root / with CAP_PERFMON, or sysctl kernel.perf_event_paranoid=0 for cpu-wide counting",
+			    why++ ? "; and " : ": ", level);
+		}
+	}
+	if (!why)
+		SAY(": kernel.perf_event_paranoid (%d)%s allows this, so a security module (SELinux, AppArmor) or "
+		    "a seccomp filter refuses perf_event_open here", p, priv ? " and your privileges" : "");
+#undef SAY
+}
+
+void pmc_open_strerror(const struct pmc_event *ev, const struct pmc_target *t, int err, char *msg, size_t len)
+{
+	if (ev->needs_cpu_pmu && !pmc_have_cpu_pmu() &&
+	    (err == ENOENT || err == EOPNOTSUPP || err == ENODEV || err == EINVAL)) {
+		snprintf(msg, len, "cannot count %s: no hardware PMU is exposed on this machine (%s has no cpu PMU; "
+			 "a VM without PMU passthrough?); software events (task-clock, page-faults, ...) and "
+			 "msr/tsc/ still work", ev->name, SYSFS_PMUS);
+		return;
+	}
+	switch (err) {
+	case EACCES:
+	case EPERM:
+		denied_msg(ev, t, msg, len);
+		return;
+	case EMFILE:
+	case ENFILE: {
+		struct rlimit rl;
+		getrlimit(RLIMIT_NOFILE, &rl);
+		snprintf(msg, len, "too many open files opening %s: each event holds one descriptor (limit %llu); "
+			 "close groups you no longer need (g:close()) or raise the limit (ulimit -n)", ev->name,
+			 (unsigned long long)rl.rlim_cur);
+		return;
+	}
+	case ENOENT:
+	case EOPNOTSUPP:
+	case ENODEV:
+		snprintf(msg, len, "cannot count %s on this machine: the %s PMU does not support it (%s)", ev->name,
+			 ev->pmu, strerror(err));
+		return;
+	case ESRCH:
+		snprintf(msg, len, "cannot count %s: no such process", ev->name);
+		return;
+	default:
+		snprintf(msg, len, "cannot open %s (%s): %s", ev->name, ev->canon, strerror(err));
+	}
 }

@@ -88,14 +88,19 @@ void lpmc_read_target(lua_State *L, int idx, struct pmc_target *t)
 		luaL_argexpected(L, lua_istable(L, -1), idx, "cpus as a list of cpu numbers");
 		int n = (int)luaL_len(L, -1);
 		luaL_argcheck(L, n >= 1 && n <= PMC_MAX_CPUS, idx, "cpus: give 1 to 256 cpu numbers");
+		/* each cpu once, in the order first given: a cpu named twice
+		 * would be counted twice into the sum (cpus = {0, 0}) */
 		for (int i = 0; i < n; i++) {
 			lua_geti(L, -1, i + 1);
 			lua_Integer c = luaL_checkinteger(L, -1);
 			luaL_argcheck(L, c >= 0 && c <= 65535, idx, "cpus: cpu numbers are 0 .. 65535");
-			t->cpus[i] = (int)c;
+			int seen = 0;
+			for (int k = 0; k < t->ncpus && !seen; k++)
+				seen = t->cpus[k] == (int)c;
+			if (!seen)
+				t->cpus[t->ncpus++] = (int)c;
 			lua_pop(L, 1);
 		}
-		t->ncpus = n;
 		t->pid = -1;
 	}
 	lua_pop(L, 1);
@@ -152,7 +157,7 @@ int lpmc_group_open(lua_State *L, struct lgroup *lg, const struct pmc_target *t,
 				 "not %s as well (fewer counters than events); split it into smaller groups",
 				 pos, lg->ev[bad].name);
 		else
-			pmc_open_strerror(&lg->ev[bad >= 0 ? bad : 0], -r, msg, PMC_ERR_MAX);
+			pmc_open_strerror(&lg->ev[bad >= 0 ? bad : 0], t, -r, msg, PMC_ERR_MAX);
 		return r;
 	}
 	lg->target = *t;

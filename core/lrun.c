@@ -164,7 +164,8 @@ static void push_status(lua_State *L, const struct pmc_child_status *st)
 }
 
 /* _pmc.run(events, argv, opts) -> reading, {status=, signal=, elapsed=,
- * user=, sys=, stopped_by=?} | nil, msg, errno.
+ * user=, sys=, stopped_by=?} | nil, msg, errno[, status]: status is the
+ * shell's for a command that cannot run (127 not found, 126 not runnable).
  * Without opts.targets the child is counted: it waits on a pipe until the
  * group is opened on it (inherit, enable_on_exec), so counting starts at
  * exec and includes its children; the parent's own work is not counted.
@@ -212,9 +213,11 @@ int l_run(lua_State *L)
 		lua_sethook(L, NULL, 0, 0);
 	if (tk.failed)
 		return lua_error(L);  /* the callback's error, after the child is gone */
-	if (st.exec_errno) {
+	if (st.exec_errno) {  /* nil, msg, errno and the shell's status for it (126, 127) */
 		snprintf(msg, sizeof msg, "cannot run '%s': %s", a.argv[0], strerror(st.exec_errno));
-		return pmcsh_fail(L, msg, st.exec_errno);
+		pmcsh_fail(L, msg, st.exec_errno);
+		lua_pushinteger(L, st.exit_code);
+		return 4;
 	}
 	if (a.gtab)
 		enable_targets(L, a.gtab, 0);

@@ -327,5 +327,14 @@ int luaopen_pmcsh_sys(lua_State *L)
 	lua_setfield(L, -2, "SIGTERM");
 	lua_pushinteger(L, EINTR);   /* the errno of an interrupt, in every engine's nil, "interrupted", EINTR */
 	lua_setfield(L, -2, "EINTR");
+	/* the errnos callers decide on (never on a message's text) */
+	static const struct { const char *name; int value; } errnos[] = {
+		{"EPERM", EPERM}, {"ENOENT", ENOENT}, {"ENXIO", ENXIO}, {"EACCES", EACCES}, {"ENODEV", ENODEV},
+		{"EINVAL", EINVAL}, {"ENOSYS", ENOSYS}, {"EOPNOTSUPP", EOPNOTSUPP},
+	};
+	for (size_t i = 0; i < sizeof errnos / sizeof errnos[0]; i++) {
+		lua_pushinteger(L, errnos[i].value);
+		lua_setfield(L, -2, errnos[i].name);
+	}
 	return 1;
 }

@@ -20,7 +20,7 @@ int pty_spawn(char *const argv[], char *const envp[], pid_t *pid, int *fd)
 			execvpe(argv[0], argv, envp);
 		else
 			execvp(argv[0], argv);
-		_exit(127);
+		_exit(errno == ENOENT ? 127 : 126);  /* the shell's statuses: not found, not runnable */
 	}
 	*pid = p;
 	*fd = master;

@@ -175,14 +175,27 @@ static int apply_terms(const char *pmu, char *terms, struct pmc_event *ev, int d
 		if (!*t)
 			continue;
 		char *eq = strchr(t, '=');
-		uint64_t val = 1;
-		if (eq) {
+		uint64_t val = 1;  /* a bare format term is a flag: cpu/edge/ */
+		if (eq)
 			*eq = 0;
+		if (!strcmp(t, "name")) {  /* perf's display name: text, never a count */
+			if (!eq || !eq[1]) {
+				snprintf(msg, len, "term 'name' of %s needs a value (%s/...,name=TEXT/)", pmu, pmu);
+				return -EINVAL;
+			}
+			continue;
+		}
+		if (eq) {
+			/* a number as perf reads it: decimal, 0x hex or 0 octal, never
+			 * empty and never signed (strtoull would take "" as 0 and
+			 * "-1" as all ones) */
 			char *end;
 			errno = 0;
-			val = strtoull(eq + 1, &end, 0);
-			if (errno || *end) {
-				snprintf(msg, len, "bad value '%s' for term %s of %s", eq + 1, t, pmu);
+			if (isdigit((unsigned char)eq[1]))
+				val = strtoull(eq + 1, &end, 0);
+			if (!isdigit((unsigned char)eq[1]) || errno || *end) {
+				snprintf(msg, len, "bad value '%.64s' for term '%.64s' of %s: %s", eq + 1, t, pmu,
+					 eq[1] ? "give a number (decimal or 0x hex), not negative" : "the value is missing");
 				return -EINVAL;
 			}
 		}
@@ -193,7 +206,6 @@ static int apply_terms(const char *pmu, char *terms, struct pmc_event *ev, int d
 		if (!strcmp(t, "config")) { ev->attr.config = val; continue; }
 		if (!strcmp(t, "config1")) { ev->attr.config1 = val; continue; }
 		if (!strcmp(t, "config2")) { ev->attr.config2 = val; continue; }
-		if (!strcmp(t, "name")) continue;
 		char path[512], body[512];
 		snprintf(path, sizeof path, SYSFS_PMUS "/%s/format/%s", pmu, t);
 		if (access(path, R_OK) == 0) {

@@ -101,7 +101,7 @@ int pmc_window_open(struct pmc_window *w, struct pmc_group *g, const struct pmc_
 		int bad;
 		int r = pmc_group_open(c, &ct, &bad);
 		if (r) {
-			pmc_open_strerror(&g->ev[bad >= 0 ? bad : 0], -r, msg, len);
+			pmc_open_strerror(&g->ev[bad >= 0 ? bad : 0], &ct, -r, msg, len);
 			pmc_window_close(w);
 			return r;
 		}

@@ -3,7 +3,8 @@
 local shell = require("pmcsh.text").shell
 return {
   description = "memory-controller bandwidth (uncore iMC/UMC): read, write, total GB/s per socket",
-  usage = "[-- cmd args...]",
+  usage = "[[--] cmd args...]",
+  command = true,   -- options end at the command's name
   help = [[
 Counts the memory controllers system-wide over a window: a duration
 (--seconds), a command (after --), or a stream kernel run (--kernel), and

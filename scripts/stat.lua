@@ -182,7 +182,9 @@ local function event_list(opts, cpus)
     if body and mod ~= "" and not mod:match("^:[ukhGH]+$") then
       usage(string.format("bad group modifier in '%s' (write {a,b}:u)", item))
     end
-    for _, name in ipairs(recipe.split_list(body or item)) do   -- pmu/a=1,b=2/ stays whole
+    local names = recipe.split_list(body or item)   -- pmu/a=1,b=2/ stays whole
+    if #names == 0 then usage(string.format("no events in the group '%s' (write {a,b})", item)) end
+    for _, name in ipairs(names) do
       if name:find("[{}]") then usage(string.format("bad group syntax in '%s' (write {a,b})", item)) end
       all[#all + 1] = name .. (mod or "")
     end
@@ -238,20 +240,59 @@ local function open_output(opts)
   return out
 end
 
--- As perf stat: an event this machine cannot count on the target is a
--- <not supported> row and the run goes on (a wrong name stays an error:
--- nil, exit status).  Sets c.events, idx, counted, scale and unit_of.
+-- perf stat's answers to an event that does not open on the target
+-- (stat_handle_error, evsel__fallback): one this machine cannot count is a
+-- <not supported> row and the run goes on; one refused because it counts
+-- the kernel at perf_event_paranoid > 1 is counted in user space only,
+-- named as perf names it (cycles:u, msr/tsc/u); any other refusal ends the
+-- run with the message of the event as the user wrote it (exit 1), and a
+-- name that does not resolve is a usage error (exit 2).
+local sys = require("pmcsh._sys")
+local NOT_SUPPORTED = {[sys.ENOENT] = true, [sys.EOPNOTSUPP] = true, [sys.ENODEV] = true, [sys.EINVAL] = true,
+                       [sys.ENOSYS] = true, [sys.ENXIO] = true}
+
+-- perf's name of an event counted without the kernel: ":u" added, or "u"
+-- after a modifier string or a sysfs event's closing slash.
+local function user_only_name(name)
+  if name:find("/") or name:match(":[ukhGH]+$") then return name .. "u" end
+  return name .. ":u"
+end
+
+-- name's row: the name counted (name, or its :u form), or false for
+-- <not supported>, and the row's name; nil, message, exit status.
+local function probe_one(pmc, name, target)
+  local info, bad = pmc.info(name)
+  if not info then return nil, bad, 2 end   -- the user's words do not name an event
+  local g, msg, errno = pmc.group({name}, target)
+  if g then g:close(); return name, name end
+  if NOT_SUPPORTED[errno] then return false, name end
+  if (errno == sys.EACCES or errno == sys.EPERM) and not info.exclude_kernel and not info.exclude_user
+      and pmc.environment().paranoid > 1 then
+    local u = user_only_name(name)
+    local gu, _, uerr = pmc.group({u}, target)
+    if gu then gu:close(); return u, u end
+    if NOT_SUPPORTED[uerr] then return false, u end
+  end
+  return nil, msg, 1
+end
+
+-- Sets c.events (the names counted, fallen back ones as :u), idx, all (the
+-- rows, renamed alike), counted, scale and unit_of; nil, exit status when
+-- an event cannot be counted here at all.
 local function probe_events(c)
   local pmc = require("pmcsh.pmc")
-  local probe_target = c.cpus and {cpus = {c.cpus[1]}} or nil
+  local target = c.cpus and {cpus = {c.cpus[1]}} or c.tids and {pid = c.tids[1]} or nil
   c.events, c.idx = {}, {}
-  for _, name in ipairs(c.all) do
-    local g, msg, errno = pmc.group({name}, probe_target)
-    if g then g:close(); c.events[#c.events + 1] = name; c.idx[name] = #c.events
-    elseif not pmc.info(name) then io.stderr:write("pmcsh stat: ", msg, "\n"); return nil, errno == 2 and 2 or 1 end
+  for k, name in ipairs(c.all) do
+    local counted, row, status = probe_one(pmc, name, target)
+    if counted == nil then io.stderr:write("pmcsh stat: ", row, "\n"); return nil, status end
+    c.all[k] = row
+    if counted then c.events[#c.events + 1] = counted; c.idx[counted] = #c.events end
   end
   c.counted = #c.events > 0
-  if not c.counted then c.events = {"task-clock"} end  -- counted for the run, not shown
+  -- counted for the run, not shown: the software event nothing refuses to
+  -- count in a process's own user space
+  if not c.counted then c.events = {"dummy:u"} end
   c.scale, c.unit_of = {}, {}
   for _, name in ipairs(c.all) do
     local info = pmc.info(name)

@@ -932,8 +932,10 @@ describe("pmcsh stat, stopped", function()
     t:expect("page%-faults")
     assert.are.equal(130, t:wait())
     t:close()
-    local p = io.popen(string.format("%s stat -e task-clock -- sleep 5 2>&1 & p=$!; sleep 0.5; kill -TERM $p; " ..
-      "wait $p; echo status=$?; pgrep -x -f 'sleep 5' >/dev/null && echo child-left", h.shquote(h.exe)))
+    -- a duration no other process on the machine is sleeping: pgrep finds ours only
+    local nap = string.format("5.%d", require("pmcsh._sys").getpid())
+    local p = io.popen(string.format("%s stat -e task-clock -- sleep %s 2>&1 & p=$!; sleep 0.5; kill -TERM $p; " ..
+      "wait $p; echo status=$?; pgrep -x -f 'sleep %s' >/dev/null && echo child-left", h.shquote(h.exe), nap, nap))
     local out = p:read("a")
     p:close()
     assert.matches("task%-clock", out)

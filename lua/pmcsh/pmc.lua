@@ -32,7 +32,7 @@ pmc.group{ev, ...[, pid=, cpus={...}, inherit=, pinned=]} -> group | nil, msg, e
 Opens the events as perf groups, one per PMU (events of different PMUs become
 sibling groups transparently), disabled.  Targets: the calling thread
 (default), pid=N (a thread or process), cpus={0,1} (cpu-wide, needs
-privileges).  Uncore PMUs (with a cpumask in sysfs) open on the cpus of their
+privileges; a cpu named twice is counted once).  Uncore PMUs (with a cpumask in sysfs) open on the cpus of their
 cpumask.  Event names: libpfm4 (INST_RETIRED:ANY_P:u, perf::PAGE-FAULTS:k),
 perf's generic names (cycles, task-clock, page-faults:u), raw r01c0, sysfs
 pmu/event/ and pmu/k=v,.../ (msr/tsc/).
@@ -100,8 +100,8 @@ function pmc.run(o)
   if reps == 1 then return run_once(o) end
   local runs, infos = {}, {}
   for i = 1, reps do
-    local r, info, errno = run_once(o)
-    if not r then return nil, info, errno end
+    local r, info, errno, status = run_once(o)
+    if not r then return nil, info, errno, status end
     runs[i], infos[i] = r, info
   end
   return runs, infos
@@ -109,9 +109,10 @@ end
 
 doc(pmc.run, "pmc.run", [=[
 pmc.run{events={...}, cmd={"prog", "arg", ...}[, reps=1, targets=, interval_ms=,
-on_interval=, until_pid=]} -> reading, info
+on_interval=, until_pid=]} -> reading, info | nil, msg, errno[, status]
 Runs cmd as a child, counting from its exec (children included, the parent's
-work excluded).  info = {status=, signal=?, elapsed= seconds since the exec,
+work excluded).  A command that cannot run: nil, "cannot run 'cmd': ...",
+errno, and the status a shell gives it (127: not found, 126: not runnable).  info = {status=, signal=?, elapsed= seconds since the exec,
 user=, sys=, stopped_by=?}.  With reps > 1 returns the list of readings and
 the list of infos.
 targets = {{cpus={0,1}}, {pid=N}, ...}: count these instead of the command

@@ -208,22 +208,22 @@ function M.typed(opts)
   end
 end
 
--- Parses command-line words for recipe r: returns opts, positional args.
--- "--name value", "--name=value", "-s value", flags without a value, "--".
-function M.parse(r, argv)
-  local opts, args = defaults(r), {}
-  local typed = {}
-  TYPED[opts] = typed
-  local given = {}   -- list options given on this command line accumulate: -e a -e b
+-- The words of a command line for recipe r, in order, without converting
+-- any value: calls fn(kind, word, o, value) with kind "option" (o the
+-- option, value the word given or nil for a flag, and whether the value was
+-- in the word itself), "unknown" (a word that
+-- looks like an option r does not have), "needs" (o lacks its value),
+-- "arg" (a positional word) or "rest" (the words after "--", or, for a
+-- recipe that declares `command = true`, the first positional word and all
+-- after it: a command's own options are its own, as perf stat and env stop
+-- at the command's name).  fn returning true stops the walk.
+local function walk(r, argv, fn)
   local i = 1
   while i <= #argv do
     local a = argv[i]
     if a == "--" then
-      for j = i + 1, #argv do args[#args + 1] = argv[j] end
-      if #args > 0 and not r.usage then
-        usage_error("%s: takes no arguments, got '%s' after -- (pmcsh %s --help)", r.name, args[1], r.name)
-      end
-      break
+      fn("rest", a, nil, table.move(argv, i + 1, #argv, 1, {}))
+      return
     end
     local long, inline = a:match("^%-%-([%w_%-]+)=(.*)$")
     long = long or a:match("^%-%-([%w_%-]+)$")
@@ -234,40 +234,79 @@ function M.parse(r, argv)
       local o = s and option_named(r, s)
       if o and o.short == s and o.type ~= "flag" then short, inline = s, rest end
     end
+    local stop
     if long or short then
       local key = long or short
       local o = option_named(r, key) or option_named(r, (key:gsub("%-", "_")))
       if not o then
-        usage_error("%s: unknown option '%s' (pmcsh %s --help lists the options)", r.name, a, r.name)
-      end
-      local v = inline
-      if v == nil then
-        if o.type == "flag" then
-          v = true
-        else
+        stop = fn("unknown", a)
+      else
+        local v = inline
+        if v == nil and o.type ~= "flag" then
           i = i + 1
           v = argv[i]
-          if v == nil then usage_error("%s: option '%s' needs a value", r.name, a) end
+          if v == nil then return fn("needs", a, o) end
         end
+        stop = fn("option", a, o, v, inline ~= nil)
       end
-      local cv = convert(o, v)
-      typed[o.name] = inline and a or (a .. " " .. tostring(v))
+    elseif a:match("^%-.") and not tonumber(a) then
+      stop = fn("unknown", a)
+    elseif r.command then
+      fn("rest", a, nil, table.move(argv, i, #argv, 1, {}))
+      return
+    else
+      stop = fn("arg", a)
+    end
+    if stop then return end
+    i = i + 1
+  end
+end
+
+-- Whether a command line asks for the recipe's help: -h or --help where an
+-- option may stand (not an option's value, not the command's own words).
+local function wants_help(r, argv)
+  local help = false
+  walk(r, argv, function(kind, word)
+    if (kind == "unknown" or kind == "option") and (word == "--help" or word == "-h") then help = true end
+    return help
+  end)
+  return help
+end
+
+-- Parses command-line words for recipe r: returns opts, positional args.
+-- "--name value", "--name=value", "-s value", flags without a value, "--".
+function M.parse(r, argv)
+  local opts, args = defaults(r), {}
+  local typed = {}
+  TYPED[opts] = typed
+  local given = {}   -- list options given on this command line accumulate: -e a -e b
+  walk(r, argv, function(kind, a, o, v, inline)
+    if kind == "rest" then
+      if #v > 0 and not r.usage then
+        usage_error("%s: takes no arguments, got '%s'%s (pmcsh %s --help)", r.name, v[1],
+          a == "--" and " after --" or "", r.name)
+      end
+      table.move(v, 1, #v, #args + 1, args)
+    elseif kind == "unknown" then
+      usage_error("%s: unknown option '%s' (pmcsh %s --help lists the options)", r.name, a, r.name)
+    elseif kind == "needs" then
+      usage_error("%s: option '%s' needs a value", r.name, a)
+    elseif kind == "arg" then
+      if not r.usage then
+        usage_error("%s: unexpected argument '%s' (pmcsh %s --help)", r.name, a, r.name)
+      end
+      args[#args + 1] = a
+    else
+      local cv = convert(o, v == nil or v)
+      typed[o.name] = (v == nil or inline) and a or (a .. " " .. tostring(v))
       if o.type == "list" and given[o.name] then
         for _, x in ipairs(cv) do table.insert(opts[o.name], x) end
       else
         opts[o.name] = cv
       end
       given[o.name] = true
-    elseif a:match("^%-.") and not tonumber(a) then
-      usage_error("%s: unknown option '%s' (pmcsh %s --help lists the options)", r.name, a, r.name)
-    else
-      if not r.usage then
-        usage_error("%s: unexpected argument '%s' (pmcsh %s --help)", r.name, a, r.name)
-      end
-      args[#args + 1] = a
     end
-    i = i + 1
-  end
+  end)
   return opts, args
 end
 
@@ -358,12 +397,9 @@ function M.main(name, ...)
   r = check_recipe(r, file)
   r.name = name
   cache[file] = r
-  for _, x in ipairs(argv) do
-    if x == "--" then break end
-    if x == "--help" or x == "-h" then
-      print(M.help_text(name))
-      return 0
-    end
+  if wants_help(r, argv) then
+    print(M.help_text(name))
+    return 0
   end
   local opts, args = M.parse(r, argv)
   return finish(r, file, run_recipe(r, opts, args))
@@ -393,7 +429,10 @@ A recipe file returns {description=, options={{name=, type=, default=, help=}...
 usage=, run=function(opts, args) ... end}; the host parses --options for it.
 run returns the exit status, or nil and a message (printed, status 1).
 An option may also say choices={...}, min=, positive=true, multiple=N (type
-int, number, string, flag, list, size, or plot: a .png/.svg file name).]])
+int, number, string, flag, list, size, or plot: a .png/.svg file name).
+command=true: the first positional word is a command, and it and every word
+after it are the command's (as perf stat, env and nohup parse: pmcsh stat
+-e task-clock sh -c 'echo hi'), with or without "--".]])
 doc(M.run, "recipe.run", [[
 recipe.run(name, opts) runs a recipe from Lua with an options table, e.g.
 recipe.run("demo", {size = "64M"}); positional arguments go in opts.args.]])

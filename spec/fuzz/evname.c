@@ -31,7 +31,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();   /* a cpu to open on */
 	if (r == 0)
 		for (size_t i = 0; i < sizeof open_errors / sizeof open_errors[0]; i++) {
-			pmc_open_strerror(&ev, open_errors[i], msg, sizeof msg);
+			pmc_open_strerror(&ev, NULL, open_errors[i], msg, sizeof msg);
 			if (!msg[0])
 				abort();
 		}

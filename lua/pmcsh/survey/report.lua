@@ -105,6 +105,28 @@ function M.rates(st)
   return out
 end
 
+-- The reading of a list of cells: value(c) per event, and a :u and a :k
+-- row of one event also summed under the plain name.
+local function reading_of(cells, value)
+  local reading, sums = {}, {}
+  for _, c in ipairs(cells) do
+    local v = c.event and value(c)
+    if v then   -- a cell naming no event (the file may omit it) gives no formula one
+      reading[c.event] = {value = v}
+      local base, mod = c.event:match("^(.*):([uk])$")
+      if not base then base, mod = c.event:match("^(.*/)([uk])$") end
+      if base and (c.key == nil or c.key == c.event) then
+        sums[base] = sums[base] or {}
+        sums[base][mod] = v
+      end
+    end
+  end
+  for base, t in pairs(sums) do
+    if t.u and t.k and not reading[base] then reading[base] = {value = t.u + t.k} end
+  end
+  return reading
+end
+
 -- The reading a group's metrics see for one kernel: each counted event's
 -- value per iteration (a :u and a :k row of the same run also summed
 -- under the plain name), with ctx per iteration too: iterations = 1,
@@ -112,22 +134,9 @@ end
 -- seconds = the counted runs' median time per iteration.  Ratios of
 -- events come out as ratios of counts; per-iteration metrics as such.
 local function metric_reading(st, kernel)
-  local reading, sums = {}, {}
-  for key, cells in pairs(st.cells) do
-    local c = cells[kernel]
-    if c and c.value and c.event then   -- a cell naming no event (the file may omit it) gives no formula one
-      reading[c.event] = {value = c.value}
-      local base, mod = c.event:match("^(.*):([uk])$")
-      if not base then base, mod = c.event:match("^(.*/)([uk])$") end
-      if base and key == c.event then
-        sums[base] = sums[base] or {}
-        sums[base][mod] = c.value
-      end
-    end
-  end
-  for base, t in pairs(sums) do
-    if t.u and t.k and not reading[base] then reading[base] = {value = t.u + t.k} end
-  end
+  local cells = {}
+  for _, byk in pairs(st.cells) do cells[#cells + 1] = byk[kernel] end
+  local reading = reading_of(cells, function(c) return c.value end)
   local secs, bytes = {}, nil
   for _, r in ipairs(st.runs) do
     if r.kernel == kernel and r.times and r.iterations and r.iterations > 0 then
@@ -138,6 +147,31 @@ local function metric_reading(st, kernel)
     end
   end
   return reading, {iterations = 1, bytes = bytes, seconds = median_of(secs)}
+end
+
+-- A metric whose events one run counted together, evaluated pair by pair
+-- (window by window for a chase) on that run's kept slopes, then reduced
+-- by the survey's statistic: a ratio of two trimmed means would pair one
+-- event's windows with another's.  Nil, nil where no run holds them all.
+local function joint_value(st, kernel, m, whole, ctx)
+  for _, r in ipairs(st.runs) do
+    local n = r.kernel == kernel and r.cells and r.cells[1] and r.cells[1].per_rep and #r.cells[1].per_rep
+    local mine = n and reading_of(r.cells, function(c) return c.value end)
+    local all = n and n > 0 and #(m.events or {}) > 0
+    for _, e in ipairs(all and m.events or {}) do all = all and mine[e] ~= nil end
+    if all then
+      local vals = {}
+      for p = 1, n do
+        local rd = reading_of(r.cells, function(c) return c.per_rep and c.per_rep[p] end)
+        for e, x in pairs(whole) do if rd[e] == nil then rd[e] = x end end
+        local v, why = metrics.eval(m, rd, ctx)
+        if v == nil then return nil, why end
+        vals[p] = v
+      end
+      return metrics.stats(vals).trimmed
+    end
+  end
+  return nil
 end
 
 -- The metrics of the survey's group (header.group, an events/ file), each
@@ -155,7 +189,8 @@ function M.group_metrics(st)
     local row = {name = m.name, unit = m.unit, desc = m.desc, values = {}, reasons = {}}
     for _, k in ipairs(st.header.kernels) do
       local reading, ctx = metric_reading(st, k)
-      local v, why = metrics.eval(m, reading, ctx)
+      local v, why = joint_value(st, k, m, reading, ctx)
+      if v == nil and why == nil then v, why = metrics.eval(m, reading, ctx) end
       -- a formula over c.bytes on a workload that moves no STREAM bytes
       local field = why and why:match("field '(%w+)'")
       if field and ctx[field] == nil then

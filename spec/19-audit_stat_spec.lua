@@ -1,0 +1,300 @@
+-- Audit 23 of pmcsh stat: each finding, as what must hold.
+local h = require("helpers")
+
+describe("pmcsh stat's options end at the command's name, as perf stat's do", function()
+  it("leaves the command's own options to it", function()
+    -- echo -r 3 prints "-r 3": -r is echo's word, so stat makes one run
+    local r = h.run({"stat", "-x", ",", "-e", "task-clock", "echo", "-r", "3"})
+    assert.are.equal(0, r.code, r.err)
+    assert.are.equal("-r 3\n", r.out)
+    assert.are.equal(1, #h.lines(r.err), r.err)
+    r = h.run({"stat", "-x", ",", "-e", "task-clock", "sh", "-c", "echo hi"})
+    assert.are.equal(0, r.code, r.err)
+    assert.are.equal("hi\n", r.out)
+    -- the command's -h is its own, not a request for stat's help
+    r = h.run({"stat", "-x", ",", "-e", "task-clock", "sh", "-c", "echo $0", "-h"})
+    assert.are.equal(0, r.code, r.err)
+    assert.are.equal("-h\n", r.out)
+  end)
+
+  it("still parses options before the command, and -- still ends them", function()
+    local r = h.run({"stat", "-x", ",", "-r", "2", "-e", "task-clock", "--", "echo", "-e", "x"})
+    assert.are.equal(0, r.code, r.err)
+    assert.are.equal("x\nx\n", r.out)   -- two runs: -r 2 was stat's
+    assert.matches("task%-clock", r.err)
+    assert.are.equal(2, h.run({"stat", "--no-such-option", "true"}).code)
+  end)
+end)
+
+describe("pmcsh stat, a command that cannot run", function()
+  it("exits 127 when it is not found and 126 when it is not runnable, naming it, as env does", function()
+    local r = h.run({"stat", "-e", "task-clock", "--", "pmcsh-no-such-command"})
+    assert.are.equal(127, r.code, r.err)
+    assert.matches("cannot run 'pmcsh%-no%-such%-command': No such file", r.err)
+    -- without -- and with -r: the same
+    assert.are.equal(127, h.run({"stat", "-r", "2", "-e", "task-clock", "pmcsh-no-such-command"}).code)
+    local dir = h.tmpdir()
+    local file = h.write(dir .. "/not-executable", "echo never\n")
+    for _, cmd in ipairs{file, dir} do   -- a file without x, and a folder: found, not runnable
+      r = h.run({"stat", "-e", "task-clock", "--", cmd})
+      assert.are.equal(126, r.code, r.err)
+      assert.matches("cannot run '" .. cmd:gsub("%p", "%%%0") .. "'", r.err)
+    end
+    os.execute("rm -rf " .. h.shquote(dir))
+  end)
+end)
+
+describe("pmcsh stat -o FILE, a file that cannot take the counts", function()
+  it("says so, naming the file, and exits 1 in every format (/dev/full)", function()
+    local f = io.open("/dev/full", "w")
+    if not h.need(f, "no /dev/full here") then return end
+    f:close()
+    for _, extra in ipairs{{}, {"--append"}, {"-I", "100"}, {"-x", ","}, {"-j"}, {"-r", "2"}} do
+      local a = {"stat", "-o", "/dev/full"}
+      table.move(extra, 1, #extra, #a + 1, a)
+      table.move({"-e", "task-clock", "--", "sleep", "0.15"}, 1, 6, #a + 1, a)
+      local r = h.run(a)
+      local what = table.concat(extra, " ")
+      assert.are.equal(1, r.code, what .. ": " .. r.err)
+      assert.matches("cannot write /dev/full: No space left on device", r.err, nil, true)
+    end
+  end)
+
+  it("keeps the command's status when the file takes the counts", function()
+    local f = h.tmpdir() .. "/counts"
+    local r = h.run({"stat", "-o", f, "-e", "task-clock", "--", "sh", "-c", "exit 3"})
+    assert.are.equal(3, r.code, r.err)
+    assert.matches("task%-clock", h.slurp(f))
+  end)
+end)
+
+describe("target lists name each target once", function()
+  local busy
+  before_each(function()
+    local p = io.popen("sh -c 'while :; do :; done' >/dev/null 2>&1 & echo $!")
+    busy = p:read("l")
+    p:close()
+  end)
+  after_each(function() os.execute("kill " .. busy .. " 2>/dev/null") end)
+
+  -- the spinner's time on a cpu while stat counts it, from the kernel's
+  -- own account (/proc/PID/schedstat, ns) read before and after: a thread
+  -- counted twice reads twice that (603.89 ms over 0.3 s before), whatever
+  -- share of a cpu the spinner gets on a busy machine
+  local function on_cpu() return tonumber(h.slurp("/proc/" .. busy .. "/schedstat"):match("^(%d+)")) end
+  local function rows_and_ratio(args)
+    local a = {"stat", "-x", ",", "-e", "task-clock"}
+    table.move(args, 1, #args, #a + 1, a)
+    table.move({"--", "sleep", "0.3"}, 1, 3, #a + 1, a)
+    local t0 = on_cpu()
+    local r = h.run(a)
+    local spent = on_cpu() - t0
+    assert.are.equal(0, r.code, r.err)
+    local rows, ms = h.lines(r.err), 0
+    for _, l in ipairs(rows) do ms = ms + tonumber(l:match("([%d.]+),msec,task%-clock")) end
+    return rows, ms * 1e6 / spent, r.err
+  end
+
+  it("counts a thread once under -p P,P, -t P,P and -p P -t P", function()
+    if not h.need(on_cpu(), "no /proc/PID/schedstat here") then return end
+    for _, args in ipairs{{"-p", busy .. "," .. busy}, {"-t", busy .. "," .. busy}, {"-p", busy, "-t", busy}} do
+      local rows, ratio, err = rows_and_ratio(args)
+      assert.are.equal(1, #rows, err)
+      -- the count's window lies inside the two reads: at most the time
+      -- spent, plus 10% for the reads' own granularity
+      assert.is_true(ratio <= 1.1, table.concat(args, " ") .. string.format(": %.2f of its time; ", ratio) .. err)
+      table.insert(args, "--per-thread")   -- and one row per thread
+      rows, ratio, err = rows_and_ratio(args)
+      assert.are.equal(1, #rows, err)
+      assert.is_true(ratio <= 1.1, table.concat(args, " ") .. string.format(": %.2f of its time; ", ratio) .. err)
+    end
+  end)
+
+  it("counts a cpu once in pmc.group's cpus list, and -C 0,0 once", function()
+    local ok, why = h.can_count_cpu_wide()
+    if not h.need(ok, why) then return end
+    local pmc = require("pmcsh.pmc")
+    local g = assert(pmc.group({"cpu-clock"}, {cpus = {0, 0, 0}}))
+    local r = assert(g:measure(require("pmcsh._sys").sleep, 0.2))
+    g:close()
+    assert.are.equal(1, #r[1].cpus)
+    -- cpu-clock of one cpu over 0.2 s: 0.2 s, within 30% for the edges
+    assert.is_true(r[1].value <= 0.2e9 * 1.3, tostring(r[1].value))
+    local r = h.run({"stat", "-x", ",", "-C", "0,0", "-A", "-e", "cpu-clock", "--", "true"})
+    assert.are.equal(0, r.code, r.err)
+    assert.are.equal(1, #h.lines(r.err), r.err)
+  end)
+end)
+
+describe("event names as perf reads them, in stat and pmc", function()
+  local pmc = require("pmcsh.pmc")
+
+  it("takes the modifier :uk (user and kernel) and its orders, as perf does", function()
+    for _, name in ipairs{"task-clock:uk", "task-clock:ku", "page-faults:uk"} do
+      local i = assert(pmc.info(name))
+      assert.is_false(i.exclude_user, name)
+      assert.is_false(i.exclude_kernel, name)
+    end
+    local i = assert(pmc.info("page-faults:h"))
+    assert.is_true(i.exclude_user and i.exclude_kernel)
+    assert.is_false(i.exclude_hv)
+    local r = h.run({"stat", "-x", ",", "-e", "page-faults:uk", "--", "true"})
+    assert.are.equal(0, r.code, r.err)
+    assert.matches("^%d+,,page%-faults:uk,", r.err)
+  end)
+
+  it("refuses a sysfs term without a value, a bare name and a negative value, naming the term", function()
+    for name, why in pairs{
+      ["msr/event=/"] = "bad value '' for term 'event' of msr: the value is missing",
+      ["msr/event=-1/"] = "bad value '%-1' for term 'event' of msr",
+      ["msr/name/"] = "term 'name' of msr needs a value",
+    } do
+      local ok, msg, errno = pmc.info(name)
+      assert.is_nil(ok, name)
+      assert.matches(why, msg)
+      assert.are.equal(22, errno)
+      local r = h.run({"stat", "-e", name, "--", "true"})
+      assert.are.equal(2, r.code, name .. ": " .. r.err)
+      assert.matches(why, r.err)
+    end
+  end)
+
+  it("refuses an empty group {} as a usage error, not the default events", function()
+    for _, e in ipairs{"{}", "{,}", "{}:u"} do
+      local r = h.run({"stat", "-e", e, "--", "true"})
+      assert.are.equal(2, r.code, e .. ": " .. r.err)
+      assert.matches("no events in the group '" .. e:gsub("%p", "%%%0") .. "'", r.err)
+      assert.not_matches("context%-switches", r.err)
+    end
+  end)
+
+  it("refuses libpfm4's sampling attributes (period=, freq=): pmcsh counts", function()
+    for _, name in ipairs{"task-clock:period=1", "task-clock:freq=100", "page-faults:u:period=10"} do
+      local ok, msg = pmc.group{name}
+      assert.is_nil(ok, name)
+      local attr = name:match(":([pf]%a+=%d+)$")
+      assert.matches("'" .. attr .. "' asks the kernel to sample", msg)
+      local r = h.run({"stat", "-e", name, "--", "true"})
+      assert.are.equal(2, r.code, r.err)
+      assert.matches(attr, r.err)
+    end
+  end)
+end)
+
+describe("pmcsh stat and the signals that reach it while the command runs", function()
+  -- pmcsh stat in the background; once its command runs, the signal; then
+  -- its status, its stderr and whether the command's pid is still there
+  local function signalled(sig, cmd)
+    local dir = h.tmpdir()
+    local script = string.format([[
+ulimit -c 0
+%s stat -x , -e task-clock -- %s 2>%s/err & p=$!
+c=; i=0
+while [ -z "$c" ] && [ $i -lt 100 ]; do sleep 0.05; c=$(cat /proc/$p/task/$p/children 2>/dev/null); i=$((i+1)); done
+sleep 0.2
+kill -%s $p
+wait $p
+echo "$? $c"]], h.shquote(h.exe), cmd, dir, sig)
+    local p = io.popen(script)
+    local code, child = p:read("a"):match("(%d+)%s+(%d+)")
+    p:close()
+    local err = h.slurp(dir .. "/err")
+    os.execute("rm -rf " .. h.shquote(dir))
+    local alive = child and io.open("/proc/" .. child .. "/stat") ~= nil
+    if alive then os.execute("kill -9 " .. child) end
+    return tonumber(code), err, alive, child
+  end
+
+  local SIGNUM = {HUP = 1, QUIT = 3, USR1 = 10, TERM = 15}
+  for _, sig in ipairs{"HUP", "QUIT", "USR1", "TERM"} do
+    it("passes SIG" .. sig .. " on to the command, prints the counts and exits as it ended (128 + signal)", function()
+      local code, err, alive, child = signalled(sig, "sleep 5")
+      assert.is_truthy(child, "the command never started: " .. err)
+      assert.is_false(alive, "the command was left running")
+      assert.are.equal(128 + SIGNUM[sig], code, err)
+      assert.matches("^[%d.]+,msec,task%-clock,", err)
+    end)
+  end
+
+  it("lets a command that handles SIGUSR1 go on, and exits with its status", function()
+    local code, err, alive = signalled("USR1",
+      [['sh' '-c' 'trap "echo usr1 >&2" USR1; i=0; while [ $i -lt 20 ]; do sleep 0.05; i=$((i+1)); done; exit 5']])
+    assert.is_false(alive)
+    assert.are.equal(5, code, err)
+    assert.matches("usr1\n", err)
+    assert.matches("task%-clock", err)
+  end)
+end)
+
+-- Refusals as a user without privileges: root drops to nobody with setpriv.
+local NOBODY = "cd / && setpriv --reuid=65534 --regid=65534 --clear-groups"
+local function paranoid() return tonumber(h.slurp("/proc/sys/kernel/perf_event_paranoid")) end
+local function can_drop()
+  return h.is_root() and h.have("setpriv"), "needs root (to drop to nobody) and setpriv"
+end
+
+describe("pmcsh stat refused by perf_event_paranoid, as perf stat", function()
+  it("names the user's own event as typed, never a stand-in", function()
+    if not h.need(can_drop()) then return end
+    if not h.need(paranoid() >= 1, "perf_event_paranoid < 1 lets nobody count cpu-wide") then return end
+    local r = h.run({"stat", "-e", "task-clock:u", "-a", "--", "true"}, {env = NOBODY})
+    assert.are.equal(1, r.code, r.err)
+    assert.matches("permission denied opening task%-clock:u", r.err)
+    assert.matches("whole cpus", r.err)
+    assert.not_matches("count user space only", r.err)
+  end)
+
+  it("counts the default events in user space at paranoid 2, named ev:u as perf names them", function()
+    if not h.need(can_drop()) then return end
+    if not h.need(paranoid() == 2, "perf_event_paranoid is not 2 here") then return end
+    local r = h.run({"stat", "-x", ",", "--", "true"}, {env = NOBODY})
+    assert.are.equal(0, r.code, r.err)
+    local names = {}
+    for _, l in ipairs(h.lines(r.err)) do names[#names + 1] = h.fields(l, ",")[3] end
+    assert.are.equal("task-clock:u", names[1], r.err)
+    assert.are.equal("page-faults:u", names[4], r.err)
+    -- 'true' touches a few dozen pages of its own in user space (not 0, not millions)
+    local faults = tonumber(h.fields(h.lines(r.err)[4], ",")[1])
+    assert.is_true(faults and faults > 0 and faults < 10000, r.err)
+    -- an event typed as :k is the user's choice: refused, not changed
+    r = h.run({"stat", "-e", "page-faults:k", "--", "true"}, {env = NOBODY})
+    assert.are.equal(1, r.code, r.err)
+    assert.matches("permission denied opening page%-faults:k", r.err)
+  end)
+end)
+
+describe("permission messages say what the kernel refused here", function()
+  it("blames another user's process on the right to trace it, not on paranoid or a security module", function()
+    if not h.need(can_drop()) then return end
+    -- process 1 is root's: nobody may not count it at any perf_event_paranoid
+    local r = h.run({"stat", "-e", "task-clock:u", "-p", "1", "--", "true"}, {env = NOBODY})
+    assert.are.equal(1, r.code, r.err)
+    assert.matches("on process 1: it belongs to uid 0 and you are uid 65534", r.err)
+    assert.matches("trace", r.err)
+    assert.not_matches("security module", r.err)
+    assert.not_matches("perf_event_paranoid=", r.err)
+  end)
+
+  it("describes paranoid 3 as this kernel enforces it (measured: does :u count?)", function()
+    if not h.need(can_drop()) then return end
+    local was = paranoid()
+    local function set(v)
+      local f = assert(io.open("/proc/sys/kernel/perf_event_paranoid", "w"))
+      f:write(tostring(v)); f:close()
+    end
+    local counts, r
+    finally(function() set(was) end)
+    set(3)
+    counts = h.run({"-e", "print(pmc.group{'task-clock:u'} ~= nil)"}, {env = NOBODY}).out == "true\n"
+    r = h.run({"stat", "-e", "task-clock:u", "-a", "--", "true"}, {env = NOBODY})
+    set(was)
+    assert.are.equal(1, r.code, r.err)
+    if counts then   -- upstream: 3 is 2, and :u of one's own processes counts
+      assert.not_matches("no perf_event_open at all", r.err)
+      assert.matches("3 %(which this kernel treats as 2%)", r.err)
+      assert.matches("whole cpus", r.err)
+    else             -- Debian's patch: nothing unprivileged opens
+      assert.matches("enforces as no perf_event_open at all", r.err)
+    end
+  end)
+end)
