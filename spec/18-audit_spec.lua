@@ -93,6 +93,14 @@ describe("text handed to gnuplot", function()
     assert.is_nil(text.inert("\27[2J\194\155"):find("[%c\194]"))
   end)
 
+  it("keeps the script's shape whatever the names: make fuzz's render harness over its seeds", function()
+    -- the harness raises where a name's byte leaves its string (spec/fuzz/render.lua)
+    local drive = dofile("spec/fuzz/render.lua")
+    local seeds = require("pmcsh._sys").dir("spec/fuzz/corpus/render")
+    assert.is_true(#seeds >= 5)
+    for _, name in ipairs(seeds) do drive(h.slurp("spec/fuzz/corpus/render/" .. name)) end
+  end)
+
   it("fails when gnuplot draws nothing, and keeps the picture already there whole", function()
     if not h.need(plot.gnuplot(), "gnuplot is not installed") then return end
     survey_file(dir .. "/s.jsonl", "task-clock")
