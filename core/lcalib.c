@@ -13,7 +13,7 @@
  * "loop", "syscalls" (kernels/probe.h). */
 int l_probe(lua_State *L)
 {
-	struct lgroup *lg = lpmc_checkgroup(L, 1);
+	struct lgroup *lg = lpmc_checkidle(L, 1);
 	int kind = luaL_checkoption(L, 2, NULL, probe_kinds);
 	lua_Integer arg = luaL_optinteger(L, 3, 0);
 	luaL_argcheck(L, arg >= 0, 3, "must be >= 0");
@@ -35,7 +35,7 @@ int l_probe(lua_State *L)
  * read()), the yardstick for the same window driven from Lua. */
 int l_windows(lua_State *L)
 {
-	struct pmc_group *g = &lpmc_checkgroup(L, 1)->g;
+	struct pmc_group *g = &lpmc_checkidle(L, 1)->g;
 	lua_Integer n = luaL_checkinteger(L, 2);
 	luaL_argcheck(L, n >= 1, 2, "at least 1 window");
 	double ns;
@@ -50,7 +50,7 @@ int l_windows(lua_State *L)
  * window averaged} */
 int l_overhead(lua_State *L)
 {
-	struct lgroup *lg = lpmc_checkgroup(L, 1);
+	struct lgroup *lg = lpmc_checkidle(L, 1);
 	lua_Integer n = luaL_optinteger(L, 2, 10000);
 	luaL_argcheck(L, n >= 10, 2, "at least 10 iterations");
 	struct pmc_overhead o;

@@ -178,9 +178,7 @@ static int l_chain(lua_State *L)
 	chain_params(L, 1, &p);
 	char msg[512];
 
-	LChain *lc = lua_newuserdatauv(L, sizeof *lc, 0);
-	memset(lc, 0, sizeof *lc);   /* closed until built */
-	luaL_setmetatable(L, CHAIN_MT);
+	LChain *lc = pmcsh_newhandle(L, sizeof *lc, 0, CHAIN_MT);   /* closed until built */
 	lc->held = pmcsh_extern_add(L, p.size);
 	int err = chase_build(&lc->c, &p, msg, sizeof msg);
 	if (err == -ENOMEM) {

@@ -13,6 +13,7 @@
 struct lgroup {
 	uint64_t magic;
 	int closed;
+	int measuring;          /* inside g:measure's function: the window is open */
 	unsigned long serial;   /* this group among all opened: whose readings it may refill */
 	const void *refill_reading;   /* the reading refilled last (user value 1; its block: 2) */
 	struct pmc_group g;
@@ -24,6 +25,9 @@ struct lgroup {
 
 /* Argument idx as an open pmcsh.group; raises otherwise. */
 struct lgroup *lpmc_checkgroup(lua_State *L, int idx);
+/* The same, not inside its own g:measure: what starts, stops or resets
+ * the counters (a window of its own) would cut the measured one. */
+struct lgroup *lpmc_checkidle(lua_State *L, int idx);
 /* Pushes a closed group userdata for n events (its fds not yet open). */
 struct lgroup *lpmc_newgroup(lua_State *L, int n);
 /* The length of the event list at idx (1 .. PMC_MAX_EVENTS; raises otherwise). */

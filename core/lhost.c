@@ -682,6 +682,7 @@ int main(int argc, char **argv)
 	int code = status == LUA_OK ? (int)lua_tointeger(L, -1) : 1;
 	if (status != LUA_OK)
 		host_message(lua_tostring(L, -1));
+	pmcsh_closing();
 	lua_close(L);
 	return close_std(code);
 }

@@ -42,6 +42,15 @@ struct lgroup *lpmc_checkgroup(lua_State *L, int idx)
 	return open_group(L, to_group(L, idx));
 }
 
+struct lgroup *lpmc_checkidle(lua_State *L, int idx)
+{
+	struct lgroup *lg = lpmc_checkgroup(L, idx);
+	if (lg->measuring)
+		luaL_error(L, "the group is measuring: inside g:measure's function it can be read, "
+			   "not started, stopped, reset or measured with again");
+	return lg;
+}
+
 int lpmc_resolve_list(lua_State *L, int idx, struct pmc_event *ev, int n, char *msg)
 {
 	for (int i = 0; i < n; i++) {
@@ -78,12 +87,9 @@ void lpmc_read_target(lua_State *L, int idx, struct pmc_target *t)
 	luaL_checktype(L, idx, LUA_TTABLE);
 	static const char *const known[] = {"pid", "cpus", "inherit", "pinned", NULL};
 	pmcsh_checkkeys(L, idx, idx, known);
-	if (lua_getfield(L, idx, "pid") != LUA_TNIL) {
-		lua_Integer pid = luaL_checkinteger(L, -1);
-		luaL_argcheck(L, pid >= 0 && pid <= INT_MAX, idx, "pid must be 0 (the calling thread) .. 2^31-1");
-		t->pid = (pid_t)pid;
-	}
-	lua_pop(L, 1);
+	lua_Integer pid = pmcsh_optint(L, idx, idx, "pid", 0);
+	luaL_argcheck(L, pid >= 0 && pid <= INT_MAX, idx, "pid must be 0 (the calling thread) .. 2^31-1");
+	t->pid = (pid_t)pid;
 	if (lua_getfield(L, idx, "cpus") != LUA_TNIL) {
 		luaL_argexpected(L, lua_istable(L, -1), idx, "cpus as a list of cpu numbers");
 		int n = (int)luaL_len(L, -1);
@@ -91,8 +97,11 @@ void lpmc_read_target(lua_State *L, int idx, struct pmc_target *t)
 		/* each cpu once, in the order first given: a cpu named twice
 		 * would be counted twice into the sum (cpus = {0, 0}) */
 		for (int i = 0; i < n; i++) {
-			lua_geti(L, -1, i + 1);
-			lua_Integer c = luaL_checkinteger(L, -1);
+			int isint, type = lua_geti(L, -1, i + 1);
+			lua_Integer c = lua_tointegerx(L, -1, &isint);
+			if (!isint)
+				luaL_argerror(L, idx, lua_pushfstring(L, "cpus[%d]: a cpu number expected, got %s", i + 1,
+					      type == LUA_TNUMBER ? "a fraction" : luaL_typename(L, -1)));
 			luaL_argcheck(L, c >= 0 && c <= 65535, idx, "cpus: cpu numbers are 0 .. 65535");
 			int seen = 0;
 			for (int k = 0; k < t->ncpus && !seen; k++)
@@ -114,9 +123,8 @@ void lpmc_read_target(lua_State *L, int idx, struct pmc_target *t)
 struct lgroup *lpmc_newgroup(lua_State *L, int n)
 {
 	size_t size = sizeof(struct lgroup) + (size_t)n * (sizeof(struct pmc_event) + sizeof(struct pmc_sub));
-	struct lgroup *lg = lua_newuserdatauv(L, size, 2);   /* the refilled reading, its block */
+	struct lgroup *lg = pmcsh_newhandle(L, size, 2, GROUP_MT);   /* the refilled reading, its block */
 	static unsigned long serials;
-	memset(lg, 0, size);
 	lg->magic = LGROUP_MAGIC;
 	lg->serial = ++serials;
 	lg->closed = 1;  /* until every fd is open */
@@ -125,7 +133,6 @@ struct lgroup *lpmc_newgroup(lua_State *L, int n)
 	lg->g.ev = lg->ev;
 	lg->g.sub = lg->sub;
 	lg->g.nev = n;
-	luaL_setmetatable(L, GROUP_MT);
 	return lg;
 }
 
@@ -165,7 +172,7 @@ int lpmc_group_open(lua_State *L, struct lgroup *lg, const struct pmc_target *t,
 	return 0;
 }
 
-/* _pmc.open(events, opts) -> group | nil, msg, errno.  The group starts
+/* _pmc.group(events, opts) -> group | nil, msg, errno.  The group starts
  * disabled with its baseline at zero. */
 static int l_open(lua_State *L)
 {
@@ -241,14 +248,14 @@ static int self_or_fail(lua_State *L, int r)
 /* g:start(): new baseline, then enable. */
 static int g_start(lua_State *L)
 {
-	return self_or_fail(L, pmc_group_start(&lpmc_checkgroup(L, 1)->g));
+	return self_or_fail(L, pmc_group_start(&lpmc_checkidle(L, 1)->g));
 }
 
 /* g:stop([r]): disable; with r, read into it too (PAPI_stop's way): one
  * call where a window from Lua pays for three. */
 static int g_stop(lua_State *L)
 {
-	struct lgroup *lg = lpmc_checkgroup(L, 1);
+	struct lgroup *lg = lpmc_checkidle(L, 1);
 	int r = pmc_group_disable(&lg->g);
 	if (r || lua_isnoneornil(L, 2))
 		return self_or_fail(L, r);
@@ -259,7 +266,7 @@ static int g_stop(lua_State *L)
 /* g:reset(): the counts so far become the baseline (the counters run on). */
 static int g_reset(lua_State *L)
 {
-	struct lgroup *lg = lpmc_checkgroup(L, 1);
+	struct lgroup *lg = lpmc_checkidle(L, 1);
 	int r = pmc_group_snapshot(&lg->g);
 	if (!r)
 		pmc_group_rebase(&lg->g);
@@ -281,13 +288,15 @@ static int g_read(lua_State *L)
  * the counters are stopped. */
 static int g_measure(lua_State *L)
 {
-	struct lgroup *lg = lpmc_checkgroup(L, 1);
+	struct lgroup *lg = lpmc_checkidle(L, 1);
 	luaL_checktype(L, 2, LUA_TFUNCTION);
 	int nargs = lua_gettop(L) - 2;
 	int r = pmc_group_start(&lg->g);
 	if (r)
 		return pmcsh_fail(L, strerror(-r), -r);
+	lg->measuring = 1;
 	int st = lua_pcall(L, nargs, LUA_MULTRET, 0);
+	lg->measuring = 0;
 	if (st == LUA_OK && lg->closed)
 		return luaL_error(L, "the group was closed inside g:measure's function");
 	pmc_group_disable(&lg->g);
@@ -396,11 +405,9 @@ struct pmc_window *lpmc_window_new(lua_State *L, int idx, int nreps, const pid_t
 				   struct kwindow *kw)
 {
 	idx = lua_absindex(L, idx);
-	struct lgroup *lg = lpmc_checkgroup(L, idx);
+	struct lgroup *lg = lpmc_checkidle(L, idx);
 	luaL_argcheck(L, nreps >= 1, idx, "window needs at least one repetition");
-	struct pmc_window *w = lua_newuserdatauv(L, sizeof *w, 1);
-	memset(w, 0, sizeof *w);
-	luaL_setmetatable(L, WINDOW_MT);
+	struct pmc_window *w = pmcsh_newhandle(L, sizeof *w, 1, WINDOW_MT);
 	lua_pushvalue(L, idx);  /* keeps the group alive while the window is */
 	lua_setiuservalue(L, -2, 1);
 	char msg[PMC_ERR_MAX];
@@ -436,7 +443,7 @@ void lpmc_window_push(lua_State *L, struct pmc_window *w, int nreps_done)
 /* ---- registration ---------------------------------------------------------------- */
 
 static const luaL_Reg funcs[] = {
-	{"open", l_open},
+	{"group", l_open},
 	{"run", l_run},
 	{"probe", l_probe},
 	{"scale", l_scale},

@@ -71,6 +71,23 @@ lua_Integer pmcsh_optint(lua_State *L, int idx, int arg, const char *k, lua_Inte
 	return v;
 }
 
+static int closing;
+
+void pmcsh_closing(void)
+{
+	closing = 1;
+}
+
+void *pmcsh_newhandle(lua_State *L, size_t size, int nuv, const char *mt)
+{
+	if (closing)
+		luaL_error(L, "pmcsh is exiting: no %s can be made in a finalizer now", mt);
+	void *h = lua_newuserdatauv(L, size, nuv);
+	memset(h, 0, size);
+	luaL_setmetatable(L, mt);
+	return h;
+}
+
 /* ---- memory outside Lua's heap ------------------------------------------ */
 
 /* Lua 5.4's collector paces itself by what its allocator hands out, and a

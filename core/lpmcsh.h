@@ -60,6 +60,15 @@ static inline void pmcsh_setbool(lua_State *L, const char *k, int v)
 size_t pmcsh_extern_add(lua_State *L, size_t bytes);
 void pmcsh_extern_drop(size_t bytes);
 
+/* A new handle: a userdata of `size` zeroed bytes with metatable `mt`,
+ * which the caller then marks closed until it acquires anything.  Refused
+ * (an error) once the host is closing its state: a finalizer that runs at
+ * exit may make no handle, since Lua finalizes none made then and what it
+ * held would leak. */
+void *pmcsh_newhandle(lua_State *L, size_t size, int nuv, const char *mt);
+/* The host is about to close its state (lua_close). */
+void pmcsh_closing(void);
+
 /* Registers all of the above in package.preload. */
 void pmcsh_preload(lua_State *L);
 

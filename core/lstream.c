@@ -191,12 +191,9 @@ static int stream_new(lua_State *L)
 		return luaL_fileresult(L, 0, "sched_getaffinity");
 
 	/* The handle exists, closed, before anything is acquired. */
-	LStream *ls = lua_newuserdatauv(L, sizeof *ls, 0);
-	ls->s = NULL;
+	LStream *ls = pmcsh_newhandle(L, sizeof *ls, 0, STREAM_MT);
 	ls->pages = o.pages;
 	ls->v = v;
-	ls->held = 0;
-	luaL_setmetatable(L, STREAM_MT);
 	ls->held = pmcsh_extern_add(L, 3 * (o.offset + o.n * sizeof(double)));
 	int rc = stream_create(&ls->s, &o, msg, sizeof msg);
 	if (rc == -ENOMEM || rc == -EAGAIN) {

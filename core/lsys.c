@@ -118,12 +118,11 @@ static int sys_spawn_pty(lua_State *L)
 	int argc = (int)luaL_len(L, 1);
 	luaL_argcheck(L, argc > 0, 1, "empty command");
 	int envc = lua_istable(L, 2) ? (int)luaL_len(L, 2) : -1;
-	struct lpty *p = lua_newuserdatauv(L, sizeof *p, 0);
+	struct lpty *p = pmcsh_newhandle(L, sizeof *p, 0, PTY_MT);
 	int pidx = lua_gettop(L);
 	p->fd = -1;
 	p->pid = 0;
 	p->status = -1;
-	luaL_setmetatable(L, PTY_MT);
 	/* the strings stay alive on the Lua stack until exec */
 	char **argv = lua_newuserdatauv(L, sizeof(char *) * ((size_t)argc + 1), 0);
 	for (int i = 0; i < argc; i++) {

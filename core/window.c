@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 void pmc_window_close(struct pmc_window *w)
 {
@@ -71,9 +73,12 @@ int pmc_window_open(struct pmc_window *w, struct pmc_group *g, const struct pmc_
 	w->g = g;
 	w->nreps = nreps;
 	w->nev = g->nev;
-	/* copies follow the workers only for a group on the calling thread: a
-	 * cpu-wide or pid group already sees them, and would count them twice */
-	if (t->pid != 0 || t->ncpus > 0)
+	/* copies follow the workers only for a group on the calling thread (pid
+	 * 0 or its own id) that does not inherit: a cpu-wide group sees them
+	 * already, an inheriting one counts them as its children (copies too
+	 * counted them twice), another thread's group is not theirs */
+	int own = t->ncpus == 0 && !t->inherit && (t->pid == 0 || t->pid == (pid_t)syscall(SYS_gettid));
+	if (!own)
 		ntids = 0;
 	size_t cells = (size_t)nreps * (size_t)w->nev;
 	w->raw = calloc(3 * cells, sizeof(uint64_t));

@@ -15,14 +15,23 @@ end
 return {
   description = "every-event survey of the STREAM loops: events per loop iteration",
   help = [[
-Counts each event over each kernel (reps timed repetitions of n elements) and
-prints count / (n * reps) per event and kernel, with the spread over the
-repetitions.  Events are packed into as few groups as the PMU schedules without
-multiplexing; events that cannot be counted here are listed with the reason.
-Bandwidth with no counters open is printed beside the counted runs'.
+Counts each event over each kernel in pairs of windows, as nanoBench does: one
+over all n elements, one over each thread's first half or so (the rest runs
+right after it, uncounted).  An event's value per loop iteration is the pair's
+difference over the difference in elements: the window's own cost (enable,
+disable, the loop's set-up, with --fresh the first touch) cancels, and is
+kept as the intercept (--csv/--json).  A cell is the trimmed mean over the
+pairs (--stat); a pair that counted a context switch or a migration is
+dropped; each row is classed exact, linear, noisy, zero or multiplexed.  User
+(:u) and OS (:k) are rows of their own (--no-split joins them).  Events are
+packed into as few groups as the PMU schedules without multiplexing; events
+that cannot be counted here are listed with the reason.  What pmcsh can
+predict it checks and says so (with --fresh: a fault per 4 KiB page of each
+array).  Bandwidth with no counters open is printed beside the counted runs',
+with two uncounted runs' difference as the noise floor.
 
   pmcsh survey                                   the events this machine counts
-  pmcsh survey -e page-faults,msr/tsc/ --split   user (:u) and OS (:k) rows
+  pmcsh survey -e page-faults,msr/tsc/ --fresh   first touch: the intercept, checked
   pmcsh survey --pairs pairs-skl                 dual-event pairs, user then OS
   pmcsh survey --group software                  a group of events/ and its metrics
   pmcsh survey -k copy,triad --chase random:256M a pointer chase beside the loops

@@ -119,9 +119,12 @@ describe("survey over software events", function()
     for _, k in ipairs(KERNELS) do
       local u, kk = fresh.cells["page-faults:u"][k], fresh.cells["page-faults:k"][k]
       local want = arrays(k) * N / 512
-      assert.is_true(u.intercept >= want and u.intercept <= want + arrays(k),
+      -- the sanitizer's shadow pages fault in the process's first window
+      -- only: the intercept (2 x 1-pass - 2-pass) counts them twice
+      local _, hi = helpers.touch_faults(want)
+      assert.is_true(u.intercept >= want and u.intercept <= want + 2 * (hi - want) + arrays(k),
         string.format("%s: %.1f faults per window, want %d", k, u.intercept, want))
-      assert.is_true(math.abs(u.value) < 1e-4, k .. ": no fault per iteration")
+      assert.is_true(math.abs(u.value) < 1e-4 + (hi - want) / N, k .. ": no fault per iteration")
       assert.are.equal("pass", u.verdict, k)
       assert.are.equal(want, u.expected, k)
       assert.is_true(kk.intercept < 1 and kk.value < 1e-4, k .. ": first touch is user-mode work")
@@ -208,7 +211,8 @@ describe("survey files", function()
       assert.are.equal("trimmed", o.stat)
       for _, k in ipairs({"value", "mean", "median", "min", "max", "spread", "mbps", "mbps_no_counters",
                           "ns_per_iteration", "ns_per_iteration_no_counters"}) do
-        assert.is_number(o[k], k)
+        -- a relative spread has no value where the mean is 0 (null)
+        if not (k == "spread" and o.mean == 0) then assert.is_number(o[k], k) end
       end
       assert.is_boolean(o.multiplexed)
       assert.is_true(o.min <= o.median and o.median <= o.max)

@@ -316,3 +316,22 @@ describe("events/ files for another PMU", function()
     end
   end)
 end)
+
+describe("survey checks", function()
+  it("checks msr/tsc/ against the stream engine's own rdtsc around the same windows, within 2%", function()
+    -- the median pair's ratio: each pair's counter and clock see the same preemption
+    local st = assert(survey.run(opts{events = {"msr/tsc/"}, kernels = {"copy", "triad"}, n = 1 << 21, reps = 10}))
+    if not helpers.need(st.cells["msr/tsc/"], "msr/tsc/ does not open here") then return end
+    for _, k in ipairs({"copy", "triad"}) do
+      local c = st.cells["msr/tsc/"][k]
+      -- a pair that counted a context switch is not compared (the counter stopped, the clock did not)
+      if not helpers.need(c.kept > 0, k .. ": every pair was disturbed on this busy machine") then return end
+      assert.are.equal("value", c.check, k)
+      assert.is_true(c.expected > 0, k)
+      assert.are.equal("pass", c.verdict, string.format("%s: %.4f ticks per iteration counted, %.4f by rdtsc",
+        k, c.value, c.expected))
+    end
+    assert.matches("ok   msr/tsc/, copy: per iteration [%d.]+, expected [%d.]+ %(rdtsc around each window",
+      survey.report(st, {}))
+  end)
+end)

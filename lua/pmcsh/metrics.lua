@@ -9,6 +9,8 @@
 --
 -- Nothing here divides by zero silently: a ratio with a zero or missing
 -- denominator is nil, and the caller prints it as "n/a".
+local sys = require("pmcsh._sys")
+
 local M = {}
 
 local ok_help, help = pcall(require, "pmcsh.help")
@@ -147,6 +149,8 @@ function M.eval(metric, reading, ctx)
     end
   end
   local ok, v = pcall(metric.fn, vals, ctx or {})
+  -- Ctrl-C inside a metric stops the command, as it stops a measurement
+  if not ok and sys.interrupted() then error(v, 0) end
   if not ok then return nil, string.format("metric %s failed: %s", metric.name or "?", v) end
   if type(v) ~= "number" or v ~= v or v == math.huge or v == -math.huge then
     return nil, string.format("metric %s is undefined here (division by zero?)", metric.name or "?")

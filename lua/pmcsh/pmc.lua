@@ -24,15 +24,20 @@ end
 function pmc.group(spec, opts)
   local events, o = split_spec(spec, opts)
   if #events == 0 then error("bad argument #1 to 'group' (no events given)", 2) end
-  return C.open(events, o)
+  return C.group(events, o)
 end
 
 doc(pmc.group, "pmc.group", [=[
 pmc.group{ev, ...[, pid=, cpus={...}, inherit=, pinned=]} -> group | nil, msg, errno
 Opens the events as perf groups, one per PMU (events of different PMUs become
 sibling groups transparently), disabled.  Targets: the calling thread
-(default), pid=N (a thread or process), cpus={0,1} (cpu-wide, needs
-privileges; a cpu named twice is counted once).  Uncore PMUs (with a cpumask in sysfs) open on the cpus of their
+(default; a stream or chase run's worker threads are counted with it),
+pid=N (that thread only: a process's main thread, not its other threads;
+pmcsh stat -p counts them all; pid = the calling thread's own id is the
+default), inherit=true (threads and children started after the group
+opens count too), cpus={0,1} (cpu-wide, needs privileges; a cpu named
+twice is counted once).  Inside g:measure's function the group can be
+read, not started, stopped, reset or given to an engine.  Uncore PMUs (with a cpumask in sysfs) open on the cpus of their
 cpumask.  Event names: libpfm4 (INST_RETIRED:ANY_P:u, perf::PAGE-FAULTS:k),
 perf's generic names (cycles, task-clock, page-faults:u), raw r01c0, sysfs
 pmu/event/ and pmu/k=v,.../ (msr/tsc/).

@@ -138,7 +138,7 @@ local CELL = {fields = {["key"] = "string", ["count?"] = "number", ["value?"] = 
   ["unit?"] = "string", ["trimmed?"] = "number", ["mean?"] = "number", ["intercept?"] = "number",
   ["intercepts?"] = {list = "number"}, ["windows?"] = {list = "number"}, ["kept?"] = "integer", ["dropped?"] = "integer",
   ["class?"] = "string", ["method?"] = "string", ["disturbed?"] = "boolean", ["expected?"] = "number",
-  ["verdict?"] = "string", ["check?"] = "string", ["basis?"] = "string"}}
+  ["verdict?"] = "string", ["check?"] = "string", ["basis?"] = "string", ["resolution?"] = "number"}}
 local SHAPES = {
   header = {fields = {
     format = "string", kernels = {list = "string"}, ["n?"] = "integer", reps = "integer",

@@ -345,7 +345,7 @@ local function notes(st, o, ws)
     "value = (count of a window over n - count of one over each thread's first half or so) / their difference " ..
     "in elements: the window's own cost cancels (intercept, in --csv/--json)"
   out[#out + 1] = "± = (max - min) / mean over the pairs kept (a pair that counted a context switch or migration " ..
-    "is dropped); * = multiplexed; class: exact (every pair the same), linear (within 5%), noisy"
+    "is dropped); * = multiplexed; class: exact (every pair the same, to one count), linear (within 5%), noisy"
   for _, k in ipairs(hdr.kernels) do
     if ws[k].note then out[#out + 1] = ws[k].note(hdr) end
   end
@@ -372,7 +372,7 @@ local function verdict_lines(st)
       end
     end
   end
-  if #out > 0 then table.insert(out, 1, "Checks against what the work must count:") ; table.insert(out, 1, "") end
+  if #out > 0 then table.insert(out, 1, "Checks, each against a figure known without the counter:") ; table.insert(out, 1, "") end
   return out
 end
 

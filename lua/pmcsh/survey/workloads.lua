@@ -102,19 +102,18 @@ function stream_engine.workloads(hdr, env, names)
       run = function(group, reps)
         local r, err, errno = stream_pairs(k, hdr, get, group, reps)
         if not r then return nil, err, errno end
-        -- seconds per iteration, per pair: the time's own two-window slope;
-        -- MB/s from their median (a single pair's slope can be noise)
+        -- seconds per iteration, per pair: the time's own two-window slope
         local secs = metrics.two_window(r.work, r.times)
-        local st = metrics.stats(secs)
+        local spi = M.seconds_per_iteration({sec_per_iter = secs, times = r.times, work = r.work})
         local bytes = desc[k] and desc[k].bytes
         local ticks, secs_all = 0, 0
         for i, t in ipairs(r.tsc or {}) do ticks, secs_all = ticks + t, secs_all + r.times[i] end
         return {times = r.times, work = r.work, pairs = true, iterations = r.iterations, counts = r.counts,
           per_rep = r.per_rep, warnings = r.warnings, record = {
-          mbps = bytes and st.median and st.median > 0 and 1e-6 * bytes / st.median or nil,
+          mbps = bytes and spi and 1e-6 * bytes / spi or nil,
           bytes_per_iter = bytes, tsc = r.tsc, isa = r.isa, sec_per_iter = secs,
           tsc_hz = ticks > 0 and ticks / secs_all or nil,
-          min = st.min, median = st.median}}
+          min = metrics.stats(secs).min, median = spi}}
       end,
     }
   end
@@ -343,12 +342,21 @@ function M.of(hdr, env)
   return out, function() for _, c in ipairs(closers) do c() end end
 end
 
--- Seconds per iteration of a run record: its pairs' median slope, or its
--- best repetition over the iterations of one repetition.
+-- Seconds per iteration of a run record: the median of its pairs' slopes
+-- above 0 (a pair whose shorter window was preempted has none), else its
+-- best window's time over that window's iterations, the fixed cost
+-- included, as STREAM's best rate.
 function M.seconds_per_iteration(rec)
-  if rec and rec.sec_per_iter and #rec.sec_per_iter > 0 then return metrics.stats(rec.sec_per_iter).median end
-  if not (rec and rec.times and #rec.times > 0 and rec.iterations) then return nil end
-  return (rec.min or metrics.stats(rec.times).min) / (rec.iterations / #rec.times)
+  if not rec then return nil end
+  local positive = {}
+  for _, x in ipairs(rec.sec_per_iter or {}) do if x > 0 then positive[#positive + 1] = x end end
+  if #positive > 0 then return metrics.stats(positive).median end
+  local best
+  for i, t in ipairs(rec.times or {}) do
+    local w = rec.work and rec.work[i] or (rec.iterations and rec.iterations / #rec.times)
+    if w and w > 0 then best = math.min(best or math.huge, t / w) end
+  end
+  return best
 end
 
 return M
