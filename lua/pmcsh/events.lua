@@ -172,8 +172,34 @@ end
 
 -- The events a survey counts by default: events/software.lua everywhere,
 -- plus the core PMU's events that open here when a hardware PMU is exposed.
+-- The Arm common events (numbers 0x00..0x3f) this machine's Arm PMUs
+-- implement: what their kernel driver lists in sysfs events/, read from
+-- PMCEID0/1.  A set {[number] = file}, and the folders read; nil where no
+-- Arm PMU is here (elsewhere events/ lists a few aliases, not what exists).
+M.SYSFS = "/sys/bus/event_source/devices"
+function M.arm_implemented(root)
+  root = root or M.SYSFS
+  local sys = require("pmcsh._sys")
+  local set, dirs = nil, {}
+  for _, pmu in ipairs(sys.dir(root) or {}) do
+    if pmu:match("^armv[78]") then
+      local dir = root .. "/" .. pmu .. "/events"
+      for _, f in ipairs(sys.dir(dir) or {}) do
+        local fh = io.open(dir .. "/" .. f)
+        local code = fh and (fh:read(64) or ""):match("^event=0x(%x+)")
+        if fh then fh:close() end
+        if code then set = set or {}; set[tonumber(code, 16)] = f end
+      end
+      dirs[#dirs + 1] = pmu .. "/events"
+    end
+  end
+  return set, dirs
+end
+M.ARM_COMMON_LAST = 0x3f
+
 function M.defaults(pmc)
-  local out, seen = {}, {}
+  local out, seen, skipped = {}, {}, {}
+  local implemented, dirs = M.arm_implemented()
   local t = M.load("software")
   for _, e in ipairs(t and t.events or {}) do
     if not seen[e] then seen[e] = true; out[#out + 1] = e end
@@ -183,10 +209,17 @@ function M.defaults(pmc)
   for _, e in ipairs(ok and type(list) == "table" and list or {}) do
     if e.opens and M.core_pmu(e.pmu or "") and not seen[e.name] then
       seen[e.name] = true
-      out[#out + 1] = e.name
+      local info = implemented and pmc.info and pmc.info(e.name)
+      local code = info and info.config
+      if code and code <= M.ARM_COMMON_LAST and not implemented[code] then
+        skipped[#skipped + 1] = {event = e.name, reason = string.format("not implemented by this PMU " ..
+          "(common event 0x%02x is not in its PMCEID, as sysfs %s says)", code, table.concat(dirs, ", "))}
+      else
+        out[#out + 1] = e.name
+      end
     end
   end
-  return out
+  return out, skipped
 end
 
 local ok_help, help = pcall(require, "pmcsh.help")
@@ -197,7 +230,9 @@ events: the data files of events/ (Lua tables loaded into an empty environment).
   events.group(name)           -> a group file (events, metrics), path
   events.pairs("A,B C,D" | file) -> list of pairs, {path=, pmu=, cpu=} for a file
   events.pmu_check(t, path, pmc) -> nil, or why the file's PMU is not this machine's
-  events.defaults(pmc)         the events a survey counts by default]])
+  events.defaults(pmc)         the events a survey counts by default, and those
+                               an Arm PMU does not implement {{event=, reason=}}
+  events.arm_implemented()     the Arm common events the PMUs implement (PMCEID)]])
 end
 
 return M

@@ -94,17 +94,22 @@ image() {
 	cp -L "$cache/pkgs/lua-term/$libdir/liblua5.4-term.so.0" "$fs/$libdir/lua/5.4/term/core.so"
 	cp -rL /usr/share/lua/5.4 "$fs/usr/share/lua/"
 	# the STREAM loops' instructions per element, read off the arm64 binary on
-	# this side (no objdump in the guest), for the survey spec inside
+	# this side (no objdump in the guest), beside it for stream.disasm there
 	LAB_EXE="$root/build-$triplet/pmcsh" LAB_OBJDUMP="$triplet-objdump" "$root/pmcsh" -e '
 		io.write("return {\n")
-		for _, k in ipairs{"copy", "scale", "add", "triad"} do
-			local r = assert(stream.disasm(k, {exe = os.getenv("LAB_EXE"), objdump = os.getenv("LAB_OBJDUMP"),
-				isa = "generic", quiet = true}))
-			io.write(string.format("  %s = {instructions = %d, elements = %g, per_element = %.17g},\n",
-				k, r.instructions, r.elements, r.per_element))
+		for _, k in ipairs(stream.kernels()) do
+			for _, isa in ipairs{"generic"} do
+				local r = stream.disasm(k.name, {exe = os.getenv("LAB_EXE"), objdump = os.getenv("LAB_OBJDUMP"),
+					isa = isa, quiet = true})
+				if r then
+					io.write(string.format("  [%q] = {instructions = %d, elements = %g, per_element = %.17g},\n",
+						r.symbol, r.instructions, r.elements, r.per_element))
+				end
+			end
 		end
-		io.write("}\n")' >"$fs/p/spec/lab/loops.lua" ||
+		io.write("}\n")' >"$fs/p/pmcsh.loops" ||
 		die "cannot disassemble the arm64 STREAM loops"
+	grep -q '"stream_copy' "$fs/p/pmcsh.loops" || die "no STREAM loop found in the arm64 binary"
 	cat >"$fs/init" <<-'EOF'
 	#!/bin/busybox sh
 	/bin/busybox --install -s /bin

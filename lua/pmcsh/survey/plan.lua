@@ -262,7 +262,8 @@ local function events_of(opt, pmc)
     for _, e in ipairs(evs or {}) do all[#all + 1] = e end
     evs = all
   end
-  if not evs and not opt.pairs then evs = events.defaults(pmc) end
+  local skipped
+  if not evs and not opt.pairs then evs, skipped = events.defaults(pmc) end
   if opt.umasks then
     local out = {}
     for _, e in ipairs(evs or {}) do
@@ -273,7 +274,7 @@ local function events_of(opt, pmc)
     end
     evs = out
   end
-  return evs, grp, gpath
+  return evs, grp, gpath, skipped
 end
 
 -- The events/ files the survey reads (a group, a pair list), each with the
@@ -317,7 +318,7 @@ function M.header(o, pmc, stream)
   local opt = setmetatable({}, {__index = o})
   opt.reps, opt.threads, opt.pages = o.reps or 10, o.threads or 1, o.pages or "4k"
   opt.split = o.split ~= false   -- user and OS apart unless asked not to
-  local evs, grp, gpath = events_of(opt, pmc)
+  local evs, grp, gpath, skipped = events_of(opt, pmc)
   local prs, psrc
   if opt.pairs then
     prs, psrc = events.pairs(opt.pairs)
@@ -339,7 +340,7 @@ function M.header(o, pmc, stream)
   -- what the engines will refuse, refused now, before a file is written
   local typed = o.typed or function(k) return "--" .. k:gsub("_", "-") .. " " .. tostring(hdr[k]) end
   workloads.validate(hdr, {stream = stream}, function(k, why) usage(string.format("survey: %s: %s", typed(k), why)) end)
-  return hdr, files_of(grp, gpath, prs, psrc), note
+  return hdr, files_of(grp, gpath, prs, psrc), note, skipped
 end
 
 M.MAX_EVENTS = 64      -- labels in one unit, as in one group (pack's max_events)

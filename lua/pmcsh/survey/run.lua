@@ -14,6 +14,7 @@ local EINTR = sys.EINTR
 local metrics = require("pmcsh.metrics")
 local paths = require("pmcsh.paths")
 local results = require("pmcsh.results")
+local stream_engine = require("pmcsh.stream")
 local plan = require("pmcsh.survey.plan")
 local progress = require("pmcsh.survey.progress")
 local workloads = require("pmcsh.survey.workloads")
@@ -186,6 +187,30 @@ local function clock_check(c, res, keep)
   c.verdict = math.abs(metrics.stats(ratios).median - 1) <= M.CLOCK_TOLERANCE and "pass" or "fail"
 end
 
+-- Instructions retired in user mode per loop iteration: the loop body's
+-- instructions over the elements one trip handles, as the binary's own
+-- disassembly says (stream.disasm; Heller's check).  The loop's instructions
+-- only: rep-prefixed or remainder code is not in the body, hence 0.5%.
+M.INSTRUCTIONS = {instructions = true, INST_RETIRED = true, ["INST_RETIRED:ANY_P"] = true,
+  ["INST_RETIRED:ANY"] = true, RETIRED_INSTRUCTIONS = true, ["perf::INSTRUCTIONS"] = true,
+  ["perf::PERF_COUNT_HW_INSTRUCTIONS"] = true, PERF_COUNT_HW_INSTRUCTIONS = true}
+M.INSTRUCTIONS_TOLERANCE = 0.005
+local loop_cache = {}
+local function instructions_check(c, w, rec)
+  local base = (c.event or ""):match("^(.-):u$") or (c.event or ""):match("^(.-/)u$")
+  if not (base and M.INSTRUCTIONS[base] and w.sized and w.bytes and c.value and rec.isa) then return end
+  local key = w.name .. "/" .. rec.isa
+  if loop_cache[key] == nil then
+    loop_cache[key] = stream_engine.disasm(w.name, {isa = rec.isa, quiet = true}) or false
+  end
+  local loop = loop_cache[key]
+  if not loop then return end
+  c.expected = loop.per_element
+  c.check, c.basis = "value", string.format("%s's loop: %d instructions per %g elements", loop.symbol,
+    loop.instructions, loop.elements)
+  c.verdict = math.abs(c.value / c.expected - 1) <= M.INSTRUCTIONS_TOLERANCE and "pass" or "fail"
+end
+
 -- Cells of one run: per event, the per-iteration value and its spread,
 -- by the two-window estimate where the run made pairs (res.pairs), else
 -- by the ratio; the disturbance events after the labels decide which
@@ -223,8 +248,9 @@ local function open(o, pmc, stream)
     o.written = #st.runs > 0 or next(st.baseline) ~= nil
     return st, f, {}
   end
-  local hdr, files, note = plan.header(o, pmc, stream)
-  local st = {header = hdr, baseline = {}, baseline2 = {}, cells = {}, unopened = {}, runs = {}, done = false}
+  local hdr, files, note, skipped = plan.header(o, pmc, stream)
+  local st = {header = hdr, baseline = {}, baseline2 = {}, cells = {}, unopened = {}, runs = {}, done = false,
+    skipped = skipped}
   if not o.out then return st, nil, files, note end
   local f, err = results.create(o.out)
   if not f then return nil, err end
@@ -278,7 +304,7 @@ local function measure(w, g, hdr, pmc)
   for k, v in pairs(res.record or {}) do rec[k] = v end
   if g then
     rec.cells = M.cells(res, g.labels, g.keys)
-    for _, c in ipairs(rec.cells) do M.check(c, w, hdr) end
+    for _, c in ipairs(rec.cells) do M.check(c, w, hdr); instructions_check(c, w, rec) end
   end
   return rec
 end
@@ -315,6 +341,9 @@ function M.run(o)
   -- pack (again, on resume: the environment decides)
   local groups, unopened = plan.pack(hdr.units, o.try or plan.pmc_try(pmc), o.max_events,
     o.privilege or pmc.privilege_filter)
+  -- events the PMU does not implement: not measured, said so
+  for _, u in ipairs(st.skipped or {}) do unopened[#unopened + 1] = u end
+  st.skipped = nil
   local ws, free = workloads.of(hdr, {stream = stream, chase = o.chase_module, quiet = o.quiet})
   local tell = progress.new(o.progress == nil and progress.stderr_is_tty() or o.progress)
   local function stop(...)
