@@ -21,7 +21,7 @@ right after it, uncounted).  An event's value per loop iteration is the pair's
 difference over the difference in elements: the window's own cost (enable,
 disable, the loop's set-up, with --fresh the first touch) cancels, and is
 kept as the intercept (--csv/--json).  A cell is the trimmed mean over the
-pairs (--stat); a pair that counted a context switch or a migration is
+pairs (--stat); a pair that counted a context switch, a migration or an SMI is
 dropped; each row is classed exact, linear, noisy, zero or multiplexed.  User
 (:u) and OS (:k) are rows of their own (--no-split joins them).  Events are
 packed into as few groups as the PMU schedules without multiplexing; events

@@ -344,8 +344,8 @@ local function notes(st, o, ws)
     "first touch is the window's cost (intercept, in --csv/--json)" or
     "value = (count of a window over n - count of one over each thread's first half or so) / their difference " ..
     "in elements: the window's own cost cancels (intercept, in --csv/--json)"
-  out[#out + 1] = "± = (max - min) / mean over the pairs kept (a pair that counted a context switch or migration " ..
-    "is dropped); * = multiplexed; class: exact (every pair the same, to one count), linear (within 5%), noisy"
+  out[#out + 1] = "± = (max - min) / mean over the pairs kept (a pair that counted a context switch, a migration " ..
+    "or an SMI is dropped); * = multiplexed; class: exact (every pair the same, to one count), linear (within 5%), noisy"
   for _, k in ipairs(hdr.kernels) do
     if ws[k].note then out[#out + 1] = ws[k].note(hdr) end
   end

@@ -58,11 +58,26 @@ function M.load(path)
   return st
 end
 
--- What disturbs a window, counted beside every group (software events: no
--- hardware counter spent): a pair of windows in which either counted one
--- of these is left out of the estimate (Weaver and McKee: an interrupt
--- adds to user-mode counts).
-M.DISTURBANCES = {"context-switches", "cpu-migrations"}
+-- What disturbs a window, counted beside every group (software events and
+-- the SMI count: no core counter spent): a pair of windows in which either
+-- counted one of these is left out of the estimate (Weaver and McKee: an
+-- interrupt adds to user-mode counts; nanoBench checks SMIs).  Those that
+-- open here (msr/smi/ is Intel's, and needs privilege).
+M.DISTURBANCES = {"context-switches", "cpu-migrations", "msr/smi/"}
+local opens = setmetatable({}, {__mode = "k"})   -- per pmc module: whether each opens
+local function disturbances(pmc)
+  local known, out = opens[pmc] or {}, {}
+  opens[pmc] = known
+  for _, d in ipairs(M.DISTURBANCES) do
+    if known[d] == nil then
+      local g = pmc.group{d}
+      known[d] = g ~= nil
+      if g then g:close() end
+    end
+    if known[d] then out[#out + 1] = d end
+  end
+  return out
+end
 
 -- The statistic a cell's value is: nanoBench's trimmed mean by default.
 M.STATS = {"trimmed", "median", "min", "max", "mean"}
@@ -287,7 +302,7 @@ local function measure(w, g, hdr, pmc)
   local group, err, errno
   if g then
     local labels = {table.unpack(g.labels)}
-    for _, d in ipairs(M.DISTURBANCES) do labels[#labels + 1] = d end
+    for _, d in ipairs(disturbances(pmc)) do labels[#labels + 1] = d end
     group, err, errno = pmc.group(labels)
     if not group then group, err, errno = pmc.group(g.labels) end
     if not group then return nil, err, errno end
