@@ -76,6 +76,7 @@ beside the bytes the controllers saw.  Needs a memory-controller PMU
         stream_bytes_wa = (res.bytes_per_iter_wa or res.bytes_per_iter) * per_rep * reps_run,
         controller_bytes = agg.total.total_bytes,
       }
+      uncore.cross_check(cross)
     end
     if opts.json then
       local cjson = require("cjson")
@@ -86,9 +87,11 @@ beside the bytes the controllers saw.  Needs a memory-controller PMU
       if cross then
         io.write(string.format(
           "\n%s moved %.3f GB (STREAM convention), %.3f GB with write-allocate;\n" ..
-          "the memory controllers saw %.3f GB (%.2fx the write-allocate bytes)\n",
+          "the memory controllers saw %.3f GB (%.2fx the write-allocate bytes): %s\n",
           cross.kernel, cross.stream_bytes / 1e9, cross.stream_bytes_wa / 1e9,
-          cross.controller_bytes / 1e9, cross.controller_bytes / cross.stream_bytes_wa))
+          cross.controller_bytes / 1e9, cross.ratio, cross.verdict == "pass" and "pass" or
+          string.format("FAIL (expected %.2f to %.2fx)", uncore.CROSS_FLOOR * cross.stream_bytes / cross.stream_bytes_wa,
+            uncore.CROSS_SLACK)))
       end
     end
     if s then s:close() end

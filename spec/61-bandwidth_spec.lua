@@ -192,6 +192,20 @@ describe("pmcsh bandwidth", function()
     local t = require("cjson").decode(r.out)
     -- the controllers see every line the kernel moved, plus other traffic
     assert.is_true(t.cross_check.controller_bytes >= 0.9 * t.cross_check.stream_bytes_wa)
+    assert.are.equal("pass", t.cross_check.verdict)
+  end)
+
+  it("judges controller bytes against the kernel's: STREAM's bytes at least, twice write-allocate at most", function()
+    -- triad over 1000 elements: 24 bytes each by STREAM's count, 32 with write-allocate
+    local function at(seen)
+      return uncore.cross_check({stream_bytes = 24000, stream_bytes_wa = 32000, controller_bytes = seen})
+    end
+    assert.are.equal("pass", at(32000).verdict)
+    assert.are.equal(1, at(32000).ratio)
+    assert.are.equal("pass", at(22800).verdict)     -- non-temporal stores: no write-allocate read
+    assert.are.equal("fail", at(22799).verdict)     -- lines the loop moved went uncounted
+    assert.are.equal("pass", at(64000).verdict)     -- other traffic, system-wide
+    assert.are.equal("fail", at(64001).verdict)
   end)
 
   it("rejects bad usage with exit 2", function()

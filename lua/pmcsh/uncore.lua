@@ -206,6 +206,20 @@ function M.measure(ctrls, window, o)
   return agg, res
 end
 
+-- The controllers against a kernel's own bytes: they see at least what the
+-- loop moved by STREAM's convention (non-temporal stores skip the
+-- write-allocate read) and at most its write-allocate bytes plus other
+-- traffic, counted system-wide: up to M.CROSS_SLACK times those.  Adds
+-- expected (the write-allocate bytes), ratio and verdict to `cross`.
+M.CROSS_FLOOR, M.CROSS_SLACK = 0.95, 2
+function M.cross_check(cross)
+  cross.expected = cross.stream_bytes_wa
+  cross.ratio = cross.controller_bytes / cross.stream_bytes_wa
+  cross.verdict = cross.controller_bytes >= M.CROSS_FLOOR * cross.stream_bytes
+    and cross.ratio <= M.CROSS_SLACK and "pass" or "fail"
+  return cross
+end
+
 -- Table text of an aggregate.
 function M.format(agg)
   local out = {string.format("%-8s %12s %12s %12s", "socket", "read GB/s", "write GB/s", "total GB/s")}
@@ -224,6 +238,7 @@ uncore: memory-controller bandwidth (Intel uncore_imc*, AMD amd_umc_*).
   uncore.find([root])              controllers exposed in sysfs
   uncore.measure(ctrls, fn)        count them system-wide around fn()
   uncore.aggregate(readings, s)    pure arithmetic: per socket (once) and total GB/s
+  uncore.cross_check(cross)        verdict on controller bytes against a kernel's bytes
   uncore.bytes_per_count(scale, unit[, transfer])]])
 
 return M
