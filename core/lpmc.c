@@ -114,11 +114,9 @@ void lpmc_read_target(lua_State *L, int idx, struct pmc_target *t)
 struct lgroup *lpmc_newgroup(lua_State *L, int n)
 {
 	size_t size = sizeof(struct lgroup) + (size_t)n * (sizeof(struct pmc_event) + sizeof(struct pmc_sub));
-	struct lgroup *lg = lua_newuserdatauv(L, size, 2);   /* the refilled reading, its block */
-	static unsigned long serials;
+	struct lgroup *lg = lua_newuserdatauv(L, size, 0);
 	memset(lg, 0, size);
 	lg->magic = LGROUP_MAGIC;
-	lg->serial = ++serials;
 	lg->closed = 1;  /* until every fd is open */
 	lg->ev = (struct pmc_event *)(lg + 1);
 	lg->sub = (struct pmc_sub *)(lg->ev + n);
@@ -221,9 +219,9 @@ int lpmc_read_push(lua_State *L, struct lgroup *lg, int into)
 	if (r)
 		return pmcsh_fail(L, strerror(-r), -r);
 	if (into)
-		lpmc_refill_reading(L, 1, into, lg, c);   /* leaves the stack as it found it: r on top */
+		lpmc_refill_reading(L, into, &lg->g, c);   /* leaves the stack as it found it: r on top */
 	else
-		lpmc_push_reading(L, lg, lg->ev, lg->g.nev, c);
+		lpmc_push_reading(L, &lg->g, c, 1);
 	return 1;
 }
 
@@ -424,11 +422,11 @@ void lpmc_window_push(lua_State *L, struct pmc_window *w, int nreps_done)
 	}
 	struct pmc_count c[PMC_MAX_EVENTS];
 	nreps_done = pmc_window_sum(w, nreps_done, c);
-	lpmc_push_reading(L, NULL, w->g->ev, w->nev, c);
+	lpmc_push_reading(L, w->g, c, 0);
 	lua_createtable(L, nreps_done, 0);
 	for (int r = 0; r < nreps_done; r++) {
 		pmc_window_rep(w, r, c);
-		lpmc_push_reading(L, NULL, w->g->ev, w->nev, c);
+		lpmc_push_reading(L, w->g, c, 0);
 		lua_seti(L, -2, r + 1);
 	}
 }
