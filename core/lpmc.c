@@ -1,13 +1,13 @@
 /* pmcsh._pmc: counter groups and their readings for Lua.  Converts between
  * Lua and the pure C counter layer (counter.h); the facade lua/pmcsh/pmc.lua
  * adds the friendly API.  Also the converters of the window the engines use
- * (lpmc.h; window.c) and the module's registration; its other functions
+ * (lpmc.h; pmc_window.c) and the module's registration; its other functions
  * live in lrun.c, lcalib.c, lreplay.c and levents.c (lgroup.h). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include "lgroup.h"
-#include "window.h"
+#include "pmc_window.h"
 #include "../kernels/probe.h"
 #include <errno.h>
 #include <limits.h>
@@ -382,7 +382,7 @@ static int g_tostring(lua_State *L)
 	return 1;
 }
 
-/* ---- the engines' window (lpmc.h; the logic in window.c) ----------------- */
+/* ---- the engines' window (lpmc.h; the logic in pmc_window.c) ------------- */
 
 static int w_gc(lua_State *L)
 {
