@@ -48,7 +48,7 @@ VERSION := 0.1.0
 # calibration, the pty): one list, so that other programs (a fuzz harness,
 # say) link against it with the kernels.  Built without Lua's headers, so
 # none of it can include lua.h; the binding files core/l*.c convert.
-CORE_SRC := core/evname.c core/sysfs.c core/group.c core/rdpmc.c core/window.c core/child.c core/calib.c \
+CORE_SRC := core/evname.c core/sysfs.c core/group.c core/rdpmc.c core/pmc_window.c core/child.c core/calib.c \
 	core/machine.c \
 	core/pty.c core/pfmforced.c
 CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/%.o)

@@ -135,6 +135,17 @@ void pmc_group_rebase(struct pmc_group *g);
 /* out[i] (nev entries) = cur - base, summed over instances and scaled.
  * Returns 0 or -EBUSY (an enabled group never ran); *bad = the event. */
 int pmc_group_delta(const struct pmc_group *g, struct pmc_count *out, int *bad);
+/* How a reading's counts c (nev entries, each summed over its instances)
+ * were scheduled, once for the group: a perf group is enabled and scheduled
+ * as a unit, so its first event's times are every member's.  Where g's
+ * events span several perf groups (one per PMU), the times of the one that
+ * ran the smallest share of its enabled time; multiplexed when any event
+ * was scaled. */
+struct pmc_sched {
+	uint64_t enabled, running;
+	int multiplexed;
+};
+void pmc_group_sched(const struct pmc_group *g, const struct pmc_count *c, struct pmc_sched *out);
 /* The delta of instance k (0 <= k < *ninst) of event `ev` alone, scaled;
  * *cpu and *socket say where it counted (-1 for a task target).  Returns 0,
  * -ENOENT (no such instance) or -EBUSY (never scheduled). */

@@ -350,6 +350,25 @@ int pmc_group_delta(const struct pmc_group *g, struct pmc_count *out, int *bad)
 	return 0;
 }
 
+void pmc_group_sched(const struct pmc_group *g, const struct pmc_count *c, struct pmc_sched *out)
+{
+	*out = (struct pmc_sched){0, 0, 0};
+	double least = 2;
+	for (int s = 0; s < g->nsub; s++) {
+		if (g->sub[s].n < 1)
+			continue;
+		const struct pmc_count *x = &c[g->sub[s].ev[0]];
+		double share = x->enabled ? (double)x->running / (double)x->enabled : 1;
+		if (share < least) {
+			least = share;
+			out->enabled = x->enabled;
+			out->running = x->running;
+		}
+	}
+	for (int i = 0; i < g->nev; i++)
+		out->multiplexed |= c[i].multiplexed;
+}
+
 void pmc_group_accumulate(const struct pmc_group *g, uint64_t *raw, uint64_t *en, uint64_t *run)
 {
 	for (int s = 0; s < g->nsub; s++) {

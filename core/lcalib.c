@@ -72,7 +72,7 @@ int l_overhead(lua_State *L)
 	}
 	lua_setfield(L, -2, "rdpmc");
 	if (o.counted) {
-		lpmc_push_reading(L, NULL, lg->ev, lg->g.nev, o.c);
+		lpmc_push_reading(L, &lg->g, o.c, 0);
 		lua_setfield(L, -2, "counted_per_window");
 	}
 	return 1;

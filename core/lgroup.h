@@ -14,8 +14,6 @@ struct lgroup {
 	uint64_t magic;
 	int closed;
 	int measuring;          /* inside g:measure's function: the window is open */
-	unsigned long serial;   /* this group among all opened: whose readings it may refill */
-	const void *refill_reading;   /* the reading refilled last (user value 1; its block: 2) */
 	struct pmc_group g;
 	struct pmc_target target;
 	struct pmc_event *ev;   /* points into the tail of this userdata */
@@ -44,20 +42,21 @@ int lpmc_group_open(lua_State *L, struct lgroup *lg, const struct pmc_target *t,
 /* Closes lg's fds once (__gc, __close and g:close share it). */
 void lpmc_close(struct lgroup *lg);
 
-/* Pushes a reading (lreading.c): the list of entries {name, unit?, value,
- * raw, enabled, running, multiplexed} in the order the events were given,
- * plus cpus/sockets per instance for a cpu-wide owner; lookup by event
- * string through its metatable.  owner (or NULL) may refill it. */
-void lpmc_push_reading(lua_State *L, const struct lgroup *owner, const struct pmc_event *ev, int n,
-		       const struct pmc_count *c);
-/* Makes the readings' metatables (once, at the module's open) and sets
- * the module's reading_mt, the module table being on the top. */
+/* Pushes a reading (lreading.c) of g's events with counts c: the list of
+ * entries {name, unit?, value} in the order the events were given,
+ * with the group's enabled, running and multiplexed; lookup by event
+ * string through its metatable.  live: c is g's delta now, so an event
+ * counted cpu-wide gets its cpus and sockets too. */
+void lpmc_push_reading(lua_State *L, const struct pmc_group *g, const struct pmc_count *c, int live);
+/* Makes the readings' metatable (once, at the module's open). */
 void lpmc_reading_open(lua_State *L);
-/* Writes counts c into the reading at stack index r, which lg's reads made
- * (lg's userdata at stack index gidx); raises (bad argument r) otherwise. */
-void lpmc_refill_reading(lua_State *L, int gidx, int r, struct lgroup *lg, const struct pmc_count *c);
+/* Writes g's delta now, counts c, into the reading at stack index r, one
+ * of g's events in their order (as g:read() made it): entry k gets event
+ * k's value.  Raises (bad argument r) on a table of another length or
+ * with an entry that is not a table. */
+void lpmc_refill_reading(lua_State *L, int r, const struct pmc_group *g, const struct pmc_count *c);
 /* Reads lg's current delta and pushes the reading (or refills the table
- * at stack index `into` when > 0: then the top, lg's userdata at index 1);
+ * at stack index `into` when > 0, left on the top);
  * returns 1, or 3 after pushing nil, msg, errno. */
 int lpmc_read_push(lua_State *L, struct lgroup *lg, int into);
 /* Pushes {name, canonical, pmu, type, config, ...}: how event e is encoded. */

@@ -1,13 +1,13 @@
 /* pmcsh._pmc: counter groups and their readings for Lua.  Converts between
  * Lua and the pure C counter layer (counter.h); the facade lua/pmcsh/pmc.lua
  * adds the friendly API.  Also the converters of the window the engines use
- * (lpmc.h; window.c) and the module's registration; its other functions
+ * (lpmc.h; pmc_window.c) and the module's registration; its other functions
  * live in lrun.c, lcalib.c, lreplay.c and levents.c (lgroup.h). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include "lgroup.h"
-#include "window.h"
+#include "pmc_window.h"
 #include "../kernels/probe.h"
 #include <errno.h>
 #include <limits.h>
@@ -123,10 +123,8 @@ void lpmc_read_target(lua_State *L, int idx, struct pmc_target *t)
 struct lgroup *lpmc_newgroup(lua_State *L, int n)
 {
 	size_t size = sizeof(struct lgroup) + (size_t)n * (sizeof(struct pmc_event) + sizeof(struct pmc_sub));
-	struct lgroup *lg = pmcsh_newhandle(L, size, 2, GROUP_MT);   /* the refilled reading, its block */
-	static unsigned long serials;
+	struct lgroup *lg = pmcsh_newhandle(L, size, 0, GROUP_MT);
 	lg->magic = LGROUP_MAGIC;
-	lg->serial = ++serials;
 	lg->closed = 1;  /* until every fd is open */
 	lg->ev = (struct pmc_event *)(lg + 1);
 	lg->sub = (struct pmc_sub *)(lg->ev + n);
@@ -228,9 +226,9 @@ int lpmc_read_push(lua_State *L, struct lgroup *lg, int into)
 	if (r)
 		return pmcsh_fail(L, strerror(-r), -r);
 	if (into)
-		lpmc_refill_reading(L, 1, into, lg, c);   /* leaves the stack as it found it: r on top */
+		lpmc_refill_reading(L, into, &lg->g, c);   /* leaves the stack as it found it: r on top */
 	else
-		lpmc_push_reading(L, lg, lg->ev, lg->g.nev, c);
+		lpmc_push_reading(L, &lg->g, c, 1);
 	return 1;
 }
 
@@ -393,7 +391,7 @@ static int g_tostring(lua_State *L)
 	return 1;
 }
 
-/* ---- the engines' window (lpmc.h; the logic in window.c) ----------------- */
+/* ---- the engines' window (lpmc.h; the logic in pmc_window.c) ------------- */
 
 static int w_gc(lua_State *L)
 {
@@ -431,11 +429,11 @@ void lpmc_window_push(lua_State *L, struct pmc_window *w, int nreps_done)
 	}
 	struct pmc_count c[PMC_MAX_EVENTS];
 	nreps_done = pmc_window_sum(w, nreps_done, c);
-	lpmc_push_reading(L, NULL, w->g->ev, w->nev, c);
+	lpmc_push_reading(L, w->g, c, 0);
 	lua_createtable(L, nreps_done, 0);
 	for (int r = 0; r < nreps_done; r++) {
 		pmc_window_rep(w, r, c);
-		lpmc_push_reading(L, NULL, w->g->ev, w->nev, c);
+		lpmc_push_reading(L, w->g, c, 0);
 		lua_seti(L, -2, r + 1);
 	}
 }

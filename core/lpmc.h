@@ -4,12 +4,12 @@
 #define PMCSH_LPMC_H
 #include <sys/types.h>
 #include "lpmcsh.h"
-#include "../kernels/window.h"
+#include "../kernels/kwindow.h"
 
 struct pmc_window;
 
 /* Checks that argument `idx` is an open pmcsh.group (a Lua error otherwise)
- * and prepares a window for `nreps` repetitions (pmc_window_open, window.h).  The group keeps counting
+ * and prepares a window for `nreps` repetitions (pmc_window_open, pmc_window.h).  The group keeps counting
  * its own target (the calling thread); each of the `ntids` threads in `tids`
  * is counted too, by a copy of the group opened on it, and all are summed.
  * Fills `kw` with hooks that, per repetition, snapshot the counters, enable,

@@ -116,7 +116,7 @@ int l_replay(lua_State *L)
 		lpmc_unsched_msg(&lg->ev[bad], msg, sizeof msg);
 		return pmcsh_fail(L, msg, EBUSY);
 	}
-	lpmc_push_reading(L, lg, lg->ev, n, c);
+	lpmc_push_reading(L, &lg->g, c, 1);
 	lg->sub[0].inst = NULL;  /* the instances belong to their userdata */
 	lg->sub[0].ninst = 0;
 	return 1;

@@ -6,7 +6,7 @@
 #define PMCSH_CHASE_H
 #include <stddef.h>
 #include <stdint.h>
-#include "window.h"
+#include "kwindow.h"
 #include "pages.h"
 
 #define CHASE_MAX_K 16      /* independent chains interleaved in one loop */

@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include "window.h"
+#include "kwindow.h"
 #include "pages.h"
 
 /* The three arrays, as masks for a kernel's reads and writes. */

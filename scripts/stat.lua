@@ -330,11 +330,10 @@ local function instances(c, r)
     elseif c.tids then
       for k, rd in ipairs(r) do
         list[#list + 1] = {tid = c.place[k].tid, comm = c.place[k].comm,
-                           value = rd[i].value, enabled = rd[i].enabled, running = rd[i].running}
+                           value = rd[i].value, enabled = rd.enabled, running = rd.running}
       end
     else
-      local e = r[i]
-      list[1] = {value = e.value, enabled = e.enabled, running = e.running}
+      list[1] = {value = r[i].value, enabled = r.enabled, running = r.running}
     end
     inst[i] = list
   end

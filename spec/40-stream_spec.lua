@@ -1,5 +1,6 @@
 -- The STREAM engine: descriptors, validation, counters inside the window,
 -- the partition, and clear errors.  Physical expectations with tolerances.
+local cjson = require("cjson")
 local h = require("helpers")
 local stream = require("pmcsh.stream")
 
@@ -217,6 +218,21 @@ describe("stream counters inside the window", function()
     g:close()
   end)
 
+  it("gives a counted run to cjson as it is: the counts and each repetition's come back", function()
+    local g = group({"page-faults:u", "task-clock"})
+    if not g then return end
+    local s = assert(stream.new{n = 2^20, quiet = true})
+    local r = assert(s:run("copy", {reps = 3, group = g}))
+    local d = cjson.decode(cjson.encode(r))
+    assert.are.same({name = "task-clock", unit = r.counts[2].unit, value = r.counts[2].value}, d.counts["2"])
+    assert.are.same({r.counts.enabled, r.counts.running, false},
+      {d.counts.enabled, d.counts.running, d.counts.multiplexed})
+    assert.are.equal(3, #d.per_rep)
+    assert.are.equal(r.per_rep[3][2].value, d.per_rep[3]["2"].value)
+    s:close()
+    g:close()
+  end)
+
   it("fresh triad faults on all three arrays (reads map the zero page)", function()
     local g = group({"page-faults:u"})
     if not g then return end
@@ -426,7 +442,6 @@ end)
 
 describe("pmcsh bench-stream", function()
   it("compares a kernel with its textbook loop, or with itself (A/A), as JSON", function()
-    local cjson = require("cjson")
     for _, self in ipairs({false, true}) do
       local args = {"bench-stream", "-t", "1", "-k", "triad", "--rounds", "2", "--n", "1M", "--json"}
       if self then args[#args + 1] = "--self" end

@@ -2,6 +2,7 @@
 -- split the cycle evenly, latency orders the hierarchy, counters around a
 -- chase are real, bad input is a clear error.
 local chase = require("pmcsh.chase")
+local cjson = require("cjson")
 local helpers = require("helpers")
 
 local MiB = 1024 * 1024
@@ -364,6 +365,9 @@ describe("chase latency", function()
       tc, wall = tc + t, wall + w
     end
     assert.near(tc, r.counts["task-clock"].value, 1)   -- counts is the sum of per_rep
+    local d = cjson.decode(cjson.encode(r))   -- as it is, counts and all
+    assert.are.equal(r.counts[1].value, d.counts["1"].value)
+    assert.are.equal(r.per_rep[8].running, d.per_rep[8].running)
     assert.near(wall, r.elapsed_s * 1e9, wall * 1e-9)
     -- equality needs the cpu to ourselves: skip it when we waited to run
     local waited = run0 and (wait1 - wait0) / ((run1 - run0) + (wait1 - wait0)) or 0
@@ -407,7 +411,7 @@ describe("chase against multichase (bench-chase --multichase)", function()
     r = helpers.run({"bench-chase", "--only", "multichase", "--multichase", fake, "--size", "4M", "--rounds", "1",
       "--json"})
     assert.are.equal(0, r.code, r.err)
-    local res = require("cjson").decode(r.out).multichase
+    local res = cjson.decode(r.out).multichase
     assert.are.equal(3, #res)
     assert.are.equal("-m 4m -s 256 -T 256k -n 4", res[1].multichase_args)
     assert.are.equal("-m 4m -s 256 -T 4m -H -n 4", res[2].multichase_args)

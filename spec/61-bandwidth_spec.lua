@@ -136,7 +136,7 @@ describe("uncore.measure", function()
       opened = {names = names, opts = opts}
       return {start = function() end, stop = function() end, close = function() end,
         read = function()
-          return {{raw = 2e9, value = 2e9, cpus = {{cpu = 0, socket = 0, raw = 1.5e9},
+          return {{value = 2e9, cpus = {{cpu = 0, socket = 0, raw = 1.5e9},
                                                   {cpu = 28, socket = 1, raw = 0.5e9}}}}
         end}
     end}

@@ -1,8 +1,8 @@
 -- Normalization and derived metrics: the small arithmetic every recipe shares.
 --
 -- A reading (from pmc or from stream/chase `counts`) is a list of entries
--- {name=, value=, raw=, enabled=, running=, multiplexed=}, found by name
--- through its metatable (r["page-faults:u"]).  Here it becomes
+-- {name=, value=}, found by name through its metatable (r["page-faults:u"]),
+-- with the group's enabled, running and multiplexed.  Here it becomes
 -- plain numbers: per loop iteration, per byte, per second, or per another
 -- event; and derived metrics are Lua functions over event names, evaluated
 -- after the read (never inside a measured window).

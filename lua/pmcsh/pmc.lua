@@ -46,11 +46,14 @@ g:read(r) and g:stop(r) (read into the reading r from this group's g:read(),
 stop first: PAPI_stop's way), g:measure(fn, ...) -> reading, fn's results,
 g:close() (also <close>), g:events(), g:readpath() -> {rdpmc, reason?,
 fast_reads, fallback_reads}.
-A reading is indexed by position and by the event string as written:
-r[1].value, r["page-faults:u"].value, each {name, value (scaled), raw, enabled,
-running (ns), multiplexed, unit?}.  Its counts are the counter's, refilled in
-place by g:read(r) (nothing allocated): writing one is an error, and
-pmc.copy(r) is a plain copy to keep or change.  An event counted on cpus (cpus={...}, or an
+A reading is plain data: the list of entries {name, value (scaled), unit?}
+in the order given, with the group's enabled and running times (ns) and
+whether it was multiplexed once, as r.enabled, r.running, r.multiplexed (a
+perf group is scheduled as a unit; where the events span several PMUs, the
+times of the one that ran the smallest share).  r["page-faults:u"] finds an
+entry by its event string; cjson.encode(r) writes it as it is.  g:read(r)
+and g:stop(r) write the new counts into r's own tables, entry k getting
+event k's (nothing allocated).  An event counted on cpus (cpus={...}, or an
 uncore PMU on its cpumask) also has cpus = {{cpu, socket, value, raw, enabled,
 running, multiplexed}, ...} (value is their sum) and sockets = {[socket] =
 value}: one reading per socket.  A group the PMU could not schedule is an
@@ -239,31 +242,6 @@ reading), lua_ratio its median ratio to the same window from C, in
 interleaved blocks; lua_read_window_ns and lua_read_ratio the same for
 g:start(); g:stop(); g:read(r) (one Lua call more).  Ctrl-C stops it: nil, "interrupted", EINTR.]=])
 
--- A reading's counts read through metatables (core/lreading.c): the copy
--- is plain tables, under the readings' own metatable (lookup by name).
-local function copy(v, seen)
-  if type(v) ~= "table" then return v end
-  if seen[v] then return seen[v] end   -- shared and cyclic tables stay so
-  local out = {}
-  seen[v] = out
-  for k, x in pairs(v) do out[k] = copy(x, seen) end
-  local mt = getmetatable(v)
-  if mt == C.reading_mt then setmetatable(out, mt) end
-  return out
-end
-
-function pmc.copy(r)
-  if type(r) ~= "table" then
-    error("bad argument #1 to 'copy' (reading expected, got " .. type(r) .. ")", 2)
-  end
-  return copy(r, {})
-end
-
-doc(pmc.copy, "pmc.copy", [=[
-pmc.copy(r) -> a plain copy of the reading r (or any table holding readings):
-its entries are tables of their own, to keep while r is refilled, change, or
-hand to cjson; lookup by name still works.]=])
-
 function pmc.probe(g, kind, arg)
   return C.probe(g, kind, arg)
 end
@@ -315,8 +293,8 @@ pmc.environment = C.environment
 -- One line per entry: value, unit, name, running %.
 function pmc.format(r)
   local lines = {}
+  local pct = r.enabled > 0 and 100 * r.running / r.enabled or 100
   for _, e in ipairs(r) do
-    local pct = e.enabled > 0 and 100 * e.running / e.enabled or 100
     lines[#lines + 1] = string.format("%18s %-8s %-28s%s", 
       math.type(e.value) == "integer" and tostring(e.value) or string.format("%.2f", e.value),
       e.unit or "", e.name, pct < 100 and string.format(" (%.1f%%)", pct) or "")

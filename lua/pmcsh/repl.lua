@@ -40,8 +40,8 @@ local COMPACT        -- __name -> formatter, below
 -- name, and the share of time counted when multiplexed).
 function M.reading(r, indent)
   local lines = {}
+  local pct = (r.enabled or 0) > 0 and 100 * (r.running or 0) / r.enabled or 100
   for _, e in ipairs(r) do
-    local pct = (e.enabled or 0) > 0 and 100 * (e.running or 0) / e.enabled or 100
     lines[#lines + 1] = string.format("%s%16s %-6s %s%s", indent or "",
       math.type(e.value) == "integer" and tostring(e.value) or string.format("%.2f", e.value or 0),
       e.unit or "", e.name, pct < 100 and string.format("  (%.1f%% counted)", pct) or "")

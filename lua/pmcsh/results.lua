@@ -97,13 +97,10 @@ function Writer:raw(s)
 end
 
 -- Writes one record, flushed; nil, message when the write failed.
--- cjson reads tables raw, and a reading's counts are read through its
--- entries' metatables (core/lreading.c): the record goes in as pmc.copy's
--- plain copy.
 -- The records that hold no measurement: kept back until one that does.
 local HELD = {header = true, unopened = true}
 function Writer:write(obj)
-  local line = cjson.encode(require("pmcsh.pmc").copy(obj)) .. "\n"
+  local line = cjson.encode(obj) .. "\n"
   if self.pending and HELD[obj.type] then
     self.pending[#self.pending + 1] = line
     return true

@@ -189,11 +189,7 @@ function M.measure(ctrls, window, o)
     local r, msg, errno = gg.g:read()
     if not r then close_all(); return nil, msg, errno end
     for i, e in ipairs(gg.c.events) do
-      -- a binding without per-cpu detail: the sum, on the first cpu's socket
-      local cpu1 = gg.c.cpus and gg.c.cpus[1] or 0
-      local per = r[i].cpus or {{cpu = cpu1, socket = machine.of(cpu1).socket, raw = r[i].raw,
-                                 multiplexed = r[i].multiplexed}}
-      for _, x in ipairs(per) do
+      for _, x in ipairs(r[i].cpus) do
         readings[#readings + 1] = {pmu = gg.c.pmu, dir = e.dir, cpu = x.cpu, socket = x.socket, raw = x.raw,
           bytes_per_count = e.bytes_per_count, multiplexed = x.multiplexed}
       end

@@ -28,7 +28,7 @@ describe("hardware counters", function()
       assert.is_true(u >= INSNS * n and u <= INSNS * n + FIXED,
         string.format("%d iterations of %d instructions: instructions:u = %d", n, INSNS, u))
       assert.is_true(r.cycles.value > 0)
-      assert.are.equal(r[1].enabled, r[1].running)
+      assert.are.equal(r.enabled, r.running)
     end
   end)
 
@@ -121,12 +121,11 @@ describe("hardware counters", function()
     local seen = 0
     for _, g in ipairs(groups) do
       local r = assert(g:read())
-      local e = r[1]
-      if e.multiplexed then
+      if r.multiplexed then
         seen = seen + 1
-        assert.is_true(e.running < e.enabled)
-        assert.is_true(math.abs(e.value - want) <= 0.05 * want,   -- 0.7% at most seen in the lab
-          string.format("scaled %.0f against %.0f unmultiplexed", e.value, want))
+        assert.is_true(r.running < r.enabled)
+        assert.is_true(math.abs(r[1].value - want) <= 0.05 * want,   -- 0.7% at most seen in the lab
+          string.format("scaled %.0f against %.0f unmultiplexed", r[1].value, want))
       end
       g:close()
     end
@@ -155,19 +154,16 @@ describe("user-space counter reads (rdpmc; on Arm, PMU registers at EL0)", funct
     assert.is_true(g:readpath().fast_reads >= 2)
     assert.is_true(a[1].value >= INSNS * N and a[1].value <= b[1].value and b[1].value <= c[1].value)
     -- from the user read to the disable ioctl: building b's reading in Lua
-    -- and calling g:stop(), 6,200-6,500 instructions in the lab (8,300-8,500
-    -- when an entry held its counts as five fields)
+    -- and calling g:stop()
     assert.is_true(c[1].value - b[1].value <= 20000, "between user read and read(): " .. (c[1].value - b[1].value))
   end)
 
-  it("count a window driven from Lua at two method calls over C's, however many events it reads", function()
+  it("count a window driven from Lua at two method calls over C's, and one store per event read", function()
     -- instructions:u around 2,000 empty windows over software events: from
-    -- C (_pmc.windows), and from Lua as g:start(); g:stop(r).  Measured in
-    -- the lab: C 388 and 504 per window (1 and 4 events), Lua 1,604 and
-    -- 1,838, so the Lua calls add ~1,200-1,350 whatever the count of events
-    -- (the group checked by luaL_checkudata or the reading's counts found
-    -- by a search of its entries would add 300-700).  Before readings kept their counts
-    -- in C, a refill of 4 events added ~2,500 more than one event's.
+    -- C (_pmc.windows), and from Lua as g:start(); g:stop(r), which also
+    -- computes the delta and stores the group's times and each entry's
+    -- value into r.  Bounds a little over what the lab counts (the figures
+    -- are in the commit that set them).
     if not h.need(env.cpu_pmu, NO_HW) then return end
     local C = require("pmcsh._pmc")
     local outer <close> = assert(pmc.group{"instructions:u"})
@@ -184,9 +180,9 @@ describe("user-space counter reads (rdpmc; on Arm, PMU registers at EL0)", funct
       local lua = per_window(function() for _ = 1, W do g:start(); g:stop(r) end end)
       extra[#events] = lua - c
     end
-    assert.is_true(extra[1] > 0 and extra[1] < 1500, "Lua window over one event: " .. extra[1] .. " instructions over C's")
-    assert.is_true(math.abs(extra[4] - extra[1]) < 300,
-      string.format("Lua window over 4 events %.0f instructions over C's, over one %.0f", extra[4], extra[1]))
+    assert.is_true(extra[1] > 0 and extra[1] < 2500, "Lua window over one event: " .. extra[1] .. " instructions over C's")
+    local per = (extra[4] - extra[1]) / 3
+    assert.is_true(per > 0 and per < 400, string.format("each event more in a Lua window: %.0f instructions", per))
   end)
 
   it("fall back to read(), and say why, where the kernel refuses user access", function()

@@ -189,11 +189,8 @@ function M.pmc_try(pmc)
     g:close()
     if not ok then return nil, tostring(r) end
     if not r then return nil, "the group could not be read" end
-    for i = 1, #labels do
-      local e = r[i]
-      if e and (e.multiplexed or (e.enabled or 0) > 0 and (e.running or 0) == 0) then
-        return nil, "the PMU multiplexes this group (too many events for its counters)"
-      end
+    if r.multiplexed or r.enabled > 0 and r.running == 0 then
+      return nil, "the PMU multiplexes this group (too many events for its counters)"
     end
     return true
   end

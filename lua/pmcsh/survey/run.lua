@@ -114,14 +114,13 @@ end
 
 -- One cell from a window-pair run (res.work: iterations per window):
 -- slopes and intercepts per kept pair (metrics.two_window), their
--- statistics, and the raw window counts for the file.
+-- statistics, and the window counts for the file.
 local function pair_cell(res, i, keep, dropped)
   local windows, mux, zero = {}, false, true
   for w, rd in ipairs(res.per_rep) do
-    local e = rd[i]
-    windows[w] = e.raw or e.value
-    mux = mux or e.multiplexed or false
-    zero = zero and e.value == 0
+    windows[w] = rd[i].value
+    mux = mux or rd.multiplexed
+    zero = zero and rd[i].value == 0
   end
   local slopes, intercepts = metrics.two_window(res.work, windows)
   local ks, ki = {}, {}
@@ -144,18 +143,17 @@ end
 
 -- One cell from a run of equal windows (a chase's samples): count over
 -- iterations per window, as the seed divides.
-local function ratio_cell(res, i, label)
+local function ratio_cell(res, i)
   local reps = #(res.per_rep or {})
   local per, mux = {}, false
   for r = 1, reps do
-    local e = res.per_rep[r][i]
-    per[r] = e.value / (res.work and res.work[r] or res.iterations / reps)
-    mux = mux or e.multiplexed or false
+    local rd = res.per_rep[r]
+    per[r] = rd[i].value / (res.work and res.work[r] or res.iterations / reps)
+    mux = mux or rd.multiplexed
   end
   local st = metrics.stats(per)
-  local tot = res.counts and (res.counts[i] or res.counts[label])
   return {value = st.trimmed, trimmed = st.trimmed, median = st.median, min = st.min, max = st.max, mean = st.mean,
-    spread = st.spread, per_rep = per, multiplexed = mux, zero = tot and tot.value == 0, kept = reps, dropped = 0,
+    spread = st.spread, per_rep = per, multiplexed = mux, zero = res.counts[i].value == 0, kept = reps, dropped = 0,
     method = "ratio"}
 end
 
@@ -235,12 +233,11 @@ function M.cells(res, labels, keys)
   if res.pairs then keep, dropped = undisturbed(res, #labels) end
   local cells = {}
   for i, label in ipairs(labels) do
-    local tot = res.counts and (res.counts[i] or res.counts[label])
-    local c = res.pairs and pair_cell(res, i, keep, dropped) or ratio_cell(res, i, label)
+    local c = res.pairs and pair_cell(res, i, keep, dropped) or ratio_cell(res, i)
     c.key, c.event = keys[i], label
     if res.pairs and label == "msr/tsc/" then clock_check(c, res, keep) end
-    c.count = tot and tot.value
-    c.unit, c.enabled, c.running = tot and tot.unit, tot and tot.enabled, tot and tot.running
+    c.count, c.unit = res.counts[i].value, res.counts[i].unit
+    c.enabled, c.running = res.counts.enabled, res.counts.running
     c.class = M.classify(c)
     c.zero = nil
     cells[i] = c

@@ -1,8 +1,8 @@
 /* A measurement window as the engines see it: two hooks called right around
  * the timed loop, inside the engine's one C call. The engine knows nothing of
  * counters; the binding fills the hooks (see core/counter.h).  Pure C. */
-#ifndef PMCSH_WINDOW_H
-#define PMCSH_WINDOW_H
+#ifndef PMCSH_KWINDOW_H
+#define PMCSH_KWINDOW_H
 
 struct kwindow {
 	void *ctx;

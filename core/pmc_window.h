@@ -2,12 +2,12 @@
  * copies of it on the engine's worker threads, enabled right before each
  * repetition's loop and disabled right after it, each repetition's delta
  * kept.  Pure C: never prints, never exits. */
-#ifndef PMCSH_CORE_WINDOW_H
-#define PMCSH_CORE_WINDOW_H
+#ifndef PMCSH_PMC_WINDOW_H
+#define PMCSH_PMC_WINDOW_H
 #include <stdint.h>
 #include <sys/types.h>
 #include "counter.h"
-#include "../kernels/window.h"
+#include "../kernels/kwindow.h"
 
 struct pmc_window {
 	struct pmc_group *g;       /* the group; its owner keeps it alive and open */

@@ -1,9 +1,9 @@
-/* The engines' counter window (see window.h).  Pure C: never prints, never
+/* The engines' counter window (see pmc_window.h).  Pure C: never prints, never
  * exits. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "window.h"
+#include "pmc_window.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
