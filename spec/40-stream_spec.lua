@@ -426,13 +426,12 @@ end)
 
 describe("pmcsh bench-stream", function()
   it("compares a kernel with its textbook loop, or with itself (A/A), as JSON", function()
-    local cjson = require("cjson")
     for _, self in ipairs({false, true}) do
       local args = {"bench-stream", "-t", "1", "-k", "triad", "--rounds", "2", "--n", "1M", "--json"}
       if self then args[#args + 1] = "--self" end
       local r = h.run(args)
       assert.are.equal(0, r.code, r.err)
-      local o = cjson.decode(r.out:match("[^\n]+"))
+      local o = select(2, h.json_lines(r.out))[1]
       assert.are.equal("triad", o.kernel)
       assert.are.equal(self and "stream_triad" or "ref_stream_triad", o.reference)
       -- both sides moved 24 bytes per iteration at some real rate
