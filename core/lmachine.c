@@ -144,6 +144,27 @@ static int l_model(lua_State *L)
 	return 1;
 }
 
+/* hypervisor([root]) -> "KVMKVMKVM", "" on bare metal, or nil when nothing tells */
+static int l_hypervisor(lua_State *L)
+{
+	char buf[64];
+	if (machine_hypervisor(optroot(L, 1), buf, sizeof buf) < 0)
+		return 0;
+	lua_pushstring(L, buf);
+	return 1;
+}
+
+/* arch() -> "x86_64" (uname), or fail, message, errno */
+static int l_arch(lua_State *L)
+{
+	char buf[64];
+	int rc = machine_arch(buf, sizeof buf);
+	if (rc < 0)
+		return pmcsh_fail(L, "uname failed", -rc);
+	lua_pushstring(L, buf);
+	return 1;
+}
+
 /* parse_list(s) -> the cpus of a list ("0-3,8", as sysfs and perf write
  * them: pmc_parse_list), sorted, each once; or nil, message, EINVAL. */
 static int l_parse_list(lua_State *L)
@@ -188,6 +209,8 @@ static const luaL_Reg funcs[] = {
 	{"clock_tick", l_clock_tick},
 	{"tsc", l_tsc},
 	{"model", l_model},
+	{"hypervisor", l_hypervisor},
+	{"arch", l_arch},
 	{NULL, NULL}
 };
 

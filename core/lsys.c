@@ -281,8 +281,21 @@ static int sys_realpath(lua_State *L)
 	return 1;
 }
 
+/* _sys.mkdir(path) -> true (made, or a folder already) | nil, msg, errno */
+static int sys_mkdir(lua_State *L)
+{
+	const char *path = luaL_checkstring(L, 1);
+	struct stat st;
+	if (mkdir(path, 0777) == 0 || (errno == EEXIST && stat(path, &st) == 0 && S_ISDIR(st.st_mode))) {
+		lua_pushboolean(L, 1);
+		return 1;
+	}
+	return luaL_fileresult(L, 0, path);
+}
+
 static const luaL_Reg sys_funcs[] = {
 	{"realpath", sys_realpath},
+	{"mkdir", sys_mkdir},
 	{"dir", sys_dir},
 	{"lock", sys_lock},
 	{"stat", sys_stat},

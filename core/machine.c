@@ -13,8 +13,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 
 #define CPU_DIR "/sys/devices/system/cpu"
 #define HP_DIR "/sys/kernel/mm/hugepages"
@@ -314,4 +318,37 @@ void machine_model(const char *root, char *buf, size_t len)
 {
 	if (!cpuinfo(root, "model name", buf, len))
 		snprintf(buf, len, "unknown");
+}
+
+int machine_hypervisor(const char *root, char *buf, size_t len)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	unsigned a, b, c, d;
+	if (!root && __get_cpuid(1, &a, &b, &c, &d)) {
+		buf[0] = 0;
+		if (!(c & (1u << 31)))      /* ecx bit 31: running under a hypervisor */
+			return 0;
+		/* leaf 0x40000000: the vendor's 12 bytes in ebx, ecx, edx */
+		char sig[13] = {0};
+		__cpuid(0x40000000, a, b, c, d);
+		memcpy(sig, &b, 4), memcpy(sig + 4, &c, 4), memcpy(sig + 8, &d, 4);
+		size_t n = strlen(sig);
+		while (n > 0 && sig[n - 1] == ' ')
+			sig[--n] = 0;
+		snprintf(buf, len, "%s", sig[0] ? sig : "unknown");
+		return 0;
+	}
+#endif
+	if (read_line(root, "/sys/hypervisor/type", buf, len) == 0 && buf[0])
+		return 0;
+	return -ENOENT;
+}
+
+int machine_arch(char *buf, size_t len)
+{
+	struct utsname u;
+	if (uname(&u) < 0)
+		return -errno;
+	snprintf(buf, len, "%s", u.machine);
+	return 0;
 }

@@ -56,5 +56,12 @@ double machine_clock_tick(void);
 int machine_tsc_usable(const char *root);
 /* The cpu's model name from cpuinfo ("unknown" when none is given). */
 void machine_model(const char *root, char *buf, size_t len);
+/* The hypervisor this runs under, into buf: on x86 without a root, cpuid's
+ * signature (leaf 0x40000000: "KVMKVMKVM", "Microsoft Hv"), "" when cpuid's
+ * hypervisor bit is clear (bare metal); else /sys/hypervisor/type.  0, or
+ * -ENOENT when nothing tells. */
+int machine_hypervisor(const char *root, char *buf, size_t len);
+/* The machine's architecture as uname(2) says it ("x86_64"): 0 or -errno. */
+int machine_arch(char *buf, size_t len);
 
 #endif

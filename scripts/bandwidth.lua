@@ -81,7 +81,7 @@ beside the bytes the controllers saw.  Needs a memory-controller PMU
     if opts.json then
       local cjson = require("cjson")
       print(cjson.encode({sockets = agg.sockets, total = agg.total, seconds = agg.seconds,
-                          cross_check = cross}))
+                          cross_check = cross, fingerprint = require("pmcsh.machine").fingerprint()}))
     else
       io.write(uncore.format(agg))
       if cross then

@@ -297,12 +297,13 @@ on a shared machine wander: run it on a quiet one.]],
     check_options(opts)
     local say = opts.json and function() end or function(...) print(string.format(...)); io.stdout:flush() end
     if opts.only == "multichase" then
-      local res = {multichase = versus_multichase(chase, opts, say)}
+      local res = {multichase = versus_multichase(chase, opts, say), fingerprint = require("pmcsh.machine").fingerprint()}
       if not res.multichase then return 1 end
       if opts.json then print(require("cjson").encode(res)) end
       return 0
     end
-    local res = {caches = require("pmcsh.machine").caches(), versus_plain = {}}
+    local res = {caches = require("pmcsh.machine").caches(), versus_plain = {},
+      fingerprint = require("pmcsh.machine").fingerprint()}
     local t = {}
     for _, c in ipairs(res.caches) do t[#t + 1] = string.format("L%d %s %s", c.level, c.type, fmt_size(c.size)) end
     say("caches (sysfs, cpu0): %s", table.concat(t, ", "))

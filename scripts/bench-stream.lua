@@ -104,6 +104,7 @@ noise floor, against which the real comparison is read.
     local threads = thread_counts(opts, m)
 
     local cjson = opts.json and require("cjson")
+    if opts.json then print(require("pmcsh.results").head("bench-stream")) end
     local n = opts.n or m.default_n
     local worst, worst_paired = math.huge, math.huge
     for _, t in ipairs(threads) do

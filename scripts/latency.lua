@@ -29,9 +29,11 @@ of the curve are the caches (their sysfs sizes are printed below the table).
     local headed = false
     local function head()   -- with the first row: nothing is printed for options refused
       headed = true
-      if opts.series then
+      if opts.json then
+        print(require("pmcsh.results").head("latency"))
+      elseif opts.series then
         print(string.format('"stride=%d order=%s pages=%s', opts.stride, opts.order, opts.pages))
-      elseif not opts.json then
+      else
         print(string.format("# latency (lat_mem_rd): order=%s stride=%d pages=%s; ns per dependent load, "
           .. "best and median of %d samples", opts.order, opts.stride, opts.pages, opts.samples))
         print(string.format("%12s %10s %10s %10s", "size", "size_MB", "ns", "median_ns"))
@@ -41,7 +43,7 @@ of the curve are the caches (their sysfs sizes are printed below the table).
       if not headed then head() end
       if opts.json then
         print(cjson.encode({size = r.size, size_mb = r.size / 2^20, ns = r.ns, median_ns = r.median_ns,
-                            order = res.order, stride = res.stride, pages = res.pages}))
+                            samples = r.samples, order = res.order, stride = res.stride, pages = res.pages}))
       elseif opts.series then
         print(string.format("%.5f %.3f", r.size / 2^20, r.ns))
       else

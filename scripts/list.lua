@@ -141,6 +141,7 @@ line on a terminal and given in full into a pipe or file, as perf list does.]],
     end
     if opts.json then
       local cjson = require("cjson")
+      io.write(require("pmcsh.results").head("list"), "\n")
       for _, e in ipairs(list) do io.write(cjson.encode(e), "\n") end
       return 0
     end

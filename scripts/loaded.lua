@@ -47,6 +47,7 @@ not the memory's, and the output says so.]],
     if res.note then note = note and (note .. "; " .. res.note) or res.note end
     if opts.json then
       local cjson = require("cjson")
+      print(require("pmcsh.results").head("loaded"))
       for _, r in ipairs(res.rows) do
         print(cjson.encode({delay = r.delay, mbps = r.mbps, ns = r.ns, median_ns = r.median_ns, idle_ns = res.idle_ns,
           threads = res.threads, size = res.size, order = res.order, note = note}))

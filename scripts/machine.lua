@@ -56,6 +56,7 @@ return {
     local sm = require("pmcsh.stream").machine()
     m.stream_isa, m.stream_variants, m.reference_runs = sm.isa, sm.variants, sm.reference_runs
     if opts.json then
+      m.fingerprint = machine.fingerprint()
       print(require("cjson").encode(m))
       return 0
     end

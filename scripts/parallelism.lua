@@ -69,9 +69,11 @@ simple/parallelN).  --detail prints ns per load and the speedup for every k;
     local sizes = sizes_of(opts, usage)
     local cjson = opts.json and require("cjson")
     local pts, marks, peaks = {}, {}, {}
-    if opts.series then
+    if opts.json then
+      print(require("pmcsh.results").head("parallelism"))
+    elseif opts.series then
       print(string.format('"stride=%d order=%s pages=%s', opts.stride, opts.order, opts.pages))
-    elseif not opts.json then
+    else
       print(string.format("# memory-level parallelism (par_mem): order=%s stride=%d pages=%s, k = 1..%d",
         opts.order, opts.stride, opts.pages, opts.max))
       if not opts.detail then print(string.format("%12s %10s %10s %10s %10s", "size", "size_MB", "mlp", "peak", "ns(k=1)")) end

@@ -647,6 +647,8 @@ cannot count is a <not supported> row and the run goes on.]],
     c.all, c.metrics = event_list(opts, c.cpus)
     c.out, msg = open_output(opts)
     if not c.out then return nil, msg end
+    -- perf's JSON lines after one line naming the machine (pmcsh.results.head)
+    if c.json then c.out:write(require("pmcsh.results").head("stat"), "\n") end
     local ok, runs
     ok, status = probe_events(c)
     if ok then

@@ -59,7 +59,8 @@ difference as the noise floor.
     limits.sample_ms, limits.n, limits.reps, limits.threads, limits.pages,
     {name = "fresh", type = "flag", help = "fresh arrays per run, no warm-up: first touch inside the first timed repetition"},
     {name = "no-baseline", type = "flag", help = "skip the runs with no counters"},
-    {name = "out", short = "o", type = "string", help = "append each finished run to this JSON-lines file"},
+    {name = "out", short = "o", type = "string",
+     help = "append each finished run to this JSON-lines file (%h host, %j job, %t task; DIR/: a file per task in DIR)"},
     {name = "resume", type = "string", help = "continue the survey in this file (its options are used)"},
     {name = "report", type = "string", help = "render the table from a survey file, measuring nothing"},
     {name = "stat", type = "string", choices = {"trimmed", "median", "min", "max", "mean"}, default = "trimmed",
@@ -74,6 +75,11 @@ difference as the noise floor.
     if opts.split and opts["no-split"] then survey.usage("survey: --split and --no-split exclude each other") end
     local n_src = (opts.report and 1 or 0) + (opts.resume and 1 or 0)
     if n_src > 1 then survey.usage("survey: --report and --resume exclude each other") end
+    if opts.out then
+      local path, perr = require("pmcsh.results").path(opts.out, "survey")
+      if not path then return nil, perr end
+      opts.out = path
+    end
     local results = opts.out or opts.resume or opts.report
     if opts.plot and results and resolved(opts.plot) == resolved(results) then
       survey.usage(string.format("survey: --plot %s names the results file; plot to another file", opts.plot))

@@ -72,6 +72,43 @@ describe("machine facts on a fake tree", function()
     assert.are.equal(x86, machine.tsc(root))
   end)
 
+  it("the fingerprint reads the machine's identity and state from the tree", function()
+    write(root .. "/proc/cpuinfo", "processor\t: 0\nvendor_id\t: GenuineFake\ncpu family\t: 6\nmodel\t\t: 143\n" ..
+      "model name\t: Fake CPU 9000\nstepping\t: 8\nmicrocode\t: 0x2b000590\nflags\t\t: fpu tsc constant_tsc nonstop_tsc\n\n" ..
+      "processor\t: 1\nvendor_id\t: Other\nmicrocode\t: 0x1\n")
+    write(root .. "/proc/sys/kernel/hostname", "fake1")
+    write(root .. "/proc/sys/kernel/osrelease", "6.1.0-fake")
+    write(root .. "/proc/sys/kernel/perf_event_paranoid", "2")
+    write(root .. "/proc/sys/kernel/nmi_watchdog", "1")
+    write(root .. "/sys/devices/system/cpu/smt/control", "on")
+    write(root .. "/sys/devices/system/node/online", "0-1")
+    write(root .. "/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", "performance")
+    write(root .. "/sys/devices/system/cpu/cpu0/cpufreq/scaling_driver", "intel_pstate")
+    write(root .. "/sys/devices/system/cpu/intel_pstate/no_turbo", "1")
+    write(root .. "/sys/kernel/mm/transparent_hugepage/defrag", "always defer [madvise] never")
+    write(root .. "/sys/bus/event_source/devices/cpu/rdpmc", "2")
+    write(root .. "/sys/bus/event_source/devices/software/type", "1")
+    write(root .. "/sys/hypervisor/type", "xen")
+    write(root .. "/sys/class/dmi/id/bios_version", "2.1.7")
+    local fp = machine.fingerprint(root)
+    local expect = {host = "fake1", hostname = "fake1", kernel = "6.1.0-fake", cpu_vendor = "GenuineFake",
+      cpu_model = "Fake CPU 9000", cpu_family = 6, cpu_model_id = 143, cpu_stepping = 8, microcode = "0x2b000590",
+      cpus = 2, sockets = 1, cores = 2, threads_per_core = 1, smt = "on", numa_nodes = 2, llc_bytes = 96 * 2^20,
+      mem_total = 16000000 * 1024, thp = "madvise", thp_defrag = "madvise", governor = "performance",
+      cpufreq_driver = "intel_pstate", boost = false, perf_event_paranoid = 2, nmi_watchdog = 1, rdpmc = 2,
+      hypervisor = "xen", bios = "2.1.7", pmus = {"cpu", "software"}}
+    if os.getenv("SLURMD_NODENAME") then expect.host = os.getenv("SLURMD_NODENAME") end
+    for k, v in pairs(expect) do assert.are.same(v, fp[k], k) end
+    assert.are.same({{level = 1, type = "Data", size = 48 * 1024}, {level = 2, type = "Unified", size = 2048 * 1024},
+      {level = 3, type = "Unified", size = 96 * 2^20}}, fp.caches)
+    assert.is_nil(fp.product)                    -- absent from the tree: absent, never guessed
+    assert.are.equal(require("pmcsh.paths").version, fp.pmcsh)
+    -- what the tree cannot hold stays this process's
+    assert.are.equal(#machine.cpus(), fp.cpus_allowed)
+    assert.is_string(fp.arch); assert.is_string(fp.isa); assert.is_boolean(fp.hardware_pmu)
+    assert.are.same(fp, require("cjson").decode(require("cjson").encode(fp)))   -- plain data
+  end)
+
   it("cpu lists parse as sysfs and perf write them", function()
     assert.are.same({0, 1, 2, 3, 8, 10, 11}, machine.parse_list("0-3,8,10-11"))
     assert.are.same({0, 28}, machine.parse_list("28,0,0"))

@@ -235,6 +235,8 @@ local COMPANIONS = {
   ["bench-stream"] = {n = "4096", reps = "1", rounds = "1", threads = "1", kernels = "copy"},
   bandwidth = {seconds = "0.01", n = "4096", reps = "1"},
   stat = {["repeat"] = "1", events = "task-clock", ["--"] = {"true"}},
+  health = {n = "64K", chain = "64K", reps = "2", ["mlp-max"] = "2"},
+  compare = {["--"] = {paths.root .. "/spec/fixtures/health-n1.jsonl"}},
 }
 local VALUES = {"0", "-1", "1e300", "9223372036854775807", "nan", "inf", "0.5"}
 local NUMERIC = {int = true, number = true, size = true}

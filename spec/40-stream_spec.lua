@@ -447,7 +447,7 @@ describe("pmcsh bench-stream", function()
       if self then args[#args + 1] = "--self" end
       local r = h.run(args)
       assert.are.equal(0, r.code, r.err)
-      local o = cjson.decode(r.out:match("[^\n]+"))
+      local o = select(2, h.json_lines(r.out))[1]
       assert.are.equal("triad", o.kernel)
       assert.are.equal(self and "stream_triad" or "ref_stream_triad", o.reference)
       -- both sides moved 24 bytes per iteration at some real rate

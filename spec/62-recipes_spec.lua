@@ -57,13 +57,14 @@ describe("pmcsh latency", function()
     local r = helpers.run({"latency", "--from", "16K", "--to", "64M", "--per_octave", "1",
                            "--samples", "3", "--sample_ms", "5", "--json"})
     assert.are.equal(0, r.code, r.err)
-    local rows = {}
-    for _, l in ipairs(helpers.lines(r.out)) do rows[#rows + 1] = cjson.decode(l) end
+    local _, rows = helpers.json_lines(r.out)
     assert.are.equal(13, #rows)                      -- 16K .. 64M, one per octave
     assert.are.equal(16384, rows[1].size)
     assert.are.equal(64, rows[13].size_mb)
     assert.is_true(rows[1].ns < 10, "inside L1: a few ns")
     assert.is_true(rows[13].ns > 5 * rows[1].ns, "64 MiB is past the caches")
+    assert.are.equal(3, #rows[13].samples)           -- the samples kept, the best of them is ns
+    assert.are.equal(rows[13].ns, math.min(table.unpack(rows[13].samples)))
   end)
 
   it("prints each row as it is measured, through a pipe too", function()
@@ -117,7 +118,7 @@ describe("pmcsh parallelism", function()
     local r = helpers.run({"parallelism", "--sizes", size, "--max", "8", "--samples", "2",
                            "--sample_ms", "5", "--json"})
     assert.are.equal(0, r.code, r.err)
-    local t = cjson.decode(r.out)
+    local t = select(2, helpers.json_lines(r.out))[1]
     assert.are.equal(8, #t.rows)
     assert.are.equal(1, t.rows[1].speedup)
     -- overlap is physics on any out-of-order core; whether t1 is slower than

@@ -32,9 +32,8 @@ describe("pmcsh loaded", function()
   it("--json gives the same rows with their keys", function()
     local r = h.run(with{"--json"})
     assert.are.equal(0, r.code, r.err)
-    local cjson, n = require("cjson"), 0
-    for _, l in ipairs(h.lines(r.out)) do
-      local o = cjson.decode(l)
+    local n = 0
+    for _, o in ipairs(select(2, h.json_lines(r.out))) do
       n = n + 1
       for _, k in ipairs{"delay", "mbps", "ns", "median_ns", "idle_ns", "threads", "size"} do
         assert.is_number(o[k], k)

@@ -407,13 +407,13 @@ M.sweep = doc(function(opts)
     o.samples, o.sample_ms = opts.samples, opts.sample_ms
     local r, msg, errno = M.latency(o)
     if not r then return nil, msg, errno end
-    res.rows[#res.rows + 1] = {size = r.size, ns = r.ns, median_ns = r.median_ns}
+    res.rows[#res.rows + 1] = {size = r.size, ns = r.ns, median_ns = r.median_ns, samples = r.samples}
     if opts.each then opts.each(res.rows[#res.rows], res) end
   end
   return res
 end, "chase.sweep", [[
 chase.sweep{from=4096, to="256M", per_octave=4, order=, stride=, pages=, samples=, sample_ms=, each=}
-  -> {rows={{size=bytes, ns=, median_ns=}, ...}, order=, stride=, pages=}
+  -> {rows={{size=bytes, ns=, median_ns=, samples={ns...}}, ...}, order=, stride=, pages=}
 Latency versus size (lmbench lat_mem_rd): one chain per size, sizes
 geometric from `from` to `to` with per_octave points per doubling (rounded
 down to the stride).  The steps of the curve are the caches: compare with

@@ -7,6 +7,9 @@
 local C = require("pmcsh._machine")
 local sys = require("pmcsh._sys")
 local doc = require("pmcsh.help").doc
+local paths = require("pmcsh.paths")
+local pmc_environment = require("pmcsh._pmc").environment
+local stream_engine = require("pmcsh._stream").engine
 
 local M = {}
 
@@ -100,9 +103,123 @@ flags), so ticks measure time.]])
 M.model = doc(function(root) return C.model(root) end, "machine.model", [[
 machine.model([root]) -> the cpu's model name from /proc/cpuinfo, or "unknown".]])
 
+-- The first processor block of /proc/cpuinfo as key -> value.
+local function cpuinfo(root)
+  local f = io.open((root or "") .. "/proc/cpuinfo", "r")
+  local t = {}
+  if not f then return t end
+  for line in f:lines() do
+    if line:match("^%s*$") then break end
+    local k, v = line:match("^(.-)%s*:%s?(.*)$")
+    if k and t[k] == nil then t[k] = v end
+  end
+  f:close()
+  return t
+end
+
+-- cpuid's hypervisor signatures, by the name a person knows them by.
+local HYPERVISORS = {KVMKVMKVM = "KVM", ["Microsoft Hv"] = "Hyper-V", VMwareVMware = "VMware",
+  XenVMMXenVMM = "Xen", TCGTCGTCGTCG = "QEMU TCG", ["bhyve bhyve"] = "bhyve", ACRNACRNACRN = "ACRN",
+  ["lrpepyh  vr"] = "Parallels", ["VBoxVBoxVBox"] = "VirtualBox"}
+
+-- The word between brackets of a sysfs choice ("always [madvise] never").
+local function chosen(s) return s and (s:match("%[(.-)%]") or s) end
+
+local function integer(s)
+  local v = s and tonumber(s)
+  return v and math.tointeger(v) or v
+end
+
+-- The fields that name a machine and a task rather than describe one.
+M.IDENTITY = {"host", "hostname", "job", "task"}
+
+M.fingerprint = doc(function(root)
+  local r = root or ""
+  local function text(path) return M.read_text(r .. path) end
+  local ci = cpuinfo(root)
+  local fp = {}
+  -- under Slurm every slurmd of one host shares gethostname(): the node's
+  -- name, the job and the task come from Slurm
+  local hostname = text("/proc/sys/kernel/hostname") or "unknown"
+  local node, job, task = os.getenv("SLURMD_NODENAME"), os.getenv("SLURM_JOB_ID"), os.getenv("SLURM_PROCID")
+  fp.host = node and node ~= "" and node or hostname
+  fp.hostname = hostname
+  fp.job = job ~= "" and job or nil
+  fp.task = integer(task)
+  fp.kernel = text("/proc/sys/kernel/osrelease") or "unknown"
+  fp.arch = C.arch() or "unknown"
+  fp.cpu_vendor = ci.vendor_id or ci["CPU implementer"] or "unknown"
+  fp.cpu_model = M.model(root)
+  fp.cpu_family = integer(ci["cpu family"] or ci["CPU architecture"])
+  fp.cpu_model_id = integer(ci.model or ci["CPU part"])
+  fp.cpu_stepping = integer(ci.stepping or ci["CPU revision"])
+  fp.microcode = ci.microcode
+  -- topology: what is online, where each cpu sits, what this task may use
+  local online = M.online(root)
+  local sockets, cores, n_sockets, n_cores = {}, {}, 0, 0
+  for _, cpu in ipairs(online) do
+    local p = M.of(cpu, root)
+    if not sockets[p.socket] then sockets[p.socket], n_sockets = true, n_sockets + 1 end
+    local key = p.socket .. ":" .. p.die .. ":" .. p.core
+    if not cores[key] then cores[key], n_cores = true, n_cores + 1 end
+  end
+  fp.cpus, fp.sockets, fp.cores = #online, n_sockets, n_cores
+  fp.threads_per_core = n_cores > 0 and #online // n_cores or 1
+  fp.smt = text("/sys/devices/system/cpu/smt/control") or "unknown"
+  fp.cpus_allowed = #M.cpus()
+  local nodes = M.parse_list(text("/sys/devices/system/node/online") or "")
+  fp.numa_nodes = nodes and #nodes or 1
+  fp.caches = {}
+  for _, c in ipairs(C.caches(0, root)) do
+    fp.caches[#fp.caches + 1] = {level = c.level, type = c.type, size = c.size}
+  end
+  fp.llc_bytes = M.llc(root).bytes
+  local meminfo = M.read_text(r .. "/proc/meminfo") or ""
+  local kb = meminfo:match("MemTotal:%s*(%d+) kB")
+  fp.mem_total = kb and math.tointeger(tonumber(kb) * 1024)
+  fp.thp = chosen(M.thp(root)) or "none"
+  fp.thp_defrag = chosen(text("/sys/kernel/mm/transparent_hugepage/defrag")) or "none"
+  -- frequency: the governor of cpu0 and turbo/boost (acpi-cpufreq, intel_pstate)
+  fp.governor = text("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor") or "none"
+  fp.cpufreq_driver = text("/sys/devices/system/cpu/cpu0/cpufreq/scaling_driver") or "none"
+  local boost, no_turbo = text("/sys/devices/system/cpu/cpufreq/boost"),
+    text("/sys/devices/system/cpu/intel_pstate/no_turbo")
+  if boost then fp.boost = boost == "1" elseif no_turbo then fp.boost = no_turbo == "0" end
+  -- counting: who may count what, and how the PMU is reached
+  fp.perf_event_paranoid = integer(text("/proc/sys/kernel/perf_event_paranoid"))
+  fp.nmi_watchdog = integer(text("/proc/sys/kernel/nmi_watchdog"))
+  fp.rdpmc = integer(text("/sys/bus/event_source/devices/cpu/rdpmc") or
+    text("/sys/bus/event_source/devices/cpu_core/rdpmc"))
+  local hv = C.hypervisor(root)
+  fp.hypervisor = hv == nil and "unknown" or hv == "" and "none" or HYPERVISORS[hv] or hv
+  fp.pmus = sys.dir(r .. "/sys/bus/event_source/devices") or {}
+  table.sort(fp.pmus)
+  fp.hardware_pmu = pmc_environment().cpu_pmu
+  fp.bios = text("/sys/class/dmi/id/bios_version")
+  fp.product = text("/sys/class/dmi/id/product_name")
+  -- pmcsh itself: the version and the STREAM loops' variant that runs
+  fp.pmcsh = paths.version
+  local isa = os.getenv("PMCSH_ISA")
+  fp.isa = isa and isa ~= "" and isa or stream_engine().isa
+  return fp
+end, "machine.fingerprint", [[
+machine.fingerprint([root]) -> the machine's identity and state, a plain table
+every results file and every recipe's --json carries:
+  host (SLURMD_NODENAME under Slurm, else the hostname), hostname, job and
+  task (SLURM_JOB_ID, SLURM_PROCID; absent outside Slurm), kernel, arch,
+  cpu_vendor, cpu_model, cpu_family, cpu_model_id, cpu_stepping, microcode,
+  cpus (online), sockets, cores, threads_per_core, smt, cpus_allowed (this
+  task's), numa_nodes, caches ({level=, type=, size=}), llc_bytes, mem_total,
+  thp, thp_defrag, governor, cpufreq_driver, boost, perf_event_paranoid,
+  nmi_watchdog, rdpmc, hypervisor ("none" on bare metal), pmus, hardware_pmu,
+  bios, product (DMI), pmcsh (version), isa (the STREAM loops' variant).
+A fact this machine does not give is absent (numbers) or "none"/"unknown".
+With root (a fake tree) the files are read under it; arch, cpus_allowed,
+hardware_pmu and isa stay this process's.]])
+
 return doc(M, "machine", [[
 machine facts: cpus, caches, huge pages, memory, clock and TSC
   machine.cpus(), machine.online(), machine.of(cpu), machine.caches(),
   machine.llc(), machine.hugepages(), machine.thp(), machine.mem_available(),
-  machine.clock_tick(), machine.tsc(), machine.model()
+  machine.clock_tick(), machine.tsc(), machine.model(), machine.fingerprint()
 `pmcsh machine` prints them with the PMUs and permissions.]])

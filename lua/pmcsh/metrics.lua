@@ -116,6 +116,123 @@ function M.stats(list)
     spread = spread}
 end
 
+-- The median of a list of numbers, nil for an empty one.
+function M.median(list)
+  local n = #list
+  if n == 0 then return nil end
+  local s = table.move(list, 1, n, 1, {})
+  table.sort(s)
+  return n % 2 == 1 and s[(n + 1) // 2] or (s[n // 2] + s[n // 2 + 1]) / 2
+end
+
+-- The median absolute deviation from m (the list's median by default).
+function M.mad(list, m)
+  m = m or M.median(list)
+  if not m then return nil end
+  local d = {}
+  for i, x in ipairs(list) do d[i] = math.abs(x - m) end
+  return M.median(d)
+end
+
+-- Iglewicz and Hoaglin's modified z-score, 0.6745 (x - median) / MAD: the
+-- 0.6745 makes it a normal sample's z.  With a MAD of 0 (most of the list
+-- equal) it is 0 at the median and infinite anywhere else.
+M.ROBUST_Z = 0.6745
+function M.robust_z(x, median, mad)
+  if mad > 0 then return M.ROBUST_Z * (x - median) / mad end
+  if x == median then return 0 end
+  return x > median and math.huge or -math.huge
+end
+
+-- log Gamma(x), x > 0 (Lanczos, g = 7, 9 terms: 15 digits).
+local LANCZOS = {0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313,
+  -176.61503916999185, 12.507343278686905, -0.13857109526572012, 9.9843695780195716e-6, 1.5056327351493116e-7}
+local function lgamma(x)
+  if x < 0.5 then return math.log(math.pi / math.abs(math.sin(math.pi * x))) - lgamma(1 - x) end
+  x = x - 1
+  local a, t = LANCZOS[1], x + 7.5
+  for i = 2, 9 do a = a + LANCZOS[i] / (x + i - 1) end
+  return 0.5 * math.log(2 * math.pi) + (x + 0.5) * math.log(t) - t + math.log(a)
+end
+
+-- The regularised incomplete beta I_x(a, b), by its continued fraction
+-- (Lentz), on the side where it converges.
+local function betacf(a, b, x)
+  local tiny, c, d = 1e-300, 1, 1 - (a + b) * x / (a + 1)
+  if math.abs(d) < tiny then d = tiny end
+  d = 1 / d
+  local h = d
+  for m = 1, 300 do
+    local m2 = 2 * m
+    local aa = m * (b - m) * x / ((a + m2 - 1) * (a + m2))
+    d = 1 + aa * d; if math.abs(d) < tiny then d = tiny end
+    c = 1 + aa / c; if math.abs(c) < tiny then c = tiny end
+    d = 1 / d; h = h * d * c
+    aa = -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1))
+    d = 1 + aa * d; if math.abs(d) < tiny then d = tiny end
+    c = 1 + aa / c; if math.abs(c) < tiny then c = tiny end
+    d = 1 / d
+    local del = d * c
+    h = h * del
+    if math.abs(del - 1) < 1e-15 then break end
+  end
+  return h
+end
+local function ibeta(x, a, b)
+  if x <= 0 then return 0 elseif x >= 1 then return 1 end
+  local front = math.exp(lgamma(a + b) - lgamma(a) - lgamma(b) + a * math.log(x) + b * math.log(1 - x))
+  if x < (a + 1) / (a + b + 2) then return front * betacf(a, b, x) / a end
+  return 1 - front * betacf(b, a, 1 - x) / b
+end
+
+-- Student's t distribution with df degrees of freedom: P(T <= t), and the
+-- t with P(T <= t) = p (bisection on it, 1e-12 relative).
+function M.t_cdf(t, df)
+  local tail = 0.5 * ibeta(df / (df + t * t), df / 2, 0.5)
+  return t >= 0 and 1 - tail or tail
+end
+function M.t_quantile(p, df)
+  if p == 0.5 then return 0 end
+  if p < 0.5 then return -M.t_quantile(1 - p, df) end
+  local lo, hi = 0, 1
+  while M.t_cdf(hi, df) < p do lo, hi = hi, hi * 2 end
+  for _ = 1, 200 do
+    local mid = (lo + hi) / 2
+    if M.t_cdf(mid, df) < p then lo = mid else hi = mid end
+    if hi - lo <= 1e-12 * hi then break end
+  end
+  return (lo + hi) / 2
+end
+
+-- Welch's interval for mean(b) - mean(a) at `level` (0.95): {diff=, lo=,
+-- hi=, se=, df=, mean_a=, mean_b=, n_a=, n_b=}; nil and why with fewer
+-- than 2 values on a side.  floor_a, floor_b: the least variance one value
+-- of a side can have (counts: their Poisson variance), which a few equal
+-- values would otherwise hide.  With no spread on either side the interval
+-- is the difference itself (exact counts that differ, differ).
+function M.welch(a, b, level, floor_a, floor_b)
+  level = level or 0.95
+  if #a < 2 or #b < 2 then
+    return nil, string.format("%d and %d repetitions: an interval needs 2 on each side", #a, #b)
+  end
+  local function mv(x, floor)
+    local s = 0
+    for _, v in ipairs(x) do s = s + v end
+    local m, ss = s / #x, 0
+    for _, v in ipairs(x) do ss = ss + (v - m) ^ 2 end
+    return m, math.max(ss / (#x - 1), floor or 0)
+  end
+  local ma, va = mv(a, floor_a)
+  local mb, vb = mv(b, floor_b)
+  local qa, qb = va / #a, vb / #b
+  local se = math.sqrt(qa + qb)
+  local df = se > 0 and (qa + qb) ^ 2 / (qa ^ 2 / (#a - 1) + qb ^ 2 / (#b - 1)) or #a + #b - 2
+  local half = se > 0 and M.t_quantile(1 - (1 - level) / 2, df) * se or 0
+  local diff = mb - ma
+  return {diff = diff, lo = diff - half, hi = diff + half, se = se, df = df, mean_a = ma, mean_b = mb,
+    n_a = #a, n_b = #b, level = level}
+end
+
 -- The two-window estimate (nanoBench's): windows 2i-1 and 2i run the same
 -- code over work[2i-1] < work[2i] iterations, so the difference of their
 -- counts is the work's alone and the window's fixed cost cancels.  Returns
@@ -196,6 +313,8 @@ doc(M, "metrics", [[
 metrics: normalization and derived metrics shared by the recipes.
   metrics.normalize(reading, by, ctx)   by = "iteration"|"byte"|"second"|EVENT
   metrics.stats(list)                   {n, mean, trimmed, median, min, max, spread}
+  metrics.median(list), metrics.mad(list), metrics.robust_z(x, median, mad)   0.6745 (x - median) / MAD
+  metrics.welch(a, b, level, fa, fb)    mean(b) - mean(a) with Welch's interval (t_quantile, t_cdf)
   metrics.two_window(work, counts)      per pair of windows: slopes (per iteration), intercepts
   metrics.eval(metric, reading, ctx)    metric = {name=, events={...}, fn=function(e, ctx)}
   metrics.per_iteration / per_byte / per_second / ratio (nil on a zero denominator)]])

@@ -230,6 +230,63 @@ function M.bars(file, o)
   return run(body, file)
 end
 
+-- Points over named categories, as ratios to 1: one column per metric
+-- (o.metrics, names on the x axis), a series per node (o.series = {{title=,
+-- points = {{x=, y=, lo=?, hi=?, flagged=?}}}}), y = value / reference;
+-- o.band draws 1 +- band; flagged points are ringed and labelled with
+-- their series' title; lo..hi draws an interval.  pmcsh compare's picture.
+function M.fleet(file, o)
+  local parts, plots, flagged = {}, {}, {}
+  local ylo, yhi = 1, 1
+  for i, s in ipairs(o.series or {}) do
+    local rows = {}
+    for _, p in ipairs(s.points) do
+      -- a node's points spread a little across the column, in series order
+      local x = p.x + ((i - 1) / math.max(1, #o.series) - 0.5) * 0.3
+      rows[#rows + 1] = {string.format("%.10g", x), string.format("%.10g", p.y),
+        string.format("%.10g", p.lo or p.y), string.format("%.10g", p.hi or p.y)}
+      ylo, yhi = math.min(ylo, p.lo or p.y), math.max(yhi, p.hi or p.y)
+      if p.flagged then flagged[#flagged + 1] = {x, p.y, s.title} end
+    end
+    if #rows > 0 then
+      parts[#parts + 1] = datablock("s" .. i, rows)
+      plots[#plots + 1] = string.format("$s%d using 1:2:3:4 with yerrorbars pt 7 ps 1 title %s", i, gq(s.title or ""))
+    end
+  end
+  if #plots == 0 then return nil, "nothing to plot" end
+  if #flagged > 0 then
+    local rows = {}
+    for _, f in ipairs(flagged) do rows[#rows + 1] = {string.format("%.10g", f[1]), string.format("%.10g", f[2]), datum(f[3] or "")} end
+    parts[#parts + 1] = datablock("f", rows)
+    plots[#plots + 1] = "$f using 1:2 with points pt 6 ps 2.5 lw 2 lc rgb '#d62728' title 'flagged', " ..
+      "$f using 1:2:3 with labels offset 0,1.4 tc rgb '#d62728' notitle"
+  end
+  local xt = {}
+  for i, name in ipairs(o.metrics or {}) do xt[#xt + 1] = string.format("%s %d", gq(name), i) end
+  parts[#parts + 1] = "set title " .. gq(o.title or "")
+  parts[#parts + 1] = "set ylabel " .. gq(o.ylabel or "value / fleet median")
+  parts[#parts + 1] = "set xtics (" .. table.concat(xt, ", ") .. ") rotate by -30 font ',9'"
+  parts[#parts + 1] = string.format("set xrange [0.4:%f]", #(o.metrics or {}) + 0.6)
+  local pad = (yhi - ylo) * 0.1 + 0.05
+  if o.band then
+    ylo, yhi = math.min(ylo, 1 - o.band), math.max(yhi, 1 + o.band)
+    for _, y in ipairs({1 - o.band, 1 + o.band}) do
+      parts[#parts + 1] = string.format("set arrow from graph 0, first %.10g to graph 1, first %.10g nohead dt 2 lw 2 lc rgb '#808080'", y, y)
+    end
+    parts[#parts + 1] = string.format("set label %s at graph 0.01, first %.10g offset 0,0.7 tc rgb '#505050'",
+      gq(string.format("band: +-%g%%", o.band * 100)), 1 + o.band)
+  end
+  parts[#parts + 1] = string.format("set yrange [%.10g:%.10g]", ylo - pad, yhi + pad)
+  parts[#parts + 1] = "set arrow from graph 0, first 1 to graph 1, first 1 nohead lc rgb '#505050'"
+  parts[#parts + 1] = "set grid ytics"
+  local longest = 0   -- the rotated names take room under the axis
+  for _, n in ipairs(o.metrics or {}) do longest = math.max(longest, #n) end
+  parts[#parts + 1] = string.format("set bmargin %d", 4 + math.min(20, longest // 4))
+  parts[#parts + 1] = "set key outside right top box"
+  parts[#parts + 1] = "plot " .. table.concat(plots, ", ")
+  return run(table.concat(parts, "\n"), file)
+end
+
 -- The survey's rows for the heat map: {name, values (one per kernel, the
 -- cell's stat), top (per unit, the largest magnitude), cells}, and the keys
 -- of the rows that are zero in every column.
@@ -351,6 +408,8 @@ plot: charts through gnuplot (PNG or SVG by the file's extension).
              vlines={{x=, title=}}, hline={y=, title=}, xlabel=, ylabel=})
   plot.bars(file, {columns={...}, rows={{name=, values={...}}}})
   plot.survey(state, file)   the survey table as a per-row normalised heat map
+  plot.fleet(file, {metrics={names}, series={{title=, points={{x=, y=, lo=, hi=, flagged=}}}}, band=})
+                             values over a reference per named column (pmcsh compare)
 Pictures are 1000 x 640 pixels (the survey's 24 more per row beyond 20).
 Returns true, or nil and a message (e.g. when gnuplot is not installed).]])
 

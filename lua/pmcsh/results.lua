@@ -6,12 +6,51 @@
 local cjson = require("cjson").new()
 cjson.encode_number_precision(14)   -- doubles round-trip
 cjson.encode_invalid_numbers(false)  -- NaN/inf are an error, never "nan" in the file
+local machine = require("pmcsh.machine")
+local options = require("pmcsh.options")
 local sys = require("pmcsh._sys")
 
 local M = {}
 
 M.FORMAT = "pmcsh-survey/1"
 M.MAX_LINE = 1 << 20      -- bytes; a longer line is no survey record
+
+-- The line a recipe's JSON lines start with, {"recipe":, "fingerprint":}:
+-- a record with a fingerprint names the machine of itself and the records
+-- after it, up to the next one (pmcsh compare reads them so, files of many
+-- tasks concatenated included).
+function M.head(recipe, fp)
+  return cjson.encode({recipe = recipe, fingerprint = fp or machine.fingerprint()})
+end
+
+-- The results file a task writes: `name` with %h (the host: Slurm's node
+-- name), %j (the job, "local" outside Slurm), %t (the task, 0 outside
+-- Slurm) and %% replaced; a name ending in "/" is a folder (made when
+-- missing) holding RECIPE-%h-%j-%t.jsonl.  Two tasks of a job get two names.
+-- Another %x is a usage error (raised); a folder that cannot be made is
+-- nil, message, errno.
+function M.path(name, recipe, fp)
+  fp = fp or machine.fingerprint()
+  local dir = name:match("^(.*)/$")
+  if dir then
+    if dir ~= "" then
+      local ok, err, errno = sys.mkdir(dir)
+      if not ok then return nil, string.format("cannot make the folder for results: %s", err), errno end
+    end
+    name = name .. recipe .. "-%h-%j-%t.jsonl"
+  end
+  local function safe(s) return (tostring(s):gsub("[^%w._-]", "_")) end
+  local subst = {h = safe(fp.host), j = safe(fp.job or "local"), t = safe(fp.task or 0), ["%"] = "%"}
+  local bad
+  local out = name:gsub("%%(.?)", function(c)
+    if not subst[c] then bad = bad or ("%" .. c) end
+    return subst[c]
+  end)
+  if bad then
+    options.usage_error("%s: unknown %s in a results name (%%h host, %%j job, %%t task, %%%% a %%)", name, bad)
+  end
+  return out
+end
 
 local Writer = {}
 Writer.__index = Writer
@@ -21,7 +60,7 @@ local function locked(f, path)
   if ok then return true end
   f:close()
   if errno == 11 then   -- EWOULDBLOCK
-    return nil, string.format("%s is being written by another pmcsh survey; wait for it, or write to another file", path)
+    return nil, string.format("%s is being written by another pmcsh; wait for it, or write to another file", path)
   end
   return nil, string.format("cannot lock %s: errno %d", path, errno)
 end
@@ -34,18 +73,19 @@ local function regular(path)
   return st or {size = 0}
 end
 
--- A new results file at `path`: refused when one with content is there.
+-- A new results file at `path`: refused when one with content is there
+-- (hint: what to do then, the survey's --resume and --report by default).
 -- The header and the unopened events wait in memory until the first run
 -- (or "done") is written with them: a survey that stops before its first
 -- run leaves no file (one it made is removed), so the corrected command
 -- finds none in its way.
-function M.create(path)
+function M.create(path, hint)
   local existed = sys.stat(path) ~= nil
   local st, err = regular(path)
   if not st then return nil, err end
   if st.size > 0 then
-    return nil, string.format("%s already holds results: --resume %s continues that survey, --report %s " ..
-      "shows it; remove it or name another file to start afresh", path, path, path)
+    return nil, string.format("%s already holds results: %s", path, hint or string.format("--resume %s " ..
+      "continues that survey, --report %s shows it; remove it or name another file to start afresh", path, path))
   end
   local f, oerr = io.open(path, "a")
   if not f then return nil, string.format("cannot write survey file: %s", oerr) end
@@ -140,7 +180,7 @@ local SHAPES = {
   header = {fields = {
     format = "string", kernels = {list = "string"}, ["n?"] = "integer", reps = "integer",
     ["threads?"] = "integer", ["pages?"] = "string", ["fresh?"] = "boolean", ["split?"] = "boolean",
-    ["started?"] = "number", ["emulated?"] = "string", ["baseline?"] = "boolean", ["sample_ms?"] = "number", ["group?"] = "string",
+    ["started?"] = "number", ["emulated?"] = "string", ["fingerprint?"] = "table", ["baseline?"] = "boolean", ["sample_ms?"] = "number", ["group?"] = "string",
     ["chase?"] = {fields = {size = "integer", ["stride?"] = "integer", ["order?"] = "string"}},
     units = {list = {fields = {labels = {list = "string"}, keys = {list = "string"}, kind = "string"}}},
     rows = {list = {fields = {key = "string", ["event?"] = "string", ["kind?"] = "string"}}},

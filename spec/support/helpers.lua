@@ -120,6 +120,21 @@ function M.fields(line, sep)
   end
 end
 
+-- A recipe's JSON lines (--json): the first is the fingerprint's record
+-- ({recipe=, fingerprint={host=, ...}}, pmcsh.results.head), checked as
+-- such; returns it, the records after it decoded, and their lines.
+function M.json_lines(text)
+  local cjson = require("cjson")
+  local lines = M.lines(text)
+  local head = assert(lines[1], "no JSON lines")
+  local fp = cjson.decode(head)
+  assert(type(fp.fingerprint) == "table" and type(fp.fingerprint.host) == "string",
+    "the first JSON line carries no fingerprint: " .. head:sub(1, 200))
+  local recs = {}
+  for i = 2, #lines do recs[#recs + 1] = cjson.decode(lines[i]) end
+  return fp, recs, {table.unpack(lines, 2)}
+end
+
 -- Writes `text` to `path` (a fresh temporary file when path is nil);
 -- returns the path.
 function M.write(path, text)

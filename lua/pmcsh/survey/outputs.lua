@@ -21,8 +21,10 @@
 --   mbps_no_counters, ns_per_iteration_no_counters   the baseline's
 --   note       why a metric has no value
 -- Numbers in a CSV column share one notation and about 5 significant
--- digits; JSON numbers keep 6 significant digits.
+-- digits; JSON numbers keep 6 significant digits.  The JSON lines start
+-- with the fingerprint of the machine that measured (pmcsh.results.head).
 local report = require("pmcsh.survey.report")
+local results = require("pmcsh.results")
 local text = require("pmcsh.text")
 local workloads = require("pmcsh.survey.workloads")
 
@@ -122,9 +124,10 @@ local function round(v)
   return tonumber(string.format("%.6g", v))
 end
 
--- JSON lines: an object per record with every field of M.FIELDS.
+-- JSON lines: the fingerprint's line, then an object per record with
+-- every field of M.FIELDS.
 function M.json(st, o)
-  local out = {}
+  local out = {results.head("survey", st.header.fingerprint or {})}
   for _, r in ipairs(M.records(st, o)) do
     local parts = {}
     for i, f in ipairs(M.FIELDS) do
@@ -133,7 +136,7 @@ function M.json(st, o)
     end
     out[#out + 1] = "{" .. table.concat(parts, ",") .. "}"
   end
-  return table.concat(out, "\n") .. (#out > 0 and "\n" or "")
+  return table.concat(out, "\n") .. "\n"
 end
 
 return M

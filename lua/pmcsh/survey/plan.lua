@@ -2,6 +2,7 @@
 -- must share a run, workloads, n), and the units are packed into as few
 -- groups as the PMU schedules without multiplexing (try-open and back off).
 local events = require("pmcsh.events")
+local machine = require("pmcsh.machine")
 local metrics = require("pmcsh.metrics")
 local options = require("pmcsh.options")
 local workloads = require("pmcsh.survey.workloads")
@@ -203,7 +204,7 @@ end
 M.ARRAYS = 3                  -- STREAM's a, b and c
 M.MEM_FRACTION = 1 / 8        -- of the memory available, at most, by default
 
-local mem_available = require("pmcsh.machine").mem_available
+local mem_available = machine.mem_available
 
 local mib = metrics.size
 
@@ -334,6 +335,7 @@ function M.header(o, pmc, stream)
   hdr.fresh, hdr.split, hdr.baseline = opt.fresh or false, opt.split or false, opt.baseline ~= false
   hdr.units, hdr.rows, hdr.started, hdr.emulated = units, rows, os.time(), os.getenv("PMCSH_EMULATED")
   hdr.group = opt.group and realpath(gpath)
+  hdr.fingerprint = machine.fingerprint()
   -- what the engines will refuse, refused now, before a file is written
   local typed = o.typed or function(k) return "--" .. k:gsub("_", "-") .. " " .. tostring(hdr[k]) end
   workloads.validate(hdr, {stream = stream}, function(k, why) usage(string.format("survey: %s: %s", typed(k), why)) end)

@@ -1,0 +1,519 @@
+-- Comparing results: many hosts' files as a fleet (each node against the
+-- fleet's median, by the robust z-score), or two files as an A/B (the
+-- difference with an interval from the repetitions each file kept).
+--
+-- A results file holds sets: a record with a fingerprint (a survey's
+-- header, a recipe's first JSON line, a health file's header) names the
+-- machine of the records after it, up to the next one.  Each recipe's
+-- records become metrics through one reader in READERS; a record of type
+-- "metric" ({name=, value=, unit=, better=, samples=}) is read from any.
+-- A metric: {name=, value= (the headline: best, trimmed mean), unit=,
+-- better= ("higher", "lower" or nil), samples= (the repetitions kept),
+-- floor= (the least variance of one sample: counts' Poisson variance)}.
+local machine = require("pmcsh.machine")
+local metrics = require("pmcsh.metrics")
+local survey = require("pmcsh.survey")
+
+local cjson = require("cjson").new()
+cjson.decode_max_depth(64)
+
+local M = {}
+
+M.Z, M.BAND, M.LEVEL = 3.5, 0.10, 0.95
+
+local size = metrics.size
+
+local function num(v) return type(v) == "number" and v == v and v ~= math.huge and v ~= -math.huge end
+
+local function numbers(list)
+  if type(list) ~= "table" then return nil end
+  local out = {}
+  for _, v in ipairs(list) do
+    if not num(v) then return nil end
+    out[#out + 1] = v
+  end
+  return #out > 0 and out or nil
+end
+
+-- Readers: a record of recipe R -> its metrics (a list, or nil).
+local READERS = {}
+READERS.latency = function(r)
+  if num(r.size) and num(r.ns) then
+    return {{name = "ns per load, " .. size(r.size), value = r.ns, unit = "ns", better = "lower",
+      samples = numbers(r.samples)}}
+  end
+end
+READERS.parallelism = function(r)
+  if num(r.size) and num(r.mlp) then
+    return {{name = "mlp, " .. size(r.size), value = r.mlp, unit = "misses", better = "higher"}}
+  end
+end
+READERS.loaded = function(r)
+  if num(r.delay) and num(r.ns) and num(r.mbps) then
+    return {{name = string.format("ns per load, delay %d", r.delay), value = r.ns, unit = "ns", better = "lower"},
+      {name = string.format("loaders MB/s, delay %d", r.delay), value = r.mbps, unit = "MB/s", better = "higher"}}
+  end
+end
+READERS["bench-stream"] = function(r)
+  if type(r.kernel) == "string" and num(r.threads) and num(r.mbps) then
+    return {{name = string.format("%s MB/s, %d threads", r.kernel, r.threads), value = r.mbps, unit = "MB/s",
+      better = "higher"}}
+  end
+end
+-- survey --json (the tidy records): the events per iteration, and the
+-- bandwidth once per kernel
+READERS.survey = function(r, seen)
+  if r.kind ~= "event" or type(r.name) ~= "string" or type(r.kernel) ~= "string" then return nil end
+  local out = {}
+  if num(r.value) then
+    out[1] = {name = string.format("%s per iteration, %s", r.name, r.kernel), value = r.value, unit = r.unit}
+  end
+  if num(r.mbps_no_counters) and not seen[r.kernel] then
+    seen[r.kernel] = true
+    out[#out + 1] = {name = r.kernel .. " MB/s", value = r.mbps_no_counters, unit = "MB/s", better = "higher"}
+  end
+  return out
+end
+
+-- A metric record of any recipe (pmcsh health writes these).
+local function metric_record(r)
+  if r.type == "metric" and type(r.name) == "string" and num(r.value) then
+    return {{name = r.name, value = r.value, unit = type(r.unit) == "string" and r.unit or nil,
+      better = (r.better == "higher" or r.better == "lower") and r.better or nil, samples = numbers(r.samples)}}
+  end
+end
+
+-- The settings of a set: the scalar fields of its first record but the
+-- fingerprint and the bookkeeping (an A/B says where they differ).
+local NOT_SETTINGS = {type = true, format = true, started = true, recipe = true, fingerprint = true, units = true,
+  rows = true, kernels = true, finished = true}
+local function settings_of(r)
+  local s = {}
+  for k, v in pairs(r) do
+    if not NOT_SETTINGS[k] and (type(v) == "string" or type(v) == "number" or type(v) == "boolean") then s[k] = v end
+  end
+  if type(r.kernels) == "table" then s.kernels = table.concat(r.kernels, ",") end
+  return s
+end
+
+local function new_set(path, fp, recipe, first)
+  return {source = path, fingerprint = fp, host = fp.host or "unknown", recipe = recipe or "unknown",
+    settings = settings_of(first), metrics = {}}
+end
+
+local function add(set, m)
+  set.metrics[#set.metrics + 1] = m
+end
+
+-- The Poisson variance of one kept slope of a cell of counts (no unit):
+-- a pair's slope (c2 - c1) / dw varies as (c1 + c2) / dw^2, whatever few
+-- equal slopes a file kept say; the mean over the kept pairs.  nil where
+-- the cell has no windows (a ratio cell, an older file) or counts time.
+local function poisson(c, run)
+  if c.unit or not (run and type(run.work) == "table" and type(c.windows) == "table") then return nil end
+  local w, k, sum, n = run.work, 1, 0, 0
+  local kept = c.per_rep or {}
+  for p = 2, #c.windows, 2 do
+    local dw = (w[p] or 0) - (w[p - 1] or 0)
+    if dw > 0 and num(c.windows[p]) and num(c.windows[p - 1]) then
+      -- the kept slopes are a subsequence of the pairs' (pmcsh.survey.run)
+      if kept[k] == (c.windows[p] - c.windows[p - 1]) / dw then
+        sum, n, k = sum + (c.windows[p] + c.windows[p - 1]) / dw ^ 2, n + 1, k + 1
+      end
+    end
+  end
+  return n > 0 and sum / n or nil
+end
+
+-- A survey's results file (pmcsh.results, checked line by line): the
+-- bandwidth of each kernel with no counters (MB/s per pair of windows as
+-- samples), and each cell's events per iteration (trimmed mean; the
+-- kept pairs' slopes as samples).
+local function survey_set(path)
+  local st, err = survey.load(path)
+  if not st then return nil, err end
+  local hdr = st.header
+  local set = new_set(path, hdr.fingerprint or {}, "survey", hdr)
+  for _, k in ipairs(hdr.kernels) do
+    local b = st.baseline[k]
+    if b and num(b.mbps) then
+      local samples
+      if num(b.bytes_per_iter) and b.sec_per_iter then
+        samples = {}   -- a pair's slope is <= 0 only when noise outweighed the work: no rate
+        for _, s in ipairs(b.sec_per_iter) do
+          if s > 0 then samples[#samples + 1] = 1e-6 * b.bytes_per_iter / s end
+        end
+      end
+      add(set, {name = k .. " MB/s", value = b.mbps, unit = "MB/s", better = "higher", samples = numbers(samples)})
+    elseif b and b.sec_per_iter then
+      local ns = {}
+      for i, s in ipairs(b.sec_per_iter) do ns[i] = s * 1e9 end
+      add(set, {name = k .. " ns per iteration", value = metrics.median(ns), unit = "ns", better = "lower",
+        samples = numbers(ns)})
+    end
+  end
+  local run_of = {}
+  for _, r in ipairs(st.runs) do
+    for _, c in ipairs(r.cells) do run_of[c] = r end
+  end
+  for _, row in ipairs(hdr.rows) do
+    for _, k in ipairs(hdr.kernels) do
+      local c = st.cells[row.key] and st.cells[row.key][k]
+      if c and num(c.value) then
+        add(set, {name = string.format("%s per iteration, %s", row.key, k), value = c.value,
+          unit = c.unit, samples = numbers(c.per_rep), floor = poisson(c, run_of[c])})
+      end
+    end
+  end
+  return {set}
+end
+
+local function first_line(path)
+  local f, err = io.open(path, "r")
+  if not f then return nil, err end
+  local l = f:read("l")
+  while l and not l:match("%S") do l = f:read("l") end
+  f:close()
+  return l or ""
+end
+
+-- The sets of one results file: a list, or nil and a message naming the
+-- file (and its line) and what is wrong.
+function M.read(path)
+  local first, err = first_line(path)
+  if not first then return nil, string.format("cannot read %s", err) end
+  local ok, rec = pcall(cjson.decode, first)
+  if ok and type(rec) == "table" and rec.type == "header" and rec.format == survey.FORMAT then
+    return survey_set(path)
+  end
+  local sets, set, seen, lineno = {}, nil, {}, 0
+  for line in io.lines(path) do
+    lineno = lineno + 1
+    if line:match("%S") then
+      local dok, r = pcall(cjson.decode, line)
+      if not dok or type(r) ~= "table" then
+        return nil, string.format("%s:%d: not a JSON object (compare reads the results files and --json output of " ..
+          "pmcsh recipes)", path, lineno)
+      end
+      if r.fingerprint ~= nil then
+        if type(r.fingerprint) ~= "table" or type(r.fingerprint.host) ~= "string" then
+          return nil, string.format("%s:%d: a fingerprint without a host", path, lineno)
+        end
+        set = new_set(path, r.fingerprint, type(r.recipe) == "string" and r.recipe or nil, r)
+        sets[#sets + 1], seen = set, {}
+      elseif not set then
+        return nil, string.format("%s:%d: a record before any fingerprint: not written by this pmcsh " ..
+          "(results carry their machine's fingerprint since pmcsh compare)", path, lineno)
+      end
+      local reader = READERS[set.recipe]
+      for _, m in ipairs(metric_record(r) or reader and reader(r, seen) or {}) do add(set, m) end
+    end
+  end
+  if #sets == 0 then return nil, string.format("%s: empty: no results in it", path) end
+  return sets
+end
+
+M.recipes = {"survey", "health"}
+for name in pairs(READERS) do if name ~= "survey" then M.recipes[#M.recipes + 1] = name end end
+table.sort(M.recipes)
+
+-- Metrics of many sets merged under one name each ("recipe: name"): the
+-- values (several when tasks repeat), the samples joined, in first-seen
+-- order.  filter(name) keeps a metric (nil: all).
+local function merge(sets, filter)
+  local by, order = {}, {}
+  for _, s in ipairs(sets) do
+    for _, m in ipairs(s.metrics) do
+      local name = s.recipe .. ": " .. m.name
+      if not filter or filter(name) then
+        local e = by[name]
+        if not e then
+          e = {name = name, unit = m.unit, better = m.better, values = {}, samples = {}, floor = 0}
+          by[name], order[#order + 1] = e, name
+        end
+        e.values[#e.values + 1] = m.value
+        e.floor = math.max(e.floor, m.floor or 0)
+        for _, v in ipairs(m.samples or {}) do e.samples[#e.samples + 1] = v end
+      end
+    end
+  end
+  for _, e in pairs(by) do e.value = metrics.median(e.values) end
+  return by, order
+end
+
+-- A filter keeping the metrics whose name holds one of `words` (plain
+-- text), nil for none.
+function M.only(words)
+  if not words or #words == 0 then return nil end
+  return function(name)
+    for _, w in ipairs(words) do
+      if name:find(w, 1, true) then return true end
+    end
+    return false
+  end
+end
+
+-- The sets grouped by host, in the order hosts first appear.
+function M.hosts(sets, filter)
+  local by, order = {}, {}
+  for _, s in ipairs(sets) do
+    if not by[s.host] then
+      by[s.host] = {host = s.host, fingerprint = s.fingerprint, sets = {}}
+      order[#order + 1] = s.host
+    end
+    table.insert(by[s.host].sets, s)
+  end
+  local out = {}
+  for i, h in ipairs(order) do
+    local e = by[h]
+    e.metrics, e.order = merge(e.sets, filter)
+    out[i] = e
+  end
+  return out
+end
+
+-- The fleet's statistics per metric: median, MAD over the hosts that
+-- have it; per host value, robust z, off (the relative distance from the
+-- median) and flagged (|z| > o.z and |off| > o.band).  Returns {rows=,
+-- flagged={host...}, stats={name -> {median=, mad=, n=, unit=, better=}},
+-- equal= (metrics the same on every host), few= (on fewer than 3 hosts)}.
+function M.fleet(hosts, o)
+  o = o or {}
+  local zmax, band = o.z or M.Z, o.band or M.BAND
+  local names, seen = {}, {}
+  for _, h in ipairs(hosts) do
+    for _, n in ipairs(h.order) do
+      if not seen[n] then seen[n], names[#names + 1] = true, n end
+    end
+  end
+  local res = {rows = {}, flagged = {}, stats = {}, equal = 0, few = 0, z = zmax, band = band,
+    hosts = {}, metrics = #names}
+  for i, h in ipairs(hosts) do res.hosts[i] = h.host end
+  local nflag = {}
+  for _, name in ipairs(names) do
+    local vals, have = {}, {}
+    for _, h in ipairs(hosts) do
+      local m = h.metrics[name]
+      if m then vals[#vals + 1], have[#have + 1] = m.value, {h, m} end
+    end
+    local med = metrics.median(vals)
+    local mad = metrics.mad(vals, med)
+    local first = have[1][2]
+    res.stats[name] = {median = med, mad = mad, n = #vals, unit = first.unit, better = first.better}
+    local all_equal = true
+    for _, v in ipairs(vals) do if v ~= vals[1] then all_equal = false end end
+    if all_equal then res.equal = res.equal + 1
+    elseif #vals < 3 then res.few = res.few + 1
+    else
+      for _, hm in ipairs(have) do
+        local h, m = hm[1], hm[2]
+        local z = metrics.robust_z(m.value, med, mad)
+        local off = med ~= 0 and (m.value - med) / math.abs(med) or (m.value == med and 0 or math.huge)
+        local flagged = math.abs(z) > zmax and math.abs(off) > band
+        local worse
+        if m.better then worse = (m.better == "higher") == (m.value < med) end
+        res.rows[#res.rows + 1] = {host = h.host, metric = name, unit = m.unit, value = m.value, median = med,
+          mad = mad, z = z, off = off, flagged = flagged, worse = worse}
+        if flagged then nflag[h.host] = (nflag[h.host] or 0) + 1 end
+      end
+    end
+  end
+  table.sort(res.rows, function(a, b)
+    if a.flagged ~= b.flagged then return a.flagged end
+    local za, zb = math.abs(a.z), math.abs(b.z)
+    if za ~= zb then return za > zb end
+    if a.host ~= b.host then return a.host < b.host end
+    return a.metric < b.metric
+  end)
+  for _, h in ipairs(res.hosts) do
+    if nflag[h] then res.flagged[#res.flagged + 1] = h end
+  end
+  res.flag_counts = nflag
+  return res
+end
+
+-- A fingerprint as field -> text, for telling two apart: lists and
+-- tables written out, the identity (host, job, task) left out.
+local IDENTITY = {}
+for _, k in ipairs(machine.IDENTITY) do IDENTITY[k] = true end
+function M.flat(fp)
+  local out = {}
+  for k, v in pairs(fp or {}) do
+    if not IDENTITY[k] then
+      if k == "caches" and type(v) == "table" then
+        local t = {}
+        for _, c in ipairs(v) do
+          t[#t + 1] = string.format("L%s %s %s", tostring(c.level), tostring(c.type), num(c.size) and size(c.size) or "?")
+        end
+        out[k] = table.concat(t, ", ")
+      elseif type(v) == "table" then
+        local t = {}
+        for i, x in ipairs(v) do t[i] = tostring(x) end
+        out[k] = table.concat(t, " ")
+      else
+        out[k] = tostring(v)
+      end
+    end
+  end
+  return out
+end
+
+-- Where each flagged host's fingerprint differs from what most of the
+-- other hosts share: a list of {host=, field=, value=, others=, agree=,
+-- of=}, by host then field.
+function M.differences(hosts, flagged)
+  local is_flagged, rest = {}, {}
+  for _, h in ipairs(flagged) do is_flagged[h] = true end
+  for _, h in ipairs(hosts) do
+    if not is_flagged[h.host] then rest[#rest + 1] = M.flat(h.fingerprint) end
+  end
+  local out = {}
+  if #rest == 0 then return out end
+  for _, h in ipairs(hosts) do
+    if is_flagged[h.host] then
+      local mine, fields = M.flat(h.fingerprint), {}
+      for _, r in ipairs(rest) do for k in pairs(r) do fields[k] = true end end
+      for k in pairs(mine) do fields[k] = true end
+      local names = {}
+      for k in pairs(fields) do names[#names + 1] = k end
+      table.sort(names)
+      for _, k in ipairs(names) do
+        local count, best, bestn = {}, nil, 0
+        for _, r in ipairs(rest) do
+          local v = r[k] or "(absent)"
+          count[v] = (count[v] or 0) + 1
+          if count[v] > bestn or (count[v] == bestn and v < best) then best, bestn = v, count[v] end
+        end
+        local v = mine[k] or "(absent)"
+        if v ~= best then
+          out[#out + 1] = {host = h.host, field = k, value = v, others = best, agree = bestn, of = #rest}
+        end
+      end
+    end
+  end
+  return out
+end
+
+-- Two files as A and B: per metric both have, the means of the
+-- repetitions each kept and B - A with Welch's interval at o.level; where
+-- a side kept fewer than 2 repetitions, the headline values' difference
+-- and no interval.  Rows: {metric=, unit=, a=, b=, diff=, rel=, lo=, hi=,
+-- n_a=, n_b=, significant= (nil: no interval), basis= ("mean" or the
+-- headline's)}, significant ones first, then by |rel|.
+function M.ab(a_sets, b_sets, o)
+  o = o or {}
+  local a, order = merge(a_sets, o.filter)
+  local b = merge(b_sets, o.filter)
+  local rows = {}
+  for _, name in ipairs(order) do
+    local x, y = a[name], b[name]
+    if y then
+      local row = {metric = name, unit = x.unit, better = x.better}
+      local w = metrics.welch(x.samples, y.samples, o.level or M.LEVEL, x.floor, y.floor)
+      if w then
+        row.a, row.b, row.diff, row.lo, row.hi, row.n_a, row.n_b = w.mean_a, w.mean_b, w.diff, w.lo, w.hi, w.n_a, w.n_b
+        row.significant = w.lo > 0 or w.hi < 0
+        row.basis = "mean"
+      else
+        row.a, row.b, row.diff = x.value, y.value, y.value - x.value
+        row.n_a, row.n_b = #x.samples, #y.samples
+        row.basis = "value"
+      end
+      row.rel = row.a ~= 0 and row.diff / math.abs(row.a) or (row.diff == 0 and 0 or nil)
+      rows[#rows + 1] = row
+    end
+  end
+  local rank = function(r) return r.significant == true and 0 or r.significant == nil and 1 or 2 end
+  table.sort(rows, function(p, q)
+    if rank(p) ~= rank(q) then return rank(p) < rank(q) end
+    local rp, rq = math.abs(p.rel or math.huge), math.abs(q.rel or math.huge)
+    if rp ~= rq then return rp > rq end
+    return p.metric < q.metric
+  end)
+  return rows
+end
+
+-- Where two sets of sets differ: {field=, a=, b=} for the fingerprints
+-- (identity included: an A/B of two machines says so) and the settings.
+function M.ab_differences(a_sets, b_sets)
+  local function one(sets, what)
+    local out = {}
+    for _, s in ipairs(sets) do
+      local t = what == "fingerprint" and M.flat(s.fingerprint) or s.settings
+      if what == "fingerprint" then t.host = s.host end
+      for k, v in pairs(t) do if out[k] == nil then out[k] = tostring(v) end end
+    end
+    return out
+  end
+  local res = {}
+  for _, what in ipairs({"fingerprint", "settings"}) do
+    local x, y, keys = one(a_sets, what), one(b_sets, what), {}
+    for k in pairs(x) do keys[k] = true end
+    for k in pairs(y) do keys[k] = true end
+    local names = {}
+    for k in pairs(keys) do names[#names + 1] = k end
+    table.sort(names)
+    res[what] = {}
+    for _, k in ipairs(names) do
+      if x[k] ~= y[k] then table.insert(res[what], {field = k, a = x[k] or "(absent)", b = y[k] or "(absent)"}) end
+    end
+  end
+  return res
+end
+
+M.BASELINE = "pmcsh-baseline/1"
+
+-- A baseline for pmcsh health from a fleet's statistics, recomputed over
+-- the hosts not flagged: per metric the median, the MAD, and the bounds a
+-- node must stay within, low (higher is better) or high (lower is) or both:
+-- the median -/+ max(z MAD / 0.6745, band |median|), what compare flags.
+function M.baseline(hosts, fleet)
+  local flagged = {}
+  for _, h in ipairs(fleet.flagged) do flagged[h] = true end
+  local healthy, excluded = {}, {}
+  for _, h in ipairs(hosts) do
+    if flagged[h.host] then excluded[#excluded + 1] = h.host else healthy[#healthy + 1] = h end
+  end
+  local out = {format = M.BASELINE, created = os.time(), z = fleet.z, band = fleet.band, metrics = {},
+    excluded = excluded, hosts = {}}
+  for i, h in ipairs(healthy) do out.hosts[i] = h.host end
+  local names = {}
+  for name in pairs(fleet.stats) do names[#names + 1] = name end
+  table.sort(names)
+  for _, name in ipairs(names) do
+    local vals = {}
+    for _, h in ipairs(healthy) do
+      if h.metrics[name] then vals[#vals + 1] = h.metrics[name].value end
+    end
+    if #vals > 0 then
+      local st = fleet.stats[name]
+      local med = metrics.median(vals)
+      local mad = metrics.mad(vals, med)
+      local d = math.max(fleet.z * mad / metrics.ROBUST_Z, fleet.band * math.abs(med))
+      out.metrics[name] = {median = med, mad = mad, n = #vals, unit = st.unit, better = st.better,
+        low = st.better ~= "lower" and med - d or nil, high = st.better ~= "higher" and med + d or nil}
+    end
+  end
+  return out
+end
+
+-- A baseline file read back and checked: the table, or nil and a message.
+function M.read_baseline(path)
+  local f, err = io.open(path, "r")
+  if not f then return nil, string.format("cannot read the baseline: %s", err) end
+  local text = f:read("a")
+  f:close()
+  local ok, b = pcall(cjson.decode, text)
+  if not ok or type(b) ~= "table" or b.format ~= M.BASELINE or type(b.metrics) ~= "table" then
+    return nil, string.format("%s: not a pmcsh baseline (write one with pmcsh compare --baseline FILE)", path)
+  end
+  for name, m in pairs(b.metrics) do
+    if type(name) ~= "string" or type(m) ~= "table" or not num(m.median) or (m.low ~= nil and not num(m.low))
+      or (m.high ~= nil and not num(m.high)) then
+      return nil, string.format("%s: metric %s: a median and bounds (numbers) expected", path, tostring(name))
+    end
+  end
+  return b
+end
+
+return M

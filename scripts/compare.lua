@@ -1,0 +1,333 @@
+-- pmcsh compare: results of many nodes judged against their fleet, or two
+-- results files as an A/B.  The statistics are pmcsh.compare's.
+local compare = require("pmcsh.compare")
+local recipe = require("pmcsh.recipe")
+local sys = require("pmcsh._sys")
+local text = require("pmcsh.text")
+
+local function usage(fmt, ...) error(recipe.usage("compare: " .. string.format(fmt, ...)), 0) end
+
+-- The files named: a folder stands for its *.json and *.jsonl files, sorted.
+local function files_of(args)
+  local files, from_dir = {}, false
+  for _, a in ipairs(args) do
+    local st = sys.stat(a)
+    if not st then usage("%s: no such file or folder", text.inert(a)) end
+    if st.type == "dir" then
+      from_dir = true
+      local names = {}
+      for _, n in ipairs(sys.dir(a) or {}) do
+        if n:match("%.jsonl?$") and (sys.stat(a .. "/" .. n) or {}).type == "file" then names[#names + 1] = n end
+      end
+      table.sort(names)
+      for _, n in ipairs(names) do files[#files + 1] = a:gsub("/+$", "") .. "/" .. n end
+    else
+      files[#files + 1] = a
+    end
+  end
+  return files, from_dir
+end
+
+local function g(v) return v == nil and "n/a" or string.format("%.6g", v) end
+local function signed(v) return v == nil and "n/a" or string.format("%+.6g", v) end
+local function pct(v)
+  if v == nil then return "n/a" end
+  if v == math.huge or v == -math.huge then return v > 0 and "+inf%" or "-inf%" end
+  return string.format("%+.1f%%", v * 100)
+end
+local function zs(z) return (z == math.huge or z == -math.huge) and (z > 0 and "+inf" or "-inf") or string.format("%+.2f", z) end
+
+-- Numbers JSON can hold: an infinity (a MAD of 0, a median of 0) is null.
+local function finite(v) return (v ~= math.huge and v ~= -math.huge) and v or nil end
+
+local function column(rows, f, min)
+  local w = min or 0
+  for _, r in ipairs(rows) do w = math.max(w, #f(r)) end
+  return w
+end
+
+local function csv_field(s)
+  s = text.inert(tostring(s))
+  if s:find('[,"\n]') then return '"' .. s:gsub('"', '""') .. '"' end
+  return s
+end
+
+-- ---- the fleet -------------------------------------------------------------
+
+local function fleet_text(res, diffs, nfiles, o)
+  local out = {}
+  local function say(...) out[#out + 1] = string.format(...) end
+  say("pmcsh compare: %d hosts (%s) in %d files, %d metrics; a node is flagged past |z| > %g and beyond " ..
+    "%g%% of the fleet median", #res.hosts, table.concat(res.hosts, ", "), nfiles, res.metrics, res.z, res.band * 100)
+  if #res.hosts < 3 then say("  (fewer than 3 hosts: no median to judge a node against)") end
+  local rows, nflagged = res.rows, 0
+  for _, r in ipairs(rows) do if r.flagged then nflagged = nflagged + 1 end end
+  local shown = o.rows > 0 and math.min(#rows, math.max(o.rows, nflagged)) or #rows
+  if #rows > 0 then
+    local list = {table.unpack(rows, 1, shown)}
+    local wh = column(list, function(r) return text.inert(r.host) end, 4)
+    local wm = column(list, function(r) return text.inert(r.metric) end, 6)
+    say("%-" .. wh .. "s  %-" .. wm .. "s %12s %12s %10s %8s %8s", "host", "metric", "value", "median", "MAD", "z", "off")
+    for _, r in ipairs(list) do
+      say("%-" .. wh .. "s  %-" .. wm .. "s %12s %12s %10s %8s %8s%s", text.inert(r.host), text.inert(r.metric),
+        g(r.value), g(r.median), g(r.mad), zs(r.z), pct(r.off),
+        r.flagged and ("  FLAGGED" .. (r.worse == true and " (worse)" or r.worse == false and " (better)" or "")) or "")
+    end
+    if shown < #rows then say("... %d more rows (--rows 0 shows all)", #rows - shown) end
+  end
+  if res.equal > 0 then say("%d metrics are the same on every host", res.equal) end
+  if res.few > 0 then say("%d metrics are on fewer than 3 hosts: not judged", res.few) end
+  if #res.flagged == 0 then
+    say("flagged: none")
+  else
+    local t = {}
+    for _, h in ipairs(res.flagged) do t[#t + 1] = string.format("%s (%d metrics)", text.inert(h), res.flag_counts[h]) end
+    say("flagged: %s", table.concat(t, ", "))
+    local by = {}
+    for _, d in ipairs(diffs) do by[d.host] = by[d.host] or {}; table.insert(by[d.host], d) end
+    for _, h in ipairs(res.flagged) do
+      if not by[h] then
+        say("fingerprint of %s: the same as the rest's, but for its name", text.inert(h))
+      else
+        say("fingerprint of %s differs from the rest's in:", text.inert(h))
+        for _, d in ipairs(by[h]) do
+          say("  %-20s %s (the rest: %s, %d of %d)", text.inert(d.field), text.inert(d.value), text.inert(d.others),
+            d.agree, d.of)
+        end
+      end
+    end
+  end
+  return table.concat(out, "\n") .. "\n"
+end
+
+local FLEET_FIELDS = {"host", "metric", "unit", "value", "median", "mad", "z", "off", "flagged", "worse"}
+
+local function fleet_csv(res)
+  local out = {table.concat(FLEET_FIELDS, ",")}
+  for _, r in ipairs(res.rows) do
+    local l = {}
+    for i, f in ipairs(FLEET_FIELDS) do
+      local v = r[f]
+      if f == "z" or f == "off" then v = (v == math.huge or v == -math.huge) and (v > 0 and "inf" or "-inf") or v end
+      l[i] = v == nil and "" or type(v) == "number" and string.format("%.10g", v) or csv_field(v)
+    end
+    out[#out + 1] = table.concat(l, ",")
+  end
+  return table.concat(out, "\n") .. "\n"
+end
+
+local function fleet_json(res, diffs, hosts)
+  local rows = {}
+  for i, r in ipairs(res.rows) do
+    rows[i] = {host = r.host, metric = r.metric, unit = r.unit, value = r.value, median = r.median, mad = r.mad,
+      z = finite(r.z), off = finite(r.off), flagged = r.flagged, worse = r.worse}
+  end
+  local fps = {}
+  for _, h in ipairs(hosts) do fps[h.host] = h.fingerprint end
+  return require("cjson").encode({mode = "fleet", z = res.z, band = res.band, hosts = res.hosts, flagged = res.flagged,
+    rows = rows, differences = diffs, fingerprints = fps, equal = res.equal, few = res.few}) .. "\n"
+end
+
+-- One point per node per metric, as the node's value over the fleet's
+-- median, the band drawn.
+local function fleet_plot(res, file)
+  local names, idx = {}, {}
+  for _, r in ipairs(res.rows) do
+    if not idx[r.metric] then names[#names + 1] = r.metric; idx[r.metric] = #names end
+  end
+  local by, order = {}, {}
+  for _, r in ipairs(res.rows) do
+    if r.median ~= 0 then
+      if not by[r.host] then by[r.host] = {}; order[#order + 1] = r.host end
+      table.insert(by[r.host], {x = idx[r.metric], y = r.value / r.median, flagged = r.flagged})
+    end
+  end
+  local series = {}
+  for _, h in ipairs(order) do series[#series + 1] = {title = h, points = by[h]} end
+  return require("pmcsh.plot").fleet(file, {metrics = names, series = series, band = res.band,
+    title = string.format("%d hosts: each node's value over the fleet median; flagged past |z| > %g and the band",
+      #res.hosts, res.z)})
+end
+
+-- ---- A/B -------------------------------------------------------------------
+
+local function ab_text(rows, diffs, a, b, o)
+  local out = {}
+  local function say(...) out[#out + 1] = string.format(...) end
+  local function who(sets)
+    local hs, rs, seen = {}, {}, {}
+    for _, s in ipairs(sets) do
+      if not seen["h" .. s.host] then seen["h" .. s.host] = true; hs[#hs + 1] = text.inert(s.host) end
+      if not seen["r" .. s.recipe] then seen["r" .. s.recipe] = true; rs[#rs + 1] = text.inert(s.recipe) end
+    end
+    return string.format("host %s, %s", table.concat(hs, " "), table.concat(rs, " "))
+  end
+  say("pmcsh compare: A = %s (%s), B = %s (%s)", text.inert(a), who(o.a_sets), text.inert(b), who(o.b_sets))
+  say("B - A: the means of the repetitions each file kept, with Welch's %g%% interval; where a file kept " ..
+    "fewer than 2, the values' difference and no interval", o.level * 100)
+  if #rows > 0 then
+    local wm = column(rows, function(r) return text.inert(r.metric) end, 6)
+    say("%-" .. wm .. "s %12s %12s %12s %8s  %-27s %s", "metric", "A", "B", "B - A", "", "interval", "")
+    local shown = o.rows > 0 and math.min(#rows, o.rows) or #rows
+    for i = 1, shown do
+      local r = rows[i]
+      local iv = r.lo and string.format("[%s, %s]", signed(r.lo), signed(r.hi)) or "no interval"
+      local verdict = r.significant == nil and string.format("(%d and %d repetitions)", r.n_a, r.n_b)
+        or r.significant and (r.diff > 0 and "B higher" or "B lower") or "no significant difference"
+      say("%-" .. wm .. "s %12s %12s %12s %8s  %-27s %s", text.inert(r.metric), g(r.a), g(r.b), signed(r.diff),
+        pct(r.rel), iv, verdict)
+    end
+    if shown < #rows then say("... %d more rows (--rows 0 shows all)", #rows - shown) end
+  else
+    say("no metric is in both files")
+  end
+  local nsig, nsame, nnone = 0, 0, 0
+  for _, r in ipairs(rows) do
+    if r.significant == true then nsig = nsig + 1 elseif r.significant == false then nsame = nsame + 1
+    else nnone = nnone + 1 end
+  end
+  say("%d metrics differ significantly, %d show no significant difference, %d have no interval", nsig, nsame, nnone)
+  for _, what in ipairs({"settings", "fingerprint"}) do
+    if #diffs[what] == 0 then
+      say("%s: the same", what)
+    else
+      say("%s: A and B differ in", what)
+      for _, d in ipairs(diffs[what]) do
+        say("  %-20s %s (A) vs %s (B)", text.inert(d.field), text.inert(d.a), text.inert(d.b))
+      end
+    end
+  end
+  return table.concat(out, "\n") .. "\n"
+end
+
+local AB_FIELDS = {"metric", "unit", "a", "b", "diff", "rel", "lo", "hi", "n_a", "n_b", "significant", "basis"}
+
+local function ab_csv(rows)
+  local out = {table.concat(AB_FIELDS, ",")}
+  for _, r in ipairs(rows) do
+    local l = {}
+    for i, f in ipairs(AB_FIELDS) do
+      local v = r[f]
+      l[i] = v == nil and "" or type(v) == "number" and string.format("%.10g", v) or csv_field(v)
+    end
+    out[#out + 1] = table.concat(l, ",")
+  end
+  return table.concat(out, "\n") .. "\n"
+end
+
+local function ab_plot(rows, file, level)
+  local names, pts = {}, {}
+  for _, r in ipairs(rows) do
+    if r.a and r.a ~= 0 and r.lo then
+      names[#names + 1] = r.metric
+      pts[#pts + 1] = {x = #names, y = r.b / r.a, lo = 1 + r.lo / r.a, hi = 1 + r.hi / r.a, flagged = r.significant}
+    end
+  end
+  return require("pmcsh.plot").fleet(file, {metrics = names, series = {{title = "B / A", points = pts}},
+    ylabel = "B / A (means of the repetitions)",
+    title = string.format("B over A per metric, with the %g%% interval; marked: significant", level * 100)})
+end
+
+return {
+  description = "compare results: each node against its fleet, or two files as an A/B",
+  usage = "FILE|DIR...",
+  help = [[
+Reads results files and --json output of pmcsh recipes (survey, health,
+latency, parallelism, loaded, bench-stream), each set named by the
+fingerprint of the machine that measured it, and merges them by host.
+
+With three or more hosts, or folders, each metric's fleet median and MAD
+(median absolute deviation), and per node the robust z-score 0.6745 (x -
+median) / MAD: a node is flagged past |z| > --z and beyond --band of the
+median.  The table is sorted worst first; the fingerprint fields where a
+flagged node differs from the rest are listed (the likely cause, often).
+
+With exactly two files it is an A/B: per metric, B - A between the means of
+the repetitions each file kept, with Welch's interval (--level), and "no
+significant difference" where the interval holds 0.
+
+  pmcsh compare results/                     the fleet, worst first
+  pmcsh compare results/ --baseline b.json   ... and a baseline for pmcsh health
+  pmcsh compare a.jsonl b.jsonl              A/B
+  pmcsh compare --only MB/s results/         the metrics whose name holds MB/s]],
+  options = {
+    {name = "z", type = "number", default = compare.Z, positive = true, help = "flag past this robust |z|"},
+    {name = "band", type = "number", default = compare.BAND, min = 0,
+     help = "and beyond this fraction of the fleet median (0.1: 10%)"},
+    {name = "level", type = "number", default = compare.LEVEL, min = 0.5, max = 0.999, help = "A/B: the interval's confidence"},
+    {name = "only", type = "list", help = "the metrics whose name holds one of these words"},
+    {name = "fleet", type = "flag", help = "two files as a fleet of two hosts, not an A/B"},
+    {name = "rows", type = "int", default = 40, min = 0, help = "rows of the table, flagged ones always (0: all)"},
+    {name = "baseline", type = "string", help = "write a baseline for pmcsh health (the fleet's, flagged nodes left out)"},
+    {name = "csv", type = "flag", help = "CSV: a line per node and metric (A/B: per metric)"},
+    {name = "json", type = "flag", help = "one JSON object: rows, flagged nodes, their fingerprint differences"},
+    {name = "plot", type = "plot", help = "each node's value over the fleet median per metric, the band drawn (.png/.svg)"},
+  },
+  run = function(opts, args)
+    if opts.csv and opts.json then usage("--csv and --json exclude each other") end
+    if #args == 0 then usage("name the results files or folders to compare (pmcsh compare --help)") end
+    local files, from_dir = files_of(args)
+    if #files == 0 then usage("no .json or .jsonl files in %s", text.inert(table.concat(args, " "))) end
+    local filter = compare.only(opts.only)
+    local per_file = {}
+    for i, f in ipairs(files) do
+      local sets, err = compare.read(f)
+      if not sets then return nil, text.inert(err) end
+      per_file[i] = sets
+    end
+    local ab = #files == 2 and not from_dir and not opts.fleet
+    if ab then
+      if opts.baseline then usage("--baseline needs a fleet: give a folder, three files or more, or --fleet") end
+      local rows = compare.ab(per_file[1], per_file[2], {filter = filter, level = opts.level})
+      local diffs = compare.ab_differences(per_file[1], per_file[2])
+      if opts.csv then io.write(ab_csv(rows))
+      elseif opts.json then
+        io.write(require("cjson").encode({mode = "ab", a = files[1], b = files[2], level = opts.level, rows = rows,
+          differences = diffs}), "\n")
+      else
+        io.write(ab_text(rows, diffs, files[1], files[2], {level = opts.level, rows = opts.rows,
+          a_sets = per_file[1], b_sets = per_file[2]}))
+      end
+      if opts.plot then
+        local ok, perr = ab_plot(rows, opts.plot, opts.level)
+        if not ok then return nil, perr end
+      end
+      return 0
+    end
+    local sets = {}
+    for _, s in ipairs(per_file) do table.move(s, 1, #s, #sets + 1, sets) end
+    local hosts = compare.hosts(sets, filter)
+    local res = compare.fleet(hosts, {z = opts.z, band = opts.band})
+    local diffs = compare.differences(hosts, res.flagged)
+    if res.metrics == 0 then
+      return nil, string.format("no metrics in %d files (compare reads the results of %s)", #files,
+        table.concat(compare.recipes, ", "))
+    end
+    if opts.csv then io.write(fleet_csv(res))
+    elseif opts.json then io.write(fleet_json(res, diffs, hosts))
+    else io.write(fleet_text(res, diffs, #files, {rows = opts.rows})) end
+    io.flush()
+    if opts.baseline then
+      local b = compare.baseline(hosts, res)
+      local part = opts.baseline .. ".part"
+      local f, err = io.open(part, "w")
+      if not f then return nil, string.format("cannot write the baseline: %s", err) end
+      local ok, werr = f:write(require("cjson").encode(b), "\n")
+      local closed, cerr = f:close()
+      if not (ok and closed) then os.remove(part); return nil, "cannot write the baseline: " .. tostring(werr or cerr) end
+      local moved, merr = os.rename(part, opts.baseline)
+      if not moved then os.remove(part); return nil, "cannot write the baseline: " .. tostring(merr) end
+      if not opts.json and not opts.csv then
+        local n = 0
+        for _ in pairs(b.metrics) do n = n + 1 end
+        io.write(string.format("baseline: %d metrics of %d healthy hosts written to %s%s\n", n, #b.hosts,
+          text.inert(opts.baseline), #b.excluded > 0 and (" (left out: " .. table.concat(b.excluded, ", ") .. ")") or ""))
+      end
+    end
+    if opts.plot then
+      local ok, perr = fleet_plot(res, opts.plot)
+      if not ok then return nil, perr end
+    end
+    return 0
+  end,
+}

@@ -1,0 +1,203 @@
+-- pmcsh health: a node health check for Slurm's HealthCheckProgram or a
+-- prolog: STREAM triad and copy with all the cpus of each socket, idle
+-- latency and memory-level parallelism, judged against a fleet's baseline
+-- (pmcsh compare --baseline) or explicit thresholds.  Silent when healthy,
+-- exit 0; one line on stderr and exit 1 when not.
+local chase = require("pmcsh.chase")
+local compare = require("pmcsh.compare")
+local machine = require("pmcsh.machine")
+local recipe = require("pmcsh.recipe")
+local results = require("pmcsh.results")
+local stream = require("pmcsh.stream")
+local survey = require("pmcsh.survey")
+local text = require("pmcsh.text")
+
+local FORMAT = "pmcsh-health/1"
+local MAX_N = 1 << 26            -- elements per array: 1.5 GiB in all, ~0.2 s a triad at 10 GB/s
+local MAX_CHAIN = 1 << 30
+
+local function usage(fmt, ...) error(recipe.usage("health: " .. string.format(fmt, ...)), 0) end
+
+-- The cpus this task may run on, by socket: {{socket=, cpus={...}}, ...}.
+local function sockets()
+  local by, order = {}, {}
+  for _, cpu in ipairs(machine.cpus()) do
+    local s = machine.of(cpu).socket
+    if not by[s] then by[s] = {socket = s, cpus = {}}; order[#order + 1] = s end
+    table.insert(by[s].cpus, cpu)
+  end
+  table.sort(order)
+  local out = {}
+  for i, s in ipairs(order) do out[i] = by[s] end
+  return out
+end
+
+local function metric(name, value, unit, better, samples, extra)
+  local m = {type = "metric", name = name, value = value, unit = unit, better = better, samples = samples}
+  for k, v in pairs(extra or {}) do m[k] = v end
+  return m
+end
+
+-- The measurements: a list of metric records, or nil, message, errno.
+local function measure(o)
+  local out = {}
+  for _, s in ipairs(sockets()) do
+    local st, err, errno = stream.new{n = o.n, cpus = s.cpus, threads = #s.cpus, quiet = true}
+    if not st then return nil, err, errno end
+    for _, k in ipairs({"triad", "copy"}) do
+      local r, rerr, rerrno = st:run(k, {reps = o.reps})
+      if not r then st:close(); return nil, rerr, rerrno end
+      local samples = {}   -- MB/s of each repetition, the best is the value
+      for i, t in ipairs(r.times) do samples[i] = 1e-6 * r.bytes_per_iter * r.work[i] / t end
+      out[#out + 1] = metric(string.format("%s MB/s, socket %d", k, s.socket), r.mbps, "MB/s", "higher", samples,
+        {stat = "best", threads = #s.cpus, isa = r.isa})
+    end
+    st:close()
+  end
+  local lat, err, errno = chase.latency{size = o.chain, samples = 5, sample_ms = 20}
+  if not lat then return nil, err, errno end
+  out[#out + 1] = metric("idle latency ns", lat.ns, "ns", "lower", lat.samples, {stat = "best", size = o.chain})
+  local par
+  par, err, errno = chase.parallelism{size = o.chain, max = o.mlp_max, samples = 2, sample_ms = 10}
+  if not par then return nil, err, errno end
+  out[#out + 1] = metric("mlp", par.mlp, "misses", "higher", nil, {size = o.chain, max = o.mlp_max})
+  return out
+end
+
+-- The bounds each metric must keep: from the baseline (its "health: NAME"
+-- metrics) and the explicit thresholds, the stricter winning.  Returns
+-- name -> {low=, high=, why=}, or raises a usage error.
+local function bounds(opts, ms)
+  local b = {}
+  local function set(name, low, high, why)
+    local e = b[name] or {}
+    if low and (not e.low or low > e.low) then e.low, e.why_low = low, why end
+    if high and (not e.high or high < e.high) then e.high, e.why_high = high, why end
+    b[name] = e
+  end
+  if opts.baseline then
+    local base, err = compare.read_baseline(opts.baseline)
+    if not base then return nil, err end
+    local any = false
+    for _, m in ipairs(ms) do
+      local bm = base.metrics["health: " .. m.name]
+      if bm then
+        any = true
+        set(m.name, bm.low, bm.high, string.format("the baseline's median %.6g, band %g%%", bm.median,
+          (base.band or 0) * 100))
+      end
+    end
+    if not any then
+      return nil, string.format("%s holds none of health's metrics: write it from pmcsh health results " ..
+        "(pmcsh compare --baseline %s DIR)", text.inert(opts.baseline), text.inert(opts.baseline))
+    end
+  end
+  for _, m in ipairs(ms) do
+    local kernel = m.name:match("^(%a+) MB/s")
+    if kernel == "triad" and opts["min-triad"] then set(m.name, opts["min-triad"], nil, "--min-triad") end
+    if kernel == "copy" and opts["min-copy"] then set(m.name, opts["min-copy"], nil, "--min-copy") end
+    if m.name == "idle latency ns" and opts["max-latency"] then set(m.name, nil, opts["max-latency"], "--max-latency") end
+    if m.name == "mlp" and opts["min-mlp"] then set(m.name, opts["min-mlp"], nil, "--min-mlp") end
+  end
+  return b
+end
+
+-- The checks failed: a list of one-phrase reasons.
+local function judge(ms, b)
+  local failed = {}
+  for _, m in ipairs(ms) do
+    local e = b[m.name]
+    if e and e.low and m.value < e.low then
+      failed[#failed + 1] = string.format("%s %.6g < %.6g (%s)", m.name, m.value, e.low, e.why_low)
+    elseif e and e.high and m.value > e.high then
+      failed[#failed + 1] = string.format("%s %.6g > %.6g (%s)", m.name, m.value, e.high, e.why_high)
+    end
+  end
+  return failed
+end
+
+return {
+  description = "node health check for Slurm (HealthCheckProgram, prolog): bandwidth, latency, MLP against a baseline",
+  help = [[
+Measures, in well under 60 s: STREAM triad and copy with all the cpus of each
+socket this task may run on (best of --reps), idle latency (ns per dependent
+load, best of 5 samples) and memory-level parallelism (par_mem) on a chain
+of 4x the last-level caches, and judges them against a baseline that
+pmcsh compare --baseline writes from a healthy fleet's health results, or
+against the explicit thresholds, the stricter winning.  Healthy: no output
+(unless -v), exit 0.  Unhealthy: one line on stderr naming each check
+failed, exit 1, as Slurm's HealthCheckProgram and NHC expect.  With
+neither a baseline nor a threshold it measures and judges nothing.
+
+  srun -N4 --ntasks-per-node=1 pmcsh health --out results/          a file per node
+  pmcsh compare --baseline fleet.json results/                      the fleet's baseline
+  pmcsh health --baseline fleet.json                                the check (exit 0/1)
+  pmcsh health --min-triad 20000 --max-latency 150 -v]],
+  options = {
+    {name = "baseline", short = "b", type = "string", help = "the bounds of a healthy fleet (pmcsh compare --baseline)"},
+    {name = "min-triad", type = "number", positive = true, help = "fail below this triad MB/s (each socket)"},
+    {name = "min-copy", type = "number", positive = true, help = "fail below this copy MB/s (each socket)"},
+    {name = "max-latency", type = "number", positive = true, help = "fail above this idle latency (ns)"},
+    {name = "min-mlp", type = "number", positive = true, help = "fail below this memory-level parallelism"},
+    {name = "verbose", short = "v", type = "flag", help = "print the measurements and the verdict when healthy too"},
+    {name = "json", type = "flag", help = "print JSON lines: the fingerprint, a record per metric, the verdict"},
+    {name = "out", short = "o", type = "string",
+     help = "write the results to this file (%h host, %j job, %t task; DIR/: a file per task in DIR)"},
+    {name = "n", type = "size", min = 1024, help = "elements per STREAM array (default: STREAM's rule, capped)"},
+    {name = "reps", type = "int", default = 5, min = 2, max = 100, help = "STREAM repetitions"},
+    {name = "chain", type = "size", min = 4096, help = "the chase's chain (default: 4x the last-level caches, 64M to 1G)"},
+    {name = "mlp-max", type = "int", default = 16, min = 2, max = chase.MAX_K, help = "most chains chased together"},
+  },
+  run = function(opts)
+    local sys = require("pmcsh._sys")
+    local t0 = sys.now()
+    local m = stream.machine()
+    local o = {reps = opts.reps, mlp_max = opts["mlp-max"]}
+    o.n = opts.n or math.min(MAX_N, (survey.default_n(m.default_n, machine.mem_available())))
+    o.chain = opts.chain or math.max(64 << 20, math.min(MAX_CHAIN, 4 * m.llc_bytes))
+    local out
+    if opts.out then
+      local path, perr, perrno = results.path(opts.out, "health")
+      if not path then return nil, perr, perrno end
+      out = path
+    end
+    local fp = machine.fingerprint()
+    local ms, err = measure(o)
+    if not ms then return nil, err end
+    local b, berr = bounds(opts, ms)
+    if not b then return nil, berr end
+    local failed = judge(ms, b)
+    local verdict = {type = "verdict", healthy = #failed == 0, failed = failed, seconds = sys.now() - t0}
+    local header = {type = "header", recipe = "health", format = FORMAT, fingerprint = fp, n = o.n, reps = o.reps,
+      chain = o.chain, mlp_max = o.mlp_max, started = os.time(), baseline = opts.baseline}
+    if out then
+      local w, werr = results.create(out, "remove it or name another file (%j and %t make one per task)")
+      if not w then return nil, werr end
+      local ok, e2 = w:write(header)
+      for _, rec in ipairs(ms) do if ok then ok, e2 = w:write(rec) end end
+      if ok then ok, e2 = w:write(verdict) end
+      if ok then ok, e2 = w:write({type = "done"}) end
+      local closed, cerr = w:close()
+      if not ok or not closed then return nil, e2 or cerr end
+    end
+    if opts.json then
+      local cjson = require("cjson")
+      print(results.head("health", fp))
+      for _, rec in ipairs(ms) do print(cjson.encode(rec)) end
+      print(cjson.encode(verdict))
+    elseif opts.verbose then
+      for _, rec in ipairs(ms) do
+        local e = b[rec.name] or {}
+        print(string.format("%-24s %12.6g %-6s%s%s", rec.name, rec.value, rec.unit,
+          e.low and string.format("  >= %.6g", e.low) or "", e.high and string.format("  <= %.6g", e.high) or ""))
+      end
+      print(string.format("%s: %s in %.1f s%s", text.inert(fp.host), #failed == 0 and "healthy" or "UNHEALTHY",
+        verdict.seconds, next(b) == nil and " (no baseline or threshold: nothing judged)" or ""))
+    end
+    if #failed > 0 then
+      io.stderr:write(string.format("pmcsh health: %s: %s\n", text.inert(fp.host), table.concat(failed, "; ")))
+      return 1
+    end
+    return 0
+  end,
+}

@@ -1,0 +1,355 @@
+-- Fleet: the fingerprint every result carries, checked on this host
+-- against what other programs say of it.
+local h = require("helpers")
+local cjson = require("cjson")
+local machine = require("pmcsh.machine")
+
+-- The first line of a shell command's output.
+local function sh(cmd)
+  local p = assert(io.popen(cmd .. " 2>/dev/null"))
+  local l = p:read("l")
+  p:close()
+  return l
+end
+
+describe("the fingerprint on this host", function()
+  local fp = machine.fingerprint()
+
+  it("names the machine as uname and the C library do", function()
+    assert.are.equal(sh("uname -n"), fp.hostname)
+    assert.are.equal(os.getenv("SLURMD_NODENAME") or fp.hostname, fp.host)
+    assert.are.equal(sh("uname -r"), fp.kernel)
+    assert.are.equal(sh("uname -m"), fp.arch)
+    assert.are.equal(tonumber(sh("getconf _NPROCESSORS_ONLN")), fp.cpus)
+    assert.are.equal(tonumber(sh("nproc")), fp.cpus_allowed)
+    -- sysinfo's total RAM (getconf) is /proc/meminfo's MemTotal, to the page
+    local pages, page = tonumber(sh("getconf _PHYS_PAGES")), tonumber(sh("getconf PAGESIZE"))
+    assert.is_true(math.abs(pages * page - fp.mem_total) <= page, pages * page .. " vs " .. fp.mem_total)
+  end)
+
+  it("has a topology that adds up and caches that grow with the level", function()
+    assert.is_true(fp.sockets >= 1 and fp.cores >= fp.sockets)
+    assert.are.equal(fp.cpus, fp.cores * fp.threads_per_core)
+    assert.is_true(fp.numa_nodes >= 1)
+    local top = 0
+    for i, c in ipairs(fp.caches) do
+      assert.is_true(c.size > 0 and c.level >= (i > 1 and fp.caches[i - 1].level or 1))
+      top = math.max(top, c.size)
+    end
+    if #fp.caches > 0 then assert.is_true(fp.llc_bytes >= top) end
+  end)
+
+  it("says the counting state the pmc module sees", function()
+    local env = require("pmcsh._pmc").environment()
+    assert.are.equal(env.paranoid, fp.perf_event_paranoid)
+    assert.are.equal(env.cpu_pmu, fp.hardware_pmu)
+    local pmus = {}
+    for name in io.popen("ls /sys/bus/event_source/devices"):lines() do pmus[#pmus + 1] = name end
+    table.sort(pmus)
+    assert.are.same(pmus, fp.pmus)
+    if fp.hardware_pmu then assert.is_true(pmc.group{"instructions:u"} ~= nil) end
+    if os.getenv("PMCSH_ISA") == nil then assert.are.equal(require("pmcsh.stream").machine().isa, fp.isa) end
+    assert.are.equal(sh(h.shquote(h.exe) .. " --version"):match("^pmcsh (%S+)"), fp.pmcsh)
+  end)
+
+  it("names a hypervisor exactly where cpuinfo's flags say there is one (x86)", function()
+    local flags = sh("grep -m1 '^flags' /proc/cpuinfo")
+    if not h.need(flags, "no x86 flags in /proc/cpuinfo") then return end
+    local under = (" " .. flags .. " "):find(" hypervisor ", 1, true) ~= nil
+    assert.are.equal(under, fp.hypervisor ~= "none", fp.hypervisor)
+    local vendor = sh("grep -m1 '^vendor_id' /proc/cpuinfo"):match(":%s*(.*)$")
+    assert.are.equal(vendor, fp.cpu_vendor)
+  end)
+
+  it("under Slurm names the node, the job and the task from Slurm", function()
+    local r = h.run({"-e", "print(require('cjson').encode(require('pmcsh.machine').fingerprint()))"},
+      {env = "SLURMD_NODENAME=n7 SLURM_JOB_ID=42 SLURM_PROCID=3"})
+    assert.are.equal(0, r.code, r.err)
+    local f = cjson.decode(r.out)
+    assert.are.same({"n7", fp.hostname, "42", 3}, {f.host, f.hostname, f.job, f.task})
+    assert.is_nil(fp.job == nil and os.getenv("SLURM_JOB_ID") or nil)
+  end)
+end)
+
+describe("every recipe's --json and results file", function()
+  -- each recipe's --json, the cheapest way: JSON lines start with the
+  -- fingerprint's line, a single object carries it
+  local cases = {
+    {"machine", "--json", single = true},
+    {"list", "--json", "page-faults"},
+    {"latency", "--json", "--from", "4K", "--to", "8K", "--samples", "1", "--sample_ms", "1"},
+    {"parallelism", "--json", "--sizes", "64K", "--max", "2", "--samples", "1", "--sample_ms", "1"},
+    {"loaded", "--json", "--size", "1M", "--bw-size", "1M", "--delays", "0", "--samples", "1", "--sample_ms", "2"},
+    {"bench-stream", "--json", "-t", "1", "-k", "copy", "--n", "64K", "--rounds", "1", "--reps", "2"},
+    {"bench-chase", "--json", "--size", "64K", "--pairs", "1", "--from", "4K", "--to", "8K", "--samples", "1",
+      "--sample_ms", "1", single = true},
+    {"stat", "--json", "-e", "page-faults", "--", "true", stderr = true},
+    {"survey", "--json", "-e", "page-faults", "-k", "copy", "--n", "64K", "--reps", "2"},
+    {"bandwidth", "--json", "--seconds", "0.01", single = true, may_fail = true},
+  }
+  for _, c in ipairs(cases) do
+    it(c[1] .. " --json", function()
+      local r = h.run(c)
+      if c.may_fail and not h.need(r.code == 0, c[1] .. " cannot run here: " .. r.err:gsub("\n.*", "")) then
+        return
+      end
+      assert.are.equal(0, r.code, r.err)
+      local text = c.stderr and r.err or r.out
+      if c.single then
+        local o = cjson.decode(text)
+        assert.are.equal(machine.fingerprint().host, o.fingerprint.host)
+        assert.is_string(o.fingerprint.kernel)
+      else
+        local head, recs = h.json_lines(text)
+        assert.are.equal(c[1], head.recipe)
+        assert.are.equal(machine.fingerprint().host, head.fingerprint.host)
+        assert.is_true(#recs >= 1)
+      end
+    end)
+  end
+
+  it("a survey's results file carries it in its header", function()
+    local dir = h.tmpdir()
+    local r = h.run({"survey", "-e", "page-faults", "-k", "copy", "--n", "64K", "--reps", "2", "--out", dir .. "/"},
+      {env = "SLURMD_NODENAME=n2 SLURM_JOB_ID=7 SLURM_PROCID=1"})
+    assert.are.equal(0, r.code, r.err)
+    local file = dir .. "/survey-n2-7-1.jsonl"        -- DIR/: a file per task
+    local hdr = cjson.decode(h.slurp(file):match("^[^\n]+"))
+    assert.are.equal("header", hdr.type)
+    assert.are.same({"n2", "7", 1}, {hdr.fingerprint.host, hdr.fingerprint.job, hdr.fingerprint.task})
+    -- the same task again: the file holds results, and is not overwritten
+    local again = h.run({"survey", "-e", "page-faults", "-k", "copy", "--n", "64K", "--reps", "2", "--out",
+      dir .. "/survey-%h-%j-%t.jsonl"}, {env = "SLURMD_NODENAME=n2 SLURM_JOB_ID=7 SLURM_PROCID=1"})
+    assert.are.equal(1, again.code)
+    assert.matches("already holds results", again.err)
+    local bad = h.run({"survey", "-e", "page-faults", "--out", dir .. "/%x.jsonl"})
+    assert.are.equal(2, bad.code)
+    assert.matches("unknown %%x in a results name", bad.err)
+    os.execute("rm -rf " .. h.shquote(dir))
+  end)
+end)
+
+describe("the fleet's statistics (pmcsh.metrics)", function()
+  local metrics = require("pmcsh.metrics")
+
+  it("median, MAD and the robust z-score as Iglewicz and Hoaglin define them", function()
+    assert.are.equal(100, metrics.median({101, 99, 100, 100.5, 50}))
+    assert.are.equal(1, metrics.mad({101, 99, 100, 100.5, 50}))
+    assert.are.equal(3.5, metrics.median({1, 6, 3, 4}))
+    assert.near(-33.725, metrics.robust_z(50, 100, 1), 1e-9)
+    assert.are.equal(0, metrics.robust_z(7, 7, 0))
+    assert.are.equal(math.huge, metrics.robust_z(8, 7, 0))
+  end)
+
+  it("Student's t quantiles match the printed table to its 3 decimals", function()
+    for df, t in pairs({[1] = 12.706, [2] = 4.303, [5] = 2.571, [10] = 2.228, [30] = 2.042, [1e6] = 1.960}) do
+      assert.near(t, metrics.t_quantile(0.975, df), 5e-4, "df " .. df)
+    end
+    assert.near(4.604, metrics.t_quantile(0.995, 4), 5e-4)
+    assert.near(0.025, metrics.t_cdf(-2.776, 4), 5e-5)
+  end)
+
+  it("Welch's interval: by hand for equal spreads; a Poisson floor widens equal counts", function()
+    -- means 2 and 5, variances 1, se = sqrt(2/3), df = 4: 3 -+ 2.776 * 0.8165
+    local w = metrics.welch({1, 2, 3}, {4, 5, 6})
+    assert.near(3, w.diff, 1e-12); assert.near(4, w.df, 1e-9)
+    assert.near(3 - 2.2667, w.lo, 1e-3); assert.near(3 + 2.2667, w.hi, 1e-3)
+    local exact = metrics.welch({1, 1, 1}, {2, 2, 2})
+    assert.are.same({1, 1}, {exact.lo, exact.hi})           -- no spread: the difference is exact
+    local floored = metrics.welch({1, 1, 1}, {2, 2, 2}, 0.95, 1, 2)
+    assert.is_true(floored.lo < 0 and floored.hi > 1)     -- 1 and 2 counts: Poisson says they may be equal
+    assert.is_nil((metrics.welch({1}, {1, 2})))
+  end)
+end)
+
+-- A health results file of host `host` with these metric values.
+local function health_file(dir, host, values, fp)
+  local f = {host = host, kernel = "6.1.0", thp = "madvise", pmcsh = "0.1.0"}
+  for k, v in pairs(fp or {}) do f[k] = v end
+  local lines = {cjson.encode({type = "header", recipe = "health", format = "pmcsh-health/1", fingerprint = f})}
+  for name, v in pairs(values) do
+    lines[#lines + 1] = cjson.encode({type = "metric", name = name, value = v, unit = name:match("MB/s") and "MB/s" or "ns",
+      better = name:match("MB/s") and "higher" or "lower"})
+  end
+  return h.write(dir .. "/health-" .. host .. ".jsonl", table.concat(lines, "\n") .. "\n")
+end
+
+describe("pmcsh compare", function()
+  local dir = h.tmpdir()
+  teardown(function() os.execute("rm -rf " .. h.shquote(dir)) end)
+  local fleet = dir .. "/fleet"
+  os.execute("mkdir " .. h.shquote(fleet))
+  -- five nodes; n5 at half the bandwidth, with THP off; n4 3% off (inside the band)
+  local tri = {n1 = 100, n2 = 101, n3 = 99, n4 = 97, n5 = 50}
+  for host, v in pairs(tri) do
+    health_file(fleet, host, {["triad MB/s"] = v, ["idle latency ns"] = 90 + #host},
+      host == "n5" and {thp = "never"} or nil)
+  end
+
+  it("flags the node past |z| > 3.5 and the band, worst first, and names its fingerprint's difference", function()
+    local r = h.run({"compare", fleet})
+    assert.are.equal(0, r.code, r.err)
+    local lines = h.lines(r.out)
+    assert.matches("^pmcsh compare: 5 hosts", lines[1])
+    -- median 99, MAD median(1, 2, 0, 2, 49) = 2: z = 0.6745 * -49 / 2 = -16.525
+    assert.matches("^n5%s+health: triad MB/s%s+50%s+99%s+2%s+%-16%.53%s+%-49%.5%%  FLAGGED %(worse%)", lines[3])
+    assert.matches("\nflagged: n5 %(1 metrics%)\n", r.out)
+    assert.matches("\n  thp%s+never %(the rest: madvise, 4 of 4%)", r.out)
+    assert.matches("1 metrics are the same on every host", r.out)  -- the latencies: 92 everywhere
+    local j = cjson.decode(h.run({"compare", "--json", fleet}).out)
+    assert.are.same({"n5"}, j.flagged)
+    local n4
+    for _, row in ipairs(j.rows) do if row.host == "n4" then n4 = row end end
+    assert.is_false(n4.flagged)                          -- |z| 0.67 and 2% off
+    -- a band of 1% and a z of 0.5 flag n2 and n4 (|z| 0.67, 2% off) too; a z of 100 flags nothing
+    assert.matches("flagged: n2 %(1 metrics%), n4 %(1 metrics%), n5",
+      h.run({"compare", "--band", "0.01", "--z", "0.5", fleet}).out)
+    assert.matches("flagged: none", h.run({"compare", "--z", "100", fleet}).out)
+  end)
+
+  it("writes a baseline from the nodes not flagged, which health reads", function()
+    local base = dir .. "/base.json"
+    local r = h.run({"compare", fleet, "--baseline", base})
+    assert.are.equal(0, r.code, r.err)
+    assert.matches("left out: n5", r.out)
+    local b = cjson.decode(h.slurp(base))
+    local m = b.metrics["health: triad MB/s"]
+    -- over n1..n4: median 99.5, MAD 1: low = 99.5 - max(3.5 / 0.6745, 9.95)
+    assert.near(99.5, m.median, 1e-9)
+    assert.near(99.5 - 9.95, m.low, 1e-9)
+    assert.is_nil(m.high)
+    assert.are.same({"n1", "n2", "n3", "n4"}, b.hosts)
+  end)
+
+  it("refuses what it cannot read, naming it", function()
+    assert.are.equal(2, h.run({"compare"}).code)
+    local r = h.run({"compare", dir .. "/none.jsonl"})
+    assert.are.equal(2, r.code); assert.matches("none%.jsonl: no such file", r.err)
+    local bad = h.write(dir .. "/bad.jsonl", cjson.encode({recipe = "latency", fingerprint = {host = "x"}}) .. "\n{oops\n")
+    r = h.run({"compare", bad, fleet})
+    assert.are.equal(1, r.code); assert.matches("bad%.jsonl:2: not a JSON object", r.err)
+    assert.is_nil(r.err:find("traceback", 1, true))
+    local old = h.write(dir .. "/old.jsonl", '{"size":4096,"ns":1.5}\n')
+    r = h.run({"compare", old, fleet})
+    assert.are.equal(1, r.code); assert.matches("old%.jsonl:1: a record before any fingerprint", r.err)
+  end)
+
+  it("draws each node over the fleet median, the band and the flagged node marked", function()
+    if not h.need(require("pmcsh.plot").gnuplot(), "gnuplot is not installed") then return end
+    local png = dir .. "/fleet.png"
+    local r = h.run({"compare", fleet, "--plot", png})
+    assert.are.equal(0, r.code, r.err)
+    assert.are.equal("\137PNG", h.slurp(png):sub(1, 4))
+  end)
+end)
+
+describe("pmcsh compare, A/B of two surveys of this machine", function()
+  local dir = h.tmpdir()
+  teardown(function() os.execute("rm -rf " .. h.shquote(dir)) end)
+  local SOFT = "page-faults,minor-faults,major-faults,context-switches,cpu-migrations"
+  local function survey(name, extra)
+    local a = {"survey", "-e", SOFT, "-k", "copy,triad", "--n", "1M", "--reps", "10", "--out", dir .. "/" .. name}
+    for _, x in ipairs(extra or {}) do a[#a + 1] = x end
+    local r = h.run(a)
+    assert.are.equal(0, r.code, r.err)
+    return dir .. "/" .. name
+  end
+
+  it("finds no significant difference in the software events' counts", function()
+    local a, b = survey("a.jsonl"), survey("b.jsonl")
+    local r = h.run({"compare", "--json", a, b})
+    assert.are.equal(0, r.code, r.err)
+    local j = cjson.decode(r.out)
+    assert.are.equal("ab", j.mode)
+    local judged = 0
+    for _, row in ipairs(j.rows) do
+      if row.metric:match("faults") or row.metric:match("context%-switches") or row.metric:match("migrations") then
+        -- the same work counts the same events: no interval excludes 0
+        if row.significant ~= nil then
+          judged = judged + 1
+          assert.is_false(row.significant, row.metric)
+          assert.is_true(row.lo <= 0 and row.hi >= 0, row.metric)
+        end
+      end
+    end
+    assert.is_true(judged >= 10, judged .. " software rows with an interval")
+    assert.matches("no significant difference", h.run({"compare", a, b, "--rows", "0"}).out)
+  end)
+
+  it("reports the bandwidth of one thread against all with its interval", function()
+    if not h.need(#machine.cpus() >= 2, "one cpu: no second thread count") then return end
+    local one = survey("one.jsonl", {"--threads", "1", "-e", "page-faults"})
+    local all = survey("all.jsonl", {"--threads", tostring(#machine.cpus()), "-e", "page-faults"})
+    local r = h.run({"compare", one, all})
+    assert.are.equal(0, r.code, r.err)
+    for _, k in ipairs({"copy", "triad"}) do
+      local line = r.out:match("\nsurvey: " .. k .. " MB/s[^\n]*")
+      assert.is_not_nil(line, r.out)
+      -- A, B, B - A and the interval around it, all MB/s
+      local a, b, d, lo, hi = line:match("MB/s%s+(%S+)%s+(%S+)%s+(%S+)%s+%S+%s+%[(%S+), (%S+)%]")
+      assert.is_not_nil(lo, line)
+      assert.near(tonumber(b) - tonumber(a), tonumber(d), 1e-3 * math.abs(tonumber(a)))
+      assert.is_true(tonumber(lo) <= tonumber(d) and tonumber(d) <= tonumber(hi), line)
+    end
+    assert.matches("settings: A and B differ in\n  threads%s+1 %(A%) vs " .. #machine.cpus() .. " %(B%)", r.out)
+  end)
+end)
+
+describe("pmcsh health", function()
+  local SMALL = {"health", "--n", "1M", "--chain", "4M", "--mlp-max", "4", "--reps", "3"}
+  local function with(extra)
+    local a = {table.unpack(SMALL)}
+    for _, x in ipairs(extra or {}) do a[#a + 1] = x end
+    return a
+  end
+  local dir = h.tmpdir()
+  teardown(function() os.execute("rm -rf " .. h.shquote(dir)) end)
+
+  it("is silent and exits 0 when healthy; one line on stderr and 1 when not", function()
+    local r = h.run(with())
+    assert.are.same({0, "", ""}, {r.code, r.out, r.err})
+    r = h.run(with({"--min-triad", "1e12", "--max-latency", "1e9"}))
+    assert.are.equal(1, r.code)
+    assert.are.equal("", r.out)
+    assert.are.equal(1, #h.lines(r.err))
+    assert.matches("^pmcsh health: %S+: triad MB/s, socket %d+ [%d.e+]+ < 1e%+12 %(%-%-min%-triad%)\n$", r.err)
+  end)
+
+  it("--json: the fingerprint, a metric per measurement whose value is its best repetition, the verdict", function()
+    local r = h.run(with({"--json", "--out", dir .. "/"}))
+    assert.are.equal(0, r.code, r.err)
+    local head, recs = h.json_lines(r.out)
+    assert.are.equal("health", head.recipe)
+    local by = {}
+    for _, x in ipairs(recs) do by[x.name or x.type] = x end
+    for name, x in pairs(by) do
+      if name:match("MB/s") then
+        assert.are.equal(3, #x.samples)
+        assert.near(math.max(table.unpack(x.samples)), x.value, 1e-6 * x.value)   -- best of the reps
+      end
+    end
+    assert.near(math.min(table.unpack(by["idle latency ns"].samples)), by["idle latency ns"].value, 1e-9)
+    assert.is_true(by.mlp.value >= 1 and by.mlp.value <= 4 * 1.05)   -- 4 chains overlap at most 4 misses
+    assert.is_true(by.verdict.healthy)
+    -- the file holds the same, and compare reads it
+    local file = dir .. "/health-" .. head.fingerprint.host .. "-local-0.jsonl"
+    assert.matches('"type":"done"', h.slurp(file))
+  end)
+
+  it("judges against a baseline and says which check failed", function()
+    local fleet = dir .. "/fleet"
+    os.execute("mkdir " .. h.shquote(fleet))
+    for i = 1, 3 do
+      health_file(fleet, "n" .. i, {["triad MB/s, socket 0"] = 1e9 + i, ["idle latency ns"] = 1e6 + i})
+    end
+    local base = dir .. "/base.json"
+    assert.are.equal(0, h.run({"compare", fleet, "--baseline", base}).code)
+    local r = h.run(with({"--baseline", base}))
+    assert.are.equal(1, r.code)
+    assert.matches("triad MB/s, socket 0 [%d.e+]+ < [%d.e+]+ %(the baseline's median", r.err)
+    assert.is_nil(r.err:find("latency"))               -- far below a bound on the high side: fine
+    local missing = h.run(with({"--baseline", dir .. "/nothing.json"}))
+    assert.are.equal(1, missing.code)
+    assert.matches("cannot read the baseline", missing.err)
+  end)
+end)
