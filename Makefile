@@ -171,6 +171,13 @@ lab-deps:
 lab-check: lab-deps $(BIN)
 	@spec/lab/run ./pmcsh spec/support/run.lua spec/lab
 
+# The emulated Slurm cluster (spec/slurm/run): munged, slurmctld and four
+# slurmd on this machine, pmcsh health and a survey through srun and sbatch,
+# pmcsh compare naming the node slowed on purpose.  Root; installs
+# slurm-wlm and munge when missing.
+slurm-check: $(BIN)
+	@timeout 1500 bash spec/slurm/run
+
 SHARE := $(DESTDIR)$(PREFIX)/share/pmcsh
 install: $(BIN)
 	install -d $(DESTDIR)$(PREFIX)/bin $(SHARE) $(DESTDIR)$(PREFIX)/share/man/man1
@@ -184,4 +191,4 @@ uninstall:
 clean:
 	rm -rf $(BUILD) $(BIN) $(ASAN) $(FUZZ)
 
-.PHONY: all deps check asan-deps asan-build asan fuzz lab-deps lab-check install uninstall clean
+.PHONY: all deps check asan-deps asan-build asan fuzz lab-deps lab-check slurm-check install uninstall clean
