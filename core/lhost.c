@@ -289,14 +289,6 @@ static int setup_paths(lua_State *L)
 	return 0;
 }
 
-/* The names every chunk sees (pmc, stream, ...), loaded on first use. */
-static int setup_names(lua_State *L)
-{
-	lua_getglobal(L, "require");
-	lua_pushliteral(L, "pmcsh.names");
-	return host_report(L, host_docall(L, 1, 0));
-}
-
 /* ---- command line: lua.c's, option for option --------------------------- */
 
 static void print_version(void)
@@ -316,6 +308,15 @@ static int recipe_report(lua_State *L, int status)
 		return 130;
 	}
 	return host_report(L, status);
+}
+
+/* The names every chunk sees (pmc, stream, ...), set in _G at start: the
+ * exit status of a failure (130 for a Ctrl-C), else 0. */
+static int setup_names(lua_State *L)
+{
+	lua_getglobal(L, "require");
+	lua_pushliteral(L, "pmcsh.names");
+	return recipe_report(L, host_docall(L, 1, 0));
 }
 
 /* Calls require("pmcsh.recipe")[fn] with the strings argv[from..argc-1];
@@ -597,8 +598,9 @@ static int pmain(lua_State *L)
 	}
 	luaL_openlibs(L);
 	pmcsh_preload(L);
-	if (setup_paths(L) < 0 || setup_names(L)) {
-		lua_pushinteger(L, 1);
+	int status = setup_paths(L) < 0 ? 1 : setup_names(L);
+	if (status) {
+		lua_pushinteger(L, status);
 		return 1;
 	}
 	host_install_sigint();

@@ -9,7 +9,7 @@ Builds one chain per size (geometric, per_octave points per doubling) and
 chases it: ns per dependent load, best and median of the samples.  The steps
 of the curve are the caches (their sysfs sizes are printed below the table).
 --series prints lmbench's "size_MB ns" lines, ready for a plotting program.]],
-  options = chase.recipe_options({
+  options = recipe.chase_options({
     {name = "from", type = "size", default = 4096, min = 1, help = "smallest chain (bytes)"},
     {name = "to", type = "size", default = 256 * 1024 * 1024, min = 1, help = "largest chain (bytes)"},
     {name = "per_octave", type = "int", default = 4, min = 1, max = chase.MAX_PER_OCTAVE, help = "sizes per doubling"},

@@ -14,7 +14,7 @@ a cycle each).  Each row: the delay, the MB/s (1e6 bytes) the loaders read
 while the latency was timed, and ns per dependent load (best and median).
 With few cpus there are few loaders: the curve is then one core's bandwidth,
 not the memory's, and the output says so.]],
-  options = chase.recipe_options({
+  options = recipe.chase_options({
     {name = "size", type = "size", default = 256 * 1024 * 1024, min = 1, help = "chain size (bytes), beyond the caches"},
     {name = "bw_size", type = "size", default = 256 * 1024 * 1024, min = 4096, help = "each loader's buffer (bytes)"},
     {name = "delays", type = "list", items = {type = "int", min = 0, max = chase.MAX_DELAY},

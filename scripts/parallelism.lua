@@ -47,7 +47,7 @@ serve a lone miss slower than misses under load): such rows are flagged and
 left out; peak is the best speedup of all rows (multichase's
 simple/parallelN).  --detail prints ns per load and the speedup for every k;
 --series prints "size_MB parallelism" lines, ready for a plotting program.]],
-  options = chase.recipe_options({
+  options = recipe.chase_options({
     {name = "sizes", type = "list", help = "chain sizes (e.g. 32K,4M,256M); default: from..to per octave"},
     {name = "from", type = "size", default = 64 * 1024, min = 1, help = "smallest chain (bytes)"},
     {name = "to", type = "size", default = 256 * 1024 * 1024, min = 1, help = "largest chain (bytes)"},

@@ -121,7 +121,7 @@ difference as the noise floor.
     io.write(text)
     io.flush()
     if opts.plot then
-      local ok, perr = require("pmcsh.plot").survey(st, opts.plot, {stat = opts.stat})
+      local ok, perr = survey.plot(st, opts.plot, {stat = opts.stat})
       if not ok then return nil, perr end
     end
     local counted = next(st.cells) ~= nil

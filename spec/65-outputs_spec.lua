@@ -144,10 +144,10 @@ describe("plots", function()
     end
     local st = {header = {kernels = {"copy"}, rows = rows}, cells = cells, runs = {}, baseline = {}, unopened = {}}
     local file = dir .. "/big.png"
-    assert(plot.survey(st, file))
+    assert(require("pmcsh.survey").plot(st, file))
     drawn(file, plot.WIDTH, plot.HEIGHT + (24 - 20) * plot.ROW_PX)      -- 6 of 30 rows are zero
     local none = {header = {kernels = {"copy"}, rows = {{key = "z"}}}, cells = {z = {copy = {value = 0}}}}
-    local ok, err = plot.survey(none, dir .. "/none.png")
+    local ok, err = require("pmcsh.survey").plot(none, dir .. "/none.png")
     assert.is_nil(ok)
     assert.matches("every counted row is zero", err)
   end)

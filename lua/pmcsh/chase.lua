@@ -5,6 +5,9 @@
 -- measurement; this module adds sizes, statistics and documentation.
 local C = require("pmcsh._chase")
 local doc = require("pmcsh.help").doc
+local machine = require("pmcsh.machine")
+local metrics = require("pmcsh.metrics")
+local parse_size = require("pmcsh.options").parse_size
 
 local M = {}
 
@@ -20,7 +23,7 @@ local RUN_KEYS = {samples = true, sample_ms = true, group = true}
 -- "64M", "1G", 4096 -> bytes; anything else is left for C to reject.
 local function size_of(v, what)
   if type(v) == "string" then
-    local n = require("pmcsh.recipe").parse_size(v)
+    local n = parse_size(v)
     if not n then error(string.format("bad argument #1 (%s: not a size: %q)", what, v), 3) end
     return n
   end
@@ -111,30 +114,6 @@ chase.page_policies() -> list of {name=, description=}, default (4k) first:
 4k (MADV_NOHUGEPAGE), thp (MADV_HUGEPAGE), 2m and 1g (MAP_HUGETLB: needs
 pages reserved in /sys/kernel/mm/hugepages/*/nr_hugepages).]])
 
-M.recipe_options = doc(function(before, o, after)
-  local names = require("pmcsh.recipe").names
-  local out = {}
-  for _, opt in ipairs(before) do out[#out + 1] = opt end
-  for _, opt in ipairs({
-    {name = "order", type = "string", choices = names(M.orders()), default = "random", help = "chain order"},
-    o.stride ~= false and {name = "stride", type = "size", min = 8, max = 1 << 35, multiple = 8, help = "bytes per element (a "
-      .. "multiple of 8); default: the order's, 64 for random and stride, 256 for page and tlb (see chase.orders)"},
-    {name = "pages", type = "string", choices = names(M.page_policies()), default = "4k", help = o.pages_help
-      or "page policy"},
-    {name = "samples", type = "int", default = o.samples, min = 1, max = C.max_samples,
-      help = "timed samples per " .. o.per},
-    {name = "sample_ms", type = "number", default = o.sample_ms, positive = true, max = C.max_sample_ms,
-      help = "length of one sample (ms)"},
-  }) do
-    if opt then out[#out + 1] = opt end
-  end
-  for _, opt in ipairs(after) do out[#out + 1] = opt end
-  return out
-end, "chase.recipe_options", [[
-chase.recipe_options(before, {samples=, sample_ms=, per=, stride=false?, pages_help=?}, after)
-  -> a recipe's option list: before, then the chain's and sampling options
-     (order, stride, pages, samples, sample_ms), then after, so that every
-     chase recipe declares them alike.]])
 
 M.chain = doc(function(opts)
   opts = check_opts(opts, "chain", {})
@@ -323,7 +302,7 @@ M.parallelism = doc(function(opts)
   res.rows, res.mlp, res.peak, res.superlinear, res.t1_drift, res.unsettled = a.rows, a.mlp, a.peak, a.superlinear,
     a.t1_drift,    a.unsettled
   if a.note then
-    res.note = a.note .. string.format(" (footprint %s of lines)", require("pmcsh.metrics").size(res.footprint))
+    res.note = a.note .. string.format(" (footprint %s of lines)", metrics.size(res.footprint))
   end
   return setmetatable(res, KIND.parallelism)
 end, "chase.parallelism", [[
@@ -421,7 +400,7 @@ machine.caches().]])
 
 M.loaded = doc(function(opts)
   opts = check_opts(opts, "loaded", {delays = true, threads = true, bw_size = true})
-  local threads = opts.threads or math.max(1, #require("pmcsh.machine").cpus() - 1)
+  local threads = opts.threads or math.max(1, #machine.cpus() - 1)
   local delays = opts.delays or {0, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 20000}
   if opts.size == nil and opts.chain == nil then
     local o = {size = 256 * 1024 * 1024}

@@ -2,6 +2,10 @@
 -- controllers), loaded as Lua tables into an empty environment, and what
 -- they mean on this machine: whether a file's PMU is the one here, and the
 -- events a survey counts by default.
+local help = require("pmcsh.help")
+local paths = require("pmcsh.paths")
+local sys = require("pmcsh._sys")
+
 local M = {}
 
 local function file_exists(p)
@@ -12,15 +16,14 @@ end
 
 -- The events/ folder: beside the binary or installed (pmcsh.paths), else ./events.
 function M.dir()
-  local ok, paths = pcall(require, "pmcsh.paths")
-  if ok and paths.events then return paths.events end
+  if paths.events then return paths.events end
   return "events"
 end
 
 -- The names of the data files in events/ ("memory-skl", "pairs-zen", ...), sorted.
 function M.names()
   local out = {}
-  for _, f in ipairs(require("pmcsh._sys").dir(M.dir()) or {}) do
+  for _, f in ipairs(sys.dir(M.dir()) or {}) do
     out[#out + 1] = f:match("^([%w_%-]+)%.lua$")
   end
   table.sort(out)
@@ -179,7 +182,6 @@ end
 M.SYSFS = "/sys/bus/event_source/devices"
 function M.arm_implemented(root)
   root = root or M.SYSFS
-  local sys = require("pmcsh._sys")
   local set, dirs = nil, {}
   for _, pmu in ipairs(sys.dir(root) or {}) do
     if pmu:match("^armv[78]") then
@@ -222,8 +224,7 @@ function M.defaults(pmc)
   return out, skipped
 end
 
-local ok_help, help = pcall(require, "pmcsh.help")
-if ok_help then
+do
   help.doc(M, "events", [[
 events: the data files of events/ (Lua tables loaded into an empty environment).
   events.load(name_or_path)    -> table, path  (or nil, message)

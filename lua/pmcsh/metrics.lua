@@ -13,8 +13,7 @@ local sys = require("pmcsh._sys")
 
 local M = {}
 
-local ok_help, help = pcall(require, "pmcsh.help")
-local doc = ok_help and help.doc or function(obj) return obj end
+local doc = require("pmcsh.help").doc
 
 -- The scaled value of `name` in a reading, or nil when the event is absent.
 local function value_of(reading, name)

@@ -1,33 +1,21 @@
 -- The names every chunk sees, in scripts, -e, recipes and the REPL alike:
--- pmc, stream, chase, machine, recipe, metrics, help and show (every field of a
--- value, as the REPL would print it in full), each loaded on first use
--- through _G's metatable, so pmcsh starts fast and a module that cannot
--- load here fails only when it is used.
-local M = {}
+-- pmc, stream, chase, machine, recipe, metrics, help and show (every field of
+-- a value, as the REPL would print it in full).  Set in _G when pmcsh starts
+-- (all of pmcsh's Lua loads in a few milliseconds).
+local chase = require("pmcsh.chase")
+local help = require("pmcsh.help")
+local machine = require("pmcsh.machine")
+local metrics = require("pmcsh.metrics")
+local pmc = require("pmcsh.pmc")
+local recipe = require("pmcsh.recipe")
+local repl = require("pmcsh.repl")
+local stream = require("pmcsh.stream")
 
-M.lazy = {
-  pmc = function() return require("pmcsh.pmc") end,
-  stream = function() return require("pmcsh.stream") end,
-  chase = function() return require("pmcsh.chase") end,
-  machine = function() return require("pmcsh.machine") end,
-  recipe = function() return require("pmcsh.recipe") end,
-  metrics = function() return require("pmcsh.metrics") end,
-  help = function() return require("pmcsh.help").help end,
-  show = function() return require("pmcsh.repl").full end,
+local M = {
+  globals = {pmc = pmc, stream = stream, chase = chase, machine = machine, recipe = recipe, metrics = metrics,
+    help = help.help, show = repl.full},
 }
 
-local mt = getmetatable(_G) or {}
-local old = mt.__index
-mt.__index = function(t, k)
-  local load = M.lazy[k]
-  if load then
-    local v = load()
-    rawset(t, k, v)
-    return v
-  end
-  if type(old) == "function" then return old(t, k) end
-  if type(old) == "table" then return old[k] end
-end
-setmetatable(_G, mt)
+for k, v in pairs(M.globals) do rawset(_G, k, v) end
 
 return M

@@ -3,6 +3,8 @@
 -- recipe.run and the options a results file's header repeats.  Below the
 -- recipe host so that an experiment (the survey) checks its header with
 -- the very checks its options had.
+local plot = require("pmcsh.plot")
+
 local M = {}
 
 local usage_mt = {__tostring = function(e) return e.message end}
@@ -111,7 +113,7 @@ function M.convert(o, v)
       and v == math.floor(v) and string.format("%.0f", v)) or v) or v)
   elseif t == "plot" then
     if type(v) == "string" then
-      local ok, pwhy = require("pmcsh.plot").check(v)
+      local ok, pwhy = plot.check(v)
       if not ok then usage_error("option %s: %s", flag_name(o), pwhy) end
       r = v
     end

@@ -3,6 +3,9 @@
 -- gives it the friendly API, documentation and completion.
 local C = require("pmcsh._pmc")
 local doc = require("pmcsh.help").doc
+local complete = require("pmcsh.complete")
+local metrics = require("pmcsh.metrics")
+local sys = require("pmcsh._sys")
 
 local pmc = {}
 
@@ -184,7 +187,7 @@ local LUA_WAYS = {
 }
 
 local function lua_window(g, n)
-  local now, stats = require("pmcsh._sys").now, require("pmcsh.metrics").stats
+  local now, stats = sys.now, metrics.stats
   local r = assert(g:read())
   local blocks = 10
   local per = math.max(1, n // blocks)
@@ -339,8 +342,7 @@ local function modifiers_of(base)
   return out
 end
 
-local ok_c, complete = pcall(require, "pmcsh.complete")
-if ok_c then
+do
   complete.register(function(line, word)
     if not line:find("pmc%.") or not complete.in_string(line) then return nil end
     local base = word:match("^(.*):[^:/]*$")

@@ -1,5 +1,6 @@
 -- The Lua half of the REPL: how results print and what Tab proposes.
 local complete = require("pmcsh.complete")
+local paths = require("pmcsh.paths")
 
 local M = {}
 
@@ -11,8 +12,6 @@ local keywords = {
   "goto", "if", "in", "local", "nil", "not", "or", "repeat", "return", "then",
   "true", "until", "while",
 }
-
-local lazy = require("pmcsh.names").lazy
 
 local function is_identifier(s)
   return type(s) == "string" and s:match("^[%a_][%w_]*$") ~= nil
@@ -208,10 +207,6 @@ end
 
 -- Candidates for `word`, with `line` the text before the cursor.
 function M.complete(line, word)
-  -- a lazy module named on the line registers its completers when loaded
-  for name in pairs(lazy) do
-    if rawget(_G, name) == nil and line:find("%f[%w_]" .. name .. "[.:]") then pcall(function() return _G[name] end) end
-  end
   local hooked = complete.ask(line, word)
   if hooked then return hooked end
   if complete.in_string(line) then return {} end
@@ -223,7 +218,6 @@ function M.complete(line, word)
   end
   local names = {}
   for k in pairs(_G) do if is_identifier(k) then names[#names + 1] = k end end
-  for k in pairs(lazy) do if rawget(_G, k) == nil then names[#names + 1] = k end end
   for _, k in ipairs(keywords) do names[#names + 1] = k end
   return matching(names, word)
 end
@@ -231,7 +225,7 @@ end
 -- Called once when the REPL starts: the banner under lua's version line.
 function M.setup()
   print(string.format("pmcsh %s: help() for the topics, Tab completes, Ctrl-D leaves",
-    require("pmcsh.paths").version))
+    paths.version))
 end
 
 return M

@@ -5,6 +5,10 @@
 local C = require("pmcsh._stream")
 local doc = require("pmcsh.help").doc
 local shell = require("pmcsh.text").shell
+local complete = require("pmcsh.complete")
+local machine = require("pmcsh.machine")
+local metrics = require("pmcsh.metrics")
+local paths = require("pmcsh.paths")
 
 local M = {}
 
@@ -29,7 +33,6 @@ of every temporally stored line.  The *_nt kernels use non-temporal stores
 (available=false when this CPU lacks them).  Reports compute from these.]])
 
 M.machine = doc(function()
-  local machine = require("pmcsh.machine")
   local m, llc = C.engine(), machine.llc()
   m.llc_bytes, m.llc_count = llc.bytes, llc.count
   m.cpus, m.tick, m.tsc, m.mem_available = machine.cpus(), machine.clock_tick(), machine.tsc(), machine.mem_available()
@@ -108,8 +111,8 @@ options so before it writes anything.]])
 -- times, ticks and counts); s:run is the facade's, adding the statistics,
 -- computed once, here and by metrics.stats.
 local methods = C.methods
-local stats = require("pmcsh.metrics").stats
-local two_window = require("pmcsh.metrics").two_window
+local stats = metrics.stats
+local two_window = metrics.two_window
 
 local RESULT = {__name = "pmcsh.stream_result"}
 
@@ -208,8 +211,7 @@ kernels run so far must have left (then re-initialises them on failure).]])
 -------------------------------------------------------------------------------
 
 local function exe_path()
-  local ok, paths = pcall(require, "pmcsh.paths")
-  if ok and type(paths) == "table" and paths.exe then return paths.exe end
+  if paths.exe then return paths.exe end
   return "/proc/self/exe"
 end
 
@@ -432,8 +434,7 @@ figures recorded beside the binary where it was built (EXE.loops: the arm64
 lab's cross build writes one), with recorded=true and no lines.]])
 
 -- REPL: s:run("tr<TAB> and stream.disasm("co<TAB> complete kernel names.
-local ok_complete, complete = pcall(require, "pmcsh.complete")
-if ok_complete then
+do
   complete.register(function(line, word)
     if not (complete.in_string(line) and (line:match("run%s*%(%s*[\"'][%w_]*$")
         or line:match("disasm%s*%(%s*[\"'][%w_]*$"))) then

@@ -12,6 +12,8 @@
 --   pmcsh.survey.report     the table, the kernel figures, the group's metrics
 --   pmcsh.survey.outputs    CSV and JSON lines of the same
 local events = require("pmcsh.events")
+local heatmap = require("pmcsh.survey.heatmap")
+local help = require("pmcsh.help")
 local outputs = require("pmcsh.survey.outputs")
 local plan = require("pmcsh.survey.plan")
 local report = require("pmcsh.survey.report")
@@ -28,6 +30,7 @@ local M = {
   load = run.load, cells = run.cells,
   report = report.report, group_metrics = report.group_metrics, counted_mbps = report.counted_mbps,
   csv = outputs.csv, json = outputs.json, records = outputs.records, FIELDS = outputs.FIELDS,
+  plot = heatmap.draw, plot_script = heatmap.script,
 }
 
 -- Runs (or resumes) a survey.  Options: events (list), pattern, umasks,
@@ -49,8 +52,7 @@ function M.load_group(name)
   return t, path
 end
 
-local ok_help, help = pcall(require, "pmcsh.help")
-if ok_help then
+do
   help.doc(M, "survey", [[
 survey: the every-event survey of the STREAM loops (events per loop iteration).
   survey.run{events=, pattern=, split=, pairs=, group=, kernels=, chase=, n=, reps=, fresh=, out=, resume=}

@@ -6,18 +6,20 @@
 -- socket is counted once, not once per core.  The arithmetic is pure:
 -- counts -> bytes (sysfs .scale and .unit, or 64-byte transfers) -> GB/s
 -- per socket and in total, and is specced on recorded readings.
+local doc = require("pmcsh.help").doc
+local events = require("pmcsh.events")
+local machine = require("pmcsh.machine")
+local pmc_module = require("pmcsh.pmc")
+local sys = require("pmcsh._sys")
+
 local M = {}
 
-local ok_help, help = pcall(require, "pmcsh.help")
-local doc = ok_help and help.doc or function(obj) return obj end
-
 M.SYSFS = "/sys/bus/event_source/devices"
-local machine = require("pmcsh.machine")
 
 local slurp = machine.read_text
 
 local function ls(dir)
-  local out = require("pmcsh._sys").dir(dir) or {}
+  local out = sys.dir(dir) or {}
   table.sort(out)
   return out
 end
@@ -97,7 +99,6 @@ end
 
 -- Loads the controller definitions of events/uncore-*.lua.
 function M.definitions()
-  local events = require("pmcsh.events")
   local defs = {}
   for _, name in ipairs({"uncore-intel", "uncore-amd"}) do
     local t = events.load(name)
@@ -168,8 +169,8 @@ end
 -- becomes one reading here.
 function M.measure(ctrls, window, o)
   o = o or {}
-  local pmc = o.pmc or require("pmcsh.pmc")
-  local now = o.now or require("pmcsh._sys").now
+  local pmc = o.pmc or pmc_module
+  local now = o.now or sys.now
   local groups = {}
   local function close_all() for _, gg in ipairs(groups) do gg.g:close() end end
   for _, c in ipairs(ctrls) do

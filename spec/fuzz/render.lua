@@ -86,7 +86,7 @@ local function render(names, unit, kernels)
   f:close()
   local st, err = survey.load(path)
   if not st then return nil, err end
-  return survey.report(st, {}), survey.csv(st, {}), (plot.survey_script(st, {}))
+  return survey.report(st, {}), survey.csv(st, {}), (survey.plot_script(st, {}))
 end
 
 local function no_controls(s, what)

@@ -6,10 +6,12 @@ local machine = require("pmcsh.machine")
 local metrics = require("pmcsh.metrics")
 local options = require("pmcsh.options")
 local workloads = require("pmcsh.survey.workloads")
+local results = require("pmcsh.results")
+local sys = require("pmcsh._sys")
 
 local M = {}
 
-M.FORMAT = require("pmcsh.results").FORMAT
+M.FORMAT = results.FORMAT
 M.MAX_REPS = 1000000
 M.DEFAULT_KERNELS = {"copy", "scale", "add", "triad"}
 
@@ -305,8 +307,7 @@ local function check_sizes(opt)
 end
 
 local function realpath(p)
-  local ok, sys = pcall(require, "pmcsh._sys")
-  return ok and sys.realpath and sys.realpath(p) or p
+  return sys.realpath(p) or p
 end
 
 -- The header of a new survey from its options (see survey.run), the

@@ -1,9 +1,11 @@
 -- The survey's progress line on stderr, when stderr is a terminal: runs
 -- done of the total, time elapsed and an estimate of the time left.
+local sys = require("pmcsh._sys")
+
 local M = {}
 
 function M.stderr_is_tty()
-  return require("pmcsh._sys").isatty("stderr")
+  return sys.isatty("stderr")
 end
 
 -- A function tell(done, total, what) that rewrites the line; tell() clears
@@ -11,7 +13,7 @@ end
 -- nothing when not enabled.
 function M.new(enabled)
   if not enabled then return function() end end
-  local now = require("pmcsh._sys").now
+  local now = sys.now
   local t0 = now()
   return function(done, total, what)
     if done == nil then io.stderr:write("\r\27[K"); io.stderr:flush(); return end

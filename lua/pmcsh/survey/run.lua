@@ -15,6 +15,7 @@ local metrics = require("pmcsh.metrics")
 local paths = require("pmcsh.paths")
 local results = require("pmcsh.results")
 local stream_engine = require("pmcsh.stream")
+local pmc_module = require("pmcsh.pmc")
 local plan = require("pmcsh.survey.plan")
 local progress = require("pmcsh.survey.progress")
 local workloads = require("pmcsh.survey.workloads")
@@ -342,7 +343,7 @@ end
 -- state table (see load) or nil, message, errno.
 function M.run(o)
   o = o or {}
-  local pmc, stream = o.pmc or require("pmcsh.pmc"), o.stream or require("pmcsh.stream")
+  local pmc, stream = o.pmc or pmc_module, o.stream or stream_engine
   local st, f, files, note = open(o, pmc, stream)
   if not st then return nil, f end
   local hdr = st.header

@@ -12,7 +12,10 @@
 -- the engine's own fields kept in the results file.  A new engine joins
 -- the survey by adding one entry to ENGINES: its names, what it adds to the
 -- header from the options, and its descriptors.
+local chase_module = require("pmcsh.chase")
+local chase_C = require("pmcsh._chase")
 local metrics = require("pmcsh.metrics")
+local stream_module = require("pmcsh.stream")
 local options = require("pmcsh.options")
 
 local M = {}
@@ -134,7 +137,7 @@ function chase_engine.names() return {"chase"} end
 -- Returns {order=, size=, stride=} or nil, message.
 M.DEFAULT_CHASE = {order = "random", size = 256 * 1024 * 1024}
 function M.parse_chase(spec, chase)
-  chase = chase or require("pmcsh.chase")
+  chase = chase or chase_module
   local c = {order = M.DEFAULT_CHASE.order, size = M.DEFAULT_CHASE.size}
   if type(spec) == "table" then
     for k, v in pairs(spec) do c[k] = v end
@@ -161,7 +164,7 @@ function M.parse_chase(spec, chase)
   end
   c.stride = c.stride or chase.default_stride(c.order)
   -- the chain this asks for, checked as chase.chain would, before anything runs
-  local ok, why = pcall(require("pmcsh._chase").check, {size = c.size, stride = c.stride, order = c.order})
+  local ok, why = pcall(chase_C.check, {size = c.size, stride = c.stride, order = c.order})
   if not ok then
     return nil, string.format("bad chase %q: %s", spec, (tostring(why):gsub("^.-bad argument #%d+ to '[%w_.]*' %((.*)%)$", "%1")))
   end
@@ -196,7 +199,7 @@ function chase_engine.check(hdr)
   end
   if hdr.chase then   -- the chain, checked as chase.chain checks it
     local c = hdr.chase
-    local ok, why = pcall(require("pmcsh._chase").check, {size = c.size, stride = c.stride, order = c.order})
+    local ok, why = pcall(chase_C.check, {size = c.size, stride = c.stride, order = c.order})
     if not ok then return nil, "chase: " .. M.engine_message(why) end
   end
   return true
@@ -214,7 +217,7 @@ function chase_engine.workloads(hdr, env)
     -- reps samples of sample_ms each over one chain, built (and touched)
     -- once; the group (if any) around each sample only
     run = function(group, reps)
-      local chase = env.chase or require("pmcsh.chase")
+      local chase = env.chase or chase_module
       local c = hdr.chase
       if not chain then
         local err, errno
@@ -241,7 +244,7 @@ local ENGINES = {stream_engine, chase_engine}
 
 local function env_of(env)
   env = env or {}
-  env.stream = env.stream or require("pmcsh.stream")
+  env.stream = env.stream or stream_module
   return env
 end
 

@@ -1,0 +1,115 @@
+-- The require graph of lua/ and scripts/, read from luac's listing: for
+-- each file, the pmcsh modules it requires, and where (a function body or
+-- a pcall instead of the chunk's top).  Used by spec/09-floors_spec.lua.
+local M = {}
+
+-- Optional modules a file may require lazily or under pcall.
+M.OPTIONAL = {cjson = true, ["pmcsh.readline"] = true}
+
+local function listing(path)
+  local p = assert(io.popen("luac5.4 -l -l -p '" .. path:gsub("'", "'\\''") .. "' 2>&1"))
+  local out = p:read("a")
+  p:close()
+  return out
+end
+
+-- Requires of one file: {{module=, line=, in_function=, in_pcall=}, ...}
+function M.file(path)
+  local out, where, prev, pending = {}, "main", nil, nil
+  for l in listing(path):gmatch("[^\n]+") do
+    if l:match("^main <") then where = "main"
+    elseif l:match("^function <") then where = "function" end
+    local line, op, rest = l:match("^%s+%d+%s+%[(%d+)%]%s+(%u+)%s+(.*)$")
+    if op then
+      if pending and pending.module then
+        -- pcall(require, "m") passes require and "m" on; pcall(require("m").f)
+        -- calls require first, with its one argument
+        local r = out[#out]
+        r.in_pcall = pending.pcall and not (op == "CALL" and rest:match("; 1 in") ~= nil)
+        pending = nil
+      elseif pending then
+        local k = op == "LOADK" and rest:match('; "(.-)"$')
+        if k then
+          out[#out + 1] = {module = k, line = tonumber(line), in_function = where ~= "main"}
+          pending.module = k
+        else
+          pending = nil
+        end
+      end
+      if op == "GETTABUP" and rest:match('_ENV "require"$') then
+        pending = {pcall = prev ~= nil and prev:match('_ENV "pcall"$') ~= nil}
+      end
+      prev = rest
+    end
+  end
+  return out
+end
+
+-- The file of module `name` under lua/, or nil (a C module).
+function M.path(root, name)
+  local base = root .. "/lua/" .. name:gsub("%.", "/")
+  for _, p in ipairs({base .. ".lua", base .. "/init.lua"}) do
+    local f = io.open(p)
+    if f then f:close(); return p end
+  end
+end
+
+-- Every Lua file of lua/pmcsh and scripts/.
+function M.files(root)
+  local p = assert(io.popen("find '" .. root .. "/lua' '" .. root .. "/scripts' -name '*.lua' | sort"))
+  local t = {}
+  for l in p:lines() do t[#t + 1] = l end
+  p:close()
+  return t
+end
+
+-- {problems = {"file:line: why", ...}, cycles = {{"a", "b", "a"}, ...}}
+function M.check(root)
+  local problems, edges = {}, {}
+  for _, f in ipairs(M.files(root)) do
+    local rel = f:sub(#root + 2)
+    local name = rel:match("^lua/(.*)%.lua$")
+    name = name and name:gsub("/init$", ""):gsub("/", ".") or rel
+    edges[name] = edges[name] or {}
+    for _, r in ipairs(M.file(f)) do
+      local own = r.module == "pmcsh" or r.module:match("^pmcsh%.")
+      if own and not M.OPTIONAL[r.module] then
+        if r.in_pcall then
+          problems[#problems + 1] = string.format("%s:%d: pcall(require, %q): pmcsh's own modules are not optional", rel, r.line, r.module)
+        elseif r.in_function then
+          problems[#problems + 1] = string.format("%s:%d: require(%q) inside a function: require at the top", rel, r.line, r.module)
+        end
+        if M.path(root, r.module) then edges[name][r.module] = true end
+      end
+    end
+  end
+  -- cycles: depth-first search, each back edge a cycle
+  table.sort(problems)
+  local cycles, state, stack = {}, {}, {}
+  local function visit(n)
+    state[n] = "open"
+    stack[#stack + 1] = n
+    local next_ = {}
+    for m in pairs(edges[n] or {}) do next_[#next_ + 1] = m end
+    table.sort(next_)
+    for _, m in ipairs(next_) do
+      if state[m] == "open" then
+        local c = {}
+        for i = #stack, 1, -1 do table.insert(c, 1, stack[i]); if stack[i] == m then break end end
+        c[#c + 1] = m
+        cycles[#cycles + 1] = c
+      elseif not state[m] then
+        visit(m)
+      end
+    end
+    stack[#stack] = nil
+    state[n] = "done"
+  end
+  local names = {}
+  for n in pairs(edges) do names[#names + 1] = n end
+  table.sort(names)
+  for _, n in ipairs(names) do if not state[n] then visit(n) end end
+  return {problems = problems, cycles = cycles, edges = edges}
+end
+
+return M
