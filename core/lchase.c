@@ -44,7 +44,7 @@ static double opt_num(lua_State *L, int idx, int arg, const char *k, double def)
 		int isnum;
 		v = lua_tonumberx(L, -1, &isnum);
 		if (!isnum)
-			luaL_argerror(L, arg, lua_pushfstring(L, "%s: a number expected, got %s", k,
+			pmcsh_argerror(L, arg, lua_pushfstring(L, "%s: a number expected, got %s", k,
 							     luaL_typename(L, -1)));
 	}
 	lua_pop(L, 1);
@@ -71,7 +71,7 @@ static int opt_name(lua_State *L, int idx, int arg, const char *k, const char *c
 		}
 		luaL_pushresult(&b);
 		const char *list = lua_tostring(L, -1);   /* before tolstring pushes above it */
-		luaL_argerror(L, arg, lua_pushfstring(L, "%s: unknown value '%s' (one of %s)", k,
+		pmcsh_argerror(L, arg, lua_pushfstring(L, "%s: unknown value '%s' (one of %s)", k,
 						     luaL_tolstring(L, -2, NULL), list));
 	}
 	lua_pop(L, 1);
@@ -131,15 +131,15 @@ static void chain_params(lua_State *L, int idx, struct chase_params *p)
 	lua_Integer tlbp = pmcsh_optint(L, idx, 1, "tlb_pages", 64);
 	lua_Integer seed = pmcsh_optint(L, idx, 1, "seed", 1);
 	if (lua_getfield(L, idx, "size") == LUA_TNIL)
-		luaL_argerror(L, 1, "size: required (bytes the chain spans)");
+		pmcsh_argerror(L, 1, "size: required (bytes the chain spans)");
 	lua_pop(L, 1);
 	if (size <= 0)
-		luaL_argerror(L, 1, lua_pushfstring(L, "size: must be positive, got %I", size));
+		pmcsh_argerror(L, 1, lua_pushfstring(L, "size: must be positive, got %I", size));
 	if (stride <= 0 || stride % (lua_Integer)sizeof(void *))
-		luaL_argerror(L, 1, lua_pushfstring(L, "stride: must be a positive multiple of the pointer size "
+		pmcsh_argerror(L, 1, lua_pushfstring(L, "stride: must be a positive multiple of the pointer size "
 						     "(%d bytes), got %I", (int)sizeof(void *), stride));
 	if (tlbp <= 0 || tlbp > CHASE_MAX_TLB_PAGES)
-		luaL_argerror(L, 1, lua_pushfstring(L, "tlb_pages: must be in 1..%I (groups of 4 KiB pages), got %I",
+		pmcsh_argerror(L, 1, lua_pushfstring(L, "tlb_pages: must be in 1..%I (groups of 4 KiB pages), got %I",
 						     (lua_Integer)CHASE_MAX_TLB_PAGES, tlbp));
 	*p = (struct chase_params){
 		.size = (size_t)size, .stride = (size_t)stride,
@@ -152,11 +152,11 @@ static void chain_params(lua_State *L, int idx, struct chase_params *p)
 	lua_pop(L, 1);
 	lua_Integer ways = pmcsh_optint(L, idx, 1, "ways", 1);
 	if (ways < 1 || ways > CHASE_MAX_K)
-		luaL_argerror(L, 1, lua_pushfstring(L, "ways: independent cycles must be in 1..%d, got %I", CHASE_MAX_K, ways));
+		pmcsh_argerror(L, 1, lua_pushfstring(L, "ways: independent cycles must be in 1..%d, got %I", CHASE_MAX_K, ways));
 	p->ways = (int)ways;
 	const char *why;
 	if (chase_check(p, &why))
-		luaL_argerror(L, 1, lua_pushfstring(L, "size %I, stride %I: %s", size, stride, why));
+		pmcsh_argerror(L, 1, lua_pushfstring(L, "size %I, stride %I: %s", size, stride, why));
 }
 
 /* check{size=, stride=, ...} -> true: the options chain{} would accept
@@ -267,13 +267,13 @@ static int c_word(lua_State *L)
 static int check_k(lua_State *L, const struct chase_chain *c, lua_Integer k, int arg)
 {
 	if (k < 1 || k > CHASE_MAX_K)
-		luaL_argerror(L, arg, lua_pushfstring(L, "k: the number of chains must be in 1..%d, got %I",
+		pmcsh_argerror(L, arg, lua_pushfstring(L, "k: the number of chains must be in 1..%d, got %I",
 						     CHASE_MAX_K, k));
 	if ((size_t)k > c->n)
-		luaL_argerror(L, arg, lua_pushfstring(L, "k: %I chains need at least %I elements, the chain has %I",
+		pmcsh_argerror(L, arg, lua_pushfstring(L, "k: %I chains need at least %I elements, the chain has %I",
 						     k, k, (lua_Integer)c->n));
 	if (c->p.ways > 1 && k > c->p.ways)
-		luaL_argerror(L, arg, lua_pushfstring(L, "k: %I chains, but the chain was built with %d cycles (ways)",
+		pmcsh_argerror(L, arg, lua_pushfstring(L, "k: %I chains, but the chain was built with %d cycles (ways)",
 						     k, c->p.ways));
 	return (int)k;
 }
@@ -383,7 +383,7 @@ static int c_loaded(lua_State *L)
 	luaL_argcheck(L, samples >= 1 && samples <= MAX_SAMPLES, 2, "samples: must be in 1..100000");
 	luaL_argcheck(L, ms > 0 && ms <= MAX_SAMPLE_MS, 2, "sample_ms: must be in (0, 60000]");
 	if (lua_getfield(L, 2, "delays") != LUA_TTABLE)
-		luaL_argerror(L, 2, "delays: a list of injection delays expected");
+		pmcsh_argerror(L, 2, "delays: a list of injection delays expected");
 	int nd = (int)luaL_len(L, 3);
 	luaL_argcheck(L, nd >= 1 && nd <= 1000, 2, "delays: 1 to 1000 entries");
 	struct chase_loaded_row *rows = lua_newuserdatauv(L, nd * (sizeof(struct chase_loaded_row) + sizeof(long) +
@@ -396,7 +396,7 @@ static int c_loaded(lua_State *L)
 		lua_rawgeti(L, 3, i + 1);
 		lua_Integer d = lua_tointegerx(L, -1, &isint);
 		if (!isint || d < 0 || d > CHASE_MAX_DELAY)
-			luaL_argerror(L, 2, lua_pushfstring(L, "delays[%d]: an integer in 0..%I expected", i + 1,
+			pmcsh_argerror(L, 2, lua_pushfstring(L, "delays[%d]: an integer in 0..%I expected", i + 1,
 							     (lua_Integer)CHASE_MAX_DELAY));
 		delays[i] = (long)d;
 		lua_pop(L, 1);

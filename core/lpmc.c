@@ -56,11 +56,11 @@ int lpmc_resolve_list(lua_State *L, int idx, struct pmc_event *ev, int n, char *
 	for (int i = 0; i < n; i++) {
 		lua_geti(L, idx, i + 1);
 		if (lua_type(L, -1) != LUA_TSTRING)  /* before lua_tostring converts it */
-			luaL_error(L, "bad argument #1 (events): entry %d is not a string", i + 1);
+			pmcsh_argerror(L, 1, lua_pushfstring(L, "events: entry %d is not a string", i + 1));
 		size_t len;
 		const char *name = lua_tolstring(L, -1, &len);
 		if (strlen(name) != len)
-			luaL_error(L, "bad argument #1 (events): entry %d contains a NUL byte", i + 1);
+			pmcsh_argerror(L, 1, lua_pushfstring(L, "events: entry %d contains a NUL byte", i + 1));
 		int r = pmc_resolve(name, &ev[i], msg, PMC_ERR_MAX);
 		lua_pop(L, 1);
 		if (r)
@@ -75,7 +75,7 @@ int lpmc_list_len(lua_State *L, int idx, const char *what)
 	int n = (int)luaL_len(L, idx);
 	luaL_argcheck(L, n >= 1, idx, "no events given");
 	if (n > PMC_MAX_EVENTS)
-		luaL_error(L, "bad argument #%d (%s): at most %d events in one group", idx, what, PMC_MAX_EVENTS);
+		pmcsh_argerror(L, idx, lua_pushfstring(L, "%s: at most %d events in one group", what, PMC_MAX_EVENTS));
 	return n;
 }
 
@@ -100,7 +100,7 @@ void lpmc_read_target(lua_State *L, int idx, struct pmc_target *t)
 			int isint, type = lua_geti(L, -1, i + 1);
 			lua_Integer c = lua_tointegerx(L, -1, &isint);
 			if (!isint)
-				luaL_argerror(L, idx, lua_pushfstring(L, "cpus[%d]: a cpu number expected, got %s", i + 1,
+				pmcsh_argerror(L, idx, lua_pushfstring(L, "cpus[%d]: a cpu number expected, got %s", i + 1,
 					      type == LUA_TNUMBER ? "a fraction" : luaL_typename(L, -1)));
 			luaL_argcheck(L, c >= 0 && c <= 65535, idx, "cpus: cpu numbers are 0 .. 65535");
 			int seen = 0;

@@ -12,8 +12,55 @@ static const luaL_Reg preloads[] = {
 	{NULL, NULL}
 };
 
+/* __tostring of an error object: where, then luaL_argerror's words for an
+ * argument error, the message for any other kind. */
+static int error_tostring(lua_State *L)
+{
+	luaL_checktype(L, 1, LUA_TTABLE);
+	lua_getfield(L, 1, "where");
+	lua_getfield(L, 1, "kind");
+	lua_getfield(L, 1, "message");
+	const char *where = lua_tostring(L, 2), *kind = lua_tostring(L, 3), *msg = lua_tostring(L, 4);
+	if (kind && strcmp(kind, "argument") == 0) {
+		lua_getfield(L, 1, "arg");
+		lua_getfield(L, 1, "func");
+		lua_pushfstring(L, "%sbad argument #%d to '%s' (%s)", where ? where : "", (int)lua_tointeger(L, 5),
+				lua_tostring(L, 6) ? lua_tostring(L, 6) : "?", msg ? msg : "");
+	} else {
+		lua_pushfstring(L, "%s%s", where ? where : "", msg ? msg : "(error object without a message)");
+	}
+	return 1;
+}
+
+int pmcsh_argerror(lua_State *L, int arg, const char *msg)
+{
+	lua_Debug ar;
+	const char *func = "?";
+	if (lua_getstack(L, 0, &ar)) {
+		lua_getinfo(L, "n", &ar);
+		if (ar.namewhat && strcmp(ar.namewhat, "method") == 0)
+			arg--;   /* as luaL_argerror counts: the self is not an argument */
+		if (ar.name)
+			func = ar.name;
+	}
+	lua_createtable(L, 0, 5);
+	pmcsh_setstr(L, "kind", "argument");
+	pmcsh_setint(L, "arg", arg);
+	pmcsh_setstr(L, "func", func);
+	pmcsh_setstr(L, "message", msg);
+	luaL_where(L, 1);
+	lua_setfield(L, -2, "where");
+	luaL_setmetatable(L, PMCSH_ERROR_MT);
+	return lua_error(L);
+}
+
 void pmcsh_preload(lua_State *L)
 {
+	if (luaL_newmetatable(L, PMCSH_ERROR_MT)) {
+		lua_pushcfunction(L, error_tostring);
+		lua_setfield(L, -2, "__tostring");
+	}
+	lua_pop(L, 1);
 	luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
 	for (const luaL_Reg *p = preloads; p->name; p++) {
 		lua_pushcfunction(L, p->func);
@@ -50,7 +97,7 @@ void pmcsh_checkkeys(lua_State *L, int idx, int arg, const char *const known[])
 				ok |= strcmp(known[i], lua_tostring(L, -2)) == 0;
 		if (!ok) {
 			lua_pushvalue(L, -2);
-			luaL_argerror(L, arg, lua_pushfstring(L, "unknown option '%s'", luaL_tolstring(L, -1, NULL)));
+			pmcsh_argerror(L, arg, lua_pushfstring(L, "unknown option '%s'", luaL_tolstring(L, -1, NULL)));
 		}
 		lua_pop(L, 1);
 	}
@@ -64,7 +111,7 @@ lua_Integer pmcsh_optint(lua_State *L, int idx, int arg, const char *k, lua_Inte
 		int isint;
 		v = lua_tointegerx(L, -1, &isint);
 		if (!isint)
-			luaL_argerror(L, arg, lua_pushfstring(L, "%s: an integer expected, got %s", k,
+			pmcsh_argerror(L, arg, lua_pushfstring(L, "%s: an integer expected, got %s", k,
 				      t == LUA_TNUMBER ? "a fraction" : luaL_typename(L, -1)));
 	}
 	lua_pop(L, 1);

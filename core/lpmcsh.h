@@ -21,6 +21,14 @@ void pmcsh_newclass(lua_State *L, const char *name, const luaL_Reg *meta, const 
 /* Pushes fail, message, errno (the environment tier of errors); returns 3. */
 int pmcsh_fail(lua_State *L, const char *msg, int err);
 
+/* Errors that say their kind: a table {kind=, message=, where=, ...} under
+ * the metatable PMCSH_ERROR_MT (registered by pmcsh_preload; _sys.error_mt),
+ * whose __tostring gives the text.  pmcsh_argerror raises kind "argument"
+ * with arg= and func= as luaL_argerror would word them, so that a facade
+ * can move it to its own caller and a host can tell it from a failure. */
+#define PMCSH_ERROR_MT "pmcsh.error"
+int pmcsh_argerror(lua_State *L, int arg, const char *msg);
+
 /* Option tables: raises (argument `arg`) on a key of the table at idx not
  * in the NULL-terminated `known`; reads integer field k (def when absent,
  * an argument error when not an integer). */

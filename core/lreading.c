@@ -131,11 +131,11 @@ void lpmc_refill_reading(lua_State *L, int r, const struct pmc_group *g, const s
 {
 	r = lua_absindex(L, r);
 	if (lua_type(L, r) != LUA_TTABLE || lua_rawlen(L, r) != (size_t)g->nev)
-		luaL_argerror(L, r, "not a reading of this group: pass one from its g:read()");
+		pmcsh_argerror(L, r, "not a reading of this group: pass one from its g:read()");
 	int live = percpu(g);
 	for (int i = 0; i < g->nev; i++) {
 		if (lua_rawgeti(L, r, i + 1) != LUA_TTABLE)
-			luaL_argerror(L, r, lua_pushfstring(L, "not a reading of this group: entry %d is not a "
+			pmcsh_argerror(L, r, lua_pushfstring(L, "not a reading of this group: entry %d is not a "
 							       "table (pass a reading from its g:read())", i + 1));
 		set_value(L, g, i, c);
 		if (live)

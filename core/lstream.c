@@ -20,7 +20,7 @@
 
 /* luaL_argcheck that builds its message only when the check fails. */
 #define ARGCHECK(L, cond, arg, msg) \
-	do { if (!(cond)) luaL_argerror(L, arg, msg); } while (0)
+	do { if (!(cond)) pmcsh_argerror(L, arg, msg); } while (0)
 
 typedef struct {
 	struct stream *s;	/* NULL once closed (and until created) */
@@ -242,7 +242,7 @@ static const struct stream_kernel *checkkernel(lua_State *L, int arg)
 			luaL_addstring(&b, d->name);
 		}
 		luaL_pushresult(&b);
-		luaL_argerror(L, arg, lua_pushfstring(L, "unknown kernel '%s' (kernels: %s)", name, lua_tostring(L, -1)));
+		pmcsh_argerror(L, arg, lua_pushfstring(L, "unknown kernel '%s' (kernels: %s)", name, lua_tostring(L, -1)));
 	}
 	return k;
 }

@@ -342,11 +342,14 @@ int luaopen_pmcsh_sys(lua_State *L)
 	/* the errnos callers decide on (never on a message's text) */
 	static const struct { const char *name; int value; } errnos[] = {
 		{"EPERM", EPERM}, {"ENOENT", ENOENT}, {"ENXIO", ENXIO}, {"EACCES", EACCES}, {"ENODEV", ENODEV},
-		{"EINVAL", EINVAL}, {"ENOSYS", ENOSYS}, {"EOPNOTSUPP", EOPNOTSUPP},
+		{"EINVAL", EINVAL}, {"ENOSYS", ENOSYS}, {"EOPNOTSUPP", EOPNOTSUPP}, {"EAGAIN", EAGAIN},
+		{"EWOULDBLOCK", EWOULDBLOCK}, {"EBUSY", EBUSY}, {"ESRCH", ESRCH}, {"ENOMEM", ENOMEM},
 	};
 	for (size_t i = 0; i < sizeof errnos / sizeof errnos[0]; i++) {
 		lua_pushinteger(L, errnos[i].value);
 		lua_setfield(L, -2, errnos[i].name);
 	}
+	luaL_getmetatable(L, PMCSH_ERROR_MT);   /* errors that say their kind (lpmcsh.h) */
+	lua_setfield(L, -2, "error_mt");
 	return 1;
 }

@@ -263,3 +263,34 @@ describe("a finalizer at exit", function()
     end
   end)
 end)
+
+describe("a bad argument to an engine", function()
+  -- raised where the user called the facade, numbered and named as the
+  -- user wrote the call, as Lua's own library does; never inside lua/pmcsh
+  local cases = {
+    {"chase.latency{size = -5}", "bad argument #1 to 'latency' %(size: must be positive, got %-5%)"},
+    {"chase.parallelism{size = 4096, max = 2, order = 'nosuch'}", "bad argument #1 to 'parallelism' %(order: unknown value"},
+    {"local s = stream.new{n = 1000, quiet = true}; s:run(5)", "bad argument #1 to 'run' %(unknown kernel '5'"},
+    {"local s = stream.new{n = 1000, quiet = true}; s:run('copy', {reps = 0})", "bad argument #2 to 'run' %(reps:"},
+    {"stream.new{n = -1}", "bad argument #1 to 'new' %(n:"},
+    {"pmc.group({'task-clock'}, {pid = 'x'})", "bad argument #2 to 'group' %(pid: an integer expected, got string%)"},
+    {"pmc.group{}", "bad argument #1 to 'group' %(no events given%)"},
+  }
+  for _, c in ipairs(cases) do
+    it(c[1], function()
+      local r = h.run({"-e", c[1]})
+      assert.are.equal(1, r.code)
+      assert.matches("^[^\n]*: %(command line%):1: " .. c[2], r.err)
+      assert.is_nil(r.err:find("lua/pmcsh", 1, true), r.err)
+    end)
+  end
+
+  it("is an error object of kind argument, which a recipe turns into usage (status 2)", function()
+    local errors = require("pmcsh.errors")
+    local ok, e = pcall(chase.latency, {size = "lots"})
+    assert.is_false(ok)
+    assert.are.same({"argument", 1, "latency", 'size: not a size: "lots"'}, {e.kind, e.arg, e.func, e.message})
+    assert.is_true(errors.is(e, "argument"))
+    assert.is_false(errors.is("bad argument #1 to 'x' (y)"))   -- text is never decoded
+  end)
+end)

@@ -824,16 +824,24 @@ describe("pmc.overhead", function()
 
   it("refuses to refill a table that is not a reading of the group, without crashing", function()
     local g <close> = assert(pmc.group{"page-faults:u", "task-clock"})
+    local errors = require("pmcsh.errors")
+    local function refuses(text, f)   -- an argument error, at the caller, with this text
+      local ok, e = pcall(f)
+      assert.is_false(ok)
+      assert.is_true(errors.is(e, "argument"))
+      assert.are.equal(text, errors.text(e))
+      assert.matches("^spec/30%-pmc_spec%.lua:%d+: ", tostring(e))
+    end
     local refused = "bad argument #1 to 'read' (not a reading of this group: pass one from its g:read())"
-    assert.has_error(function() g:read({}) end, refused)
+    refuses(refused, function() g:read({}) end)
     local other <close> = assert(pmc.group{"page-faults:u"})
-    assert.has_error(function() g:read(other:read()) end, refused)
+    refuses(refused, function() g:read(other:read()) end)
     local r = assert(g:read())
     r[2] = nil                                 -- cut short
-    assert.has_error(function() g:read(r) end, refused)
+    refuses(refused, function() g:read(r) end)
     r[2] = 7                                   -- an entry that is not a table
-    assert.has_error(function() g:stop(r) end,
-      "bad argument #1 to 'stop' (not a reading of this group: entry 2 is not a table (pass a reading from its g:read()))")
+    refuses("bad argument #1 to 'stop' (not a reading of this group: entry 2 is not a table (pass a reading from its g:read()))",
+      function() g:stop(r) end)
     local same <close> = assert(pmc.group{"page-faults:u", "task-clock"})
     local s = assert(same:read())               -- another group of the same events: the same data
     assert(pmc.probe(g, "touch", 1 << 20))

@@ -5,6 +5,7 @@
 -- measurement; this module adds sizes, statistics and documentation.
 local C = require("pmcsh._chase")
 local doc = require("pmcsh.help").doc
+local errors = require("pmcsh.errors")
 local machine = require("pmcsh.machine")
 local metrics = require("pmcsh.metrics")
 local parse_size = require("pmcsh.options").parse_size
@@ -24,7 +25,7 @@ local RUN_KEYS = {samples = true, sample_ms = true, group = true}
 local function size_of(v, what)
   if type(v) == "string" then
     local n = parse_size(v)
-    if not n then error(string.format("bad argument #1 (%s: not a size: %q)", what, v), 3) end
+    if not n then errors.argument("?", 1, string.format("%s: not a size: %q", what, v)) end
     return n
   end
   if type(v) == "number" and math.type(v) == "float" and v == math.floor(v) then
@@ -36,11 +37,11 @@ end
 local function check_opts(opts, fname, allowed)
   if opts == nil then opts = {} end
   if type(opts) ~= "table" then
-    error(string.format("bad argument #1 to '%s' (table of options expected, got %s)", fname, type(opts)), 3)
+    errors.argument(fname, 1, "table of options expected, got " .. type(opts))
   end
   for k in pairs(opts) do
     if not (allowed[k] or CHAIN_KEYS[k] or RUN_KEYS[k] or k == "chain") then
-      error(string.format("bad argument #1 to '%s' (unknown option '%s')", fname, tostring(k)), 3)
+      errors.argument(fname, 1, string.format("unknown option '%s'", tostring(k)))
     end
   end
   return opts
@@ -61,7 +62,7 @@ local function min(xs) return stats(xs).min end
 local function chain_for(opts)
   if opts.chain then return opts.chain, false end
   local copts = pick(opts, CHAIN_KEYS)
-  if copts.size == nil then error("bad argument #1 (size: required, bytes such as 262144 or \"256M\")", 3) end
+  if copts.size == nil then errors.argument("?", 1, "size: required, bytes such as 262144 or \"256M\"") end
   copts.size = size_of(copts.size, "size")
   copts.stride = size_of(copts.stride, "stride")
   local c, msg, errno = C.chain(copts)
@@ -115,10 +116,10 @@ chase.page_policies() -> list of {name=, description=}, default (4k) first:
 pages reserved in /sys/kernel/mm/hugepages/*/nr_hugepages).]])
 
 
-M.chain = doc(function(opts)
+M.chain = doc(errors.facade("chain", function(opts)
   opts = check_opts(opts, "chain", {})
   return chain_for(opts)
-end, "chase.chain", [[
+end), "chase.chain", [[
 chase.chain{size=, stride=, order="random", pages="4k", tlb_pages=64, seed=1, mix=true, ways=1}
   -> chain, or nil, message, errno
 Builds a chain: size bytes (a number or "256M") cut into elements of stride
@@ -153,7 +154,7 @@ Methods:
   c:loaded{delays=, threads=, bw_size=, samples=, sample_ms=} -> rows of
              {delay=, mbps=, samples={ns...}}]])
 
-M.latency = doc(function(opts)
+M.latency = doc(errors.facade("latency", function(opts)
   opts = check_opts(opts, "latency", {k = true})
   local c, msg, errno = chain_for(opts)
   if not c then return nil, msg, errno end
@@ -170,7 +171,7 @@ M.latency = doc(function(opts)
   if opts.chain == nil then c:close() end
   if not r then return nil, rmsg, rerr end
   return setmetatable(res, KIND.latency)
-end, "chase.latency", [[
+end), "chase.latency", [[
 chase.latency{size=, order="random", stride=, pages="4k", samples=5,
               sample_ms=20, group=, k=1, tlb_pages=, seed=, chain=}
   -> {ns=, median_ns=, samples={...}, loads=, elapsed_s=, size=, stride=,
@@ -206,9 +207,9 @@ local DRIFT = 0.10         -- t1 first and last further apart than this: the res
 -- every k >= 2 is above k; multichase there gives simple 238-260 ns and
 -- parallel2 96 ns per load, the same excess: a lone miss is served slower
 -- than misses under load.
-M.mlp = doc(function(rows, t1_last)
+M.mlp = doc(errors.facade("mlp", function(rows, t1_last)
   if type(rows) ~= "table" or #rows < 1 or rows[1].k ~= 1 then
-    error("bad argument #1 to 'mlp' (rows {{k=1, ns=}, {k=2, ns=}, ...} expected, k=1 first)", 2)
+    errors.argument("mlp", 1, "rows {{k=1, ns=}, {k=2, ns=}, ...} expected, k=1 first", 1)
   end
   local t1_first, t1 = rows[1].ns, rows[1].ns
   if t1_last and t1_last < t1 then t1 = t1_last end
@@ -245,7 +246,7 @@ M.mlp = doc(function(rows, t1_last)
   end
   if #notes > 0 then res.note = table.concat(notes, "; ") end
   return res
-end, "chase.mlp", [[
+end), "chase.mlp", [[
 chase.mlp(rows[, t1_last]) -> {rows=, mlp=, peak=, t1=, superlinear=?, t1_drift=?, unsettled=?, note=?}
 The analysis chase.parallelism applies to its rows, for rows measured any
 way: rows = {{k=1, ns=}, {k=2, ns=}, ...}, ns per load with k chains;
@@ -259,19 +260,17 @@ speedup; peak is the best speedup of all rows (multichase's
 simple/parallelN ratio).  t1_drift is
 t1_last / rows[1].ns - 1; beyond +-10% the result is unsettled (the level
 serving the chain changed during the run).  note says all that in words.]])
-M.parallelism = doc(function(opts)
+M.parallelism = doc(errors.facade("parallelism", function(opts)
   opts = check_opts(opts, "parallelism", {max = true, chains = true})
   local max = opts.max or C.max_k
   if math.type(max) ~= "integer" or max < 1 or max > C.max_k then
-    error(string.format("bad argument #1 to 'parallelism' (max: the number of chains must be in 1..%d, got %s)",
-      C.max_k, tostring(max)), 2)
+    errors.argument("parallelism", 1, string.format("max: the number of chains must be in 1..%d, got %s", C.max_k, tostring(max)), 1)
   end
   -- separate cycles (multichase's parallel chases) where every element has a
   -- word for each chain, else k heads on one cycle (lmbench's par_mem)
   local chains = opts.chains
   if chains ~= nil and chains ~= "separate" and chains ~= "heads" then
-    error(string.format("bad argument #1 to 'parallelism' (chains: \"separate\" or \"heads\", got %s)",
-      tostring(chains)), 2)
+    errors.argument("parallelism", 1, string.format("chains: \"separate\" or \"heads\", got %s", tostring(chains)), 1)
   end
   if opts.chain then
     chains = opts.chain:info().ways > 1 and "separate" or "heads"
@@ -305,7 +304,7 @@ M.parallelism = doc(function(opts)
     res.note = a.note .. string.format(" (footprint %s of lines)", metrics.size(res.footprint))
   end
   return setmetatable(res, KIND.parallelism)
-end, "chase.parallelism", [[
+end), "chase.parallelism", [[
 chase.parallelism{size=, max=16, order=, stride=, pages=, samples=, sample_ms=, chains=, chain=}
   -> {rows={{k=, ns=, median_ns=, speedup=, superlinear=?}, ...}, mlp=, peak=, size=,
       chains=, footprint=, superlinear=?, t1_drift=?, unsettled=?, note=?, ...}
@@ -342,9 +341,9 @@ local function ladder_bounds(from, to, per_octave, stride)
   return nil
 end
 
-M.sizes = doc(function(from, to, per_octave, stride)
+M.sizes = doc(errors.facade("sizes", function(from, to, per_octave, stride)
   local why = ladder_bounds(from, to, per_octave, stride)
-  if why then error(string.format("bad argument #1 to 'sizes' (%s)", why), 2) end
+  if why then errors.argument("sizes", 1, string.format("%s", why), 1) end
   local out, seen = {}, {}
   local i = 0
   while true do
@@ -355,30 +354,29 @@ M.sizes = doc(function(from, to, per_octave, stride)
     i = i + 1
   end
   return out
-end, "chase.sizes", [[
+end), "chase.sizes", [[
 chase.sizes(from, to, per_octave, stride) -> the size ladder of chase.sweep and
 pmcsh parallelism: geometric from `from` to `to`, per_octave sizes per
 doubling (1..64), each rounded down to a multiple of stride, each once.
 Bounds out of range raise (1 <= from <= to, integers).]])
 local sizes = M.sizes
 
-M.sweep = doc(function(opts)
+M.sweep = doc(errors.facade("sweep", function(opts)
   opts = check_opts(opts, "sweep", {from = true, to = true, per_octave = true, k = true, each = true})
   if opts.each ~= nil and type(opts.each) ~= "function" then
-    error("bad argument #1 to 'sweep' (each: a function called with each row expected)", 2)
+    errors.argument("sweep", 1, "each: a function called with each row expected", 1)
   end
   local from = size_of(opts.from or 4096, "from")
   local to = size_of(opts.to or 256 * 2 ^ 20 // 1, "to")
   local po = opts.per_octave or 4
   local stride = size_of(opts.stride, "stride") or M.default_stride(opts.order) or 64
   local why = ladder_bounds(from, to, po, stride)
-  if why then error(string.format("bad argument #1 to 'sweep' (%s)", why), 2) end
-  if opts.chain then error("bad argument #1 to 'sweep' (chain: a sweep builds its own chains)", 2) end
+  if why then errors.argument("sweep", 1, string.format("%s", why), 1) end
+  if opts.chain then errors.argument("sweep", 1, "chain: a sweep builds its own chains", 1) end
   -- the largest chain is checked before the small ones take their time
   local last = pick(opts, CHAIN_KEYS)
   last.size, last.stride = to, stride
-  local ok, why = pcall(C.check, last)
-  if not ok then error((tostring(why):gsub("bad argument #1 to '[%w_.]*check'", "bad argument #1 to 'sweep'")), 2) end
+  C.check(last)
   local res = {rows = {}, order = opts.order or "random", stride = stride, pages = opts.pages or "4k"}
   for _, s in ipairs(sizes(from, to, po, stride)) do
     local o = pick(opts, CHAIN_KEYS)
@@ -390,7 +388,7 @@ M.sweep = doc(function(opts)
     if opts.each then opts.each(res.rows[#res.rows], res) end
   end
   return res
-end, "chase.sweep", [[
+end), "chase.sweep", [[
 chase.sweep{from=4096, to="256M", per_octave=4, order=, stride=, pages=, samples=, sample_ms=, each=}
   -> {rows={{size=bytes, ns=, median_ns=, samples={ns...}}, ...}, order=, stride=, pages=}
 Latency versus size (lmbench lat_mem_rd): one chain per size, sizes
@@ -398,7 +396,7 @@ geometric from `from` to `to` with per_octave points per doubling (rounded
 down to the stride).  The steps of the curve are the caches: compare with
 machine.caches().]])
 
-M.loaded = doc(function(opts)
+M.loaded = doc(errors.facade("loaded", function(opts)
   opts = check_opts(opts, "loaded", {delays = true, threads = true, bw_size = true})
   local threads = opts.threads or math.max(1, #machine.cpus() - 1)
   local delays = opts.delays or {0, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 20000}
@@ -430,7 +428,7 @@ M.loaded = doc(function(opts)
   if opts.chain == nil then c:close() end
   if not res then return nil, imsg, ierr end
   return res
-end, "chase.loaded", [[
+end), "chase.loaded", [[
 chase.loaded{size="256M", delays={0, 10, ..., 20000}, threads=cpus-1, bw_size="256M",
              order=, stride=, pages=, samples=, sample_ms=}
   -> {rows={{delay=, mbps=, ns=, median_ns=}, ...}, idle_ns=, threads=, size=, note=?, ...}

@@ -87,7 +87,7 @@ function M.normalize(reading, by, ctx)
       return nil, string.format("cannot normalize by %q: no such event in the reading", by)
     end
   else
-    error("bad argument #2 to 'normalize' (iteration, byte, second or an event name expected)", 2)
+    errors.argument("normalize", 2, "iteration, byte, second or an event name expected", 1)
   end
   local out = {}
   for name, v in pairs(M.values(reading)) do out[name] = ratio(v, denom) end
@@ -264,10 +264,17 @@ function M.eval(metric, reading, ctx)
       return nil, string.format("metric %s needs event %s, not in the reading", metric.name or "?", name)
     end
   end
-  local ok, v = pcall(metric.fn, vals, ctx or {})
+  -- the context's fields the formula read and found absent: the third result
+  local absent
+  local seen = setmetatable({}, {__index = function(_, k)
+    local v = (ctx or {})[k]
+    if v == nil then absent = absent or k end
+    return v
+  end})
+  local ok, v = pcall(metric.fn, vals, seen)
   -- Ctrl-C inside a metric stops the command, as it stops a measurement
   if not ok and sys.interrupted() then error(v, 0) end
-  if not ok then return nil, string.format("metric %s failed: %s", metric.name or "?", v) end
+  if not ok then return nil, string.format("metric %s failed: %s", metric.name or "?", v), absent end
   if type(v) ~= "number" or v ~= v or v == math.huge or v == -math.huge then
     return nil, string.format("metric %s is undefined here (division by zero?)", metric.name or "?")
   end

@@ -3,6 +3,7 @@
 -- gives it the friendly API, documentation and completion.
 local C = require("pmcsh._pmc")
 local doc = require("pmcsh.help").doc
+local errors = require("pmcsh.errors")
 local complete = require("pmcsh.complete")
 local metrics = require("pmcsh.metrics")
 local sys = require("pmcsh._sys")
@@ -13,7 +14,7 @@ local pmc = {}
 local function split_spec(spec, opts)
   if type(spec) == "string" then spec = {spec} end
   if type(spec) ~= "table" then
-    error("bad argument #1 to 'group' (table of event names expected, got " .. type(spec) .. ")", 3)
+    errors.argument("group", 1, "table of event names expected, got " .. type(spec) .. "", 2)
   end
   local events, o = {}, {}
   for i = 1, #spec do events[i] = spec[i] end
@@ -24,11 +25,11 @@ local function split_spec(spec, opts)
   return events, o
 end
 
-function pmc.group(spec, opts)
+pmc.group = errors.facade("group", function(spec, opts)
   local events, o = split_spec(spec, opts)
-  if #events == 0 then error("bad argument #1 to 'group' (no events given)", 2) end
+  if #events == 0 then errors.argument("group", 1, "no events given") end
   return C.group(events, o)
-end
+end)
 
 doc(pmc.group, "pmc.group", [=[
 pmc.group{ev, ...[, pid=, cpus={...}, inherit=, pinned=]} -> group | nil, msg, errno
@@ -68,13 +69,13 @@ g:readpath()); otherwise, and for every event off the PMU, with read().]=])
 -- {"a", "b"} -> {"a:u", "a:k", "b:u", "b:k"}
 function pmc.split(list)
   if type(list) ~= "table" then
-    error("bad argument #1 to 'split' (table of event names expected, got " .. type(list) .. ")", 2)
+    errors.argument("split", 1, "table of event names expected, got " .. type(list) .. "", 1)
   end
   local out = {}
   for i, e in ipairs(list) do
-    if type(e) ~= "string" then error(string.format("bad argument #1 to 'split' (entry %d is not a string)", i), 2) end
+    if type(e) ~= "string" then errors.argument("split", 1, string.format("entry %d is not a string", i), 1) end
     if e:match(":[ukhGH]+$") or e:match("/[ukhGH]+$") then
-      error(string.format("bad argument #1 to 'split' (%s already has a :u/:k modifier)", e), 2)
+      errors.argument("split", 1, string.format("%s already has a :u/:k modifier", e), 1)
     end
     out[#out + 1] = e .. ":u"
     out[#out + 1] = e .. ":k"
@@ -96,18 +97,18 @@ local function run_once(o)
 end
 
 function pmc.run(o)
-  if type(o) ~= "table" then error("bad argument #1 to 'run' (table expected)", 2) end
+  if type(o) ~= "table" then errors.argument("run", 1, "table expected", 1) end
   if type(o.events) ~= "table" or #o.events == 0 then
-    error("bad argument #1 to 'run' (events: list of event names expected)", 2)
+    errors.argument("run", 1, "events: list of event names expected", 1)
   end
   if o.targets == nil and (type(o.cmd) ~= "table" or #o.cmd == 0) then
-    error("bad argument #1 to 'run' (cmd: list {program, args...} expected)", 2)
+    errors.argument("run", 1, "cmd: list {program, args...} expected", 1)
   end
   if o.interval_ms ~= nil and type(o.on_interval) ~= "function" then
-    error("bad argument #1 to 'run' (interval_ms needs on_interval = function(reading, seconds))", 2)
+    errors.argument("run", 1, "interval_ms needs on_interval = function(reading, seconds)", 1)
   end
   local reps = o.reps or 1
-  if math.type(reps) ~= "integer" or reps < 1 then error("bad argument #1 to 'run' (reps must be >= 1)", 2) end
+  if math.type(reps) ~= "integer" or reps < 1 then errors.argument("run", 1, "reps must be >= 1", 1) end
   if reps == 1 then return run_once(o) end
   local runs, infos = {}, {}
   for i = 1, reps do
@@ -136,12 +137,12 @@ reading(s) every N ms while the command runs (perf stat -I).]=])
 local function forced(opts)
   if opts == nil then return nil end
   if type(opts) == "string" then return opts end
-  if type(opts) ~= "table" then error("bad argument #2 (options table expected)", 3) end
+  if type(opts) ~= "table" then errors.argument("?", 2, "options table expected", 2) end
   return opts.pmu
 end
 
 function pmc.info(name, opts)
-  if type(name) ~= "string" then error("bad argument #1 to 'info' (event name expected)", 2) end
+  if type(name) ~= "string" then errors.argument("info", 1, "event name expected", 1) end
   local t, msg, errno = C.info(name, forced(opts))
   if not t then return nil, msg, errno end
   t.umasks, t.modifiers = {}, {}
@@ -166,7 +167,7 @@ umasks lists the choices (LS_DISPATCH:LD_DISPATCH encodes).]=])
 
 function pmc.list(pattern, opts)
   if pattern ~= nil and type(pattern) ~= "string" then
-    error("bad argument #1 to 'list' (pattern string expected)", 2)
+    errors.argument("list", 1, "pattern string expected", 1)
   end
   return C.list(pattern, forced(opts))
 end
@@ -216,7 +217,7 @@ end
 function pmc.overhead(opts)
   opts = opts or {}
   if type(opts) ~= "table" or opts[1] ~= nil then
-    error("bad argument #1 to 'overhead' (options table expected: {events = {...}, n = 20000})", 2)
+    errors.argument("overhead", 1, "options table expected: {events = {...}, n = 20000}", 1)
   end
   local g, msg, errno = pmc.group(opts.events or {"task-clock"})
   if not g then return nil, msg, errno end

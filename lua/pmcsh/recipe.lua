@@ -4,6 +4,7 @@ local paths = require("pmcsh.paths")
 local doc = require("pmcsh.help").doc
 local sys = require("pmcsh._sys")
 local options = require("pmcsh.options")
+local errors = require("pmcsh.errors")
 local chase = require("pmcsh.chase")
 local distance = require("pmcsh._pmc").distance
 
@@ -398,9 +399,7 @@ local function run_recipe(r, opts, args)
       u.status = 130
       return u
     end
-    if type(e) == "string" and e:find("bad argument #%-?%d+ to '") then
-      return M.usage(r.name .. ": " .. e:gsub("^[^\n]-:%d+: ", ""))
-    end
+    if errors.is(e, "argument") then return M.usage(r.name .. ": " .. errors.text(e)) end
     return debug.traceback(e, 2)
   end, opts, args))
   if not res[1] then error(res[2], 0) end

@@ -59,7 +59,7 @@ local function locked(f, path)
   local ok, _, errno = sys.lock(f)
   if ok then return true end
   f:close()
-  if errno == 11 then   -- EWOULDBLOCK
+  if errno == sys.EWOULDBLOCK then
     return nil, string.format("%s is being written by another pmcsh; wait for it, or write to another file", path)
   end
   return nil, string.format("cannot lock %s: errno %d", path, errno)

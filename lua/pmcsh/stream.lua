@@ -4,6 +4,7 @@
 -- this module adds the friendly parts: warnings, documentation, disasm.
 local C = require("pmcsh._stream")
 local doc = require("pmcsh.help").doc
+local errors = require("pmcsh.errors")
 local shell = require("pmcsh.text").shell
 local complete = require("pmcsh.complete")
 local machine = require("pmcsh.machine")
@@ -51,10 +52,10 @@ local function default_isa()
   return env ~= "" and env or nil
 end
 
-M.new = doc(function(opts)
+M.new = doc(errors.facade("new", function(opts)
   opts = opts or {}
   if type(opts) ~= "table" then
-    error("bad argument #1 to 'new' (table of options expected, got " .. type(opts) .. ")", 2)
+    errors.argument("new", 1, "table of options expected, got " .. type(opts) .. "", 1)
   end
   -- the options are checked once, by the engine (core/lstream.c)
   local copt = {}
@@ -82,7 +83,7 @@ M.new = doc(function(opts)
     end
   end
   return s
-end, "stream.new", [[
+end), "stream.new", [[
 stream.new{n=, threads=, cpus=, pages=, offset=, touch=, pin=, isa=, quiet=}
   -> stream, or nil, message, errno
 Three arrays a, b, c of n doubles (default: STREAM's rule, each array 4x the
@@ -143,18 +144,14 @@ local function summarise(r)
   return setmetatable(r, RESULT)   -- names the kind for the REPL; the table is plain
 end
 
--- A bad argument or a failed validation is raised at run's caller, named
--- as the caller wrote it: s:run(kernel, opts), arguments #1 and #2.
+-- A bad argument is raised at run's caller, numbered as the caller wrote
+-- it: s:run(kernel, opts), arguments #1 and #2 (the engine counts s).
 local measure = methods.measure
-local function method_arg(n) return "bad argument #" .. (tonumber(n) - 1) .. " to 'run'" end
-function methods.run(s, kernel, opts)
-  local ok, r, msg, errno = pcall(measure, s, kernel, opts)
-  if not ok then
-    error((tostring(r):gsub("^bad argument #(%d+) to '[^']*'", method_arg)), 2)
-  end
+methods.run = errors.facade("run", function(s, kernel, opts)
+  local r, msg, errno = measure(s, kernel, opts)
   if not r then return nil, msg, errno end
   return summarise(r)
-end
+end, -1)
 
 doc(methods.run, "stream:run", [[
 s:run(kernel, {reps=10, warmup=true, group=g, reference=false, passes=1, alternate=false})
@@ -372,8 +369,7 @@ M.disasm = doc(function(kernel, opts)
   if not d then
     local names = {}
     for _, k in ipairs(C.kernels()) do names[#names + 1] = k.name end
-    error(string.format("bad argument #1 to 'disasm' (unknown kernel '%s' (kernels: %s))",
-      tostring(kernel), table.concat(names, ", ")), 2)
+    errors.argument("disasm", 1, string.format("unknown kernel '%s' (kernels: %s)", tostring(kernel), table.concat(names, ", ")), 1)
   end
   local isa = opts.isa or default_isa() or C.engine().isa
   local symbol = opts.reference and ("ref_" .. d.symbol) or (d.symbol .. "_" .. isa)

@@ -250,7 +250,7 @@ local function events_of(opt, pmc)
   end
   for _, e in ipairs(pmc.info and opt.events or {}) do
     local info, msg, errno = pmc.info(e)
-    if not info and (errno == 2 or (msg or ""):match("[Uu]nknown")) then
+    if not info and (errno == sys.ENOENT or errno == sys.EINVAL) then
       usage(msg or string.format("unknown event %q", e))
     end
   end

@@ -164,8 +164,8 @@ local function joint_value(st, kernel, m, whole, ctx)
       for p = 1, n do
         local rd = reading_of(r.cells, function(c) return c.per_rep and c.per_rep[p] end)
         for e, x in pairs(whole) do if rd[e] == nil then rd[e] = x end end
-        local v, why = metrics.eval(m, rd, ctx)
-        if v == nil then return nil, why end
+        local v, why, absent = metrics.eval(m, rd, ctx)
+        if v == nil then return nil, why, absent end
         vals[p] = v
       end
       return metrics.stats(vals).trimmed
@@ -189,11 +189,10 @@ function M.group_metrics(st)
     local row = {name = m.name, unit = m.unit, desc = m.desc, values = {}, reasons = {}}
     for _, k in ipairs(st.header.kernels) do
       local reading, ctx = metric_reading(st, k)
-      local v, why = joint_value(st, k, m, reading, ctx)
-      if v == nil and why == nil then v, why = metrics.eval(m, reading, ctx) end
+      local v, why, field = joint_value(st, k, m, reading, ctx)
+      if v == nil and why == nil then v, why, field = metrics.eval(m, reading, ctx) end
       -- a formula over c.bytes on a workload that moves no STREAM bytes
-      local field = why and why:match("field '(%w+)'")
-      if field and ctx[field] == nil then
+      if field then
         why = string.format("needs %s per iteration, which %s does not have", field, ws[k].what)
       end
       row.values[k], row.reasons[k] = v, why

@@ -13,6 +13,7 @@
 -- the survey by adding one entry to ENGINES: its names, what it adds to the
 -- header from the options, and its descriptors.
 local chase_module = require("pmcsh.chase")
+local errors = require("pmcsh.errors")
 local chase_C = require("pmcsh._chase")
 local metrics = require("pmcsh.metrics")
 local stream_module = require("pmcsh.stream")
@@ -166,7 +167,7 @@ function M.parse_chase(spec, chase)
   -- the chain this asks for, checked as chase.chain would, before anything runs
   local ok, why = pcall(chase_C.check, {size = c.size, stride = c.stride, order = c.order})
   if not ok then
-    return nil, string.format("bad chase %q: %s", spec, (tostring(why):gsub("^.-bad argument #%d+ to '[%w_.]*' %((.*)%)$", "%1")))
+    return nil, string.format("bad chase %q: %s", spec, M.engine_message(why))
   end
   return c
 end
@@ -290,8 +291,7 @@ end
 -- An engine's refusal (an argument error's text, or its message) in words:
 -- what is inside "bad argument #1 to 'f' (...)", for display only.
 function M.engine_message(e)
-  e = type(e) == "table" and e.message or tostring(e)
-  return e:match("bad argument #%-?%d+ to '[^']*' %((.*)%)$") or e
+  return errors.is(e) and e.message or tostring(e)
 end
 
 -- The engines' own checks of the options the header holds, before anything

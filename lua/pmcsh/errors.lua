@@ -1,0 +1,71 @@
+-- Errors that say their kind (core/lpmcsh.h): a table {kind=, message=,
+-- where=, ...} under _sys.error_mt, whose tostring is the text a user reads.
+-- Kind "argument" (arg=, func=: a bad argument, as luaL_argerror words
+-- it) is raised by the engines and the facades alike; callers decide on
+-- the kind, never on the text.
+local sys = require("pmcsh._sys")
+
+local M = {}
+local MT = sys.error_mt
+
+-- Whether e is an error object (of kind `kind`, when given).
+function M.is(e, kind)
+  return getmetatable(e) == MT and (kind == nil or e.kind == kind)
+end
+
+-- "file:line: " of the function n calls above the one calling this, as
+-- error() prefixes (n = 1: that function's caller).
+local function where(n)
+  local i = debug.getinfo(n + 2, "Sl")
+  if i and i.currentline and i.currentline > 0 then return i.short_src .. ":" .. i.currentline .. ": " end
+  return ""
+end
+
+-- Raises a bad argument #arg to func at `level` (1: the caller of the
+-- function calling this, as error's level 2).
+function M.argument(func, arg, message, level)
+  error(setmetatable({kind = "argument", arg = arg, func = func, message = message, where = where((level or 1) + 1)},
+    MT), 0)
+end
+
+-- Calls f(...) and returns what it returns; a bad argument it raises is
+-- raised again as the facade's: at `level` above the facade (1: its
+-- caller), as func (when given) with its arg moved by shift (when given).
+function M.relay(level, func, shift, f, ...)
+  local r = table.pack(pcall(f, ...))
+  if r[1] then return table.unpack(r, 2, r.n) end
+  local e = r[2]
+  if M.is(e, "argument") then
+    e.where = where(level + 1)
+    e.func = func or e.func
+    e.arg = e.arg + (shift or 0)
+  end
+  error(e, 0)
+end
+
+-- f as a facade named func: a bad argument raised anywhere below it (by
+-- the engine it calls, say) is raised at the facade's caller, as func's,
+-- arg moved by shift (-1 for a method whose engine counts the self).
+function M.facade(func, f, shift)
+  return function(...)
+    local r = table.pack(pcall(f, ...))
+    if r[1] then return table.unpack(r, 2, r.n) end
+    local e = r[2]
+    if M.is(e, "argument") then
+      e.where, e.func, e.arg = where(1), func, e.arg + (shift or 0)
+    end
+    error(e, 0)
+  end
+end
+
+-- The text of e without its position (a recipe's usage line).
+function M.text(e)
+  if not M.is(e) then return tostring(e) end
+  local w = e.where
+  e.where = nil
+  local t = tostring(e)
+  e.where = w
+  return t
+end
+
+return M
