@@ -73,6 +73,8 @@ void pmcsh_newclass(lua_State *L, const char *name, const luaL_Reg *meta, const 
 {
 	luaL_newmetatable(L, name);
 	luaL_setfuncs(L, meta, 0);
+	lua_pushstring(L, name);   /* getmetatable(handle) says the class, and gives no metamethod to call */
+	lua_setfield(L, -2, "__metatable");
 	lua_newtable(L);
 	luaL_setfuncs(L, methods, 0);
 	lua_setfield(L, -2, "__index");

@@ -294,3 +294,25 @@ describe("a bad argument to an engine", function()
     assert.is_false(errors.is("bad argument #1 to 'x' (y)"))   -- text is never decoded
   end)
 end)
+
+describe("a handle's metatable", function()
+  it("is hidden: getmetatable names the class, setmetatable is refused, no metamethod can be called on a stray value", function()
+    local g <close> = assert(pmc.group{"task-clock"})
+    local s <close> = assert(stream.new{n = 1000, quiet = true})
+    local c <close> = assert(chase.chain{size = 4096})
+    assert.are.same({"pmcsh.group", "pmcsh.stream", "pmcsh.chain"}, {getmetatable(g), getmetatable(s), getmetatable(c)})
+    assert.has_error(function() setmetatable(g, {}) end)
+    -- the real ones, reached the way only debug code can, check their argument
+    for _, h in ipairs({g, s, c}) do
+      for name, f in pairs(debug.getmetatable(h)) do
+        if type(f) == "function" then
+          for _, stray in ipairs({5.5, {}, "x", io.stdout}) do
+            local ok, e = pcall(f, stray, "value")
+            assert.is_false(ok, name)
+            assert.matches("expected", tostring(e))
+          end
+        end
+      end
+    end
+  end)
+end)

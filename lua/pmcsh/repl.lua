@@ -176,7 +176,7 @@ local function fields(v, methods_only)
   while v ~= nil and guard < 8 do
     guard = guard + 1
     if type(v) == "table" then add(v) end
-    local mt = getmetatable(v)
+    local mt = debug.getmetatable(v)   -- a handle's is hidden (__metatable)
     local idx = type(mt) == "table" and rawget(mt, "__index") or nil
     if type(v) == "string" then idx = string end
     if type(idx) ~= "table" then break end
