@@ -120,14 +120,15 @@ function M.format(v, depth, seen, indent)
   return "{\n" .. inner .. table.concat(parts, ",\n" .. inner) .. "\n" .. indent .. "}"
 end
 
--- Prints the results of a REPL statement on one line, tab-separated, as
--- lua prints them (each readably formatted); `_` keeps the first.
+-- The results of a REPL statement, each readably formatted, for the host
+-- to hand to the global print as lua does (one line, tab-separated);
+-- `_` keeps the first.
 function M.show(...)
   local n = select("#", ...)
   local parts = {}
   for i = 1, n do parts[i] = M.format((select(i, ...))) end
   rawset(_G, "_", (...))
-  print(table.concat(parts, "\t"))
+  return table.unpack(parts, 1, n)
 end
 
 -- Prints v with every field, readings included (the REPL's show(v)).
@@ -228,9 +229,10 @@ function M.complete(line, word)
   return matching(names, word)
 end
 
--- Called once when the REPL starts: the banner under lua's version line.
-function M.setup()
-  print(string.format("pmcsh %s: help() for the topics, Tab completes, Ctrl-D leaves",
+-- The banner under lua's version line, when a person starts the REPL at a
+-- terminal (input from elsewhere sees what lua prints, and no more).
+function M.banner()
+  io.stdout:write(string.format("pmcsh %s: help() for the topics, Tab completes, Ctrl-D leaves\n",
     require("pmcsh.paths").version))
 end
 
