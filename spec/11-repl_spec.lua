@@ -208,6 +208,18 @@ describe("the REPL with the engines", function()
     t:expect('"page%-faults:u"')
   end)
 
+  it("shows stream.disasm's listing once, as its result", function()
+    t:send('d = stream.disasm("copy")\n')
+    local quiet = t:expect("\n> ")
+    assert.not_matches("inner loop", quiet)             -- the assignment prints nothing
+    t:send("d\n")
+    local out = t:expect("\n> ")
+    if not h.need(not out:match("^d\r?\nnil"), "objdump cannot disassemble here") then return end
+    local _, n = out:gsub("inner loop", "")
+    assert.are.equal(1, n, out)
+    assert.matches("instructions per element", out)
+  end)
+
   it("stops a long C kernel between repetitions on Ctrl-C", function()
     t:send("s = stream.new{n = 2^22, threads = 1}\n")
     t:expect("> ")

@@ -5,6 +5,7 @@
 -- measurement; this module adds sizes, statistics and documentation.
 local C = require("pmcsh._chase")
 local doc = require("pmcsh.help").doc
+local format = require("pmcsh.format")
 
 local M = {}
 
@@ -67,9 +68,9 @@ local function chain_for(opts)
 end
 
 -- Results are plain tables (they serialise unchanged); the metatable only
--- names their kind, so the REPL can print them compactly.
+-- names their kind and prints it compactly (pmcsh.format).
 local KIND = {}
-for _, k in ipairs({"latency", "parallelism", "sweep", "loaded"}) do KIND[k] = {__name = "pmcsh.chase_" .. k} end
+for _, k in ipairs({"latency", "parallelism", "sweep", "loaded"}) do KIND[k] = format.kind("pmcsh.chase_" .. k) end
 
 local function describe(res, c)
   local info = c:info()
@@ -410,7 +411,7 @@ M.sweep = doc(function(opts)
     res.rows[#res.rows + 1] = {size = r.size, ns = r.ns, median_ns = r.median_ns, samples = r.samples}
     if opts.each then opts.each(res.rows[#res.rows], res) end
   end
-  return res
+  return setmetatable(res, KIND.sweep)
 end, "chase.sweep", [[
 chase.sweep{from=4096, to="256M", per_octave=4, order=, stride=, pages=, samples=, sample_ms=, each=}
   -> {rows={{size=bytes, ns=, median_ns=, samples={ns...}}, ...}, order=, stride=, pages=}
@@ -450,7 +451,7 @@ M.loaded = doc(function(opts)
   end
   if opts.chain == nil then c:close() end
   if not res then return nil, imsg, ierr end
-  return res
+  return setmetatable(res, KIND.loaded)
 end, "chase.loaded", [[
 chase.loaded{size="256M", delays={0, 10, ..., 20000}, threads=cpus-1, bw_size="256M",
              order=, stride=, pages=, samples=, sample_ms=}

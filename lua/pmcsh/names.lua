@@ -13,7 +13,7 @@ M.lazy = {
   recipe = function() return require("pmcsh.recipe") end,
   metrics = function() return require("pmcsh.metrics") end,
   help = function() return require("pmcsh.help").help end,
-  show = function() return require("pmcsh.repl").full end,
+  show = function() return require("pmcsh.format").show end,
 }
 
 local mt = getmetatable(_G) or {}

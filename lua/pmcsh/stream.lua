@@ -5,6 +5,7 @@
 local C = require("pmcsh._stream")
 local doc = require("pmcsh.help").doc
 local shell = require("pmcsh.text").shell
+local format = require("pmcsh.format")
 
 local M = {}
 
@@ -19,7 +20,7 @@ local function descriptor(name)
   return nil
 end
 
-M.kernels = doc(function() return C.kernels() end, "stream.kernels", [[
+M.kernels = doc(function() return setmetatable(C.kernels(), format.kind("pmcsh.records")) end, "stream.kernels", [[
 stream.kernels() -> list of descriptors, default (triad) first:
   {name=, description=, symbol=, bytes=, bytes_wa=, loads=, stores=, flops=,
    reads={"b","c"}, writes={"a"}, nt=, plain=, available=}
@@ -111,7 +112,7 @@ local methods = C.methods
 local stats = require("pmcsh.metrics").stats
 local two_window = require("pmcsh.metrics").two_window
 
-local RESULT = {__name = "pmcsh.stream_result"}
+local RESULT = format.kind("pmcsh.stream_result")
 
 -- The statistics of a raw result r (in place): min, median, max, avg of the
 -- times, STREAM's MB/s from the descriptor's bytes and the best time, the
@@ -137,7 +138,7 @@ local function summarise(r)
     r.warnings = {string.format("the shortest repetition (%.14g us) is under 20 clock ticks (%.14g us each): "
       .. "use a larger n", st.min * 1e6, r.tick * 1e6)}
   end
-  return setmetatable(r, RESULT)   -- names the kind for the REPL; the table is plain
+  return setmetatable(r, RESULT)   -- names the kind and prints it (pmcsh.format); the table is plain
 end
 
 -- A bad argument or a failed validation is raised at run's caller, named
@@ -363,6 +364,8 @@ local function loops_of(insns, d)
   return loops
 end
 
+local DISASM = format.kind("pmcsh.disasm")
+
 M.disasm = doc(function(kernel, opts)
   opts = opts or {}
   kernel = kernel or C.kernels()[1].name
@@ -380,12 +383,8 @@ M.disasm = doc(function(kernel, opts)
   if not insns then
     local rec = recorded(opts.exe or exe_path(), symbol)
     if not rec then return nil, err end
-    if not opts.quiet then
-      print(string.format("%s (%s), recorded where it was built: %d instructions per iteration, %g elements per " ..
-        "iteration: %.3g instructions per element", kernel, symbol, rec.instructions, rec.elements, rec.per_element))
-    end
-    return {kernel = kernel, symbol = symbol, instructions = rec.instructions, elements = rec.elements,
-      per_element = rec.per_element, lines = {}, loops = {}, recorded = true}
+    return setmetatable({kernel = kernel, symbol = symbol, instructions = rec.instructions, elements = rec.elements,
+      per_element = rec.per_element, lines = {}, loops = {}, recorded = true}, DISASM)
   end
   local loops = loops_of(insns, d)
   if #loops == 0 then
@@ -397,11 +396,11 @@ M.disasm = doc(function(kernel, opts)
   for _, l in ipairs(loops) do
     if l.elements > main.elements then main = l end
   end
-  local res = {
+  local res = setmetatable({
     kernel = kernel, symbol = symbol, instructions = main.instructions,
-    elements = main.elements, per_element = main.per_element,
+    elements = main.elements, per_element = main.per_element, from = main.from, to = main.to,
     lines = {}, loops = {},
-  }
+  }, DISASM)
   for _, ins in ipairs(main.body) do
     res.lines[#res.lines + 1] = string.format("%8x:  %s", ins.addr, ins.text)
   end
@@ -409,23 +408,16 @@ M.disasm = doc(function(kernel, opts)
     res.loops[#res.loops + 1] = {from = l.from, to = l.to, instructions = l.instructions,
       elements = l.elements, per_element = l.per_element}
   end
-  if not opts.quiet then
-    print(string.format("%s (%s): inner loop %x..%x", kernel, symbol, main.from, main.to))
-    for _, line in ipairs(res.lines) do print(line) end
-    print(string.format("%d instructions per iteration, %g elements per iteration: %.3g instructions per element",
-      main.instructions, main.elements, main.per_element))
-    if #loops > 1 then
-      print(string.format("(%d other loops: head/remainder)", #loops - 1))
-    end
-  end
   return res
 end, "stream.disasm", [[
-stream.disasm(kernel, {reference=false, quiet=false, isa=, exe=, objdump=}) -> {kernel=, symbol=,
-  instructions=, elements=, per_element=, lines={...}, loops={...}}
+stream.disasm(kernel, {reference=false, isa=, exe=, objdump=}) -> {kernel=, symbol=,
+  instructions=, elements=, per_element=, from=, to=, lines={...}, loops={...}}
 Disassembles pmcsh's own symbol for the kernel (objdump -d), finds its loops
-by their backward jumps, and prints the inner loop (the one moving the most
-elements per pass) with the instruction count per iteration and per element
-(accounting for unrolling and vector width).  What the compiler made of the
+by their backward jumps, and returns the inner loop (the one moving the most
+elements per pass, from..to) with the instruction count per iteration and
+per element (accounting for unrolling and vector width); it prints nothing
+itself: print(stream.disasm("triad")) or the REPL shows the listing, the
+counts and how many other loops there are.  What the compiler made of the
 loop decides what the counters count per element.  reference=true shows the
 textbook loop bench-stream compares against.  Where objdump cannot run, the
 figures recorded beside the binary where it was built (EXE.loops: the arm64
