@@ -6,6 +6,7 @@
 local C = require("pmcsh._chase")
 local doc = require("pmcsh.help").doc
 local format = require("pmcsh.format")
+local complete = require("pmcsh.complete")
 
 local M = {}
 
@@ -31,7 +32,16 @@ local function size_of(v, what)
   return v
 end
 
-local function check_opts(opts, fname, allowed)
+-- Each function's options beyond the chain's, c:run's and chain=: the one
+-- list check_opts checks and Tab proposes (option_keys, pmcsh.complete).
+local OWN_KEYS = {
+  chain = {}, latency = {k = true}, parallelism = {max = true, chains = true},
+  sweep = {from = true, to = true, per_octave = true, k = true, each = true},
+  loaded = {delays = true, threads = true, bw_size = true},
+}
+
+local function check_opts(opts, fname)
+  local allowed = OWN_KEYS[fname]
   if opts == nil then opts = {} end
   if type(opts) ~= "table" then
     error(string.format("bad argument #1 to '%s' (table of options expected, got %s)", fname, type(opts)), 3)
@@ -42,6 +52,16 @@ local function check_opts(opts, fname, allowed)
     end
   end
   return opts
+end
+
+-- The keys check_opts accepts for fname, sorted.
+local function option_keys(fname)
+  local out = {"chain"}
+  for _, set in ipairs({OWN_KEYS[fname], CHAIN_KEYS, RUN_KEYS}) do
+    for k in pairs(set) do out[#out + 1] = k end
+  end
+  table.sort(out)
+  return out
 end
 
 local function pick(opts, keys)
@@ -138,7 +158,7 @@ chase.recipe_options(before, {samples=, sample_ms=, per=, stride=false?, pages_h
      chase recipe declares them alike.]])
 
 M.chain = doc(function(opts)
-  opts = check_opts(opts, "chain", {})
+  opts = check_opts(opts, "chain")
   return chain_for(opts)
 end, "chase.chain", [[
 chase.chain{size=, stride=, order="random", pages="4k", tlb_pages=64, seed=1, mix=true, ways=1}
@@ -176,7 +196,7 @@ Methods:
              {delay=, mbps=, samples={ns...}}]])
 
 M.latency = doc(function(opts)
-  opts = check_opts(opts, "latency", {k = true})
+  opts = check_opts(opts, "latency")
   local c, msg, errno = chain_for(opts)
   if not c then return nil, msg, errno end
   local r, rmsg, rerr = c:run{k = opts.k or 1, samples = opts.samples, sample_ms = opts.sample_ms,
@@ -282,7 +302,7 @@ simple/parallelN ratio).  t1_drift is
 t1_last / rows[1].ns - 1; beyond +-10% the result is unsettled (the level
 serving the chain changed during the run).  note says all that in words.]])
 M.parallelism = doc(function(opts)
-  opts = check_opts(opts, "parallelism", {max = true, chains = true})
+  opts = check_opts(opts, "parallelism")
   local max = opts.max or C.max_k
   if math.type(max) ~= "integer" or max < 1 or max > C.max_k then
     error(string.format("bad argument #1 to 'parallelism' (max: the number of chains must be in 1..%d, got %s)",
@@ -385,7 +405,7 @@ Bounds out of range raise (1 <= from <= to, integers).]])
 local sizes = M.sizes
 
 M.sweep = doc(function(opts)
-  opts = check_opts(opts, "sweep", {from = true, to = true, per_octave = true, k = true, each = true})
+  opts = check_opts(opts, "sweep")
   if opts.each ~= nil and type(opts.each) ~= "function" then
     error("bad argument #1 to 'sweep' (each: a function called with each row expected)", 2)
   end
@@ -421,7 +441,7 @@ down to the stride).  The steps of the curve are the caches: compare with
 machine.caches().]])
 
 M.loaded = doc(function(opts)
-  opts = check_opts(opts, "loaded", {delays = true, threads = true, bw_size = true})
+  opts = check_opts(opts, "loaded")
   local threads = opts.threads or math.max(1, #require("pmcsh.machine").cpus() - 1)
   local delays = opts.delays or {0, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 20000}
   if opts.size == nil and opts.chain == nil then
@@ -465,6 +485,8 @@ timed samples, ns the best latency under that load; idle_ns is the latency
 with no load.  Larger delays, less bandwidth, latency falls toward idle.
 A row whose loaders read nothing (started, then left without a cpu while
 the chase was timed) is named in note.]])
+
+for fname in pairs(OWN_KEYS) do complete.options(M[fname], option_keys(fname)) end
 
 return doc(M, "chase", [[
 pointer chases: memory latency, memory-level parallelism, latency versus size, loaded latency

@@ -105,6 +105,13 @@ function M.complete(line, word)
   local hooked = complete.ask(line, word)
   if hooked then return hooked end
   if complete.in_string(line) then return {} end
+  local call = complete.option_call(line, word)
+  local keys = call and complete.keys_of(resolve(call))
+  if keys and word:match("^[%a_]?[%w_]*$") then
+    local out = matching(keys, word)
+    for i, k in ipairs(out) do out[i] = k .. "=" end
+    return out
+  end
   local base, sep, prefix = word:match("^(.-)([.:])([%w_]*)$")
   if base and base ~= "" then
     local v = resolve(base)
