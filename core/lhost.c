@@ -58,16 +58,20 @@ static long long sigint_now(void)
 	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+/* Serves the press: the engines called after the error (a pcall caught
+ * it) run again, as Lua code does after lua.c's. */
 static void stop_hook(lua_State *L, lua_Debug *ar)
 {
 	(void)ar;
 	lua_sethook(L, NULL, 0, 0);
+	pmcsh_interrupt_served = 1;
 	luaL_error(L, "interrupted!");
 }
 
 static void on_sigint(int sig)
 {
 	pmcsh_interrupted = 1;
+	pmcsh_interrupt_served = 0;
 	if (!active_state)
 		return;
 	int armed = lua_gethook(active_state) == stop_hook;  /* a C call still runs */
@@ -137,6 +141,7 @@ static int host_docall(lua_State *L, int narg, int nres)
 	lua_pushcfunction(L, msghandler);
 	lua_insert(L, base);
 	pmcsh_interrupted = 0;
+	pmcsh_interrupt_served = 0;
 	active_state = L;
 	host_install_sigint();
 	int status = lua_pcall(L, narg, nres, base);

@@ -342,3 +342,57 @@ print(d)
     assert.matches("%d+ instructions per iteration, [%d.]+ elements per iteration", listing)
   end)
 end)
+
+-- Ctrl-C in a script is lua's: the error "interrupted!" at the next Lua
+-- instruction, which pcall catches and which otherwise ends the script with
+-- status 1 and a traceback.  An engine stops between repetitions and its
+-- return is overtaken by that error.
+describe("Ctrl-C in a script", function()
+  -- Runs `exe file`, sends SIGINT once the script has printed "ready";
+  -- returns its status, stdout and stderr.
+  local function interrupt(exe, text)
+    local dir = h.tmpdir()
+    local script = h.write(dir .. "/s.lua", text)
+    local cmd = ("cd %s && %s s.lua >out 2>err & pid=$!; i=0; while ! grep -q ready %s/out && [ $i -lt 200 ]; " ..
+      "do sleep 0.05; i=$((i+1)); done; sleep 0.2; kill -INT $pid; wait $pid; echo $?"):format(
+      h.shquote(dir), h.shquote(exe), h.shquote(dir))
+    local p = io.popen(cmd)
+    local code = tonumber(p:read("a"):match("(%d+)%s*$"))
+    p:close()
+    local r = {code = code, out = h.slurp(dir .. "/out"), err = h.slurp(dir .. "/err"):gsub(exe:gsub("%p", "%%%0"), "PROG")}
+    os.remove(script)
+    os.execute("rm -rf " .. h.shquote(dir))
+    return r
+  end
+
+  it("ends a Lua loop as lua5.4 ends it: 'interrupted!', a traceback, status 1", function()
+    if not h.need(io.open("/usr/bin/lua5.4") ~= nil, "lua5.4 is not installed to compare with") then return end
+    local text = "print('ready') io.stdout:flush()\nlocal x = 0\nwhile true do x = x + 1 end\n"
+    local want, got = interrupt("/usr/bin/lua5.4", text), interrupt(h.exe, text)
+    assert.are.equal(want.code, got.code)
+    assert.are.equal(1, got.code)
+    assert.are.equal(want.out, got.out)
+    assert.are.equal(want.err:match("^[^\n]*"), got.err:match("^[^\n]*"))   -- PROG: interrupted!
+    assert.matches("stack traceback:", got.err)
+  end)
+
+  it("stops s:run and chase.latency between repetitions with that error, which pcall catches", function()
+    local got = interrupt(h.exe, [[
+local s = stream.new{n = 2^20, threads = 1, quiet = true}
+print("ready") io.stdout:flush()
+local r, msg, errno = s:run("triad", {reps = 1000000})
+print("after s:run", r, msg, errno)
+]])
+    assert.are.equal(1, got.code)
+    assert.are.equal("ready\n", got.out)                 -- nothing after s:run ran
+    assert.matches("^PROG: s%.lua:3: interrupted!\nstack traceback:", got.err)
+    got = interrupt(h.exe, [[
+print("ready") io.stdout:flush()
+print(pcall(chase.latency, {size = "16M", samples = 1000, sample_ms = 50}))
+local s = stream.new{n = 2^20, threads = 1, quiet = true}
+print(pcall(s.run, s, "triad", {reps = 2}) and "runs again")
+]])
+    assert.are.equal(0, got.code, got.err)
+    assert.matches("^ready\nfalse\t[^\n]*interrupted!\nruns again\n$", got.out)
+  end)
+end)

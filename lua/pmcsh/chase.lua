@@ -223,7 +223,8 @@ then `samples` samples of about sample_ms each.  ns is the best sample,
 median_ns the median.  With group (a pmc group) the counters run around
 each timed sample only: counts is their sum, per_rep each sample's reading,
 elapsed_s the time they cover.  chain= reuses a chain from chase.chain.
-Ctrl-C stops between samples (nil, "interrupted", EINTR).]])
+Ctrl-C stops between samples and raises lua's error "interrupted!" (pcall
+catches it; uncaught, it ends a script with status 1), as s:run does.]])
 
 local SUPERLINEAR = 1.05   -- speedup / k above this: not memory-level parallelism
 local DRIFT = 0.10         -- t1 first and last further apart than this: the residency changed

@@ -170,7 +170,10 @@ on the calling thread and (by copies) on every worker.  The result:
   ticks).
 The arrays are then validated as STREAM does (replaying the kernels run,
 average relative error <= 1e-13); a failure raises an error.  Ctrl-C stops
-between repetitions: nil, "interrupted", EINTR (as the chases).
+the engine between repetitions and raises lua's error "interrupted!" (as
+the chases do): pcall catches it, and uncaught it ends a script with
+status 1.  (Only inside a coroutine, which the interrupt does not reach
+until it yields, does run return nil, "interrupted", EINTR.)
 reference=true runs the textbook loop instead (bench-stream's yardstick).
 passes=P runs the loop P times in each window.  alternate=true makes the
 windows pairs that differ only in the elements counted (odd windows each
