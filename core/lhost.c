@@ -36,6 +36,7 @@
 #endif
 
 static const char *progname = "pmcsh";
+static int in_repl;  /* messages then name no program, as lua.c's in interactive mode */
 static lua_State *active_state;
 /* The kernel marked this process secure (AT_SECURE: file capabilities such
  * as cap_perfmon): paths from the environment and the user's recipe
@@ -57,16 +58,20 @@ static long long sigint_now(void)
 	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+/* Serves the press: the engines called after the error (a pcall caught
+ * it) run again, as Lua code does after lua.c's. */
 static void stop_hook(lua_State *L, lua_Debug *ar)
 {
 	(void)ar;
 	lua_sethook(L, NULL, 0, 0);
+	pmcsh_interrupt_served = 1;
 	luaL_error(L, "interrupted!");
 }
 
 static void on_sigint(int sig)
 {
 	pmcsh_interrupted = 1;
+	pmcsh_interrupt_served = 0;
 	if (!active_state)
 		return;
 	int armed = lua_gethook(active_state) == stop_hook;  /* a C call still runs */
@@ -91,7 +96,9 @@ static void host_install_sigint(void)
 
 static void host_message(const char *msg)
 {
-	fprintf(stderr, "%s: %s\n", progname, msg);
+	if (!in_repl)
+		fprintf(stderr, "%s: ", progname);
+	fprintf(stderr, "%s\n", msg);
 	fflush(stderr);
 }
 
@@ -134,6 +141,7 @@ static int host_docall(lua_State *L, int narg, int nres)
 	lua_pushcfunction(L, msghandler);
 	lua_insert(L, base);
 	pmcsh_interrupted = 0;
+	pmcsh_interrupt_served = 0;
 	active_state = L;
 	host_install_sigint();
 	int status = lua_pcall(L, narg, nres, base);
@@ -417,7 +425,23 @@ static int is_file(const char *path)
 	return stat(path, &st) == 0 && !S_ISDIR(st.st_mode);
 }
 
-static int run_script(lua_State *L, char **argv, int argc, int script)
+/* Pushes arg[1..#arg], the script's arguments, as lua.c does: from the
+ * global table as -e chunks and LUA_INIT may have left it, not from argv;
+ * raises "'arg' is not a table" when one replaced it.  Returns how many. */
+static int push_script_args(lua_State *L)
+{
+	if (lua_getglobal(L, "arg") != LUA_TTABLE)
+		luaL_error(L, "'arg' is not a table");
+	int n = (int)luaL_len(L, -1);
+	luaL_checkstack(L, n + 3, "too many arguments to script");
+	int t = lua_gettop(L);
+	for (int i = 1; i <= n; i++)
+		lua_rawgeti(L, t, i);
+	lua_remove(L, t);
+	return n;
+}
+
+static int run_script(lua_State *L, char **argv, int script)
 {
 	const char *fname = argv[script];
 	if (fname && strcmp(fname, "-") == 0 && strcmp(argv[script - 1], "--") != 0)
@@ -425,11 +449,7 @@ static int run_script(lua_State *L, char **argv, int argc, int script)
 	int status = luaL_loadfile(L, fname);
 	if (status != LUA_OK)
 		return host_report(L, status);
-	int nargs = script < argc ? argc - script - 1 : 0;
-	luaL_checkstack(L, nargs + 3, "too many arguments to script");
-	for (int i = script + 1; i < argc; i++)
-		lua_pushstring(L, argv[i]);
-	status = host_docall(L, nargs, 0);
+	status = host_docall(L, push_script_args(L), 0);
 	return host_report(L, status);
 }
 
@@ -569,6 +589,16 @@ static int is_recipe_name(lua_State *L, const char *a)
 	return 1;
 }
 
+/* The REPL, whose messages, as lua.c's in interactive mode, name no
+ * program: an error that ends it (a _PROMPT whose __tostring fails) too. */
+static int run_repl(lua_State *L)
+{
+	in_repl = 1;
+	int code = repl_run(L, &repl_host);
+	in_repl = 0;
+	return code;
+}
+
 /* The whole program, run protected: returns the exit status. */
 static int pmain(lua_State *L)
 {
@@ -621,14 +651,14 @@ static int pmain(lua_State *L)
 	}
 	int code = runargs(L, argv, optlim);
 	if (code == 0 && script > 0)
-		code = run_script(L, argv, argc, script);
+		code = run_script(L, argv, script);
 	if (code == 0) {
 		if (args & HAS_I) {
-			code = repl_run(L, &repl_host);
+			code = run_repl(L);
 		} else if (script < 1 && !(args & (HAS_E | HAS_V))) {
 			if (isatty(STDIN_FILENO)) {
 				print_version();
-				code = repl_run(L, &repl_host);
+				code = run_repl(L);
 			} else {
 				code = host_report(L, luaL_loadfile(L, NULL) == LUA_OK ? host_docall(L, 0, 0) : LUA_ERRFILE);
 			}

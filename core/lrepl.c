@@ -20,8 +20,8 @@
 #include "../kernels/interrupt.h"
 
 #define HISTORY_MAX 1000
-#define PROMPT "> "
-#define PROMPT2 ">> "
+#define PROMPT "> "	/* unless _PROMPT says otherwise, as in lua.c */
+#define PROMPT2 ">> "	/* _PROMPT2 */
 #define EOFMARK "<eof>"
 
 static lua_State *repl_L;
@@ -72,6 +72,29 @@ static char *read_line(const char *prompt, int *cancelled)
 	char *line = readline(prompt);
 	sigprocmask(SIG_SETMASK, &wait_mask, NULL);
 	*cancelled = line_cancelled;
+	return line;
+}
+
+/* lua.c's prompt: tostring(_PROMPT) (_PROMPT2 for a continuation line),
+ * the default when that global is nil.  The string stays on the stack, the
+ * caller pops it after reading; a failing __tostring raises, as in lua.c. */
+static const char *push_prompt(lua_State *L, int firstline)
+{
+	if (lua_getglobal(L, firstline ? "_PROMPT" : "_PROMPT2") == LUA_TNIL) {
+		lua_pop(L, 1);
+		lua_pushstring(L, firstline ? PROMPT : PROMPT2);
+	} else {
+		luaL_tolstring(L, -1, NULL);
+		lua_remove(L, -2);
+	}
+	return lua_tostring(L, -1);
+}
+
+/* Reads one line with the prompt lua.c would show; see read_line. */
+static char *prompt_line(lua_State *L, int firstline, int *cancelled)
+{
+	char *line = read_line(push_prompt(L, firstline), cancelled);
+	lua_pop(L, 1);
 	return line;
 }
 
@@ -164,10 +187,8 @@ static int incomplete(lua_State *L, int status)
 		size_t lmsg;
 		const char *msg = lua_tolstring(L, -1, &lmsg);
 		size_t lmark = sizeof(EOFMARK) - 1;
-		if (lmsg >= lmark && strcmp(msg + lmsg - lmark, EOFMARK) == 0) {
-			lua_pop(L, 1);
+		if (lmsg >= lmark && strcmp(msg + lmsg - lmark, EOFMARK) == 0)
 			return 1;
-		}
 	}
 	return 0;
 }
@@ -190,13 +211,14 @@ static void checked_assignment(lua_State *L)
 	lua_settop(L, top);
 }
 
-/* Loads the statement in the buffer on top (as an expression first), reading
+/* Reads a statement and loads it (as an expression first), reading
  * continuation lines while it is incomplete.  Returns the load status with
- * the chunk or error on top, -1 at end of input, -2 when Ctrl-C dropped it. */
+ * the chunk or error on top (end of input inside a statement: its syntax
+ * error), -1 at end of input, -2 when Ctrl-C dropped it. */
 static int load_statement(lua_State *L)
 {
 	int cancelled;
-	char *line = read_line(PROMPT, &cancelled);
+	char *line = prompt_line(L, 1, &cancelled);
 	if (line == NULL)
 		return -1;
 	if (cancelled) {
@@ -204,7 +226,10 @@ static int load_statement(lua_State *L)
 		return -2;
 	}
 	luaL_Buffer b;
-	lua_pushstring(L, line);
+	if (line[0] == '=')  /* lua.c's "=x", 5.2's "return x" */
+		lua_pushfstring(L, "return %s", line + 1);
+	else
+		lua_pushstring(L, line);
 	free(line);
 	const char *src = lua_tostring(L, -1);
 	const char *retsrc = lua_pushfstring(L, "return %s;", src);
@@ -222,11 +247,14 @@ static int load_statement(lua_State *L)
 				checked_assignment(L);
 			break;
 		}
-		char *more = read_line(PROMPT2, &cancelled);
-		if (more == NULL || cancelled) {
+		char *more = prompt_line(L, 0, &cancelled);
+		if (more == NULL)  /* end of input: the syntax error is the statement's */
+			break;
+		lua_pop(L, 1);  /* the "<eof>" message */
+		if (cancelled) {
 			free(more);
 			lua_pop(L, 1);
-			return more ? -2 : -1;
+			return -2;
 		}
 		luaL_buffinit(L, &b);
 		lua_pushvalue(L, -2);
@@ -256,6 +284,10 @@ static void history_setup(void)
 {
 	const char *home = getenv("HOME");
 	history_path[0] = '\0';
+	/* a statement of several lines is one entry, in the file too: its lines
+	 * follow one timestamp line and are read back as one entry */
+	history_write_timestamps = 1;
+	history_multiline_entries = 1;
 	if (home && *home && isatty(STDIN_FILENO)) {
 		snprintf(history_path, sizeof history_path, "%s/.pmcsh_history", home);
 		int fd = open(history_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);  /* so append works */
@@ -277,6 +309,20 @@ static void report_error(lua_State *L)
 	lua_settop(L, 0);
 }
 
+/* lua.c's l_print: the n values on the stack (repl.show's text of each
+ * result) passed to the global print, whatever it is now; a print that
+ * fails is reported as lua reports it in interactive mode (no prefix). */
+static void print_results(lua_State *L, int n)
+{
+	luaL_checkstack(L, LUA_MINSTACK, "too many results to print");
+	lua_getglobal(L, "print");
+	lua_insert(L, 1);
+	if (lua_pcall(L, n, 0, 0) != LUA_OK) {
+		lua_pushfstring(L, "error calling 'print' (%s)", lua_tostring(L, -1));
+		report_error(L);
+	}
+}
+
 /* Runs the REPL until end of input; returns the exit status (0). */
 int repl_run(lua_State *L, const struct repl_host *h)
 {
@@ -287,9 +333,11 @@ int repl_run(lua_State *L, const struct repl_host *h)
 	if (host->docall(L, 1, 1) != LUA_OK)
 		return host->report(L, LUA_ERRRUN);
 	repl_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-	push_repl_fn(L, "setup");
-	if (host->docall(L, 0, 0) != LUA_OK)
-		report_error(L);
+	if (isatty(STDIN_FILENO)) {  /* a person: pmcsh's line under lua's version */
+		push_repl_fn(L, "banner");
+		if (host->docall(L, 0, 0) != LUA_OK)
+			report_error(L);
+	}
 
 	rl_readline_name = "pmcsh";
 	rl_attempted_completion_function = attempt_completion;
@@ -310,7 +358,9 @@ int repl_run(lua_State *L, const struct repl_host *h)
 			if (n > 0) {
 				push_repl_fn(L, "show");
 				lua_insert(L, 1);
-				if (host->docall(L, n, 0) != LUA_OK)
+				if (host->docall(L, n, n) == LUA_OK)
+					print_results(L, n);
+				else
 					report_error(L);
 			}
 		} else {

@@ -219,7 +219,7 @@ static int sys_lock(lua_State *L)
  * how an error is known to be an interrupt by its cause, not its text. */
 static int sys_interrupted(lua_State *L)
 {
-	lua_pushboolean(L, pmcsh_stop_requested());
+	lua_pushboolean(L, pmcsh_interrupted != 0);
 	return 1;
 }
 

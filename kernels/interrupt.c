@@ -1,3 +1,4 @@
 #include "interrupt.h"
 
 volatile sig_atomic_t pmcsh_interrupted;
+volatile sig_atomic_t pmcsh_interrupt_served;

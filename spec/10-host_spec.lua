@@ -275,3 +275,129 @@ describe("recipe option values", function()
       recipe.split_list("a, uncore_imc_0/event=0x4,umask=0x3/:u ,b"))
   end)
 end)
+
+-- A result prints in a script as the REPL shows it (pmcsh.format, one
+-- formatter): print(r) and tostring(r) give the compact form, show(x) every
+-- field, a list of records a table; the results stay plain data for cjson.
+describe("results in scripts", function()
+  it("print as the REPL shows them, one line for a run or a latency", function()
+    local r = h.run({"-"}, {stdin = [[
+local s = stream.new{n = 2^16, threads = 1, quiet = true}
+print(s:run("triad", {reps = 3}))
+print(chase.latency{size = "1M", samples = 2})
+]]})
+    assert.are.equal(0, r.code, r.err)
+    local lines = {}
+    for l in r.out:gmatch("[^\n]+") do lines[#lines + 1] = l end
+    assert.are.equal(2, #lines, r.out)
+    assert.matches("^triad: [%d.]+ MB/s %(best of 3 reps, median [%d.]+%), 24 B/iteration, n = 65536, 1 thread, 4k pages", lines[1])
+    assert.matches("^[%d.]+ ns per load %(best of 2 samples, median [%d.]+%): random order, 1M, stride 64, 4k pages$", lines[2])
+    -- the REPL shows the same text: the same result printed both ways
+    local i = h.run({"-i"}, {stdin = "r = chase.sweep{from = 4096, to = 8192, per_octave = 1, samples = 2}\nprint(r)\nr\n"})
+    assert.are.equal(0, i.code, i.err)
+    local printed, shown = i.out:match("> print%(r%)\n(ns per load by size.-)\n> r\n(ns per load by size.-)\n> \n$")
+    assert.is_truthy(printed, i.out)
+    assert.are.equal(printed, shown)
+    assert.matches("size%s+ns%s+median_ns\n%s+4K%s+[%d.]+%s+[%d.]+\n%s+8K", printed)
+  end)
+
+  it("print a list of records as a table, with show too: stream.kernels()", function()
+    local r = h.run({"-e", "print(stream.kernels()); print(#stream.kernels()); show(stream.kernels())"})
+    assert.are.equal(0, r.code, r.err)
+    local n = tonumber(r.out:match("\n(%d+)\n"))
+    local printed, shown = r.out:match("^(.-)\n%d+\n(.*)\n$")
+    assert.are.equal(printed, shown)
+    local lines = {}
+    for l in printed:gmatch("[^\n]+") do lines[#lines + 1] = l end
+    assert.are.equal(n + 1, #lines)                       -- a header, then a line per kernel (was a 150-line tree)
+    assert.matches("^name%s+available%s+bytes%s+bytes_wa", lines[1])
+    assert.matches("^triad%s+true%s+24%s+32%s.*stream_triad%s+a%s+a = b %+ s%*c %(STREAM triad%)$", lines[2])
+  end)
+
+  it("stay plain data: cjson encodes them as it encodes their fields", function()
+    local r = h.run({"-e", [[
+local cjson = require("cjson")
+local s = stream.new{n = 2^16, threads = 1, quiet = true}
+local run, lat = s:run("copy", {reps = 2}), chase.latency{size = "1M", samples = 2}
+local k = stream.kernels()
+local function near(a, b) return math.abs(a - b) <= 1e-9 * math.abs(b) end
+local r2, l2 = cjson.decode(cjson.encode(run)), cjson.decode(cjson.encode(lat))
+assert(r2.kernel == "copy" and r2.n == run.n and near(r2.mbps, run.mbps) and #r2.times == 2)
+assert(near(l2.ns, lat.ns) and l2.order == "random" and cjson.decode(cjson.encode(k))[1].name == "triad")
+print(getmetatable(run).__name, getmetatable(lat).__name, #cjson.decode(cjson.encode(k)) == #k)
+]]})
+    assert.are.equal(0, r.code, r.err)
+    assert.are.equal("pmcsh.stream_result\tpmcsh.chase_latency\ttrue\n", r.out)
+  end)
+
+  it("stream.disasm returns its listing and prints nothing itself", function()
+    local r = h.run({"-e", [[
+local d, msg = stream.disasm("copy")
+if not d then print("none: " .. msg) return end
+io.write("returned ", #d.lines, " lines\n")
+print(d)
+]]})
+    assert.are.equal(0, r.code, r.err)
+    if not h.need(not r.out:match("^none"), "objdump cannot disassemble here: " .. r.out) then return end
+    local n = tonumber(r.out:match("^returned (%d+) lines\n"))
+    local listing = r.out:match("^returned %d+ lines\n(.*)$")
+    assert.matches("^copy %(stream_copy_%w+%): inner loop %x+%.%.%x+\n", listing)
+    local lines = select(2, listing:gsub("\n", ""))
+    assert.is_true(lines >= n + 2, listing)                -- the head, the lines, the counts
+    assert.matches("%d+ instructions per iteration, [%d.]+ elements per iteration", listing)
+  end)
+end)
+
+-- Ctrl-C in a script is lua's: the error "interrupted!" at the next Lua
+-- instruction, which pcall catches and which otherwise ends the script with
+-- status 1 and a traceback.  An engine stops between repetitions and its
+-- return is overtaken by that error.
+describe("Ctrl-C in a script", function()
+  -- Runs `exe file`, sends SIGINT once the script has printed "ready";
+  -- returns its status, stdout and stderr.
+  local function interrupt(exe, text)
+    local dir = h.tmpdir()
+    local script = h.write(dir .. "/s.lua", text)
+    local cmd = ("cd %s && %s s.lua >out 2>err & pid=$!; i=0; while ! grep -q ready %s/out && [ $i -lt 200 ]; " ..
+      "do sleep 0.05; i=$((i+1)); done; sleep 0.2; kill -INT $pid; wait $pid; echo $?"):format(
+      h.shquote(dir), h.shquote(exe), h.shquote(dir))
+    local p = io.popen(cmd)
+    local code = tonumber(p:read("a"):match("(%d+)%s*$"))
+    p:close()
+    local r = {code = code, out = h.slurp(dir .. "/out"), err = h.slurp(dir .. "/err"):gsub(exe:gsub("%p", "%%%0"), "PROG")}
+    os.remove(script)
+    os.execute("rm -rf " .. h.shquote(dir))
+    return r
+  end
+
+  it("ends a Lua loop as lua5.4 ends it: 'interrupted!', a traceback, status 1", function()
+    if not h.need(io.open("/usr/bin/lua5.4") ~= nil, "lua5.4 is not installed to compare with") then return end
+    local text = "print('ready') io.stdout:flush()\nlocal x = 0\nwhile true do x = x + 1 end\n"
+    local want, got = interrupt("/usr/bin/lua5.4", text), interrupt(h.exe, text)
+    assert.are.equal(want.code, got.code)
+    assert.are.equal(1, got.code)
+    assert.are.equal(want.out, got.out)
+    assert.are.equal(want.err:match("^[^\n]*"), got.err:match("^[^\n]*"))   -- PROG: interrupted!
+    assert.matches("stack traceback:", got.err)
+  end)
+
+  it("stops s:run and chase.latency between repetitions with that error, which pcall catches", function()
+    local got = interrupt(h.exe, [[
+local s = stream.new{n = 2^20, threads = 1, quiet = true}
+print("ready") io.stdout:flush()
+local r, msg, errno = s:run("triad", {reps = 1000000})
+print("after s:run", r, msg, errno)
+]])
+    assert.are.equal(1, got.code)
+    assert.are.equal("ready\n", got.out)                 -- nothing after s:run ran
+    assert.matches("^PROG: s%.lua:3: interrupted!\nstack traceback:", got.err)
+    got = interrupt(h.exe, [[
+print("ready") io.stdout:flush()
+print(pcall(chase.latency, {size = "16M", samples = 1000, sample_ms = 50}))
+local s = stream.new{n = 2^20, threads = 1, quiet = true}
+print(pcall(s.run, s, "triad", {reps = 2}) and "runs again")
+]])
+    assert.are.equal(0, got.code, got.err)
+    assert.matches("^ready\nfalse\t[^\n]*interrupted!\nruns again\n$", got.out)
+  end)
+end)

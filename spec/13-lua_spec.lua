@@ -129,4 +129,52 @@ describe("pmcsh as lua(1)", function()
     file("err.lua", "local function f() error('deep') end f()")
     same({"err.lua"})
   end)
+
+  -- testes/main.lua of Lua 5.4.4: the script's arguments come from the
+  -- global arg as -e left it, not from the command line
+  it("passes the script arg[1..#arg] as -e and LUA_INIT left them", function()
+    if not h.need(have_lua(), "lua5.4 is not installed to compare with") then return end
+    local s = file("dots.lua", "print(select('#', ...), ...)")
+    same({"-e", "arg[1] = 100", "-"}, nil, "print(...)")
+    same({"-e", "arg[1] = 100", "-", "a", "b"}, nil, "print(...)")
+    same({"-e", "arg = {'x', 'y', n = 5}", s, "a"})
+    same({"-e", "arg[3] = nil", s, "a", "b", "c"})
+    same({s, "a", "b"}, "LUA_INIT='arg[2] = \"init\"'")
+    same({"-e", "arg = 1", "-"}, nil, "")
+    same({"-e", "arg = nil", s})
+    same({"-e", "arg = setmetatable({}, {__len = function() return 2 end})", s})
+  end)
+
+  -- Input that is no terminal still sees the REPL as lua shows it: the
+  -- prompts (tostring of _PROMPT and _PROMPT2), each result through the
+  -- global print, and lua's messages.
+  it("runs -i over piped input as lua does: prompts, results through print, errors", function()
+    if not h.need(have_lua(), "lua5.4 is not installed to compare with") then return end
+    local twice = " --\na = 2\n"
+    same({"-i"}, nil, twice)
+    same({"-e_PROMPT='alo'", "-i"}, nil, twice)
+    same({"-e", "_PROMPT2 = '..'", "-i"}, nil, "for i = 1, 2 do\nprint(i)\nend\n")
+    same({"-e", "local C = 0; _PROMPT = setmetatable({}, {__tostring = function() C = C + 1; return C end})", "-i"},
+      nil, twice)
+    same({"-e", "_PROMPT = '' _PROMPT2 = ''", "-i"}, nil, "(6*2-6) -- ===\na =\n10\nprint(a)\na")
+    same({"-e", "_PROMPT = '' _PROMPT2 = ''", "-i"}, nil,
+      (" --\nfunction f ( x )\n  local a = [[\nxuxu\n]]\n  if x == 11 then return 1 + 12 , 2 + 20 end\n" ..
+       "  return x + 1\nend\nreturn( f( 100 ) )\ndo return f( 11 ) end"):gsub(" ", "\n\n"))
+    same({"-i"}, nil, "=1, 2\nreturn 3\n1 + 1, nil\n")
+    same({"-e", "print = nil", "-i"}, nil, "10\n")
+    same({"-e", "print = function(...) io.write('[', select('#', ...), ']') end", "-i"}, nil, "10\n1, 2\n")
+    same({"-i"}, nil, "error('x')\nerror({})\nx = = 1\nprint(2)\n")
+    same({"-e", "_PROMPT = setmetatable({}, {__tostring = function() error('no prompt') end})", "-i"}, nil, "1\n")
+  end)
+
+  -- Lua 5.4.4 prints "(null)" for a statement cut by the end of input (a
+  -- bug that 5.4.6 fixed: it reports the syntax error); pmcsh reports it.
+  it("reports a statement cut by the end of input as its syntax error", function()
+    if not h.need(have_lua(), "lua5.4 is not installed to compare with") then return end
+    local want = run(LUA, {"-i"}, nil, "for i = 1, 2 do\n")
+    local got = run(h.exe, {"-i"}, nil, "for i = 1, 2 do\n")
+    assert.are.equal(want.out, got.out)
+    assert.are.equal(want.code, got.code)
+    assert.are.equal("stdin:1: 'end' expected near <eof>\n", got.err)
+  end)
 end)

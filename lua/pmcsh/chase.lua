@@ -9,6 +9,8 @@ local errors = require("pmcsh.errors")
 local machine = require("pmcsh.machine")
 local metrics = require("pmcsh.metrics")
 local parse_size = require("pmcsh.options").parse_size
+local format = require("pmcsh.format")
+local complete = require("pmcsh.complete")
 
 local M = {}
 
@@ -34,7 +36,16 @@ local function size_of(v, what)
   return v
 end
 
-local function check_opts(opts, fname, allowed)
+-- Each function's options beyond the chain's, c:run's and chain=: the one
+-- list check_opts checks and Tab proposes (option_keys, pmcsh.complete).
+local OWN_KEYS = {
+  chain = {}, latency = {k = true}, parallelism = {max = true, chains = true},
+  sweep = {from = true, to = true, per_octave = true, k = true, each = true},
+  loaded = {delays = true, threads = true, bw_size = true},
+}
+
+local function check_opts(opts, fname)
+  local allowed = OWN_KEYS[fname]
   if opts == nil then opts = {} end
   if type(opts) ~= "table" then
     errors.argument(fname, 1, "table of options expected, got " .. type(opts))
@@ -45,6 +56,16 @@ local function check_opts(opts, fname, allowed)
     end
   end
   return opts
+end
+
+-- The keys check_opts accepts for fname, sorted.
+local function option_keys(fname)
+  local out = {"chain"}
+  for _, set in ipairs({OWN_KEYS[fname], CHAIN_KEYS, RUN_KEYS}) do
+    for k in pairs(set) do out[#out + 1] = k end
+  end
+  table.sort(out)
+  return out
 end
 
 local function pick(opts, keys)
@@ -71,9 +92,9 @@ local function chain_for(opts)
 end
 
 -- Results are plain tables (they serialise unchanged); the metatable only
--- names their kind, so the REPL can print them compactly.
+-- names their kind and prints it compactly (pmcsh.format).
 local KIND = {}
-for _, k in ipairs({"latency", "parallelism", "sweep", "loaded"}) do KIND[k] = {__name = "pmcsh.chase_" .. k} end
+for _, k in ipairs({"latency", "parallelism", "sweep", "loaded"}) do KIND[k] = format.kind("pmcsh.chase_" .. k) end
 
 local function describe(res, c)
   local info = c:info()
@@ -117,7 +138,7 @@ pages reserved in /sys/kernel/mm/hugepages/*/nr_hugepages).]])
 
 
 M.chain = doc(errors.facade("chain", function(opts)
-  opts = check_opts(opts, "chain", {})
+  opts = check_opts(opts, "chain")
   return chain_for(opts)
 end), "chase.chain", [[
 chase.chain{size=, stride=, order="random", pages="4k", tlb_pages=64, seed=1, mix=true, ways=1}
@@ -155,7 +176,7 @@ Methods:
              {delay=, mbps=, samples={ns...}}]])
 
 M.latency = doc(errors.facade("latency", function(opts)
-  opts = check_opts(opts, "latency", {k = true})
+  opts = check_opts(opts, "latency")
   local c, msg, errno = chain_for(opts)
   if not c then return nil, msg, errno end
   local r, rmsg, rerr = c:run{k = opts.k or 1, samples = opts.samples, sample_ms = opts.sample_ms,
@@ -182,7 +203,8 @@ then `samples` samples of about sample_ms each.  ns is the best sample,
 median_ns the median.  With group (a pmc group) the counters run around
 each timed sample only: counts is their sum, per_rep each sample's reading,
 elapsed_s the time they cover.  chain= reuses a chain from chase.chain.
-Ctrl-C stops between samples (nil, "interrupted", EINTR).]])
+Ctrl-C stops between samples and raises lua's error "interrupted!" (pcall
+catches it; uncaught, it ends a script with status 1), as s:run does.]])
 
 local SUPERLINEAR = 1.05   -- speedup / k above this: not memory-level parallelism
 local DRIFT = 0.10         -- t1 first and last further apart than this: the residency changed
@@ -261,7 +283,7 @@ simple/parallelN ratio).  t1_drift is
 t1_last / rows[1].ns - 1; beyond +-10% the result is unsettled (the level
 serving the chain changed during the run).  note says all that in words.]])
 M.parallelism = doc(errors.facade("parallelism", function(opts)
-  opts = check_opts(opts, "parallelism", {max = true, chains = true})
+  opts = check_opts(opts, "parallelism")
   local max = opts.max or C.max_k
   if math.type(max) ~= "integer" or max < 1 or max > C.max_k then
     errors.argument("parallelism", 1, string.format("max: the number of chains must be in 1..%d, got %s", C.max_k, tostring(max)), 1)
@@ -362,7 +384,7 @@ Bounds out of range raise (1 <= from <= to, integers).]])
 local sizes = M.sizes
 
 M.sweep = doc(errors.facade("sweep", function(opts)
-  opts = check_opts(opts, "sweep", {from = true, to = true, per_octave = true, k = true, each = true})
+  opts = check_opts(opts, "sweep")
   if opts.each ~= nil and type(opts.each) ~= "function" then
     errors.argument("sweep", 1, "each: a function called with each row expected", 1)
   end
@@ -387,7 +409,7 @@ M.sweep = doc(errors.facade("sweep", function(opts)
     res.rows[#res.rows + 1] = {size = r.size, ns = r.ns, median_ns = r.median_ns, samples = r.samples}
     if opts.each then opts.each(res.rows[#res.rows], res) end
   end
-  return res
+  return setmetatable(res, KIND.sweep)
 end), "chase.sweep", [[
 chase.sweep{from=4096, to="256M", per_octave=4, order=, stride=, pages=, samples=, sample_ms=, each=}
   -> {rows={{size=bytes, ns=, median_ns=, samples={ns...}}, ...}, order=, stride=, pages=}
@@ -397,7 +419,7 @@ down to the stride).  The steps of the curve are the caches: compare with
 machine.caches().]])
 
 M.loaded = doc(errors.facade("loaded", function(opts)
-  opts = check_opts(opts, "loaded", {delays = true, threads = true, bw_size = true})
+  opts = check_opts(opts, "loaded")
   local threads = opts.threads or math.max(1, #machine.cpus() - 1)
   local delays = opts.delays or {0, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 20000}
   if opts.size == nil and opts.chain == nil then
@@ -427,7 +449,7 @@ M.loaded = doc(errors.facade("loaded", function(opts)
   end
   if opts.chain == nil then c:close() end
   if not res then return nil, imsg, ierr end
-  return res
+  return setmetatable(res, KIND.loaded)
 end), "chase.loaded", [[
 chase.loaded{size="256M", delays={0, 10, ..., 20000}, threads=cpus-1, bw_size="256M",
              order=, stride=, pages=, samples=, sample_ms=}
@@ -441,6 +463,8 @@ timed samples, ns the best latency under that load; idle_ns is the latency
 with no load.  Larger delays, less bandwidth, latency falls toward idle.
 A row whose loaders read nothing (started, then left without a cpu while
 the chase was timed) is named in note.]])
+
+for fname in pairs(OWN_KEYS) do complete.options(M[fname], option_keys(fname)) end
 
 return doc(M, "chase", [[
 pointer chases: memory latency, memory-level parallelism, latency versus size, loaded latency

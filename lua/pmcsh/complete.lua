@@ -20,6 +20,52 @@ function M.ask(line, word)
   return nil
 end
 
+-- Option keys of the functions that take a table of options, by the
+-- function itself: declared by the module that checks them (one list for
+-- both), proposed as "key=" inside the call's table.
+local option_keys = setmetatable({}, {__mode = "k"})
+
+-- Declares fn's option keys (a list of names).  Returns fn.
+function M.options(fn, keys)
+  assert(type(keys) == "table", "options: list of keys expected")
+  option_keys[fn] = keys
+  return fn
+end
+
+-- fn's declared option keys, or nil.
+function M.keys_of(fn)
+  return option_keys[fn]
+end
+
+-- When the cursor (at the end of `line`, after `word`) is where a key of a
+-- call's option table goes, as in `chase.latency{si` or `f({n = 1, th`:
+-- the name of the function called ("chase.latency"), else nil.
+function M.option_call(line, word)
+  local before = line:sub(1, #line - #word)
+  local open = {}   -- the brackets still open: {at = position, comma = its last comma}
+  local quote
+  local i = 1
+  while i <= #before do
+    local c = before:sub(i, i)
+    if quote then
+      if c == "\\" then i = i + 1 elseif c == quote then quote = nil end
+    elseif c == '"' or c == "'" then
+      quote = c
+    elseif c == "{" or c == "(" or c == "[" then
+      open[#open + 1] = {at = i}
+    elseif (c == "}" or c == ")" or c == "]") and #open > 0 then
+      open[#open] = nil
+    elseif c == "," and #open > 0 then
+      open[#open].comma = i
+    end
+    i = i + 1
+  end
+  local top = open[#open]
+  if quote or not top or before:sub(top.at, top.at) ~= "{" then return nil end
+  if not before:sub((top.comma or top.at) + 1):match("^%s*$") then return nil end
+  return before:sub(1, top.at - 1):match("([%a_][%w_.:]*)%s*%(?%s*$")
+end
+
 -- Inside an open string literal? (then `word` is string contents)
 function M.in_string(line)
   local quote

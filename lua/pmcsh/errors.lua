@@ -53,6 +53,8 @@ function M.facade(func, f, shift)
     local e = r[2]
     if M.is(e, "argument") then
       e.where, e.func, e.arg = where(1), func, e.arg + (shift or 0)
+    elseif sys.interrupted() then
+      error("interrupted!", 2)   -- Ctrl-C, as lua.c raises it, where the user called
     end
     error(e, 0)
   end

@@ -244,7 +244,7 @@ counted_per_window is what the counters themselves see of one empty window;
 lua_window_ns is the window driven from Lua (g:start(); g:stop(r), into one
 reading), lua_ratio its median ratio to the same window from C, in
 interleaved blocks; lua_read_window_ns and lua_read_ratio the same for
-g:start(); g:stop(); g:read(r) (one Lua call more).  Ctrl-C stops it: nil, "interrupted", EINTR.]=])
+g:start(); g:stop(); g:read(r) (one Lua call more).  Ctrl-C stops it with lua's error "interrupted!".]=])
 
 function pmc.probe(g, kind, arg)
   return C.probe(g, kind, arg)
@@ -257,8 +257,8 @@ a fresh anonymous mapping, 4 KiB pages), "read" (read() of arg bytes from
 /dev/zero into a fresh mapping: the faults are taken in the kernel), "spin"
 (busy loop for arg ns), "sleep" (arg ns), "empty", "loop" (arg iterations of
 an asm loop of pmc.probe_loop_insns instructions), "syscalls" (arg getppid
-system calls).  Ctrl-C stops any of them within milliseconds: nil,
-"interrupted", EINTR (and the interrupt error in the REPL).]=])
+system calls).  Ctrl-C stops any of them within milliseconds, with lua's
+error "interrupted!".]=])
 pmc.probe_loop_insns = C.probe_loop_insns
 
 -- ev:u and ev:k over a user-mode spin: a filtering event counts the spin

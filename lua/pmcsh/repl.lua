@@ -1,11 +1,10 @@
--- The Lua half of the REPL: how results print and what Tab proposes.
+-- The Lua half of the REPL: its results (printed by pmcsh.format), the
+-- check of a failing assignment, and what Tab proposes.
 local complete = require("pmcsh.complete")
 local paths = require("pmcsh.paths")
+local format = require("pmcsh.format")
 
 local M = {}
-
-local MAX_DEPTH = 4
-local MAX_ITEMS = 200
 
 local keywords = {
   "and", "break", "do", "else", "elseif", "end", "false", "for", "function",
@@ -17,124 +16,15 @@ local function is_identifier(s)
   return type(s) == "string" and s:match("^[%a_][%w_]*$") ~= nil
 end
 
-local function key_order(a, b)
-  local ta, tb = type(a), type(b)
-  if ta ~= tb then return ta == "number" end
-  if ta == "number" or ta == "string" then return a < b end
-  return tostring(a) < tostring(b)
-end
-
-local function scalar(v)
-  if type(v) == "string" then return (string.format("%q", v):gsub("\\\n", "\\n")) end
-  if math.type(v) == "float" and v == math.floor(v) and math.abs(v) < 1e15 then
-    return string.format("%.1f", v)
-  end
-  return tostring(v)
-end
-
-local full = false   -- set by M.full: results print every field
-local COMPACT        -- __name -> formatter, below
-
--- A reading as perf stat shows counts: one line per event (value, unit,
--- name, and the share of time counted when multiplexed).
-function M.reading(r, indent)
-  local lines = {}
-  local pct = (r.enabled or 0) > 0 and 100 * (r.running or 0) / r.enabled or 100
-  for _, e in ipairs(r) do
-    lines[#lines + 1] = string.format("%s%16s %-6s %s%s", indent or "",
-      math.type(e.value) == "integer" and tostring(e.value) or string.format("%.2f", e.value or 0),
-      e.unit or "", e.name, pct < 100 and string.format("  (%.1f%% counted)", pct) or "")
-  end
-  if #lines == 0 then return "{}" end
-  return "reading:\n" .. table.concat(lines, "\n")
-end
-
-local size = require("pmcsh.metrics").size
-
--- Results of the engines, one or a few lines each (show(x) prints all).
-COMPACT = {
-  ["pmcsh.reading"] = M.reading,
-  ["pmcsh.stream_result"] = function(r, indent)
-    local head = string.format("%s%s: %.1f MB/s (best of %d reps, median %.1f), %d B/iteration, n = %d, " ..
-      "%d thread%s, %s pages, %s loop%s", indent or "", r.kernel, r.mbps or 0, r.reps or 0,
-      (r.bytes_per_iter or 0) * (r.n or 0) / (r.median or 1) * 1e-6, r.bytes_per_iter or 0, r.n or 0,
-      r.threads or 0, r.threads == 1 and "" or "s", r.pages or "?", r.isa or "?",
-      r.reference and " (reference)" or "")
-    if r.counts then head = head .. "\n" .. M.reading(r.counts, indent):gsub("^reading:", "counts, summed over the reps:") end
-    for _, w in ipairs(r.warnings or {}) do head = head .. "\n" .. (indent or "") .. "warning: " .. w end
-    return head
-  end,
-  ["pmcsh.chase_latency"] = function(r, indent)
-    return string.format("%s%.2f ns per load (best of %d samples, median %.2f): %s order, %s, stride %d, %s pages",
-      indent or "", r.ns, #r.samples, r.median_ns, r.order, size(r.size), r.stride, r.pages)
-  end,
-  ["pmcsh.chase_parallelism"] = function(r, indent)
-    local l = {string.format("%sparallelism %.2f (%s chains): %s order, %s, stride %d, %s pages", indent or "",
-      r.mlp, r.chains or "?", r.order, size(r.size), r.stride, r.pages)}
-    for _, row in ipairs(r.rows) do
-      l[#l + 1] = string.format("%s  k=%-2d %8.2f ns/load  speedup %5.2f%s", indent or "", row.k, row.ns,
-        row.speedup, row.superlinear and "  (above k: cache hits, left out)" or "")
-    end
-    return table.concat(l, "\n")
-  end,
-}
-
--- Renders v readably: nested tables indented, keys sorted, cycles and depth
--- bounded, long tables cut with a count of what was left out.
-function M.format(v, depth, seen, indent)
-  depth, seen, indent = depth or 0, seen or {}, indent or ""
-  if type(v) ~= "table" then return scalar(v) end
-  local mt = getmetatable(v)
-  if mt and mt.__tostring then return tostring(v) end
-  if mt and not full and COMPACT[mt.__name] then return COMPACT[mt.__name](v, indent) end
-  if seen[v] then return "<cycle " .. tostring(v) .. ">" end
-  if depth >= MAX_DEPTH then return "{...}" end
-  local n = #v
-  local keys = {}
-  for k in pairs(v) do
-    if not (math.type(k) == "integer" and k >= 1 and k <= n) then keys[#keys + 1] = k end
-  end
-  if n == 0 and #keys == 0 then return "{}" end
-  table.sort(keys, key_order)
-  seen[v] = true
-  local inner = indent .. "  "
-  local parts, count = {}, 0
-  for i = 1, n do
-    count = count + 1
-    if count > MAX_ITEMS then break end
-    parts[#parts + 1] = M.format(v[i], depth + 1, seen, inner)
-  end
-  for _, k in ipairs(keys) do
-    count = count + 1
-    if count > MAX_ITEMS then break end
-    local ks = is_identifier(k) and k or "[" .. scalar(k) .. "]"
-    parts[#parts + 1] = ks .. " = " .. M.format(v[k], depth + 1, seen, inner)
-  end
-  if count > MAX_ITEMS then
-    parts[#parts + 1] = string.format("-- %d more", n + #keys - MAX_ITEMS)
-  end
-  seen[v] = nil
-  local flat = "{" .. table.concat(parts, ", ") .. "}"
-  if #flat + #indent <= 78 and not flat:find("\n") then return flat end
-  return "{\n" .. inner .. table.concat(parts, ",\n" .. inner) .. "\n" .. indent .. "}"
-end
-
--- Prints the results of a REPL statement on one line, tab-separated, as
--- lua prints them (each readably formatted); `_` keeps the first.
+-- The results of a REPL statement, each readably formatted, for the host
+-- to hand to the global print as lua does (one line, tab-separated);
+-- `_` keeps the first.
 function M.show(...)
   local n = select("#", ...)
   local parts = {}
-  for i = 1, n do parts[i] = M.format((select(i, ...))) end
+  for i = 1, n do parts[i] = format.value((select(i, ...))) end
   rawset(_G, "_", (...))
-  print(table.concat(parts, "\t"))
-end
-
--- Prints v with every field, readings included (the REPL's show(v)).
-function M.full(v)
-  full = true
-  local ok, text = pcall(M.format, v)
-  full = false
-  print(ok and text or tostring(v))
+  return table.unpack(parts, 1, n)
 end
 
 -- Passes a call's results through; a failure (nil, message) is printed
@@ -210,6 +100,13 @@ function M.complete(line, word)
   local hooked = complete.ask(line, word)
   if hooked then return hooked end
   if complete.in_string(line) then return {} end
+  local call = complete.option_call(line, word)
+  local keys = call and complete.keys_of(resolve(call))
+  if keys and word:match("^[%a_]?[%w_]*$") then
+    local out = matching(keys, word)
+    for i, k in ipairs(out) do out[i] = k .. "=" end
+    return out
+  end
   local base, sep, prefix = word:match("^(.-)([.:])([%w_]*)$")
   if base and base ~= "" then
     local v = resolve(base)
@@ -222,9 +119,10 @@ function M.complete(line, word)
   return matching(names, word)
 end
 
--- Called once when the REPL starts: the banner under lua's version line.
-function M.setup()
-  print(string.format("pmcsh %s: help() for the topics, Tab completes, Ctrl-D leaves",
+-- The banner under lua's version line, when a person starts the REPL at a
+-- terminal (input from elsewhere sees what lua prints, and no more).
+function M.banner()
+  io.stdout:write(string.format("pmcsh %s: help() for the topics, Tab completes, Ctrl-D leaves\n",
     paths.version))
 end
 

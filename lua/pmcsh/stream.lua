@@ -10,6 +10,7 @@ local complete = require("pmcsh.complete")
 local machine = require("pmcsh.machine")
 local metrics = require("pmcsh.metrics")
 local paths = require("pmcsh.paths")
+local format = require("pmcsh.format")
 
 local M = {}
 
@@ -24,7 +25,7 @@ local function descriptor(name)
   return nil
 end
 
-M.kernels = doc(function() return C.kernels() end, "stream.kernels", [[
+M.kernels = doc(function() return setmetatable(C.kernels(), format.kind("pmcsh.records")) end, "stream.kernels", [[
 stream.kernels() -> list of descriptors, default (triad) first:
   {name=, description=, symbol=, bytes=, bytes_wa=, loads=, stores=, flops=,
    reads={"b","c"}, writes={"a"}, nt=, plain=, available=}
@@ -115,7 +116,7 @@ local methods = C.methods
 local stats = metrics.stats
 local two_window = metrics.two_window
 
-local RESULT = {__name = "pmcsh.stream_result"}
+local RESULT = format.kind("pmcsh.stream_result")
 
 -- The statistics of a raw result r (in place): min, median, max, avg of the
 -- times, STREAM's MB/s from the descriptor's bytes and the best time, the
@@ -141,7 +142,7 @@ local function summarise(r)
     r.warnings = {string.format("the shortest repetition (%.14g us) is under 20 clock ticks (%.14g us each): "
       .. "use a larger n", st.min * 1e6, r.tick * 1e6)}
   end
-  return setmetatable(r, RESULT)   -- names the kind for the REPL; the table is plain
+  return setmetatable(r, RESULT)   -- names the kind and prints it (pmcsh.format); the table is plain
 end
 
 -- A bad argument is raised at run's caller, numbered as the caller wrote
@@ -169,7 +170,10 @@ on the calling thread and (by copies) on every worker.  The result:
   ticks).
 The arrays are then validated as STREAM does (replaying the kernels run,
 average relative error <= 1e-13); a failure raises an error.  Ctrl-C stops
-between repetitions: nil, "interrupted", EINTR (as the chases).
+the engine between repetitions and raises lua's error "interrupted!" (as
+the chases do): pcall catches it, and uncaught it ends a script with
+status 1.  (Only inside a coroutine, which the interrupt does not reach
+until it yields, does run return nil, "interrupted", EINTR.)
 reference=true runs the textbook loop instead (bench-stream's yardstick).
 passes=P runs the loop P times in each window.  alternate=true makes the
 windows pairs that differ only in the elements counted (odd windows each
@@ -362,6 +366,8 @@ local function loops_of(insns, d)
   return loops
 end
 
+local DISASM = format.kind("pmcsh.disasm")
+
 M.disasm = doc(function(kernel, opts)
   opts = opts or {}
   kernel = kernel or C.kernels()[1].name
@@ -378,12 +384,8 @@ M.disasm = doc(function(kernel, opts)
   if not insns then
     local rec = recorded(opts.exe or exe_path(), symbol)
     if not rec then return nil, err end
-    if not opts.quiet then
-      print(string.format("%s (%s), recorded where it was built: %d instructions per iteration, %g elements per " ..
-        "iteration: %.3g instructions per element", kernel, symbol, rec.instructions, rec.elements, rec.per_element))
-    end
-    return {kernel = kernel, symbol = symbol, instructions = rec.instructions, elements = rec.elements,
-      per_element = rec.per_element, lines = {}, loops = {}, recorded = true}
+    return setmetatable({kernel = kernel, symbol = symbol, instructions = rec.instructions, elements = rec.elements,
+      per_element = rec.per_element, lines = {}, loops = {}, recorded = true}, DISASM)
   end
   local loops = loops_of(insns, d)
   if #loops == 0 then
@@ -395,11 +397,11 @@ M.disasm = doc(function(kernel, opts)
   for _, l in ipairs(loops) do
     if l.elements > main.elements then main = l end
   end
-  local res = {
+  local res = setmetatable({
     kernel = kernel, symbol = symbol, instructions = main.instructions,
-    elements = main.elements, per_element = main.per_element,
+    elements = main.elements, per_element = main.per_element, from = main.from, to = main.to,
     lines = {}, loops = {},
-  }
+  }, DISASM)
   for _, ins in ipairs(main.body) do
     res.lines[#res.lines + 1] = string.format("%8x:  %s", ins.addr, ins.text)
   end
@@ -407,23 +409,16 @@ M.disasm = doc(function(kernel, opts)
     res.loops[#res.loops + 1] = {from = l.from, to = l.to, instructions = l.instructions,
       elements = l.elements, per_element = l.per_element}
   end
-  if not opts.quiet then
-    print(string.format("%s (%s): inner loop %x..%x", kernel, symbol, main.from, main.to))
-    for _, line in ipairs(res.lines) do print(line) end
-    print(string.format("%d instructions per iteration, %g elements per iteration: %.3g instructions per element",
-      main.instructions, main.elements, main.per_element))
-    if #loops > 1 then
-      print(string.format("(%d other loops: head/remainder)", #loops - 1))
-    end
-  end
   return res
 end, "stream.disasm", [[
-stream.disasm(kernel, {reference=false, quiet=false, isa=, exe=, objdump=}) -> {kernel=, symbol=,
-  instructions=, elements=, per_element=, lines={...}, loops={...}}
+stream.disasm(kernel, {reference=false, isa=, exe=, objdump=}) -> {kernel=, symbol=,
+  instructions=, elements=, per_element=, from=, to=, lines={...}, loops={...}}
 Disassembles pmcsh's own symbol for the kernel (objdump -d), finds its loops
-by their backward jumps, and prints the inner loop (the one moving the most
-elements per pass) with the instruction count per iteration and per element
-(accounting for unrolling and vector width).  What the compiler made of the
+by their backward jumps, and returns the inner loop (the one moving the most
+elements per pass, from..to) with the instruction count per iteration and
+per element (accounting for unrolling and vector width); it prints nothing
+itself: print(stream.disasm("triad")) or the REPL shows the listing, the
+counts and how many other loops there are.  What the compiler made of the
 loop decides what the counters count per element.  reference=true shows the
 textbook loop bench-stream compares against.  Where objdump cannot run, the
 figures recorded beside the binary where it was built (EXE.loops: the arm64

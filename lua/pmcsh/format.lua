@@ -1,0 +1,282 @@
+-- pmcsh.format: how values print, written once.  The REPL shows results
+-- with M.value; a result's kind (its metatable's __name) has one compact
+-- formatter here, which is also the kind's __tostring, so print(r) in a
+-- script prints what the REPL prints; show(v) prints every field.  Results
+-- stay plain tables: the metatable only names their kind and prints them
+-- (cjson ignores metatables).
+local size = require("pmcsh.metrics").size
+local doc = require("pmcsh.help").doc
+
+local M = {}
+
+local MAX_DEPTH = 4
+local MAX_ITEMS = 200
+local WIDTH = 78
+
+local function is_identifier(s)
+  return type(s) == "string" and s:match("^[%a_][%w_]*$") ~= nil
+end
+
+local function key_order(a, b)
+  local ta, tb = type(a), type(b)
+  if ta ~= tb then return ta == "number" end
+  if ta == "number" or ta == "string" then return a < b end
+  return tostring(a) < tostring(b)
+end
+
+-- A scalar as Lua would write it: strings quoted (a newline as \n), a
+-- float with an integral value keeps its ".0".
+local function scalar(v)
+  if type(v) == "string" then return (string.format("%q", v):gsub("\\\n", "\\n")) end
+  if math.type(v) == "float" and v == math.floor(v) and math.abs(v) < 1e15 then
+    return string.format("%.1f", v)
+  end
+  return tostring(v)
+end
+
+-- ---- records: a list of flat tables prints as a table ---------------------
+
+-- Whether t is a list of scalars (a record's small list, reads = {"b", "c"}).
+local function scalar_list(t)
+  if getmetatable(t) then return false end
+  local n = #t
+  for k, x in pairs(t) do
+    if math.type(k) ~= "integer" or k < 1 or k > n or type(x) == "table" then return false end
+  end
+  return true
+end
+
+-- Whether v is a list of records: every item a table
+-- of no kind whose keys are names and whose values are scalars or lists of
+-- scalars, and nothing but the items.
+local function is_records(v)
+  local n = #v
+  for k in pairs(v) do
+    if math.type(k) ~= "integer" or k < 1 or k > n then return false end
+  end
+  for i = 1, n do
+    local r = v[i]
+    if type(r) ~= "table" or getmetatable(r) or next(r) == nil then return false end
+    for k, x in pairs(r) do
+      if not is_identifier(k) or type(x) == "function" or (type(x) == "table" and not scalar_list(x)) then
+        return false
+      end
+    end
+  end
+  return true
+end
+
+local function cell(x)
+  if x == nil then return "" end
+  if type(x) == "table" then
+    local parts = {}
+    for i, e in ipairs(x) do parts[i] = tostring(e) end
+    return table.concat(parts, ",")
+  end
+  if type(x) == "string" then return (x:gsub("%c", " ")) end
+  if math.type(x) == "float" and x ~= math.floor(x) then return string.format("%.6g", x) end
+  return scalar(x)
+end
+
+-- rows as a table: a header of the column names, then one line per row,
+-- numbers right-aligned.  columns: the names in order (default: every key,
+-- name first, long texts last).
+function M.table(rows, columns, indent)
+  indent = indent or ""
+  if not columns then
+    local seen, long = {}, {}
+    columns = {}
+    for _, r in ipairs(rows) do
+      for k, x in pairs(r) do
+        if not seen[k] then seen[k] = true; columns[#columns + 1] = k end
+        if #cell(x) > 24 then long[k] = true end
+      end
+    end
+    table.sort(columns, function(a, b)
+      if (a == "name") ~= (b == "name") then return a == "name" end
+      if not long[a] ~= not long[b] then return not long[a] end
+      return a < b
+    end)
+  end
+  local width, text = {}, {}
+  for j, c in ipairs(columns) do width[j] = #c end
+  for i, r in ipairs(rows) do
+    text[i] = {}
+    for j, c in ipairs(columns) do
+      text[i][j] = cell(r[c])
+      width[j] = math.max(width[j], #text[i][j])
+    end
+  end
+  local function line(cells, numeric)
+    local out = {}
+    for j, s in ipairs(cells) do
+      local last = j == #cells
+      if numeric and numeric[j] then out[j] = string.rep(" ", width[j] - #s) .. s
+      else out[j] = last and s or s .. string.rep(" ", width[j] - #s) end
+    end
+    return indent .. table.concat(out, "  ")
+  end
+  local lines = {line(columns)}
+  for i, r in ipairs(rows) do
+    local numeric = {}
+    for j, c in ipairs(columns) do numeric[j] = type(r[c]) == "number" end
+    lines[#lines + 1] = line(text[i], numeric)
+  end
+  return table.concat(lines, "\n")
+end
+
+-- ---- the kinds' compact forms ----------------------------------------------
+
+local kinds = {}   -- __name -> function(v, indent) -> text
+
+-- A reading as perf stat shows counts: one line per event (value, unit,
+-- name, and the share of time counted when multiplexed).
+function M.reading(r, indent)
+  local lines = {}
+  local pct = (r.enabled or 0) > 0 and 100 * (r.running or 0) / r.enabled or 100
+  for _, e in ipairs(r) do
+    lines[#lines + 1] = string.format("%s%16s %-6s %s%s", indent or "",
+      math.type(e.value) == "integer" and tostring(e.value) or string.format("%.2f", e.value or 0),
+      e.unit or "", e.name, pct < 100 and string.format("  (%.1f%% counted)", pct) or "")
+  end
+  if #lines == 0 then return "{}" end
+  return "reading:\n" .. table.concat(lines, "\n")
+end
+kinds["pmcsh.reading"] = M.reading
+
+kinds["pmcsh.stream_result"] = function(r, indent)
+  indent = indent or ""
+  local head = string.format("%s%s: %.1f MB/s (best of %d reps, median %.1f), %d B/iteration, n = %d, " ..
+    "%d thread%s, %s pages, %s loop%s", indent, r.kernel, r.mbps or 0, r.reps or 0,
+    (r.bytes_per_iter or 0) * (r.n or 0) / (r.median or 1) * 1e-6, r.bytes_per_iter or 0, r.n or 0,
+    r.threads or 0, r.threads == 1 and "" or "s", r.pages or "?", r.isa or "?",
+    r.reference and " (reference)" or "")
+  if r.counts then head = head .. "\n" .. M.reading(r.counts, indent):gsub("^reading:", "counts, summed over the reps:") end
+  for _, w in ipairs(r.warnings or {}) do head = head .. "\n" .. indent .. "warning: " .. w end
+  return head
+end
+
+kinds["pmcsh.chase_latency"] = function(r, indent)
+  return string.format("%s%.2f ns per load (best of %d samples, median %.2f): %s order, %s, stride %d, %s pages",
+    indent or "", r.ns, #r.samples, r.median_ns, r.order, size(r.size), r.stride, r.pages)
+end
+
+kinds["pmcsh.chase_parallelism"] = function(r, indent)
+  indent = indent or ""
+  local l = {string.format("%sparallelism %.2f (%s chains): %s order, %s, stride %d, %s pages", indent,
+    r.mlp, r.chains or "?", r.order, size(r.size), r.stride, r.pages)}
+  for _, row in ipairs(r.rows) do
+    l[#l + 1] = string.format("%s  k=%-2d %8.2f ns/load  speedup %5.2f%s", indent, row.k, row.ns,
+      row.speedup, row.superlinear and "  (above k: cache hits, left out)" or "")
+  end
+  return table.concat(l, "\n")
+end
+
+kinds["pmcsh.chase_sweep"] = function(r, indent)
+  indent = indent or ""
+  local rows = {}
+  for i, row in ipairs(r.rows) do
+    rows[i] = {size = size(row.size), ns = string.format("%.2f", row.ns), median_ns = string.format("%.2f", row.median_ns)}
+  end
+  return string.format("%sns per load by size (best of the samples): %s order, stride %d, %s pages\n", indent,
+    r.order, r.stride, r.pages) .. M.table(rows, {"size", "ns", "median_ns"}, indent .. "  ")
+end
+
+kinds["pmcsh.chase_loaded"] = function(r, indent)
+  indent = indent or ""
+  local rows = {}
+  for i, row in ipairs(r.rows) do
+    rows[i] = {delay = row.delay, mbps = string.format("%.1f", row.mbps), ns = string.format("%.2f", row.ns)}
+  end
+  local text = string.format("%sloaded latency, %d loader thread%s: idle %.2f ns per load; %s order, %s, stride %d, "
+    .. "%s pages\n", indent, r.threads, r.threads == 1 and "" or "s", r.idle_ns, r.order, size(r.size), r.stride,
+    r.pages) .. M.table(rows, {"delay", "mbps", "ns"}, indent .. "  ")
+  if r.note then text = text .. "\n" .. indent .. "note: " .. r.note end
+  return text
+end
+
+kinds["pmcsh.disasm"] = function(r, indent)
+  indent = indent or ""
+  local sums = string.format("%d instructions per iteration, %g elements per iteration: %.3g instructions per element",
+    r.instructions, r.elements, r.per_element)
+  if r.recorded then return string.format("%s%s (%s), recorded where it was built: %s", indent, r.kernel, r.symbol, sums) end
+  local l = {string.format("%s%s (%s): inner loop %x..%x", indent, r.kernel, r.symbol, r.from, r.to)}
+  for _, line in ipairs(r.lines) do l[#l + 1] = indent .. line end
+  l[#l + 1] = indent .. sums
+  if #r.loops > 1 then l[#l + 1] = string.format("%s(%d other loops: head/remainder)", indent, #r.loops - 1) end
+  return table.concat(l, "\n")
+end
+
+kinds["pmcsh.records"] = function(v, indent) return M.table(v, nil, indent) end
+
+-- __tostring of every kind: its compact form.
+local function compact(v)
+  local mt = getmetatable(v)
+  return kinds[mt and mt.__name](v, "")
+end
+
+-- The metatable of a kind of result ("pmcsh.stream_result", ...): its
+-- name and its compact form as __tostring; one table per kind.
+local metatables = {}
+function M.kind(name)
+  assert(kinds[name], "format.kind: no formatter for " .. tostring(name))
+  metatables[name] = metatables[name] or {__name = name, __tostring = compact}
+  return metatables[name]
+end
+
+-- ---- any value ---------------------------------------------------------------
+
+-- Renders v readably: nested tables indented, keys sorted, cycles and depth
+-- bounded, long tables cut with a count of what was left out; a list of
+-- two or more records, given itself, as a table.  A kind prints compactly
+-- unless full (every field).
+function M.value(v, full, depth, seen, indent)
+  depth, seen, indent = depth or 0, seen or {}, indent or ""
+  if type(v) ~= "table" then return scalar(v) end
+  local mt = getmetatable(v)
+  local kind = mt and kinds[mt.__name]
+  if kind and not full then return kind(v, indent) end
+  if mt and mt.__tostring and not kind then return tostring(v) end
+  if seen[v] then return "<cycle " .. tostring(v) .. ">" end
+  if depth >= MAX_DEPTH then return "{...}" end
+  if depth == 0 and #v >= 2 and #v <= MAX_ITEMS and is_records(v) then return M.table(v) end
+  local n = #v
+  local keys = {}
+  for k in pairs(v) do
+    if not (math.type(k) == "integer" and k >= 1 and k <= n) then keys[#keys + 1] = k end
+  end
+  if n == 0 and #keys == 0 then return "{}" end
+  table.sort(keys, key_order)
+  seen[v] = true
+  local inner = indent .. "  "
+  local parts, count = {}, 0
+  for i = 1, n do
+    count = count + 1
+    if count > MAX_ITEMS then break end
+    parts[#parts + 1] = M.value(v[i], full, depth + 1, seen, inner)
+  end
+  for _, k in ipairs(keys) do
+    count = count + 1
+    if count > MAX_ITEMS then break end
+    local ks = is_identifier(k) and k or "[" .. scalar(k) .. "]"
+    parts[#parts + 1] = ks .. " = " .. M.value(v[k], full, depth + 1, seen, inner)
+  end
+  if count > MAX_ITEMS then
+    parts[#parts + 1] = string.format("-- %d more", n + #keys - MAX_ITEMS)
+  end
+  seen[v] = nil
+  local flat = "{" .. table.concat(parts, ", ") .. "}"
+  if #flat + #indent <= WIDTH and not flat:find("\n") then return flat end
+  return "{\n" .. inner .. table.concat(parts, ",\n" .. inner) .. "\n" .. indent .. "}"
+end
+
+M.show = doc(function(v)
+  local ok, text = pcall(M.value, v, true)
+  print(ok and text or tostring(v))
+end, "show", [[
+show(x) prints x with every field: a result of s:run or a chase, which
+print(r) and the REPL show in a line or a few, as the whole table (nested
+tables indented, keys sorted, 200 items and 4 levels at most); a list of
+records, such as stream.kernels(), as a table with a line per record.]])
+
+return M
