@@ -1,5 +1,7 @@
 -- Documentation that lives next to the code it describes: modules call
 -- doc(obj, "name", text) where they define obj; help() reads it back.
+local lazy = require("pmcsh.names").lazy
+
 local M = {}
 
 local by_object = setmetatable({}, {__mode = "k"})
@@ -43,8 +45,16 @@ local function functions_of(mod)
   return names
 end
 
+-- The global a name such as "recipe.parse" belongs to, loaded (as using
+-- it would) so that its module has registered its documentation.
+local function load_global(name)
+  local g = name:match("^([%w_]+)")
+  if g and lazy[g] then pcall(lazy[g]) end
+end
+
 -- The text for x (an object, or a name such as "pmc.group"), or nil.
 function M.text(x)
+  if type(x) == "string" and not by_name[x] then load_global(x) end
   local entry = by_object[x] or (type(x) == "string" and by_name[x])
   if not entry then return nil end
   local text = entry.text
@@ -57,7 +67,7 @@ end
 function M.help(x)
   if x == nil then
     -- make the shipped modules register their docs
-    for _, m in ipairs({"pmcsh.pmc", "pmcsh.stream", "pmcsh.chase", "pmcsh.machine", "pmcsh.recipe"}) do pcall(require, m) end
+    for name in pairs(lazy) do load_global(name) end
     print("pmcsh: Lua 5.4 with performance counters, STREAM kernels and pointer chases.\n")
     print("Topics (help(topic) or help(function)):")
     print(topics())

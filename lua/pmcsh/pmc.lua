@@ -288,7 +288,19 @@ The multiplexing arithmetic: raw * scale * enabled / running; an event that
 was enabled but never running cannot be extrapolated (an error, not zero).]=])
 
 pmc.replay = C.replay
+doc(pmc.replay, "pmc.replay", [=[
+pmc.replay{events={...}, base={enabled=, running=, raw={...}}, cur={...}}
+pmc.replay{events={...}, instances={{cpu=, socket=, base=, cur=}, ...}}
+-> reading | nil, msg, errno
+Recorded snapshots (raw counts, time enabled and running) turned into a
+reading by the same delta and scaling code as g:read(): for specs and for
+checking what a recorded run would have printed.]=])
+
 pmc.environment = C.environment
+doc(pmc.environment, "pmc.environment", [=[
+pmc.environment() -> {cpu_pmu=, paranoid=, forced=?}
+Whether the kernel exposes a hardware (cpu) PMU, kernel.perf_event_paranoid,
+and the libpfm4 PMU forced by LIBPFM_FORCE_PMU if any.]=])
 
 -- One line per entry: value, unit, name, running %.
 function pmc.format(r)

@@ -437,5 +437,43 @@ doc(M.run, "recipe.run", [[
 recipe.run(name, opts) runs a recipe from Lua with an options table, e.g.
 recipe.run("demo", {size = "64M"}); positional arguments go in opts.args.]])
 doc(M.list, "recipe.list", [[recipe.list() returns {name=, description=, dir=} for every recipe found.]])
+doc(M.path, "recipe.path", [[
+recipe.path() -> the folders searched for recipes, in order: ~/.pmcsh/recipes,
+PMCSH_PATH's, the shipped scripts/ (only that one in a privileged process).]])
+doc(M.find, "recipe.find", [[recipe.find(name) -> the file of recipe name and its folder, or nil.]])
+doc(M.load, "recipe.load", [[
+recipe.load(name) -> the recipe table and its file (cached); an error naming
+the recipes of a close name when there is none.]])
+doc(M.describe, "recipe.describe", [[
+recipe.describe(file) -> the recipe's description, read from its text without
+running it, or nil.]])
+doc(M.print_list, "recipe.print_list", [[recipe.print_list() prints the recipes found, as pmcsh --help does.]])
+doc(M.names, "recipe.names", [[
+recipe.names(list) -> the names of a list of {name=, ...} entries (an engine's
+own table), for an option's choices.]])
+doc(M.typed, "recipe.typed", [[
+recipe.typed(opts) -> a function of an option's name giving it as typed on the
+command line ("-t 5", "--n=1T"), or as "--name value": what a message about a
+value refused later names.]])
+doc(M.parse, "recipe.parse", [[
+recipe.parse(r, argv) -> opts, args: command-line words for recipe table r,
+each option converted and checked by its declaration; a usage error (exit 2)
+for an unknown option or a bad value.]])
+doc(M.help_text, "recipe.help_text", [[recipe.help_text(name) -> the text of pmcsh NAME --help.]])
+doc(M.main, "recipe.main", [[
+recipe.main(name, ...) -> exit status: the host's entry for pmcsh NAME args...
+(the file runs with arg set; a returned recipe table is parsed and run).]])
+doc(M.usage, "recipe.usage", [[
+recipe.usage(message) -> a usage error object: error(recipe.usage("..."), 0)
+ends a recipe with the message and exit status 2, without a traceback.]])
+doc(M.convert, "recipe.convert", [[
+recipe.convert(option, value) -> the value converted and checked as the option
+{name=, type=, min=, max=, choices=, ...} declares it; a usage error if not.]])
+doc(M.parse_size, "recipe.parse_size", [[
+recipe.parse_size("64M") -> bytes (binary units: 4k, 1GiB, 1048576), or nil
+and why (not a whole number of bytes, above 2^53).]])
+doc(M.split_list, "recipe.split_list", [[
+recipe.split_list("a,b,c") -> {"a", "b", "c"}: commas inside a sysfs event's
+slashes (pmu/event=0x4,umask=0x3/) or perf's group braces ({a,b}) do not split.]])
 
 return M

@@ -1,5 +1,6 @@
 -- The Lua half of the REPL: how results print and what Tab proposes.
 local complete = require("pmcsh.complete")
+local doc = require("pmcsh.help").doc
 
 local M = {}
 
@@ -137,6 +138,10 @@ function M.full(v)
   full = false
   print(ok and text or tostring(v))
 end
+doc(M.full, "show", [[
+show(v) prints v with every field, nested tables and readings included (up
+to 4 levels and 200 items a table), where the REPL prints a result in
+short (a reading as one line per event).]])
 
 -- Passes a call's results through; a failure (nil, message) is printed
 -- where it happens, so `g = pmc.group{"cycles"}` does not fail silently.
