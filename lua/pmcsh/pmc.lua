@@ -174,6 +174,13 @@ Every event of the present PMUs (libpfm4 and sysfs) whose name or description
 contains substring (case-insensitive); opens tells whether it opens here.
 With pmu=, the events of another CPU model (opens is false).]=])
 
+pmc.models = C.models
+doc(pmc.models, "pmc.models", [=[
+pmc.models() -> {{name, description, present, events}, ...}
+Every PMU model this libpfm4 knows (skl "Intel Skylake", amd64_fam19h_zen3
+"AMD64 Fam19h Zen3", ...), present here or not: the names pmc.list and
+pmc.info take as {pmu=}.]=])
+
 -- The same empty window driven from Lua, two ways: g:start(); g:stop(r)
 -- (stop and read into r in one call) and g:start(); g:stop(); g:read(r).
 -- Blocks interleaved with C's, order rotated: ns per window and the median
