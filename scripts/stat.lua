@@ -156,6 +156,15 @@ local function setup(opts, args)
     local msg
     c.cpus, msg = require("pmcsh.machine").parse_list(opts.cpu)
     if not c.cpus then usage("-C: " .. msg) end
+    -- a cpu that is not online opens nothing (EINVAL, ENODEV): said before any event is tried
+    local online, is_online = require("pmcsh.machine").online(), {}
+    for _, cpu in ipairs(online) do is_online[cpu] = true end
+    for _, cpu in ipairs(c.cpus) do
+      if not is_online[cpu] then
+        usage(string.format("-C %s: cpu %d is not online (online cpus %s)", opts.cpu, cpu,
+          require("pmcsh.machine").format_list(online)))
+      end
+    end
     c.what = "'CPU(s) " .. opts.cpu .. "'"
   end
   local ok, status, msg = read_ids(opts, c)

@@ -545,7 +545,7 @@ describe("survey --pattern", function()
     if not helpers.need(env.cpu_pmu == false, "a hardware PMU is exposed: branch-misses may open here") then return end
     local r = helpers.run({"survey", "--pattern", "branch-misses", "-k", "copy", "--n", "65536"})
     assert.are.equal(1, r.code)
-    assert.matches("^[^\n]-: %d+ events? match%a* \"branch%-misses\" but none can be opened here: " ..
+    assert.matches("^pmcsh survey: %d+ events? match%a* \"branch%-misses\" but none can be opened here: " ..
       "[^\n]*perf::BRANCH%-MISSES[^\n]*; cannot count", r.err)
     assert.not_matches("no event matches", r.err)
   end)

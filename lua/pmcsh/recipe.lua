@@ -208,11 +208,23 @@ function M.typed(opts)
   end
 end
 
+-- The options of r whose long name starts with `prefix`: perf's (and
+-- getopt_long's) abbreviations, --rep for --repeat.
+local function prefixed(r, prefix)
+  local out = {}
+  for _, o in ipairs(r.options) do
+    if o.name:gsub("_", "-"):sub(1, #prefix) == prefix then out[#out + 1] = o end
+  end
+  return out
+end
+
 -- The words of a command line for recipe r, in order, without converting
 -- any value: calls fn(kind, word, o, value) with kind "option" (o the
 -- option, value the word given or nil for a flag, and whether the value was
--- in the word itself), "unknown" (a word that
--- looks like an option r does not have), "needs" (o lacks its value),
+-- in the word itself; a long option may be given by a prefix of its name
+-- that no other option's starts with), "unknown" (a word that looks like an
+-- option r does not have), "ambiguous" (a prefix of several options' names,
+-- o the list of them), "needs" (o lacks its value),
 -- "arg" (a positional word) or "rest" (the words after "--", or, for a
 -- recipe that declares `command = true`, the first positional word and all
 -- after it: a command's own options are its own, as perf stat and env stop
@@ -238,8 +250,10 @@ local function walk(r, argv, fn)
     if long or short then
       local key = long or short
       local o = option_named(r, key) or option_named(r, (key:gsub("%-", "_")))
+      local candidates = not o and long and prefixed(r, long) or {}
+      if #candidates == 1 then o = candidates[1] end
       if not o then
-        stop = fn("unknown", a)
+        stop = fn(#candidates > 1 and "ambiguous" or "unknown", a, candidates)
       else
         local v = inline
         if v == nil and o.type ~= "flag" then
@@ -289,6 +303,10 @@ function M.parse(r, argv)
       table.move(v, 1, #v, #args + 1, args)
     elseif kind == "unknown" then
       usage_error("%s: unknown option '%s' (pmcsh %s --help lists the options)", r.name, a, r.name)
+    elseif kind == "ambiguous" then
+      local names = {}
+      for i, c in ipairs(o) do names[i] = "--" .. c.name:gsub("_", "-") end
+      usage_error("%s: option '%s' is ambiguous: %s", r.name, a, table.concat(names, ", "))
     elseif kind == "needs" then
       usage_error("%s: option '%s' needs a value", r.name, a)
     elseif kind == "arg" then
@@ -397,12 +415,26 @@ function M.main(name, ...)
   r = check_recipe(r, file)
   r.name = name
   cache[file] = r
-  if wants_help(r, argv) then
-    print(M.help_text(name))
-    return 0
-  end
-  local opts, args = M.parse(r, argv)
-  return finish(r, file, run_recipe(r, opts, args))
+  -- a usage error of the recipe's is said as its other errors are:
+  -- "pmcsh NAME: message", status 2 (or the error's own)
+  local ok, status = xpcall(function()
+    if wants_help(r, argv) then
+      print(M.help_text(name))
+      return 0
+    end
+    local opts, args = M.parse(r, argv)
+    return finish(r, file, run_recipe(r, opts, args))
+  end, function(e)
+    if type(e) == "table" and e.usage then return e end
+    if type(e) == "string" and e:find("\nstack traceback:") then return e end
+    return debug.traceback(e, 2)
+  end)
+  if ok then return status end
+  if type(status) ~= "table" then error(status, 0) end
+  local msg = tostring(status.message)
+  if msg:sub(1, #name + 2) == name .. ": " then msg = msg:sub(#name + 3) end
+  io.stderr:write("pmcsh ", name, ": ", msg, "\n")
+  return status.status or 2
 end
 
 -- From Lua: recipe.run("survey", {reps = 5}) -> what the recipe's run
