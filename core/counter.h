@@ -205,6 +205,15 @@ struct pmc_listed {
 };
 typedef int (*pmc_list_fn)(void *ctx, const struct pmc_listed *e);
 int pmc_list(pmc_list_fn fn, void *ctx);
+/* Every PMU model libpfm4 was built with, present here or not: its name,
+ * description ("Intel Skylake"), whether it is present (or forced) and its
+ * number of events.  Returns 0 or a negative libpfm4 error. */
+struct pmc_model {
+	const char *name, *desc;
+	int present, nevents;
+};
+typedef int (*pmc_model_fn)(void *ctx, const struct pmc_model *m);
+int pmc_models(pmc_model_fn fn, void *ctx);
 /* Whether `ev` opens on this machine for the calling thread. */
 int pmc_try_open(const struct pmc_event *ev);
 

@@ -92,12 +92,13 @@ static const struct {
 	const char *name;
 	uint32_t type;
 	uint64_t config;
+	const char *enum_name;  /* listed as the perf PMU's description, as libpfm4 lists its own */
 } aliases[] = {
-	{"alignment-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_ALIGNMENT_FAULTS},
-	{"emulation-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_EMULATION_FAULTS},
-	{"dummy", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY},
-	{"bpf-output", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_BPF_OUTPUT},
-	{NULL, 0, 0}
+	{"alignment-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_ALIGNMENT_FAULTS, "PERF_COUNT_SW_ALIGNMENT_FAULTS"},
+	{"emulation-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_EMULATION_FAULTS, "PERF_COUNT_SW_EMULATION_FAULTS"},
+	{"dummy", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY, "PERF_COUNT_SW_DUMMY"},
+	{"bpf-output", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_BPF_OUTPUT, "PERF_COUNT_SW_BPF_OUTPUT"},
+	{NULL, 0, 0, NULL}
 };
 
 /* perf's generic names (libpfm4's "perf" PMU resolves them). */
@@ -379,6 +380,12 @@ int pmc_list(pmc_list_fn fn, void *ctx)
 			if ((r = fn(ctx, &e)))
 				return r;
 		}
+		/* the kernel's generic events libpfm4's perf PMU lacks, listed with it */
+		for (int k = 0; pi.pmu == PFM_PMU_PERF_EVENT && aliases[k].name; k++) {
+			struct pmc_listed e = {aliases[k].name, pi.name, aliases[k].enum_name, -1};
+			if ((r = fn(ctx, &e)))
+				return r;
+		}
 	}
 	if (pmc_pfm_forced())
 		return 0;  /* another model: this machine's sysfs PMUs do not apply */
@@ -415,6 +422,22 @@ int pmc_list(pmc_list_fn fn, void *ctx)
 		closedir(ed);
 	}
 	closedir(d);
+	return 0;
+}
+
+int pmc_models(pmc_model_fn fn, void *ctx)
+{
+	int r = pfm_need();
+	if (r)
+		return r;
+	for (int p = 0; p < PFM_PMU_MAX; p++) {
+		pfm_pmu_info_t pi = {.size = sizeof(pi)};
+		if (pfm_get_pmu_info(p, &pi) != PFM_SUCCESS || !pi.name)
+			continue;  /* not built into this libpfm4 */
+		struct pmc_model m = {pi.name, pi.desc ? pi.desc : "", pi.is_present, pi.nevents};
+		if ((r = fn(ctx, &m)))
+			return r;
+	}
 	return 0;
 }
 

@@ -100,6 +100,29 @@ int l_list(lua_State *L)
 	return 1;
 }
 
+static int model_cb(void *ctx, const struct pmc_model *m)
+{
+	lua_State *L = ctx;
+	lua_createtable(L, 0, 4);
+	pmcsh_setstr(L, "name", m->name);
+	pmcsh_setstr(L, "description", m->desc);
+	pmcsh_setbool(L, "present", m->present);
+	pmcsh_setint(L, "events", m->nevents);
+	lua_seti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
+	return 0;
+}
+
+/* _pmc.models() -> {{name, description, present, events}, ...}: every PMU
+ * model of this libpfm4 | nil, msg, errno */
+int l_models(lua_State *L)
+{
+	lua_newtable(L);
+	int r = pmc_models(model_cb, L);
+	if (r)
+		return pmcsh_fail(L, "libpfm4 failed to initialise", -r > 0 ? -r : EINVAL);
+	return 1;
+}
+
 /* _pmc.environment() -> {cpu_pmu=, paranoid=, forced=} */
 int l_environment(lua_State *L)
 {

@@ -448,6 +448,7 @@ static const luaL_Reg funcs[] = {
 	{"replay", l_replay},
 	{"info", l_info},
 	{"list", l_list},
+	{"models", l_models},
 	{"environment", l_environment},
 	{"overhead", l_overhead},
 	{"windows", l_windows},

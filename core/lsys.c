@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <sys/file.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -41,6 +42,18 @@ static int fd_of(lua_State *L, int idx)
 static int sys_isatty(lua_State *L)
 {
 	lua_pushboolean(L, isatty(fd_of(L, 1)));
+	return 1;
+}
+
+/* _sys.columns(fd) -> the terminal's width in columns, or nil where fd is
+ * no terminal or the terminal does not say (TIOCGWINSZ). */
+static int sys_columns(lua_State *L)
+{
+	struct winsize ws;
+	if (ioctl(fd_of(L, 1), TIOCGWINSZ, &ws) != 0 || ws.ws_col == 0)
+		luaL_pushfail(L);
+	else
+		lua_pushinteger(L, ws.ws_col);
 	return 1;
 }
 
@@ -302,6 +315,7 @@ static const luaL_Reg sys_funcs[] = {
 	{"interrupted", sys_interrupted},
 	{"truncate", sys_truncate},
 	{"isatty", sys_isatty},
+	{"columns", sys_columns},
 	{"now", sys_now},
 	{"getpid", sys_getpid},
 	{"kill", sys_kill},

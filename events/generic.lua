@@ -1,6 +1,7 @@
 -- Descriptions of the kernel's generic events (libpfm4's perf PMU gives
 -- only their enum names), for pmcsh list; the wording follows the kernel's
--- perf_event.h comments.  Data only: loaded with loadfile(path, "t", {}).
+-- perf_event.h comments; and perf's tool events.  Data only: loaded with
+-- loadfile(path, "t", {}).
 return {
   name = "generic",
   descriptions = {
@@ -22,5 +23,13 @@ return {
     PERF_COUNT_SW_PAGE_FAULTS_MIN = "minor page faults: no I/O needed",
     PERF_COUNT_SW_PAGE_FAULTS_MAJ = "major page faults: I/O was needed",
     PERF_COUNT_SW_CGROUP_SWITCHES = "context switches to a task in another cgroup",
+    PERF_COUNT_SW_ALIGNMENT_FAULTS = "unaligned accesses the kernel fixed up (alignment faults)",
+    PERF_COUNT_SW_EMULATION_FAULTS = "instructions the kernel emulated (emulation faults)",
+    PERF_COUNT_SW_DUMMY = "counts nothing: a placeholder for sampling's side-band records",
+    PERF_COUNT_SW_BPF_OUTPUT = "the output of BPF programs (bpf_perf_event_output), for sampling",
+  },
+  -- perf's tool events: no counter, the tool measures them itself (pmcsh stat)
+  tools = {
+    duration_time = "wall-clock time of the run (the interval with -I), in ns",
   },
 }

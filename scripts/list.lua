@@ -1,6 +1,13 @@
 -- pmcsh list: the events of this machine's PMUs (libpfm4 and sysfs), or of
 -- another CPU model with --pmu, with perf list's habits: one row per event
 -- with its aliases, the umasks with -v, and the groups of events/.
+local cjson = require("cjson")
+local events = require("pmcsh.events")
+local options = require("pmcsh.options")
+local pmc = require("pmcsh.pmc")
+local results = require("pmcsh.results")
+local sys = require("pmcsh._sys")
+local distance = require("pmcsh._pmc").distance
 
 -- libpfm4's perf PMU lists each generic event under every alias
 -- (perf::CYCLES, perf::CPU-CYCLES, perf::PERF_COUNT_HW_CPU_CYCLES) with the
@@ -11,7 +18,8 @@ local function collapse(list, descriptions)
   local out, by = {}, {}
   for _, e in ipairs(list) do
     local enum = e.description:match("^(PERF_COUNT_[%u_]+)$")
-    local short = e.name:match("^perf::(.*)$")
+    -- perf::CYCLES from libpfm4; alignment-faults, a kernel name it lacks, as it is
+    local short = e.name:match("^perf::(.*)$") or (e.pmu == "perf" and e.name or nil)
     if e.pmu == "perf" and short and short:match("^PERF_COUNT_HW_CACHE_") then
       enum = nil   -- a cache parent: dropped below
     end
@@ -59,14 +67,13 @@ end
 
 -- pmcsh list --groups / --group NAME: the groups and pairs of events/.
 local function groups(name)
-  local survey = require("pmcsh.survey")
-  local names, usable = survey.data_names(), {}
+  local names, usable = events.names(), {}
   for _, n in ipairs(names) do
-    local t = survey.load_data(n)
+    local t = events.load(n)
     if t and (t.events or t.pairs) then usable[#usable + 1] = n end
   end
   if name then
-    local t, path = survey.load_data(name)
+    local t, path = events.load(name)
     if not t or not (t.events or t.pairs) then
       io.stderr:write(string.format("pmcsh list: no group or pairs file '%s'; the choices: %s\n", name,
         table.concat(usable, ", ")))
@@ -92,11 +99,128 @@ local function groups(name)
   end
   print(string.format("%-16s %-18s %-6s %-7s %-5s %s", "name", "pmu", "events", "metrics", "pairs", "question"))
   for _, n in ipairs(usable) do
-    local t = survey.load_data(n)
+    local t = events.load(n)
     print(string.format("%-16s %-18s %6s %7s %5s %s", n, t.pmu or "any", t.events and #t.events or "",
       t.metrics and #t.metrics or "", t.pairs and #t.pairs or "", t.short or t.description or t.cpu or ""))
   end
   print("(pmcsh list --group NAME shows one; pmcsh survey --group NAME, --pairs NAME and pmcsh stat -M NAME use them)")
+  return 0
+end
+
+-- perf's tool events (duration_time): measured by pmcsh stat itself, no
+-- counter; one row each under the "tool" PMU.
+local function tool_rows(tools)
+  local names, out = {}, {}
+  for name in pairs(tools or {}) do names[#names + 1] = name end
+  table.sort(names)
+  for _, name in ipairs(names) do
+    out[#out + 1] = {name = name, aliases = {name}, pmu = "tool", opens = true, description = tools[name], raw = {}}
+  end
+  return out
+end
+
+-- The width to fit, as perf list fits it: COLUMNS, else the terminal's
+-- (TIOCGWINSZ), else 80; nil into a pipe or a file, where nothing is cut
+-- or wrapped.
+local function columns()
+  if not sys.isatty("stdout") then return nil end
+  local c = math.tointeger(tonumber(os.getenv("COLUMNS") or ""))
+  if c and c > 0 then return c end
+  return sys.columns("stdout") or 80
+end
+
+-- The words of text in lines of at most width characters; a word longer
+-- than the width is cut into pieces of it.
+local function wrap(text, width)
+  local lines, cur = {}, ""
+  for word in text:gmatch("%S+") do
+    while #word > width do
+      if cur ~= "" then lines[#lines + 1] = cur; cur = "" end
+      lines[#lines + 1] = word:sub(1, width)
+      word = word:sub(width + 1)
+    end
+    if cur == "" then cur = word
+    elseif #cur + 1 + #word <= width then cur = cur .. " " .. word
+    else lines[#lines + 1] = cur; cur = word end
+  end
+  if cur ~= "" then lines[#lines + 1] = cur end
+  return lines
+end
+
+-- One row: head (the mark and the names, or a umask) and its description
+-- from column DESC_AT.  Into a pipe, one line whatever its length.  On a
+-- terminal of cols columns, every line fits: the description beside the
+-- head where both fit on the line, else below it, 6 columns further in and
+-- wrapped to the width, as perf list wraps its descriptions.
+local DESC_AT = 49
+local function put(head, desc, cols)
+  desc = desc:gsub("%s+", " ")
+  if not cols then
+    io.write((string.format("%-" .. (DESC_AT - 1) .. "s %s", head, desc):gsub("%s+$", "")), "\n")
+    return
+  end
+  if #head < DESC_AT and DESC_AT + #desc <= cols then
+    io.write((string.format("%-" .. (DESC_AT - 1) .. "s %s", head, desc):gsub("%s+$", "")), "\n")
+    return
+  end
+  local indent = head:match("^%s*")
+  for i, l in ipairs(wrap(head, cols - #indent - 2)) do io.write(indent, i == 1 and "" or "  ", l, "\n") end
+  local at = math.min(#indent + 6, cols // 2)
+  for _, l in ipairs(wrap(desc, cols - at)) do io.write(string.rep(" ", at), l, "\n") end
+end
+
+-- The PMU models closest to `name`: those whose name contains it, else
+-- those within a small edit distance.
+local function close_models(models, name)
+  local out, best, near = {}, math.max(2, #name // 3), {}
+  for _, m in ipairs(models) do
+    if m.name:lower():find(name:lower(), 1, true) then out[#out + 1] = m.name end
+    local d = distance(name, m.name)
+    if d < best then best, near = d, {m.name} elseif d == best then near[#near + 1] = m.name end
+  end
+  return #out > 0 and out or near
+end
+
+-- --pmu NAME: a model libpfm4 knows, or a usage error naming the close ones.
+local function check_model(name)
+  local models, msg = pmc.models()
+  if not models then return nil, msg end
+  for _, m in ipairs(models) do if m.name == name then return true end end
+  local near = close_models(models, name)
+  options.usage_error("list: --pmu %s: libpfm4 has no PMU model named '%s'%s (pmcsh list --pmus names them)",
+    name, name, #near > 0 and ("; did you mean " .. table.concat(near, ", ", 1, math.min(#near, 5)) .. "?") or "")
+end
+
+-- pmcsh list --pmus [PATTERN]: libpfm4's PMU models, those present here first.
+local function models(pattern, json)
+  local list, msg = pmc.models()
+  if not list then return nil, msg end
+  local p, shown = pattern and pattern:lower(), {}
+  for _, present in ipairs({true, false}) do
+    for _, m in ipairs(list) do
+      if m.present == present and (not p or (m.name .. " " .. m.description):lower():find(p, 1, true)) then
+        shown[#shown + 1] = m
+      end
+    end
+  end
+  if json then
+    io.write(results.head("list"), "\n")
+    for _, m in ipairs(shown) do io.write(cjson.encode(m), "\n") end
+  else
+    local cols, present = columns(), 0
+    for _, m in ipairs(shown) do
+      present = present + (m.present and 1 or 0)
+      put(string.format("  %s %-28s %5d events", m.present and "+" or "-", m.name, m.events), m.description, cols)
+    end
+    if #shown > 0 then
+      io.write(string.format("%d PMU models of libpfm4, %d present here ('+'); pmcsh list --pmu NAME lists one's events\n",
+        #shown, present))
+    end
+  end
+  if #shown == 0 then
+    io.stderr:write(string.format("pmcsh list: no PMU model matches '%s'\n", pattern))
+    return 1
+  end
   return 0
 end
 
@@ -108,45 +232,58 @@ return {
   pmcsh list -v INST            with each event's umasks
   pmcsh list --json             one JSON object per line
   pmcsh list --pmu skl INST     Skylake's events (libpfm4's forced PMU), for planning
+  pmcsh list --pmus zen         libpfm4's PMU models (names for --pmu) and their CPUs
   pmcsh list --groups           the groups and pairs files in events/; --group NAME shows one
 Marks: '+' opens here, '-' does not (no such counter, or not permitted).
-Aliases share a row (cpu-cycles OR cycles).  Descriptions are cut to the
-line on a terminal and given in full into a pipe or file, as perf list does.]],
+Aliases share a row (cpu-cycles OR cycles); the "tool" PMU's duration_time
+is measured by pmcsh stat itself.  -v gives each umask's code and marks
+libpfm4's default, as its showevtinfo does.  On a terminal the rows fit its
+width (COLUMNS, else the terminal's), descriptions wrapped as perf list
+wraps them; into a pipe or file, one line per row, nothing cut.]],
   options = {
     {name = "json", type = "flag", help = "JSON lines: {name, aliases, pmu, description, opens[, umasks]}"},
     {name = "pmu", type = "string", help = "another CPU model's PMU (libpfm4 name, e.g. skl, amd64_fam19h_zen3)"},
     {name = "umasks", short = "v", type = "flag", help = "each event's umasks (unit masks) with their descriptions"},
+    {name = "pmus", type = "flag", help = "libpfm4's PMU models: name, CPU, events, whether present here"},
     {name = "groups", type = "flag", help = "the groups and pairs files of events/"},
     {name = "group", type = "string", help = "one group or pairs file of events/: its events and metrics"},
   },
   run = function(opts, args)
-    local pmc = require("pmcsh.pmc")
     if opts.groups or opts.group then return groups(opts.group) end
-    if #args > 1 then error(require("pmcsh.recipe").usage("list: at most one pattern"), 0) end
+    if #args > 1 then options.usage_error("list: at most one pattern") end
+    if opts.pmus then return models(args[1], opts.json) end
+    if opts.pmu then
+      local ok, msg = check_model(opts.pmu)
+      if not ok then return nil, msg end
+    end
     local raw, msg = pmc.list(nil, opts.pmu and {pmu = opts.pmu} or nil)
     if not raw then
       return nil, msg
     end
-    local generic = require("pmcsh.survey").load_data("generic")
-    local list = matching(collapse(raw, generic and generic.descriptions or {}), args[1])
+    local generic = events.load("generic") or {}
+    local all = collapse(raw, generic.descriptions or {})
+    if not opts.pmu then   -- counted by pmcsh stat here, whatever the model
+      for _, r in ipairs(tool_rows(generic.tools)) do all[#all + 1] = r end
+    end
+    local list = matching(all, args[1])
     for _, e in ipairs(list) do e.raw = nil end
     if opts.umasks then
       for _, e in ipairs(list) do
-        local info = pmc.info(e.name, opts.pmu and {pmu = opts.pmu} or nil)
+        local info = e.pmu ~= "tool" and pmc.info(e.name, opts.pmu and {pmu = opts.pmu} or nil)
         if info and #info.umasks > 0 then
           e.umasks = {}
-          for _, u in ipairs(info.umasks) do e.umasks[#e.umasks + 1] = {name = u.name, description = u.description} end
+          for _, u in ipairs(info.umasks) do
+            e.umasks[#e.umasks + 1] = {name = u.name, code = u.code, default = u.default, description = u.description}
+          end
         end
       end
     end
     if opts.json then
-      local cjson = require("cjson")
-      io.write(require("pmcsh.results").head("list"), "\n")
+      io.write(results.head("list"), "\n")
       for _, e in ipairs(list) do io.write(cjson.encode(e), "\n") end
       return 0
     end
-    local ok, sys = pcall(require, "pmcsh._sys")
-    local tty = ok and sys and sys.isatty and sys.isatty("stdout")
+    local cols = columns()
     local per, opens, pmus = {}, {}, {}
     for _, e in ipairs(list) do
       if not per[e.pmu] then pmus[#pmus + 1] = e.pmu end
@@ -160,14 +297,11 @@ line on a terminal and given in full into a pipe or file, as perf list does.]],
         io.write(string.format("%s: %d event%s, %d open%s here\n", pmu, per[pmu], per[pmu] == 1 and "" or "s",
           opens[pmu], opens[pmu] == 1 and "s" or ""))
       end
-      local desc = e.description:gsub("%s+", " ")
-      local name = table.concat(e.aliases, " OR ")
-      if tty and #desc > 70 then desc = desc:sub(1, 67) .. "..." end
-      io.write(string.format("  %s %-44s %s\n", e.opens and "+" or "-", name, desc))
+      put(string.format("  %s %s", e.opens and "+" or "-", table.concat(e.aliases, " OR ")), e.description, cols)
       for _, u in ipairs(e.umasks or {}) do
-        local ud = (u.description or ""):gsub("%s+", " ")
-        if tty and #ud > 66 then ud = ud:sub(1, 63) .. "..." end
-        io.write(string.format("      :%-41s %s\n", u.name, ud))
+        -- showevtinfo's Umask line: the code, [default] where libpfm4 picks it alone
+        put("      :" .. u.name, string.format("0x%02x%s %s", u.code or 0, u.default and " [default]" or "",
+          u.description or ""), cols)
       end
     end
     if #list == 0 then

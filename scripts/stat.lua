@@ -2,6 +2,11 @@
 -- or threads), with mean and relative standard error over repeated runs,
 -- in perf stat 6.1's three output formats: the table, -x SEP and --json,
 -- with its fields in its order in every mode (-I, -A, --per-*).
+local events = require("pmcsh.events")
+
+-- perf's tool events (duration_time): no counter, the run's own clock
+local TOOLS = (events.load("generic") or {}).tools or {}
+
 local function mean_rse(xs)
   local n, s = #xs, 0
   for _, x in ipairs(xs) do s = s + x end
@@ -151,6 +156,15 @@ local function setup(opts, args)
     local msg
     c.cpus, msg = require("pmcsh.machine").parse_list(opts.cpu)
     if not c.cpus then usage("-C: " .. msg) end
+    -- a cpu that is not online opens nothing (EINVAL, ENODEV): said before any event is tried
+    local online, is_online = require("pmcsh.machine").online(), {}
+    for _, cpu in ipairs(online) do is_online[cpu] = true end
+    for _, cpu in ipairs(c.cpus) do
+      if not is_online[cpu] then
+        usage(string.format("-C %s: cpu %d is not online (online cpus %s)", opts.cpu, cpu,
+          require("pmcsh.machine").format_list(online)))
+      end
+    end
     c.what = "'CPU(s) " .. opts.cpu .. "'"
   end
   local ok, status, msg = read_ids(opts, c)
@@ -282,9 +296,11 @@ end
 local function probe_events(c)
   local pmc = require("pmcsh.pmc")
   local target = c.cpus and {cpus = {c.cpus[1]}} or c.tids and {pid = c.tids[1]} or nil
-  c.events, c.idx = {}, {}
+  c.events, c.idx, c.tool = {}, {}, {}
   for k, name in ipairs(c.all) do
-    local counted, row, status = probe_one(pmc, name, target)
+    local counted, row, status
+    if TOOLS[name] then counted, row = false, name; c.tool[name] = true
+    else counted, row, status = probe_one(pmc, name, target) end
     if counted == nil then io.stderr:write("pmcsh stat: ", row, "\n"); return nil, status end
     c.all[k] = row
     if counted then c.events[#c.events + 1] = counted; c.idx[counted] = #c.events end
@@ -295,9 +311,9 @@ local function probe_events(c)
   if not c.counted then c.events = {"dummy:u"} end
   c.scale, c.unit_of = {}, {}
   for _, name in ipairs(c.all) do
-    local info = pmc.info(name)
+    local info = not c.tool[name] and pmc.info(name)
     c.scale[name] = info and info.scale
-    c.unit_of[name] = is_clock(name) and "msec" or (info and info.unit) or ""
+    c.unit_of[name] = is_clock(name) and "msec" or c.tool[name] and "ns" or (info and info.unit) or ""
   end
   return c
 end
@@ -427,13 +443,14 @@ end
 local function row(c, prefix_t, a, name, vals, ens, runs, el_s, clock_ns, metric_v)
   local w = {a = a, name = name, n = #vals, unit = c.unit_of[name], rse = 0}
   local m = 0
-  if not c.idx[name] or not c.counted then w.status = "<not supported>"; w.unit = ""
+  if c.tool[name] then m = mean_rse(vals); w.rse = select(2, mean_rse(vals))
+  elseif not c.idx[name] or not c.counted then w.status = "<not supported>"; w.unit = ""
   elseif runs == 0 then w.status = "<not counted>"
   else m, w.rse = mean_rse(vals) end
   w.v = w.unit == "msec" and m / 1e6 or m
   w.pct = (not w.status and ens > 0) and 100 * runs / ens or 100
   w.runtime = w.status and 0 or math.floor(runs / w.n + 0.5)
-  if not w.status then
+  if not w.status and not c.tool[name] then
     if metric_v then w.metric, w.munit = metric_v[1], metric_v[2]
     else w.metric, w.munit = metric_of(name, m, clock_ns, el_s) end
   end
@@ -468,7 +485,10 @@ local function cells_of(c, runs_aggs, keys, el_s)
     for _, name in ipairs(c.all) do
       local i = c.idx[name]
       local vals, en, ru = {}, 0, 0
-      if i and c.counted then
+      if c.tool[name] then   -- duration_time: each run's (or interval's) length
+        for r, ra in ipairs(runs_aggs) do vals[r] = math.floor(ra.elapsed * 1e9 + 0.5); en = en + vals[r] end
+        ru = en
+      elseif i and c.counted then
         for r, ra in ipairs(runs_aggs) do
           local s = ra[1][k] and ra[1][k].sum[i] or {value = 0, enabled = 0, running = 0}
           vals[r], en, ru = s.value, en + s.enabled, ru + s.running
@@ -530,7 +550,10 @@ end
 -- the -I rows of instances d at time t, under a header every 25 intervals
 local function interval_rows(c, d, t)
   if not c.sep and not c.json and c.printed % 25 == 0 then c.out:write(c.M.header, "\n") end
-  print_table(c, t, {{aggregate(c.M, d)}}, c.interval / 1000)
+  local one = {aggregate(c.M, d)}
+  one.elapsed = t - (c.last_t or 0)
+  c.last_t = t
+  print_table(c, t, {one}, c.interval / 1000)
 end
 
 local function tick(c, r, t)
@@ -550,7 +573,7 @@ local function count(c)
   local pmc = require("pmcsh.pmc")
   local runs = {aggs = {}, elapsed = {}, user = {}, sys = {}, status = 0}
   for rep = 1, c.repeats do
-    c.prev = nil
+    c.prev, c.last_t = nil, nil
     local r, info, errno, cmd_status = pmc.run{events = c.events, cmd = #c.args > 0 and c.args or nil, targets = c.targets,
       until_pid = #c.args == 0 and c.until_pid or nil,
       interval_ms = c.interval, on_interval = c.interval and function(rr, t) tick(c, rr, t) end or nil}
@@ -565,6 +588,7 @@ local function count(c)
       if not c.prev or t - (c.printed * c.interval / 1000) > 1e-3 then interval_rows(c, minus(inst, c.prev), t) end
     else
       runs.aggs[rep] = {aggregate(c.M, instances(c, r))}
+      runs.aggs[rep].elapsed = info.elapsed
     end
     runs.elapsed[rep], runs.user[rep], runs.sys[rep] = info.elapsed, info.user or 0, info.sys or 0
     runs.status = info.status or runs.status

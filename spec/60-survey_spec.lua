@@ -503,3 +503,50 @@ describe("survey results are never lost", function()
     assert.is_true(sys.now() - t0 < 5)
   end)
 end)
+
+describe("survey --pattern", function()
+  local events = require("pmcsh.events")
+  -- a fake pmc: the perf PMU's three names of one event, another event, and
+  -- one that does not open
+  local CONFIG = {["perf::PAGE-FAULTS"] = 2, ["perf::FAULTS"] = 2, ["perf::PERF_COUNT_SW_PAGE_FAULTS"] = 2,
+                  ["page-faults"] = 2, ["faults"] = 2, ["perf::MINOR-FAULTS"] = 5, ["minor-faults"] = 5}
+  local fake = {
+    list = function() return {
+      {name = "perf::PERF_COUNT_SW_PAGE_FAULTS", opens = true}, {name = "perf::PAGE-FAULTS", opens = true},
+      {name = "perf::FAULTS", opens = true}, {name = "perf::MINOR-FAULTS", opens = true},
+      {name = "zen::FP_DISPATCH_FAULTS", opens = false}} end,
+    info = function(name) return CONFIG[name] and {type = 1, config = CONFIG[name]} or nil end,
+    group = function(names) return nil, "cannot count " .. names[1] .. ": no hardware PMU", 2 end,
+  }
+
+  it("keeps one name per event, the user's or perf's common one, and says which do not open", function()
+    local names, unopened = events.matching(fake, "fault")
+    assert.are.same({"page-faults", "minor-faults"}, names)
+    assert.are.same({{event = "zen::FP_DISPATCH_FAULTS", reason = "cannot count zen::FP_DISPATCH_FAULTS: no hardware PMU"}},
+      unopened)
+    names = events.matching(fake, "fault", {"faults"})
+    assert.are.same({"faults", "minor-faults"}, names)
+  end)
+
+  kit("surveys each event of the pattern once, page-faults not three times", function()
+    local r = helpers.run({"survey", "--pattern", "fault", "-k", "copy", "--n", "65536", "-r", "2", "--json"})
+    assert.are.equal(0, r.code, r.err)
+    local _, recs = helpers.json_lines(r.out)
+    local seen = {}
+    for _, rec in ipairs(recs) do seen[rec.name] = (seen[rec.name] or 0) + 1 end
+    assert.are.equal(1, seen["page-faults:u"])
+    assert.are.equal(1, seen["page-faults:k"])
+    for name in pairs(seen) do assert.not_matches("^perf::", name) end
+    assert.are.equal(1, seen["minor-faults:u"])
+  end)
+
+  it("says which events match but cannot open, exit 1, where none opens", function()
+    local env = require("pmcsh.pmc").environment()
+    if not helpers.need(env.cpu_pmu == false, "a hardware PMU is exposed: branch-misses may open here") then return end
+    local r = helpers.run({"survey", "--pattern", "branch-misses", "-k", "copy", "--n", "65536"})
+    assert.are.equal(1, r.code)
+    assert.matches("^pmcsh survey: %d+ events? match%a* \"branch%-misses\" but none can be opened here: " ..
+      "[^\n]*perf::BRANCH%-MISSES[^\n]*; cannot count", r.err)
+    assert.not_matches("no event matches", r.err)
+  end)
+end)

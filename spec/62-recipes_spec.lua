@@ -180,3 +180,90 @@ describe("plots", function()
     assert.matches("size_MB", r.out)                  -- the table is still printed
   end)
 end)
+
+describe("pmcsh list", function()
+  local Term = require("ptyterm")
+  local sys = require("pmcsh._sys")
+  local MODEL = "amd64_fam19h_zen3"   -- any machine's libpfm4 lists it (x86 builds), as --pmu does
+  local function have_model()
+    for _, m in ipairs(require("pmcsh.pmc").models() or {}) do if m.name == MODEL then return true end end
+    return false, "this libpfm4 has no " .. MODEL .. " model"
+  end
+  -- the whole output of pmcsh argv... on a 120-column pty, \r dropped
+  local function on_tty(env, ...)
+    local argv = {"/usr/bin/env", table.unpack(env)}
+    argv[#argv + 1] = helpers.exe
+    for _, a in ipairs({...}) do argv[#argv + 1] = a end
+    local t = Term.start(helpers.tmpdir(), argv)
+    local out, deadline = {}, sys.now() + 30
+    while sys.now() < deadline do
+      local s = t.p:read(0.2)
+      if s == nil then break end
+      out[#out + 1] = s
+    end
+    t:wait(); t:close()
+    return (table.concat(out):gsub("\r", ""))
+  end
+  local function widest(text)
+    local w = 0
+    for l in text:gmatch("[^\n]*") do w = math.max(w, #l) end
+    return w
+  end
+  local function words(text) return (text:gsub("%s+", " ")) end
+
+  it("fits the terminal's width, wrapping descriptions, and cuts nothing into a pipe", function()
+    if not helpers.need(have_model()) then return end
+    local piped = helpers.run({"list", "-v", "--pmu", MODEL})
+    assert.are.equal(0, piped.code)
+    assert.is_true(widest(piped.out) > 120, "into a pipe a row is one line, however long")
+    local desc = piped.out:match("RETIRED_SSE_AVX_FLOPS +([^\n]+)")
+    assert.is_true(#desc > 80, desc)
+    for _, cols in ipairs({80, 120}) do
+      local env = cols == 80 and {"COLUMNS=80"} or {"-u", "COLUMNS"}   -- 120: the pty's own width
+      local out = on_tty(env, "list", "-v", "--pmu", MODEL)
+      assert.is_true(widest(out) <= cols, cols .. " columns: a line of " .. widest(out))
+      -- the description whole, wrapped
+      assert.is_truthy(words(out):find(words(desc), 1, true), cols .. " columns lost words of: " .. desc)
+      assert.are.equal(select(2, piped.out:gsub("\n  [-+] ", "")), select(2, out:gsub("\n  [-+] ", "")))
+    end
+  end)
+
+  it("gives each umask's code and marks the default, as showevtinfo does", function()
+    if not helpers.need(have_model()) then return end
+    local r = helpers.run({"list", "-v", "--pmu", MODEL, "RETIRED_SSE_AVX_FLOPS"})
+    assert.matches("\n +:ADD_SUB_FLOPS +0x01 Addition", r.out)
+    assert.matches("\n +:ANY +0x0f %[default%] ", r.out)
+    local _, recs = helpers.json_lines(helpers.run({"list", "-v", "--json", "--pmu", MODEL, "RETIRED_SSE_AVX_FLOPS"}).out)
+    local any = recs[1].umasks[#recs[1].umasks]
+    assert.are.same({"ANY", 15, true}, {any.name, any.code, any.default})
+  end)
+
+  it("suggests the model of a close name, and names the models with --pmus", function()
+    if not helpers.need(have_model()) then return end
+    local r = helpers.run({"list", "--pmu", "zen3", "RETIRED"})
+    assert.are.equal(2, r.code)
+    assert.matches("no PMU model named 'zen3'; did you mean [^\n]*amd64_fam19h_zen3", r.err)
+    assert.not_matches("traceback", r.err)
+    r = helpers.run({"list", "--pmus", "zen3"})
+    assert.are.equal(0, r.code)
+    assert.matches("\n?  [-+] amd64_fam19h_zen3 +%d+ events +AMD64 Fam19h Zen3\n", r.out)
+    assert.matches("%d+ PMU models of libpfm4", r.out)
+  end)
+
+  it("lists the generic events libpfm4 lacks and perf's duration_time, and stat counts them", function()
+    local r = helpers.run({"list", "faults"})
+    assert.matches("\n  %+ alignment%-faults +unaligned", r.out)
+    assert.matches("\n  %+ emulation%-faults +instructions", r.out)
+    r = helpers.run({"list", "duration"})
+    assert.matches("^tool: 1 event, 1 opens here\n  %+ duration_time +wall%-clock", r.out)
+    r = helpers.run({"stat", "-x", ",", "-e", "duration_time,alignment-faults:u,emulation-faults:u", "--", "sleep", "0.05"})
+    assert.are.equal(0, r.code, r.err)
+    local rows = {}
+    for _, l in ipairs(helpers.lines(r.err)) do local f = helpers.fields(l, ","); rows[f[3]] = f end
+    local ns = tonumber(rows.duration_time[1])
+    assert.are.equal("ns", rows.duration_time[2])
+    assert.is_true(ns >= 0.05e9 and ns < 5e9, "sleep 0.05 lasted " .. ns .. " ns")
+    assert.are.equal("0", rows["alignment-faults:u"][1])   -- x86 fixes no unaligned access in hardware's place
+    assert.are.equal("0", rows["emulation-faults:u"][1])
+  end)
+end)

@@ -274,3 +274,45 @@ describe("pmcsh stat's event list", function()
     assert.are.equal(2, h.run({"stat", "-C", "x", "--", "true"}).code)
   end)
 end)
+
+describe("pmcsh stat's messages", function()
+  it("say a cpu of -C that is not online, naming the online ones, before any event is tried", function()
+    local online = require("pmcsh.machine").online()
+    local cpu = online[#online] + 1
+    local r = h.run({"stat", "-C", tostring(cpu), "-e", "cpu-clock", "--", "sleep", "0.05"})
+    assert.are.equal(2, r.code)
+    assert.are.equal(string.format("pmcsh stat: -C %d: cpu %d is not online (online cpus %s)\n", cpu, cpu,
+      require("pmcsh.machine").format_list(online)), r.err)
+  end)
+
+  it("begin 'pmcsh stat: ' whatever refused the words, and bad names are usage errors (2)", function()
+    for _, c in ipairs{
+      {{"--repeat", "0", "--", "true"}, "option %-%-repeat: 0 is below the minimum 1"},
+      {{"--bogus", "--", "true"}, "unknown option '%-%-bogus'"},
+      {{"-e", "nosuch-event", "--", "true"}, "unknown event 'nosuch%-event'"},
+      {{"-e", "task-clock:zz", "--", "true"}, "event 'task%-clock:zz': invalid event attribute"},
+      {{"-e", "msr/tsc/q", "--", "true"}, "bad modifier 'q' in 'msr/tsc/q'"},
+      {{"-x", "", "--", "true"}, "%-x needs a separator"},
+    } do
+      local r = h.run({"stat", table.unpack(c[1])})
+      local what = table.concat(c[1], " ")
+      assert.are.equal(2, r.code, what .. ": " .. r.err)
+      assert.matches("^pmcsh stat: " .. c[2], r.err, nil, what)
+      assert.are.equal(1, #h.lines(r.err), what .. ": " .. r.err)   -- one line, no traceback
+    end
+  end)
+
+  it("take a long option by an unambiguous prefix, as perf does, and name the candidates of another", function()
+    local r = h.run({"stat", "--rep", "2", "-x", ",", "--ev", "task-clock", "--", "true"})
+    assert.are.equal(0, r.code, r.err)
+    local f = h.fields(h.lines(r.err)[1], ",")
+    assert.are.equal("task-clock", f[3])
+    assert.matches("^[%d.]+%%$", f[4])       -- a variance field: two runs
+    r = h.run({"stat", "--per", "--", "true"})
+    assert.are.equal(2, r.code)
+    assert.are.equal("pmcsh stat: option '--per' is ambiguous: --per-socket, --per-die, --per-core, " ..
+      "--per-node, --per-thread\n", r.err)
+    r = h.run({"stat", "--rep=0", "--", "true"})
+    assert.matches("^pmcsh stat: option %-%-repeat: 0 is below", r.err)
+  end)
+end)

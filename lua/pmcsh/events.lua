@@ -224,6 +224,57 @@ function M.defaults(pmc)
   return out, skipped
 end
 
+-- The identity of an event: its perf type and config words (aliases such as
+-- perf::FAULTS and page-faults encode the same), or nil where it does not encode.
+local function identity(pmc, name)
+  local info = pmc.info and pmc.info(name)
+  if not info or info.type == nil then return nil end
+  return string.format("%d:%s:%s:%s", info.type, tostring(info.config), tostring(info.config1 or 0),
+    tostring(info.config2 or 0))
+end
+
+-- The name perf writes for a libpfm4 perf-PMU name: perf::PAGE-FAULTS is
+-- page-faults; the enum spelling (perf::PERF_COUNT_SW_PAGE_FAULTS) has none.
+local function common_name(name)
+  local short = name:match("^perf::(.*)$")
+  if not short then return name end
+  if short:match("^PERF_COUNT_") then return nil end
+  return short:lower()
+end
+
+-- Events named by pattern (pmc.list's, on names and descriptions) that open
+-- here, after `given` (the user's own names, kept as they are): one name per
+-- event, aliases of one (the same type and config) kept once, under the
+-- user's name, else perf's commonest (page-faults for perf::PAGE-FAULTS,
+-- perf::FAULTS and perf::PERF_COUNT_SW_PAGE_FAULTS: the spelled-out,
+-- longest).  Returns the names, and the matching events that do not open
+-- here {{event=, reason=}}.
+function M.matching(pmc, pattern, given)
+  local out, unopened, seen, at = {}, {}, {}, {}
+  for _, name in ipairs(given or {}) do
+    local id = identity(pmc, name) or name
+    if not seen[id] then seen[id] = true; out[#out + 1] = name end
+  end
+  for _, e in ipairs(pmc.list(pattern) or {}) do
+    if e.opens == false then
+      local _, why = pmc.group({e.name})
+      unopened[#unopened + 1] = {event = e.name, reason = why or "does not open here"}
+    else
+      local id = identity(pmc, e.name) or e.name
+      local name = common_name(e.name)
+      if name and identity(pmc, name) ~= id then name = nil end   -- perf's name must be this event
+      if not seen[id] then
+        seen[id] = true
+        out[#out + 1] = name or e.name
+        at[id] = {k = #out, common = name ~= nil}
+      elseif at[id] and name and (not at[id].common or #name > #out[at[id].k]) then
+        out[at[id].k], at[id].common = name, true   -- a better name for an event of the pattern's
+      end
+    end
+  end
+  return out, unopened
+end
+
 do
   help.doc(M, "events", [[
 events: the data files of events/ (Lua tables loaded into an empty environment).
@@ -233,6 +284,8 @@ events: the data files of events/ (Lua tables loaded into an empty environment).
   events.pmu_check(t, path, pmc) -> nil, or why the file's PMU is not this machine's
   events.defaults(pmc)         the events a survey counts by default, and those
                                an Arm PMU does not implement {{event=, reason=}}
+  events.matching(pmc, pattern, given) the events of pmc.list(pattern) that open,
+                               aliases of one event once; those that do not open
   events.arm_implemented()     the Arm common events the PMUs implement (PMCEID)]])
 end
 

@@ -56,8 +56,7 @@ end
 -- help() lists the topics; help(x) prints the documentation of x.
 function M.help(x)
   if x == nil then
-    -- make the shipped modules register their docs
-    for _, m in ipairs({"pmcsh.pmc", "pmcsh.stream", "pmcsh.chase", "pmcsh.machine", "pmcsh.recipe"}) do pcall(require, m) end
+    -- every shipped module registered its docs as pmcsh started (pmcsh.names)
     print("pmcsh: Lua 5.4 with performance counters, STREAM kernels and pointer chases.\n")
     print("Topics (help(topic) or help(function)):")
     print(topics())

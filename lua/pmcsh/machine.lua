@@ -33,6 +33,20 @@ end, "machine.parse_list", [[
 machine.parse_list("0-3,8") -> {0, 1, 2, 3, 8}, or nil, message: a cpu list
 as sysfs and perf write them, sorted, each cpu once.]])
 
+-- {0, 1, 2, 3, 8} -> "0-3,8": the inverse of parse_list, as sysfs writes lists.
+M.format_list = doc(function(cpus)
+  local parts, i = {}, 1
+  while i <= #cpus do
+    local j = i
+    while cpus[j + 1] == cpus[j] + 1 do j = j + 1 end
+    parts[#parts + 1] = j > i and string.format("%d-%d", cpus[i], cpus[j]) or tostring(cpus[i])
+    i = j + 1
+  end
+  return table.concat(parts, ",")
+end, "machine.format_list", [[
+machine.format_list({0, 1, 2, 3, 8}) -> "0-3,8": a sorted cpu list as sysfs and
+perf write it (machine.parse_list reads it back).]])
+
 M.cpus = doc(function()
   return assert(C.cpus())
 end, "machine.cpus", [[

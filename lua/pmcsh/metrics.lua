@@ -23,6 +23,9 @@ local function value_of(reading, name)
   return nil
 end
 M.value = value_of
+doc(M.value, "metrics.value", [[
+metrics.value(reading, name) -> the value of event `name` in a reading (an
+entry's value, or a number stored under the name), nil when it is absent.]])
 
 -- a / b, or nil when either is missing or b is zero.
 local function ratio(a, b)
@@ -30,6 +33,9 @@ local function ratio(a, b)
   return a / b
 end
 M.ratio = ratio
+doc(M.ratio, "metrics.ratio", [[
+metrics.ratio(a, b) -> a / b, or nil when either is not a number or b is 0
+(a missing denominator prints as n/a, never as inf or 0).]])
 
 -- A size in pmcsh's one notation, binary units: 512, 4K, 1M, 256M, 1.5G.
 function M.size(bytes)
@@ -41,10 +47,20 @@ function M.size(bytes)
   end
   return string.format("%d", bytes)
 end
+doc(M.size, "metrics.size", [[
+metrics.size(bytes) -> "512", "4K", "1.5M", "256M", "1G": pmcsh's one notation
+for sizes, binary units.]])
 
 function M.per_iteration(count, iterations) return ratio(count, iterations) end
 function M.per_byte(count, bytes) return ratio(count, bytes) end
 function M.per_second(count, seconds) return ratio(count, seconds) end
+doc(M.per_iteration, "metrics.per_iteration", [[
+metrics.per_iteration(count, iterations) -> count / iterations, or nil when
+iterations is 0 or missing.  metrics.per_byte and metrics.per_second alike.]])
+doc(M.per_byte, "metrics.per_byte", [[
+metrics.per_byte(count, bytes) -> count / bytes, or nil when bytes is 0 or missing.]])
+doc(M.per_second, "metrics.per_second", [[
+metrics.per_second(count, seconds) -> count / seconds, or nil when seconds is 0 or missing.]])
 
 -- Every event of a reading (a list of entries, or a map name -> entry or
 -- number) as name -> number.
@@ -61,6 +77,10 @@ function M.values(reading)
   end
   return out
 end
+doc(M.values, "metrics.values", [[
+metrics.values(reading) -> {[name] = value, ...}: every event of a reading (a
+list of entries {name=, value=}, or a map name -> entry or number) as plain
+numbers, what a metric's fn(e, ctx) gets as e.]])
 
 -- The names of a reading's events, in the order they were given (r[1], r[2]...).
 function M.names(reading)
@@ -71,6 +91,9 @@ function M.names(reading)
   end
   return out
 end
+doc(M.names, "metrics.names", [[
+metrics.names(reading) -> the names of a reading's events in their order
+(r[1].name, r[2].name, ...).]])
 
 -- Normalises every event of `reading` by one denominator.
 --   by = "iteration" (ctx.iterations), "byte" (ctx.bytes), "second"
@@ -93,6 +116,11 @@ function M.normalize(reading, by, ctx)
   for name, v in pairs(M.values(reading)) do out[name] = ratio(v, denom) end
   return out
 end
+doc(M.normalize, "metrics.normalize", [[
+metrics.normalize(reading, by, ctx) -> {[name] = value / denominator}
+by = "iteration" (ctx.iterations), "byte" (ctx.bytes), "second" (ctx.seconds)
+or the name of another event of the reading (nil, message when it is not
+there); an entry is nil where the denominator is 0.]])
 
 -- Order statistics over a list of numbers: {n, mean, trimmed, median,
 -- min, max, spread}; trimmed is the mean of the middle 60% (nanoBench's
@@ -114,6 +142,11 @@ function M.stats(list)
   return {n = n, mean = mean, trimmed = mid / (n - 2 * cut), median = median, min = s[1], max = s[n],
     spread = spread}
 end
+doc(M.stats, "metrics.stats", [[
+metrics.stats(list) -> {n, mean, trimmed, median, min, max, spread} of a list
+of numbers ({n = 0} for an empty one).  trimmed: the mean of the middle 60%
+(nanoBench's 20th to 80th percentile); spread: (max - min) / |mean|, 0 when
+all are equal, nil when the mean is 0 but the values differ.]])
 
 -- The median of a list of numbers, nil for an empty one.
 function M.median(list)
@@ -123,6 +156,9 @@ function M.median(list)
   table.sort(s)
   return n % 2 == 1 and s[(n + 1) // 2] or (s[n // 2] + s[n // 2 + 1]) / 2
 end
+doc(M.median, "metrics.median", [[
+metrics.median(list) -> the median of a list of numbers (the list is left as
+it is), nil for an empty one.]])
 
 -- The median absolute deviation from m (the list's median by default).
 function M.mad(list, m)
@@ -132,6 +168,9 @@ function M.mad(list, m)
   for i, x in ipairs(list) do d[i] = math.abs(x - m) end
   return M.median(d)
 end
+doc(M.mad, "metrics.mad", [[
+metrics.mad(list[, m]) -> the median absolute deviation from m (default: the
+list's median), nil for an empty list.]])
 
 -- Iglewicz and Hoaglin's modified z-score, 0.6745 (x - median) / MAD: the
 -- 0.6745 makes it a normal sample's z.  With a MAD of 0 (most of the list
@@ -142,6 +181,9 @@ function M.robust_z(x, median, mad)
   if x == median then return 0 end
   return x > median and math.huge or -math.huge
 end
+doc(M.robust_z, "metrics.robust_z", [[
+metrics.robust_z(x, median, mad) -> 0.6745 (x - median) / mad (Iglewicz and
+Hoaglin's modified z-score); with mad 0: 0 at the median, +-inf elsewhere.]])
 
 -- log Gamma(x), x > 0 (Lanczos, g = 7, 9 terms: 15 digits).
 local LANCZOS = {0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313,
@@ -190,6 +232,8 @@ function M.t_cdf(t, df)
   local tail = 0.5 * ibeta(df / (df + t * t), df / 2, 0.5)
   return t >= 0 and 1 - tail or tail
 end
+doc(M.t_cdf, "metrics.t_cdf", [[
+metrics.t_cdf(t, df) -> P(T <= t) for Student's t with df degrees of freedom.]])
 function M.t_quantile(p, df)
   if p == 0.5 then return 0 end
   if p < 0.5 then return -M.t_quantile(1 - p, df) end
@@ -202,6 +246,9 @@ function M.t_quantile(p, df)
   end
   return (lo + hi) / 2
 end
+doc(M.t_quantile, "metrics.t_quantile", [[
+metrics.t_quantile(p, df) -> the t with P(T <= t) = p for Student's t with df
+degrees of freedom (1e-12 relative): t_quantile(0.975, df) for a 95% interval.]])
 
 -- Welch's interval for mean(b) - mean(a) at `level` (0.95): {diff=, lo=,
 -- hi=, se=, df=, mean_a=, mean_b=, n_a=, n_b=}; nil and why with fewer
@@ -231,6 +278,11 @@ function M.welch(a, b, level, floor_a, floor_b)
   return {diff = diff, lo = diff - half, hi = diff + half, se = se, df = df, mean_a = ma, mean_b = mb,
     n_a = #a, n_b = #b, level = level}
 end
+doc(M.welch, "metrics.welch", [=[
+metrics.welch(a, b[, level[, floor_a[, floor_b]]]) -> {diff, lo, hi, se, df,
+mean_a, mean_b, n_a, n_b, level}: mean(b) - mean(a) with Welch's interval at
+level (0.95), or nil, message with fewer than 2 values on a side.  floor_a,
+floor_b: the least variance of one value of a side (a count's Poisson variance).]=])
 
 -- The two-window estimate (nanoBench's): windows 2i-1 and 2i run the same
 -- code over work[2i-1] < work[2i] iterations, so the difference of their
@@ -252,6 +304,11 @@ function M.two_window(work, counts)
   end
   return slopes, intercepts
 end
+doc(M.two_window, "metrics.two_window", [[
+metrics.two_window(work, counts) -> slopes, intercepts: windows 2i-1 and 2i
+ran the same code over work[2i-1] < work[2i] iterations; each pair's slope
+(count per iteration) and intercept (count per window: its fixed cost), as
+nanoBench estimates.]])
 
 -- A derived metric is {name=, unit=, desc=, events={...}, fn=function(e, ctx)}.
 -- `e` is a table name -> number of the reading; ctx carries iterations,
@@ -280,6 +337,12 @@ function M.eval(metric, reading, ctx)
   end
   return v
 end
+doc(M.eval, "metrics.eval", [[
+metrics.eval(metric, reading[, ctx]) -> value | nil, reason
+metric = {name=, unit=, events={...}, fn=function(e, ctx)}: fn gets the
+reading's values by name (metrics.values) and ctx (iterations, bytes,
+seconds); a missing event, an error or a division by zero is nil and why,
+never NaN passed off as a number.]])
 
 -- Evaluates a list of metrics; returns a list of {name=, value=, unit=, reason=}.
 function M.eval_all(metrics, reading, ctx)
@@ -290,6 +353,9 @@ function M.eval_all(metrics, reading, ctx)
   end
   return out
 end
+doc(M.eval_all, "metrics.eval_all", [[
+metrics.eval_all(metrics, reading[, ctx]) -> {{name, value, unit, reason}, ...}:
+metrics.eval of each, in order (metrics.common: IPC, GHz, faults/page, tsc GHz).]])
 
 -- Common derived metrics over generic perf names (used when those events exist).
 M.common = {
@@ -314,6 +380,10 @@ function M.fmt(v, width)
   if a >= 1e7 or (a > 0 and a < 1e-3) then return string.format("%" .. width .. ".3e", v) end
   return string.format("%" .. width .. ".4f", v)
 end
+doc(M.fmt, "metrics.fmt", [[
+metrics.fmt(v[, width]) -> a table cell of width (10): 4 decimals, exponent
+form below 1e-3 and from 1e7 (a stray count per million iterations is not
+0.0000), "n/a" for nil.]])
 
 doc(M, "metrics", [[
 metrics: normalization and derived metrics shared by the recipes.

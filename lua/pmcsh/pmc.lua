@@ -178,6 +178,13 @@ Every event of the present PMUs (libpfm4 and sysfs) whose name or description
 contains substring (case-insensitive); opens tells whether it opens here.
 With pmu=, the events of another CPU model (opens is false).]=])
 
+pmc.models = C.models
+doc(pmc.models, "pmc.models", [=[
+pmc.models() -> {{name, description, present, events}, ...}
+Every PMU model this libpfm4 knows (skl "Intel Skylake", amd64_fam19h_zen3
+"AMD64 Fam19h Zen3", ...), present here or not: the names pmc.list and
+pmc.info take as {pmu=}.]=])
+
 -- The same empty window driven from Lua, two ways: g:start(); g:stop(r)
 -- (stop and read into r in one call) and g:start(); g:stop(); g:read(r).
 -- Blocks interleaved with C's, order rotated: ns per window and the median
@@ -292,7 +299,19 @@ The multiplexing arithmetic: raw * scale * enabled / running; an event that
 was enabled but never running cannot be extrapolated (an error, not zero).]=])
 
 pmc.replay = C.replay
+doc(pmc.replay, "pmc.replay", [=[
+pmc.replay{events={...}, base={enabled=, running=, raw={...}}, cur={...}}
+pmc.replay{events={...}, instances={{cpu=, socket=, base=, cur=}, ...}}
+-> reading | nil, msg, errno
+Recorded snapshots (raw counts, time enabled and running) turned into a
+reading by the same delta and scaling code as g:read(): for specs and for
+checking what a recorded run would have printed.]=])
+
 pmc.environment = C.environment
+doc(pmc.environment, "pmc.environment", [=[
+pmc.environment() -> {cpu_pmu=, paranoid=, forced=?}
+Whether the kernel exposes a hardware (cpu) PMU, kernel.perf_event_paranoid,
+and the libpfm4 PMU forced by LIBPFM_FORCE_PMU if any.]=])
 
 -- One line per entry: value, unit, name, running %.
 function pmc.format(r)

@@ -236,11 +236,23 @@ function M.typed(opts)
   end
 end
 
+-- The options of r whose long name starts with `prefix`: perf's (and
+-- getopt_long's) abbreviations, --rep for --repeat.
+local function prefixed(r, prefix)
+  local out = {}
+  for _, o in ipairs(r.options) do
+    if o.name:gsub("_", "-"):sub(1, #prefix) == prefix then out[#out + 1] = o end
+  end
+  return out
+end
+
 -- The words of a command line for recipe r, in order, without converting
 -- any value: calls fn(kind, word, o, value) with kind "option" (o the
 -- option, value the word given or nil for a flag, and whether the value was
--- in the word itself), "unknown" (a word that
--- looks like an option r does not have), "needs" (o lacks its value),
+-- in the word itself; a long option may be given by a prefix of its name
+-- that no other option's starts with), "unknown" (a word that looks like an
+-- option r does not have), "ambiguous" (a prefix of several options' names,
+-- o the list of them), "needs" (o lacks its value),
 -- "arg" (a positional word) or "rest" (the words after "--", or, for a
 -- recipe that declares `command = true`, the first positional word and all
 -- after it: a command's own options are its own, as perf stat and env stop
@@ -266,8 +278,10 @@ local function walk(r, argv, fn)
     if long or short then
       local key = long or short
       local o = option_named(r, key) or option_named(r, (key:gsub("%-", "_")))
+      local candidates = not o and long and prefixed(r, long) or {}
+      if #candidates == 1 then o = candidates[1] end
       if not o then
-        stop = fn("unknown", a)
+        stop = fn(#candidates > 1 and "ambiguous" or "unknown", a, candidates)
       else
         local v = inline
         if v == nil and o.type ~= "flag" then
@@ -317,6 +331,10 @@ function M.parse(r, argv)
       table.move(v, 1, #v, #args + 1, args)
     elseif kind == "unknown" then
       usage_error("%s: unknown option '%s' (pmcsh %s --help lists the options)", r.name, a, r.name)
+    elseif kind == "ambiguous" then
+      local names = {}
+      for i, c in ipairs(o) do names[i] = "--" .. c.name:gsub("_", "-") end
+      usage_error("%s: option '%s' is ambiguous: %s", r.name, a, table.concat(names, ", "))
     elseif kind == "needs" then
       usage_error("%s: option '%s' needs a value", r.name, a)
     elseif kind == "arg" then
@@ -423,12 +441,26 @@ function M.main(name, ...)
   r = check_recipe(r, file)
   r.name = name
   cache[file] = r
-  if wants_help(r, argv) then
-    print(M.help_text(name))
-    return 0
-  end
-  local opts, args = M.parse(r, argv)
-  return finish(r, file, run_recipe(r, opts, args))
+  -- a usage error of the recipe's is said as its other errors are:
+  -- "pmcsh NAME: message", status 2 (or the error's own)
+  local ok, status = xpcall(function()
+    if wants_help(r, argv) then
+      print(M.help_text(name))
+      return 0
+    end
+    local opts, args = M.parse(r, argv)
+    return finish(r, file, run_recipe(r, opts, args))
+  end, function(e)
+    if type(e) == "table" and e.usage then return e end
+    if type(e) == "string" and e:find("\nstack traceback:") then return e end
+    return debug.traceback(e, 2)
+  end)
+  if ok then return status end
+  if type(status) ~= "table" then error(status, 0) end
+  local msg = tostring(status.message)
+  if msg:sub(1, #name + 2) == name .. ": " then msg = msg:sub(#name + 3) end
+  io.stderr:write("pmcsh ", name, ": ", msg, "\n")
+  return status.status or 2
 end
 
 -- From Lua: recipe.run("survey", {reps = 5}) -> what the recipe's run
@@ -463,5 +495,43 @@ doc(M.run, "recipe.run", [[
 recipe.run(name, opts) runs a recipe from Lua with an options table, e.g.
 recipe.run("demo", {size = "64M"}); positional arguments go in opts.args.]])
 doc(M.list, "recipe.list", [[recipe.list() returns {name=, description=, dir=} for every recipe found.]])
+doc(M.path, "recipe.path", [[
+recipe.path() -> the folders searched for recipes, in order: ~/.pmcsh/recipes,
+PMCSH_PATH's, the shipped scripts/ (only that one in a privileged process).]])
+doc(M.find, "recipe.find", [[recipe.find(name) -> the file of recipe name and its folder, or nil.]])
+doc(M.load, "recipe.load", [[
+recipe.load(name) -> the recipe table and its file (cached); an error naming
+the recipes of a close name when there is none.]])
+doc(M.describe, "recipe.describe", [[
+recipe.describe(file) -> the recipe's description, read from its text without
+running it, or nil.]])
+doc(M.print_list, "recipe.print_list", [[recipe.print_list() prints the recipes found, as pmcsh --help does.]])
+doc(M.names, "recipe.names", [[
+recipe.names(list) -> the names of a list of {name=, ...} entries (an engine's
+own table), for an option's choices.]])
+doc(M.typed, "recipe.typed", [[
+recipe.typed(opts) -> a function of an option's name giving it as typed on the
+command line ("-t 5", "--n=1T"), or as "--name value": what a message about a
+value refused later names.]])
+doc(M.parse, "recipe.parse", [[
+recipe.parse(r, argv) -> opts, args: command-line words for recipe table r,
+each option converted and checked by its declaration; a usage error (exit 2)
+for an unknown option or a bad value.]])
+doc(M.help_text, "recipe.help_text", [[recipe.help_text(name) -> the text of pmcsh NAME --help.]])
+doc(M.main, "recipe.main", [[
+recipe.main(name, ...) -> exit status: the host's entry for pmcsh NAME args...
+(the file runs with arg set; a returned recipe table is parsed and run).]])
+doc(M.usage, "recipe.usage", [[
+recipe.usage(message) -> a usage error object: error(recipe.usage("..."), 0)
+ends a recipe with the message and exit status 2, without a traceback.]])
+doc(M.convert, "recipe.convert", [[
+recipe.convert(option, value) -> the value converted and checked as the option
+{name=, type=, min=, max=, choices=, ...} declares it; a usage error if not.]])
+doc(M.parse_size, "recipe.parse_size", [[
+recipe.parse_size("64M") -> bytes (binary units: 4k, 1GiB, 1048576), or nil
+and why (not a whole number of bytes, above 2^53).]])
+doc(M.split_list, "recipe.split_list", [[
+recipe.split_list("a,b,c") -> {"a", "b", "c"}: commas inside a sysfs event's
+slashes (pmu/event=0x4,umask=0x3/) or perf's group braces ({a,b}) do not split.]])
 
 return M

@@ -241,12 +241,19 @@ end
 -- and its path.
 local function events_of(opt, pmc)
   local evs = opt.events
+  local unopened
   if opt.pattern then
-    evs = evs and {table.unpack(evs)} or {}
-    for _, e in ipairs(pmc.list(opt.pattern)) do
-      if e.opens ~= false then evs[#evs + 1] = e.name end
+    evs, unopened = events.matching(pmc, opt.pattern, evs)
+    if #evs == 0 and #unopened == 0 then usage(string.format("no event matches %q (see pmcsh list)", opt.pattern)) end
+    if #evs == 0 then   -- the machine's doing, not the user's: exit 1
+      local names = {}
+      for i = 1, math.min(#unopened, 5) do names[i] = unopened[i].event end
+      local e = options.usage(string.format("%d %s %q but none can be opened here: %s%s; %s",
+        #unopened, #unopened == 1 and "event matches" or "events match", opt.pattern, table.concat(names, ", "),
+        #unopened > 5 and string.format(" and %d more", #unopened - 5) or "", unopened[1].reason))
+      e.status = 1
+      error(e, 0)
     end
-    if #evs == 0 then usage(string.format("no event matches %q (see pmcsh list)", opt.pattern)) end
   end
   for _, e in ipairs(pmc.info and opt.events or {}) do
     local info, msg, errno = pmc.info(e)
@@ -264,6 +271,7 @@ local function events_of(opt, pmc)
   end
   local skipped
   if not evs and not opt.pairs then evs, skipped = events.defaults(pmc) end
+  skipped = skipped or unopened
   if opt.umasks then
     local out = {}
     for _, e in ipairs(evs or {}) do
