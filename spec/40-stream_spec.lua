@@ -35,6 +35,9 @@ describe("stream kernels", function()
       if d.nt then assert.is_truthy(k[d.plain], d.name) end
     end
     assert.are.same({2, 1, 2}, {k.triad.loads, k.triad.stores, k.triad.flops})
+    assert.are.same({{"b", "c"}, {"a"}}, {k.triad.reads, k.triad.writes})
+    assert.are.same({"ref_stream_triad", "ref_stream_copy"}, {k.triad.ref_symbol, k.copy_nt.ref_symbol})
+    assert.are.same({true, false}, {k.sum.reduction, k.triad.reduction})
   end)
 
   it("default n follows STREAM's rule: each array >= 4x the last-level caches", function()

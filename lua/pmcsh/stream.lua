@@ -21,8 +21,9 @@ end
 
 M.kernels = doc(function() return C.kernels() end, "stream.kernels", [[
 stream.kernels() -> list of descriptors, default (triad) first:
-  {name=, description=, symbol=, bytes=, bytes_wa=, loads=, stores=, flops=,
-   reads={"b","c"}, writes={"a"}, nt=, plain=, available=}
+  {name=, description=, symbol=, ref_symbol=, bytes=, bytes_wa=, loads=,
+   stores=, flops=, reads={"b","c"}, writes={"a"}, nt=, plain=, reduction=,
+   available=}
 bytes is per iteration (one element of each array) in the STREAM convention
 (copy 16, scale 16, add 24, triad 24); bytes_wa adds the write-allocate read
 of every temporally stored line.  The *_nt kernels use non-temporal stores
@@ -374,8 +375,7 @@ M.disasm = doc(function(kernel, opts)
       tostring(kernel), table.concat(names, ", ")), 2)
   end
   local isa = opts.isa or default_isa() or C.engine().isa
-  local symbol = opts.reference and ("ref_" .. d.symbol) or (d.symbol .. "_" .. isa)
-  if opts.reference and d.plain then symbol = "ref_stream_" .. d.plain end
+  local symbol = opts.reference and d.ref_symbol or (d.symbol .. "_" .. isa)
   local insns, err = disassemble(symbol, opts.exe, opts.objdump)
   if not insns then
     local rec = recorded(opts.exe or exe_path(), symbol)
