@@ -229,15 +229,16 @@ static int stream_tostring(lua_State *L)
 	return 1;
 }
 
-static const struct stream_kernel *checkkernel(lua_State *L, int arg)
+/* Kernel `arg` of variant v's table. */
+static const struct stream_kernel *checkkernel(lua_State *L, int arg, const struct stream_variant *v)
 {
 	const char *name = luaL_checkstring(L, arg);
-	const struct stream_kernel *k = stream_kernel_find(name);
+	const struct stream_kernel *k = stream_kernel_find(v, name);
 	if (!k) {
 		luaL_Buffer b;
 		luaL_buffinit(L, &b);
-		for (const struct stream_kernel *d = stream_kernels; d->name; d++) {
-			if (d != stream_kernels)
+		for (const struct stream_kernel *d = v->kernels; d->name; d++) {
+			if (d != v->kernels)
 				luaL_addstring(&b, ", ");
 			luaL_addstring(&b, d->name);
 		}
@@ -260,9 +261,9 @@ static const char *const run_keys[] = {"reps", "warmup", "group", "reference", "
 /* Reads the kernel (arg 2) and the option table (arg 3, made when absent)
  * into *o; leaves the stack as 1 stream, 2 kernel, 3 options, 4 the group
  * or nil.  Bad options raise, naming the option. */
-static void run_opts(lua_State *L, struct run_opts *o)
+static void run_opts(lua_State *L, const LStream *ls, struct run_opts *o)
 {
-	o->k = checkkernel(L, 2);
+	o->k = checkkernel(L, 2, ls->v);
 	if (lua_isnoneornil(L, 3))
 		lua_settop(L, 2), lua_newtable(L);
 	luaL_checktype(L, 3, LUA_TTABLE);
@@ -329,14 +330,31 @@ static void push_raw(lua_State *L, LStream *ls, const struct run_opts *o, int do
 	lua_setfield(L, -2, "work");
 	pmcsh_setint(L, "passes", o->shape.passes);
 	pmcsh_setbool(L, "alternate", o->shape.alternate);
-	pmcsh_setint(L, "bytes_per_iter", k->bytes);
-	pmcsh_setint(L, "bytes_per_iter_wa", k->bytes_wa);
+	pmcsh_setint(L, "bytes_per_iter", stream_kernel_bytes(k));
+	pmcsh_setint(L, "bytes_per_iter_wa", stream_kernel_bytes_wa(k));
 	pmcsh_setint(L, "iterations", iterations);
-	if (!strcmp(k->name, "sum"))
+	if (k->reduction)
 		pmcsh_setnum(L, "sum", sum);
 	pmcsh_setstr(L, "clock", "CLOCK_MONOTONIC");
 	pmcsh_setnum(L, "tick", machine_clock_tick());
-	pmcsh_setbool(L, "validated", 1);
+}
+
+/* Leaves {a=, b=, c= (STREAM's average relative error of each array),
+ * bound=, expected={a=, b=, c=}, sum=, sum_bound= (after a reduction)}. */
+static void push_validation(lua_State *L, const struct stream_validation *v)
+{
+	lua_createtable(L, 0, 7);
+	for (int k = 0; k < 3; k++)
+		pmcsh_setnum(L, array_names[k], v->error[k]);
+	pmcsh_setnum(L, "bound", v->bound);
+	lua_createtable(L, 0, 3);
+	for (int k = 0; k < 3; k++)
+		pmcsh_setnum(L, array_names[k], v->expected[k]);
+	lua_setfield(L, -2, "expected");
+	if (v->has_sum) {
+		pmcsh_setnum(L, "sum", v->sum_error);
+		pmcsh_setnum(L, "sum_bound", v->sum_bound);
+	}
 }
 
 /* s:measure(kernel, {reps=, warmup=, group=, reference=})
@@ -350,8 +368,8 @@ static int stream_measure(lua_State *L)
 	char msg[512];
 	struct run_opts o;
 	LStream *ls = checkstream(L);
-	run_opts(L, &o);
-	if (!stream_kernel_available(ls->v, o.k))
+	run_opts(L, ls, &o);
+	if (!o.k->fn)
 		return pmcsh_fail(L, lua_pushfstring(L, "kernel '%s' needs non-temporal stores, which the %s variant "
 				  "lacks on this architecture: use '%s'", o.k->name, ls->v->name,
 				  o.k->plain ? o.k->plain : "triad"), EOPNOTSUPP);
@@ -373,9 +391,10 @@ static int stream_measure(lua_State *L)
 	uint64_t *tsc = machine_tsc_usable(NULL) ? work + o.reps : NULL;
 	double sum = 0;
 	int done = 0;
-	int rc = stream_run(ls->s, ls->v, o.k, o.ref, (int)o.reps, o.warmup, &o.shape, w ? &kw : NULL,
+	int rc = stream_run(ls->s, o.k, o.ref, (int)o.reps, o.warmup, &o.shape, w ? &kw : NULL,
 			    times, work, tsc, &sum, &done);
-	int vrc = stream_validate(ls->s, o.k, sum, msg, sizeof msg);
+	struct stream_validation val;
+	int vrc = stream_validate(ls->s, o.k, sum, &val, msg, sizeof msg);
 	if (rc == -EINTR)
 		return pmcsh_fail(L, "interrupted", EINTR);
 	if (rc == -EINVAL)
@@ -387,6 +406,8 @@ static int stream_measure(lua_State *L)
 	if (vrc < 0)
 		return luaL_error(L, "%s (kernel %s%s)", msg, o.k->name, o.ref ? ", reference loop" : "");
 	push_raw(L, ls, &o, done, times, work, tsc, sum);
+	push_validation(L, &val);
+	lua_setfield(L, -2, "validation");
 	if (w) {
 		lpmc_window_push(L, w, done);
 		lua_setfield(L, -3, "per_rep");
@@ -486,13 +507,15 @@ static int stream_resetm(lua_State *L)
 	return 0;
 }
 
-/* s:validate() -> true, or raises with what is wrong. */
+/* s:validate() -> the validation (push_validation), or raises with what
+ * is wrong. */
 static int stream_validatem(lua_State *L)
 {
 	char msg[512];
-	if (stream_validate(checkstream(L)->s, NULL, 0, msg, sizeof msg) < 0)
+	struct stream_validation v;
+	if (stream_validate(checkstream(L)->s, NULL, 0, &v, msg, sizeof msg) < 0)
 		return luaL_error(L, "%s", msg);
-	lua_pushboolean(L, 1);
+	push_validation(L, &v);
 	return 1;
 }
 
@@ -515,20 +538,22 @@ static int stream_info(lua_State *L)
 	return 1;
 }
 
-/* stream.kernels() -> the descriptor table, default first. */
+/* stream.kernels() -> the descriptor table of the best variant, default
+ * first, with the counts the descriptor implies. */
 static int stream_kernels_l(lua_State *L)
 {
 	lua_newtable(L);
 	int i = 0;
-	for (const struct stream_kernel *k = stream_kernels; k->name; k++) {
-		lua_createtable(L, 0, 14);
+	for (const struct stream_kernel *k = stream_variant_best()->kernels; k->name; k++) {
+		lua_createtable(L, 0, 16);
 		pmcsh_setstr(L, "name", k->name);
 		pmcsh_setstr(L, "description", k->description);
 		pmcsh_setstr(L, "symbol", k->symbol);
-		pmcsh_setint(L, "bytes", k->bytes);
-		pmcsh_setint(L, "bytes_wa", k->bytes_wa);
-		pmcsh_setint(L, "loads", k->loads);
-		pmcsh_setint(L, "stores", k->stores);
+		pmcsh_setstr(L, "ref_symbol", k->ref_symbol);
+		pmcsh_setint(L, "bytes", stream_kernel_bytes(k));
+		pmcsh_setint(L, "bytes_wa", stream_kernel_bytes_wa(k));
+		pmcsh_setint(L, "loads", stream_kernel_loads(k));
+		pmcsh_setint(L, "stores", stream_kernel_stores(k));
 		pmcsh_setint(L, "flops", k->flops);
 		lua_createtable(L, 3, 0);
 		for (int a = 0, j = 0; a < 3; a++)
@@ -543,7 +568,8 @@ static int stream_kernels_l(lua_State *L)
 		pmcsh_setbool(L, "nt", k->nt);
 		if (k->plain)
 			pmcsh_setstr(L, "plain", k->plain);
-		pmcsh_setbool(L, "available", stream_kernel_available(stream_variant_best(), k));
+		pmcsh_setbool(L, "reduction", k->reduction);
+		pmcsh_setbool(L, "available", k->fn != NULL);
 		lua_rawseti(L, -2, ++i);
 	}
 	return 1;

@@ -226,15 +226,48 @@ KERNEL double V(stream_fill_nt)(double *restrict a, double *restrict b, double *
 #define NT(f) NULL
 #endif
 
-/* The loops of this variant, in the order of enum stream_kernel_id. */
+/* ---- the descriptor table ----
+ * One entry per kernel, default first (as multichase's chases[]); the
+ * table is built into every variant, each entry holding that variant's
+ * loop.  Adding a kernel is its loop above and its entry here (and, for
+ * bench-stream's yardstick, its textbook loop in ref_stream.c). */
+#define A STREAM_A
+#define B STREAM_B
+#define C STREAM_C
+/* The loop f of this variant and its name; NT_LOOP, a loop with streaming
+ * stores: NULL where the variant has none. */
+#define LOOP(f) .fn = V(f), .symbol = #f
+#define NT_LOOP(f) .fn = NT(V(f)), .symbol = #f, .nt = 1
+#define REF(f) .ref = ref_##f, .ref_symbol = "ref_" #f
+
+static const struct stream_kernel kernels[] = {
+	{.name = "triad", .description = "a = b + s*c (STREAM triad)",
+	 .reads = B | C, .writes = A, .flops = 2, LOOP(stream_triad), REF(stream_triad)},
+	{.name = "copy", .description = "c = a (STREAM copy)",
+	 .reads = A, .writes = C, LOOP(stream_copy), REF(stream_copy)},
+	{.name = "scale", .description = "b = s*c (STREAM scale)",
+	 .reads = C, .writes = B, .flops = 1, LOOP(stream_scale), REF(stream_scale)},
+	{.name = "add", .description = "c = a + b (STREAM add)",
+	 .reads = A | B, .writes = C, .flops = 1, LOOP(stream_add), REF(stream_add)},
+	{.name = "sum", .description = "t = sum of a (read-only)",
+	 .reads = A, .flops = 1, .reduction = 1, LOOP(stream_sum), REF(stream_sum)},
+	{.name = "fill", .description = "a = s (write-only)",
+	 .writes = A, LOOP(stream_fill), REF(stream_fill)},
+	{.name = "copy_nt", .description = "c = a, non-temporal stores", .plain = "copy",
+	 .reads = A, .writes = C, NT_LOOP(stream_copy_nt), REF(stream_copy)},
+	{.name = "scale_nt", .description = "b = s*c, non-temporal stores", .plain = "scale",
+	 .reads = C, .writes = B, .flops = 1, NT_LOOP(stream_scale_nt), REF(stream_scale)},
+	{.name = "add_nt", .description = "c = a + b, non-temporal stores", .plain = "add",
+	 .reads = A | B, .writes = C, .flops = 1, NT_LOOP(stream_add_nt), REF(stream_add)},
+	{.name = "triad_nt", .description = "a = b + s*c, non-temporal stores", .plain = "triad",
+	 .reads = B | C, .writes = A, .flops = 2, NT_LOOP(stream_triad_nt), REF(stream_triad)},
+	{.name = "fill_nt", .description = "a = s, non-temporal stores", .plain = "fill",
+	 .writes = A, NT_LOOP(stream_fill_nt), REF(stream_fill)},
+	{0}
+};
+
 const struct stream_variant V(stream_variant) = {
 	.name = STR(STREAM_VARIANT),
 	.nt_isa = NT_ISA,
-	.fn = {
-		[SK_TRIAD] = V(stream_triad), [SK_COPY] = V(stream_copy), [SK_SCALE] = V(stream_scale),
-		[SK_ADD] = V(stream_add), [SK_SUM] = V(stream_sum), [SK_FILL] = V(stream_fill),
-		[SK_COPY_NT] = NT(V(stream_copy_nt)), [SK_SCALE_NT] = NT(V(stream_scale_nt)),
-		[SK_ADD_NT] = NT(V(stream_add_nt)), [SK_TRIAD_NT] = NT(V(stream_triad_nt)),
-		[SK_FILL_NT] = NT(V(stream_fill_nt)),
-	},
+	.kernels = kernels,
 };

@@ -14,46 +14,65 @@
 enum { STREAM_A = 1, STREAM_B = 2, STREAM_C = 4 };
 
 /* One part of a kernel: the arrays already offset to the part's first
- * element, `n` elements.  Returns the partial sum for `sum`, 0 otherwise. */
+ * element, `n` elements.  Returns the partial sum for a reduction, 0
+ * otherwise. */
 typedef double (*stream_fn)(double *restrict a, double *restrict b,
 			    double *restrict c, double s, size_t n);
 
-/* The kernels, in the order of the descriptor table (default first). */
-enum stream_kernel_id {
-	SK_TRIAD, SK_COPY, SK_SCALE, SK_ADD, SK_SUM, SK_FILL,
-	SK_COPY_NT, SK_SCALE_NT, SK_ADD_NT, SK_TRIAD_NT, SK_FILL_NT, SK_N
-};
-
-/* A kernel describes itself; reports compute from this, never from
- * constants elsewhere.  Per iteration (one element of each array):
- * bytes = STREAM convention (bytes the program reads and writes),
- * bytes_wa = with the write-allocate read of each stored line (0 extra for
- * non-temporal stores).  The loop itself comes from a variant. */
+/* A kernel describes itself: the descriptor table (kernels/stream.c, one
+ * entry per kernel beside its loop) is the only place that knows a kernel.
+ * Per iteration (one element of each array) it loads each array it reads
+ * and stores each it writes, 8 bytes each (stream_kernel_bytes and the
+ * others below derive the counts); what it leaves in the arrays, which
+ * validation expects, is what its own loop leaves in one element. */
 struct stream_kernel {
 	const char *name;
 	const char *description;
-	const char *symbol;	/* the function's name before its _variant suffix */
-	int bytes, bytes_wa;
-	int loads, stores, flops;
 	unsigned reads, writes;	/* STREAM_A|B|C */
-	int nt;			/* non-temporal stores */
+	int flops;
+	int nt;			/* non-temporal stores: no write-allocate read */
+	int reduction;		/* returns the sum of what it reads */
 	const char *plain;	/* the temporal kernel an nt one mirrors */
-	int id;			/* enum stream_kernel_id: the slot in a variant */
+	stream_fn fn;		/* this variant's loop; NULL: not in this variant */
+	const char *symbol;	/* the loop's name before its _variant suffix */
 	stream_fn ref;		/* the textbook loop (kernels/ref_stream.c) */
+	const char *ref_symbol;
 };
 
-/* The table, default (triad) first, ended by a zero entry. */
-extern const struct stream_kernel stream_kernels[];
-const struct stream_kernel *stream_kernel_find(const char *name);
+static inline int stream_kernel_loads(const struct stream_kernel *k)
+{
+	return __builtin_popcount(k->reads);
+}
+
+static inline int stream_kernel_stores(const struct stream_kernel *k)
+{
+	return __builtin_popcount(k->writes);
+}
+
+/* STREAM's convention: the bytes the program reads and writes. */
+static inline int stream_kernel_bytes(const struct stream_kernel *k)
+{
+	return 8 * (stream_kernel_loads(k) + stream_kernel_stores(k));
+}
+
+/* With the write-allocate read of each temporally stored line. */
+static inline int stream_kernel_bytes_wa(const struct stream_kernel *k)
+{
+	return stream_kernel_bytes(k) + (k->nt ? 0 : 8 * stream_kernel_stores(k));
+}
 
 /* One instruction-set variant of the loops (kernels/stream.c built with its
  * flags): "avx512" (x86-64-v4), "avx2" (x86-64-v3), "sse2" (the x86-64
- * baseline), or "generic" (plain C, other architectures). */
+ * baseline), or "generic" (plain C, other architectures).  Each has the
+ * whole descriptor table, its own loops in it. */
 struct stream_variant {
 	const char *name;
 	const char *nt_isa;	/* the streaming stores its nt loops use, or NULL */
-	stream_fn fn[SK_N];	/* NULL: the kernel is not in this variant */
+	const struct stream_kernel *kernels;	/* default (triad) first, ended by a zero entry */
 };
+
+/* Kernel `name` of variant v, or NULL. */
+const struct stream_kernel *stream_kernel_find(const struct stream_variant *v, const char *name);
 
 /* Variant i (best first) and whether this CPU runs it; NULL past the end. */
 const struct stream_variant *stream_variant_at(int i, int *supported);
@@ -62,8 +81,6 @@ const struct stream_variant *stream_variant_best(void);
 /* The variant named `name` when this CPU runs it; NULL with the reason in
  * why otherwise. */
 const struct stream_variant *stream_variant_find(const char *name, char *why, size_t len);
-/* 1 when variant v has kernel k. */
-int stream_kernel_available(const struct stream_variant *v, const struct stream_kernel *k);
 /* 1 when this CPU runs the reference loops (built -march=native on the
  * build machine); 0 with the missing features in why. */
 int stream_ref_runnable(char *why, size_t len);
@@ -143,26 +160,38 @@ struct stream_shape {
 	int alternate;
 };
 
-/* Runs `k` (variant v's loop, or the reference loop with ref) `warmup`
+/* Runs `k` (its variant's loop, or the reference loop with ref) `warmup`
  * untimed then `reps` timed repetitions shaped by `shape` (NULL: one
  * pass), all threads started together per pass; the window `w` (may be
  * NULL) is opened right around each timed repetition's loop.
  * Fills times[r] (seconds, CLOCK_MONOTONIC), work[r] (the iterations
  * inside window r) and, when tsc is non-NULL (the caller's word that the
- * TSC is constant), tsc[r] (ticks).  *sum gets the last timed sum for `sum`.
+ * TSC is constant), tsc[r] (ticks).  *sum gets a reduction's last timed sum.
  * Between repetitions checks the interrupt flag: returns -EINTR with
  * *done the timed reps completed; -EINVAL when alternate finds parts too
- * short to shorten (under 1024 elements).  The expected array values are
- * advanced for every pass that ran. */
-int stream_run(struct stream *s, const struct stream_variant *v, const struct stream_kernel *k, int ref,
+ * short to shorten (under 1024 elements); -EOPNOTSUPP when the loop is
+ * not there.  The expected array values advance for every pass that ran,
+ * by the same loop run over one element of each. */
+int stream_run(struct stream *s, const struct stream_kernel *k, int ref,
 	       int reps, int warmup, const struct stream_shape *shape, const struct kwindow *w,
 	       double *times, uint64_t *work, uint64_t *tsc, double *sum, int *done);
 
+/* What validation found: the value every element of a, b, c should hold,
+ * STREAM's average relative error of each against it, and, after a
+ * reduction, its sum against n times the one-element sum. */
+struct stream_validation {
+	double expected[3], error[3];
+	double bound;			/* STREAM's for 8-byte reals: 1e-13 */
+	int has_sum;
+	double sum_expected, sum_error, sum_bound;
+};
+
 /* Checks every array against its expected value as STREAM does (average
- * relative error against 1e-13) and the sum; 0 when good, else -EDOM with
- * the detail in msg.  After a failure the arrays are re-initialised. */
-int stream_validate(struct stream *s, const struct stream_kernel *last,
-		    double sum, char *msg, size_t msglen);
+ * relative error against 1e-13) and, when `last` is a reduction, `sum`;
+ * fills *v (may be NULL).  0 when good, else -EDOM with the detail in msg.
+ * After a failure the arrays are re-initialised. */
+int stream_validate(struct stream *s, const struct stream_kernel *last, double sum,
+		    struct stream_validation *v, char *msg, size_t msglen);
 /* Re-initialises a=1, b=2, c=0 from the owning threads. */
 int stream_reset(struct stream *s);
 

@@ -1,53 +1,16 @@
-/* The kernels' descriptor table and the choice of a variant at run time.
+/* The choice of a variant (and so of a descriptor table) at run time.
  * Built at the baseline: nothing here may use an instruction the oldest
  * supported CPU lacks, since it runs before any check. */
 #include <stdio.h>
 #include <string.h>
 #include "stream.h"
 
-#define A STREAM_A
-#define B STREAM_B
-#define C STREAM_C
-
-/* Default first (triad), as multichase's chases[].  bytes_wa adds one
- * write-allocate read per stored element for temporal stores. */
-const struct stream_kernel stream_kernels[] = {
-	{"triad", "a = b + s*c (STREAM triad)", "stream_triad",
-	 24, 32, 2, 1, 2, B | C, A, 0, NULL, SK_TRIAD, ref_stream_triad},
-	{"copy", "c = a (STREAM copy)", "stream_copy",
-	 16, 24, 1, 1, 0, A, C, 0, NULL, SK_COPY, ref_stream_copy},
-	{"scale", "b = s*c (STREAM scale)", "stream_scale",
-	 16, 24, 1, 1, 1, C, B, 0, NULL, SK_SCALE, ref_stream_scale},
-	{"add", "c = a + b (STREAM add)", "stream_add",
-	 24, 32, 2, 1, 1, A | B, C, 0, NULL, SK_ADD, ref_stream_add},
-	{"sum", "t = sum of a (read-only)", "stream_sum",
-	 8, 8, 1, 0, 1, A, 0, 0, NULL, SK_SUM, ref_stream_sum},
-	{"fill", "a = s (write-only)", "stream_fill",
-	 8, 16, 0, 1, 0, 0, A, 0, NULL, SK_FILL, ref_stream_fill},
-	{"copy_nt", "c = a, non-temporal stores", "stream_copy_nt",
-	 16, 16, 1, 1, 0, A, C, 1, "copy", SK_COPY_NT, ref_stream_copy},
-	{"scale_nt", "b = s*c, non-temporal stores", "stream_scale_nt",
-	 16, 16, 1, 1, 1, C, B, 1, "scale", SK_SCALE_NT, ref_stream_scale},
-	{"add_nt", "c = a + b, non-temporal stores", "stream_add_nt",
-	 24, 24, 2, 1, 1, A | B, C, 1, "add", SK_ADD_NT, ref_stream_add},
-	{"triad_nt", "a = b + s*c, non-temporal stores", "stream_triad_nt",
-	 24, 24, 2, 1, 2, B | C, A, 1, "triad", SK_TRIAD_NT, ref_stream_triad},
-	{"fill_nt", "a = s, non-temporal stores", "stream_fill_nt",
-	 8, 8, 0, 1, 0, 0, A, 1, "fill", SK_FILL_NT, ref_stream_fill},
-	{0}
-};
-
-const struct stream_kernel *stream_kernel_find(const char *name)
+const struct stream_kernel *stream_kernel_find(const struct stream_variant *v, const char *name)
 {
-	for (const struct stream_kernel *k = stream_kernels; k->name; k++)
+	for (const struct stream_kernel *k = v->kernels; k->name; k++)
 		if (strcmp(k->name, name) == 0)
 			return k;
 	return NULL;
-}
-
-int stream_kernel_available(const struct stream_variant *v, const struct stream_kernel *k)
-{
-	return v && v->fn[k->id] != NULL;
 }
 
 /* ---- variants, best first, each with the check that this CPU runs it ---- */

@@ -27,8 +27,9 @@ end
 
 M.kernels = doc(function() return setmetatable(C.kernels(), format.kind("pmcsh.records")) end, "stream.kernels", [[
 stream.kernels() -> list of descriptors, default (triad) first:
-  {name=, description=, symbol=, bytes=, bytes_wa=, loads=, stores=, flops=,
-   reads={"b","c"}, writes={"a"}, nt=, plain=, available=}
+  {name=, description=, symbol=, ref_symbol=, bytes=, bytes_wa=, loads=,
+   stores=, flops=, reads={"b","c"}, writes={"a"}, nt=, plain=, reduction=,
+   available=}
 bytes is per iteration (one element of each array) in the STREAM convention
 (copy 16, scale 16, add 24, triad 24); bytes_wa adds the write-allocate read
 of every temporally stored line.  The *_nt kernels use non-temporal stores
@@ -165,15 +166,17 @@ on the calling thread and (by copies) on every worker.  The result:
   write-allocate), bytes_per_iter, bytes_per_iter_wa, work (iterations in
   each window), iterations (their sum),
   tsc (ticks per rep) and tsc_hz where the TSC is constant, tick (clock
-  granularity), sum (kernel sum), counts and per_rep (with a group), and
-  warnings (a list of sentences, e.g. when the best time is under 20 clock
-  ticks).
+  granularity), sum (a reduction's sum), counts and per_rep (with a group),
+  validation, and warnings (a list of sentences, e.g. when the best time is
+  under 20 clock ticks).
 The arrays are then validated as STREAM does (replaying the kernels run,
-average relative error <= 1e-13); a failure raises an error.  Ctrl-C stops
-the engine between repetitions and raises lua's error "interrupted!" (as
-the chases do): pcall catches it, and uncaught it ends a script with
-status 1.  (Only inside a coroutine, which the interrupt does not reach
-until it yields, does run return nil, "interrupted", EINTR.)
+average relative error <= 1e-13); a failure raises an error.  validation =
+{a=, b=, c= (each array's average relative error), bound=, expected={a=,
+b=, c=}, sum=, sum_bound= (after a reduction)}.  Ctrl-C stops the engine
+between repetitions and raises lua's error "interrupted!" (as the chases
+do): pcall catches it, and uncaught it ends a script with status 1.  (Only
+inside a coroutine, which the interrupt does not reach until it yields,
+does run return nil, "interrupted", EINTR.)
 reference=true runs the textbook loop instead (bench-stream's yardstick).
 passes=P runs the loop P times in each window.  alternate=true makes the
 windows pairs that differ only in the elements counted (odd windows each
@@ -204,8 +207,9 @@ doc(methods.close, "stream:close", [[
 s:close(): joins the worker threads and unmaps the arrays (also done by
 __gc and __close); using the stream afterwards raises an error.]])
 doc(methods.validate, "stream:validate", [[
-s:validate() -> true, or raises: checks the arrays against the values the
-kernels run so far must have left (then re-initialises them on failure).]])
+s:validate() -> {a=, b=, c=, bound=, expected={...}} (as a result's
+validation), or raises: checks the arrays against the values the kernels run
+so far must have left (then re-initialises them on failure).]])
 
 -------------------------------------------------------------------------------
 -- disasm: what the compiler made of a kernel's loop
@@ -378,8 +382,7 @@ M.disasm = doc(function(kernel, opts)
     errors.argument("disasm", 1, string.format("unknown kernel '%s' (kernels: %s)", tostring(kernel), table.concat(names, ", ")), 1)
   end
   local isa = opts.isa or default_isa() or C.engine().isa
-  local symbol = opts.reference and ("ref_" .. d.symbol) or (d.symbol .. "_" .. isa)
-  if opts.reference and d.plain then symbol = "ref_stream_" .. d.plain end
+  local symbol = opts.reference and d.ref_symbol or (d.symbol .. "_" .. isa)
   local insns, err = disassemble(symbol, opts.exe, opts.objdump)
   if not insns then
     local rec = recorded(opts.exe or exe_path(), symbol)
