@@ -295,9 +295,10 @@ static int c_heads(lua_State *L)
 static const char *const run_keys[] = {"k", "samples", "sample_ms", "warmup_ms", "group", NULL};
 
 /* c:run{k=1, samples=5, sample_ms=20, warmup_ms=, group=} -> {samples={ns per load...},
- * loads=, k=, warmup_ns=, warmup_s=, counts=, per_rep=}, or fail, message,
- * errno (EINTR when Ctrl-C stopped it).  One C call: warm-up, then each
- * timed sample inside the optional counter window. */
+ * loads=, loads_per_sample=, k=, warmup_ns=, warmup_s=, counts=, per_rep=},
+ * or fail, message, errno (EINTR when Ctrl-C stopped it).  One C call:
+ * warm-up, then each timed sample inside the optional counter window.
+ * loads is over all timed samples, as counts is summed over them. */
 static int c_run(lua_State *L)
 {
 	LChain *lc = checkchain(L);
@@ -333,7 +334,7 @@ static int c_run(lua_State *L)
 	if (err)
 		return pmcsh_fail(L, lua_pushfstring(L, "chase failed: %s", strerror(-err)), -err);
 
-	lua_createtable(L, 0, 8);
+	lua_createtable(L, 0, 9);
 	lua_createtable(L, res.samples_done, 0);
 	for (int s = 0; s < res.samples_done; s++) {
 		lua_pushnumber(L, ns[s]);
@@ -341,7 +342,8 @@ static int c_run(lua_State *L)
 	}
 	lua_setfield(L, -2, "samples");
 	pmcsh_setint(L, "k", k);
-	pmcsh_setint(L, "loads", (lua_Integer)res.loads);
+	pmcsh_setint(L, "loads", (lua_Integer)(res.loads * (uint64_t)res.samples_done));
+	pmcsh_setint(L, "loads_per_sample", (lua_Integer)res.loads);
 	pmcsh_setnum(L, "warmup_ns", res.warmup_ns);
 	pmcsh_setnum(L, "warmup_s", res.warmup_s);
 	if (w) {

@@ -84,7 +84,7 @@ local function median(xs) return stats(xs).median end
 local function versus_plain(chase, o, npairs, sample_ms, out)
   local c = assert(chase.chain{size = o.size, order = o.order, pages = o.pages})   -- the order's stride
   local eng, plain, ratios = {}, {}, {}
-  local loads = assert(c:run{samples = 1, sample_ms = sample_ms}).loads
+  local loads = assert(c:run{samples = 1, sample_ms = sample_ms}).loads_per_sample
   c:plain(loads)
   for i = 1, npairs do
     local e, p

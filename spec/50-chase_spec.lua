@@ -359,12 +359,18 @@ describe("chase latency", function()
     assert.are.equal(8, #r.per_rep)
     local tc, wall = 0, 0
     for i, rep in ipairs(r.per_rep) do
-      local w = r.samples[i] * r.loads          -- the sample's time, ns
+      local w = r.samples[i] * r.loads_per_sample   -- the sample's time, ns
       local t = rep["task-clock"].value
       assert.is_true(t <= w * 1.02 + 20e3, string.format("sample %d: task-clock %.0f ns above its time %.0f", i, t, w))
       tc, wall = tc + t, wall + w
     end
     assert.near(tc, r.counts["task-clock"].value, 1)   -- counts is the sum of per_rep
+    -- loads beside the summed counts is the total too: counts / loads is
+    -- task-clock per load, never above the chase's mean ns per load
+    assert.are.equal(r.loads_per_sample * 8, r.loads)
+    local mean_ns = wall / r.loads
+    local per_load = r.counts["task-clock"].value / r.loads
+    assert.is_true(per_load <= mean_ns * 1.02, string.format("task-clock %.1f ns per load, chase %.1f", per_load, mean_ns))
     local d = cjson.decode(cjson.encode(r))   -- as it is, counts and all
     assert.are.equal(r.counts[1].value, d.counts["1"].value)
     assert.are.equal(r.per_rep[8].running, d.per_rep[8].running)

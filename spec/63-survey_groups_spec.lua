@@ -32,15 +32,15 @@ describe("survey of a pointer chase", function()
     local r = st.runs[1]
     assert.are.equal("chase", r.kernel)
     assert.are.equal(12, #r.samples)
-    assert.are.equal(r.loads * 12, r.iterations)        -- one iteration is one dependent load
+    assert.are.equal(r.loads_per_sample * 12, r.iterations)   -- one iteration is one dependent load
     local tc = st.cells["task-clock"].chase
     local cs = st.cells["context-switches"].chase
     local unpreempted = 0
     for i, ns in ipairs(r.samples) do
       local t = tc.per_rep[i]                            -- task-clock ns per load, sample i
-      assert.is_true(t <= ns * 1.02 + 20e3 / r.loads,
+      assert.is_true(t <= ns * 1.02 + 20e3 / r.loads_per_sample,
         string.format("sample %d: task-clock %.2f ns/load above the sample's %.2f", i, t, ns))
-      if cs.per_rep[i] * r.loads < 0.5 then
+      if cs.per_rep[i] * r.loads_per_sample < 0.5 then
         unpreempted = unpreempted + 1
         assert.is_true(helpers.rel(t, ns) < 0.02,
           string.format("unpreempted sample %d: task-clock %.2f ns/load, chase %.2f ns/load", i, t, ns))
@@ -48,7 +48,7 @@ describe("survey of a pointer chase", function()
     end
     -- the cell's mean is the total over all loads
     local sum = 0
-    for _, v in ipairs(tc.per_rep) do sum = sum + v * r.loads end
+    for _, v in ipairs(tc.per_rep) do sum = sum + v * r.loads_per_sample end
     assert.is_true(helpers.rel(tc.mean * r.iterations, sum) < 1e-9)
     -- the chain was built and warmed before the window: no page faults
     assert.is_true(st.cells["page-faults"].chase.value < 1e-6, "a warm chain does not fault")

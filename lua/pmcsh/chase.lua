@@ -168,9 +168,11 @@ Methods:
              tlb), chain j also starts j/k of a block in, so the chains, which
              advance in step, do not cross into new pages together
   c:run{k=1, samples=5, sample_ms=20, warmup_ms=, group=} -> {samples={ns...},
-             loads=, k=, warmup_ns=, warmup_s=, counts=, per_rep=}
-             (warm-up: one pass of the chain, at most warmup_ms, by default
-             max(200, 4 * sample_ms); a chain already warm needs little)
+             loads=, loads_per_sample=, k=, warmup_ns=, warmup_s=, counts=, per_rep=}
+             (loads: over all timed samples, as counts is their sum; each
+             sample chases loads_per_sample; warm-up: one pass of the chain,
+             at most warmup_ms, by default max(200, 4 * sample_ms); a chain
+             already warm needs little)
   c:plain(loads) -> ns per load of the plain C loop `p = *p` (the reference)
   c:loaded{delays=, threads=, bw_size=, samples=, sample_ms=} -> rows of
              {delay=, mbps=, samples={ns...}}]])
@@ -184,9 +186,10 @@ M.latency = doc(errors.facade("latency", function(opts)
   local res
   if r then
     res = describe({ns = min(r.samples), median_ns = median(r.samples), samples = r.samples,
-      k = r.k, loads = r.loads, warmup_ns = r.warmup_ns, counts = r.counts, per_rep = r.per_rep}, c)
+      k = r.k, loads = r.loads, loads_per_sample = r.loads_per_sample, warmup_ns = r.warmup_ns,
+      counts = r.counts, per_rep = r.per_rep}, c)
     local secs = 0
-    for _, v in ipairs(r.samples) do secs = secs + v * r.loads * 1e-9 end
+    for _, v in ipairs(r.samples) do secs = secs + v * r.loads_per_sample * 1e-9 end
     res.elapsed_s = secs
   end
   if opts.chain == nil then c:close() end
@@ -195,14 +198,16 @@ M.latency = doc(errors.facade("latency", function(opts)
 end), "chase.latency", [[
 chase.latency{size=, order="random", stride=, pages="4k", samples=5,
               sample_ms=20, group=, k=1, tlb_pages=, seed=, chain=}
-  -> {ns=, median_ns=, samples={...}, loads=, elapsed_s=, size=, stride=,
-      order=, pages=, warmup_ns=, counts=, per_rep=}, or nil, message, errno
+  -> {ns=, median_ns=, samples={...}, loads=, loads_per_sample=, elapsed_s=,
+      size=, stride=, order=, pages=, warmup_ns=, counts=, per_rep=}, or nil, message, errno
 Memory latency as ns per dependent load.  The first sample is a warm-up
 (one pass of the chain, at most max(200 ms, 4 samples)) and is not kept;
-then `samples` samples of about sample_ms each.  ns is the best sample,
-median_ns the median.  With group (a pmc group) the counters run around
-each timed sample only: counts is their sum, per_rep each sample's reading,
-elapsed_s the time they cover.  chain= reuses a chain from chase.chain.
+then `samples` samples of about sample_ms each, loads_per_sample loads
+each.  ns is the best sample, median_ns the median.  loads and elapsed_s
+cover all timed samples.  With group (a pmc group) the counters run around
+each timed sample only: counts is their sum (counts[i].value / loads is per
+load), per_rep each sample's reading (per_rep[s][i].value /
+loads_per_sample).  chain= reuses a chain from chase.chain.
 Ctrl-C stops between samples and raises lua's error "interrupted!" (pcall
 catches it; uncaught, it ends a script with status 1), as s:run does.]])
 

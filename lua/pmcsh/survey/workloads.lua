@@ -228,10 +228,11 @@ function chase_engine.workloads(hdr, env)
       local r, err, errno = chase.latency{chain = chain, samples = reps, sample_ms = hdr.sample_ms, group = group}
       if not r then return nil, err, errno end
       local times = {}
-      for i, ns in ipairs(r.samples) do times[i] = ns * r.loads * 1e-9 end
-      return {times = times, iterations = r.loads * #r.samples, counts = r.counts, per_rep = r.per_rep,
-        record = {ns = r.ns, median_ns = r.median_ns, samples = r.samples, loads = r.loads,
-          min = r.ns * r.loads * 1e-9, median = r.median_ns * r.loads * 1e-9}}
+      local per = r.loads_per_sample
+      for i, ns in ipairs(r.samples) do times[i] = ns * per * 1e-9 end
+      return {times = times, iterations = r.loads, counts = r.counts, per_rep = r.per_rep,
+        record = {ns = r.ns, median_ns = r.median_ns, samples = r.samples, loads_per_sample = per,
+          min = r.ns * per * 1e-9, median = r.median_ns * per * 1e-9}}
     end,
   }
   return {d}, function() if chain then chain:close(); chain = nil end end
