@@ -284,10 +284,11 @@ static void history_setup(void)
 {
 	const char *home = getenv("HOME");
 	history_path[0] = '\0';
-	/* a statement of several lines is one entry, in the file too: its lines
-	 * follow one timestamp line and are read back as one entry */
+	/* a statement of several lines is one entry, in the file too: each entry
+	 * is written after a "#time" line, and readline reads a file that starts
+	 * so with the lines up to the next "#time" as one entry */
+	history_comment_char = '#';
 	history_write_timestamps = 1;
-	history_multiline_entries = 1;
 	if (home && *home && isatty(STDIN_FILENO)) {
 		snprintf(history_path, sizeof history_path, "%s/.pmcsh_history", home);
 		int fd = open(history_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);  /* so append works */

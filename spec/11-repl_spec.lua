@@ -104,6 +104,8 @@ describe("the REPL", function()
   end)
 
   it("keeps a statement of several lines as one history entry, across runs too", function()
+    t:send("do io.write('first ') end\n")
+    t:expect("first > ")
     t:send("for i = 1, 2 do\n")
     t:expect(">> ")
     t:send("io.write(i * 11, ' ') end\n")
@@ -112,8 +114,11 @@ describe("the REPL", function()
     assert.are.equal(0, t:wait())
     local t2 = Term.start(home)
     t2:expect("> ")
-    t2:send("\27[A\n")  -- up arrow, then Enter: the whole loop runs again
-    t2:expect("11 22 > ")
+    t2:send("\27[A\n")  -- up arrow, then Enter: the whole loop runs again, and only it
+    local out = t2:expect("11 22 > ")
+    assert.not_matches("first", out)
+    t2:send("\27[A\27[A\27[A\n")  -- past the loop run again and the loop, the entry before them
+    t2:expect("first > ")
     t2:close()
   end)
 
