@@ -46,10 +46,20 @@ local function column(rows, f, min)
   return w
 end
 
-local function csv_field(s)
-  s = text.inert(tostring(s))
-  if s:find('[,"\n]') then return '"' .. s:gsub('"', '""') .. '"' end
-  return s
+-- A header of fields, then a line per row: numbers to 10 digits, text
+-- quoted as CSV; value(r, f) gives a row's field (default r[f]).
+local function csv(fields, rows, value)
+  local out = {table.concat(fields, ",")}
+  for _, r in ipairs(rows) do
+    local l = {}
+    for i, f in ipairs(fields) do
+      local v
+      if value then v = value(r, f) else v = r[f] end
+      l[i] = v == nil and "" or type(v) == "number" and string.format("%.10g", v) or text.csv(v)
+    end
+    out[#out + 1] = table.concat(l, ",")
+  end
+  return table.concat(out, "\n") .. "\n"
 end
 
 -- ---- the fleet -------------------------------------------------------------
@@ -103,17 +113,11 @@ end
 local FLEET_FIELDS = {"host", "metric", "unit", "value", "median", "mad", "z", "off", "flagged", "worse"}
 
 local function fleet_csv(res)
-  local out = {table.concat(FLEET_FIELDS, ",")}
-  for _, r in ipairs(res.rows) do
-    local l = {}
-    for i, f in ipairs(FLEET_FIELDS) do
-      local v = r[f]
-      if f == "z" or f == "off" then v = (v == math.huge or v == -math.huge) and (v > 0 and "inf" or "-inf") or v end
-      l[i] = v == nil and "" or type(v) == "number" and string.format("%.10g", v) or csv_field(v)
-    end
-    out[#out + 1] = table.concat(l, ",")
-  end
-  return table.concat(out, "\n") .. "\n"
+  return csv(FLEET_FIELDS, res.rows, function(r, f)
+    local v = r[f]
+    if f == "z" or f == "off" then v = (v == math.huge or v == -math.huge) and (v > 0 and "inf" or "-inf") or v end
+    return v
+  end)
 end
 
 local function fleet_json(res, diffs, hosts)
@@ -203,16 +207,7 @@ end
 local AB_FIELDS = {"metric", "unit", "a", "b", "diff", "rel", "lo", "hi", "n_a", "n_b", "significant", "basis"}
 
 local function ab_csv(rows)
-  local out = {table.concat(AB_FIELDS, ",")}
-  for _, r in ipairs(rows) do
-    local l = {}
-    for i, f in ipairs(AB_FIELDS) do
-      local v = r[f]
-      l[i] = v == nil and "" or type(v) == "number" and string.format("%.10g", v) or csv_field(v)
-    end
-    out[#out + 1] = table.concat(l, ",")
-  end
-  return table.concat(out, "\n") .. "\n"
+  return csv(AB_FIELDS, rows)
 end
 
 local function ab_plot(rows, file, level)

@@ -37,16 +37,14 @@ function M.keys_of(fn)
   return option_keys[fn]
 end
 
--- When the cursor (at the end of `line`, after `word`) is where a key of a
--- call's option table goes, as in `chase.latency{si` or `f({n = 1, th`:
--- the name of the function called ("chase.latency"), else nil.
-function M.option_call(line, word)
-  local before = line:sub(1, #line - #word)
-  local open = {}   -- the brackets still open: {at = position, comma = its last comma}
-  local quote
+-- Lua text as far as `s` goes: the brackets still open ({at = position,
+-- comma = its last comma}, innermost last) and the quote of a string
+-- literal left open, or nil.
+local function scan(s)
+  local open, quote = {}, nil
   local i = 1
-  while i <= #before do
-    local c = before:sub(i, i)
+  while i <= #s do
+    local c = s:sub(i, i)
     if quote then
       if c == "\\" then i = i + 1 elseif c == quote then quote = nil end
     elseif c == '"' or c == "'" then
@@ -60,6 +58,15 @@ function M.option_call(line, word)
     end
     i = i + 1
   end
+  return open, quote
+end
+
+-- When the cursor (at the end of `line`, after `word`) is where a key of a
+-- call's option table goes, as in `chase.latency{si` or `f({n = 1, th`:
+-- the name of the function called ("chase.latency"), else nil.
+function M.option_call(line, word)
+  local before = line:sub(1, #line - #word)
+  local open, quote = scan(before)
   local top = open[#open]
   if quote or not top or before:sub(top.at, top.at) ~= "{" then return nil end
   if not before:sub((top.comma or top.at) + 1):match("^%s*$") then return nil end
@@ -68,17 +75,7 @@ end
 
 -- Inside an open string literal? (then `word` is string contents)
 function M.in_string(line)
-  local quote
-  local i = 1
-  while i <= #line do
-    local c = line:sub(i, i)
-    if quote then
-      if c == "\\" then i = i + 1 elseif c == quote then quote = nil end
-    elseif c == '"' or c == "'" then
-      quote = c
-    end
-    i = i + 1
-  end
+  local _, quote = scan(line)
   return quote ~= nil
 end
 

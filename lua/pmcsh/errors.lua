@@ -28,21 +28,6 @@ function M.argument(func, arg, message, level)
     MT), 0)
 end
 
--- Calls f(...) and returns what it returns; a bad argument it raises is
--- raised again as the facade's: at `level` above the facade (1: its
--- caller), as func (when given) with its arg moved by shift (when given).
-function M.relay(level, func, shift, f, ...)
-  local r = table.pack(pcall(f, ...))
-  if r[1] then return table.unpack(r, 2, r.n) end
-  local e = r[2]
-  if M.is(e, "argument") then
-    e.where = where(level + 1)
-    e.func = func or e.func
-    e.arg = e.arg + (shift or 0)
-  end
-  error(e, 0)
-end
-
 -- f as a facade named func: a bad argument raised anywhere below it (by
 -- the engine it calls, say) is raised at the facade's caller, as func's,
 -- arg moved by shift (-1 for a method whose engine counts the self).

@@ -1,5 +1,5 @@
 -- Text handed to another program or to a terminal, made inert: one quoter
--- per consumer (the shell, gnuplot's commands, gnuplot's data), each over
+-- per consumer (the shell, gnuplot's commands, gnuplot's data, CSV), each over
 -- M.inert, so no byte of a results file, an event name or an option can
 -- end a quoted string, start a command or move a terminal's cursor.
 local M = {}
@@ -35,6 +35,14 @@ end
 -- end the line and could end the block.
 function M.gnuplot_datum(s)
   return '"' .. M.inert(s):gsub('[\\"]', "\\%0") .. '"'
+end
+
+-- A CSV field (RFC 4180): quoted, a quote inside doubled, where it holds a
+-- comma, a quote or a newline; controls written out.
+function M.csv(s)
+  s = M.inert(s)
+  if s:find('[,"\n]') then return '"' .. s:gsub('"', '""') .. '"' end
+  return s
 end
 
 return M

@@ -3,9 +3,6 @@
 -- a pcall instead of the chunk's top).  Used by spec/09-floors_spec.lua.
 local M = {}
 
--- Optional modules a file may require lazily or under pcall.
-M.OPTIONAL = {cjson = true, ["pmcsh.readline"] = true}
-
 local function listing(path)
   local p = assert(io.popen("luac5.4 -l -l -p '" .. path:gsub("'", "'\\''") .. "' 2>&1"))
   local out = p:read("a")
@@ -73,7 +70,7 @@ function M.check(root)
     edges[name] = edges[name] or {}
     for _, r in ipairs(M.file(f)) do
       local own = r.module == "pmcsh" or r.module:match("^pmcsh%.")
-      if own and not M.OPTIONAL[r.module] then
+      if own then   -- outside modules (cjson) may be optional; pmcsh's own never are
         if r.in_pcall then
           problems[#problems + 1] = string.format("%s:%d: pcall(require, %q): pmcsh's own modules are not optional", rel, r.line, r.module)
         elseif r.in_function then

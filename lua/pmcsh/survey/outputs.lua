@@ -88,12 +88,6 @@ local function column_format(values)
   return function(v) return string.format("%." .. decimals .. "f", v) end
 end
 
-local function csv_field(s)
-  s = text.inert(s)
-  if s:find('[,"\n]') then return '"' .. s:gsub('"', '""') .. '"' end
-  return s
-end
-
 -- CSV: a header of M.FIELDS, then a line per record.
 function M.csv(st, o)
   local recs = M.records(st, o)
@@ -108,7 +102,7 @@ function M.csv(st, o)
     local l = {}
     for i, f in ipairs(M.FIELDS) do
       local v = r[f]
-      l[i] = v == nil and "" or type(v) == "number" and fmt[f](v) or csv_field(v)
+      l[i] = v == nil and "" or type(v) == "number" and fmt[f](v) or text.csv(v)
     end
     out[#out + 1] = table.concat(l, ",")
   end
