@@ -356,7 +356,7 @@ int luaopen_pmcsh_sys(lua_State *L)
 	/* the errnos callers decide on (never on a message's text) */
 	static const struct { const char *name; int value; } errnos[] = {
 		{"EPERM", EPERM}, {"ENOENT", ENOENT}, {"ENXIO", ENXIO}, {"EACCES", EACCES}, {"ENODEV", ENODEV},
-		{"EINVAL", EINVAL}, {"ENOSYS", ENOSYS}, {"EOPNOTSUPP", EOPNOTSUPP},
+		{"EINVAL", EINVAL}, {"ENOSYS", ENOSYS}, {"EOPNOTSUPP", EOPNOTSUPP}, {"ESRCH", ESRCH},
 	};
 	for (size_t i = 0; i < sizeof errnos / sizeof errnos[0]; i++) {
 		lua_pushinteger(L, errnos[i].value);

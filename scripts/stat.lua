@@ -177,7 +177,12 @@ local function setup(opts, args)
     end
   end
   c.M = MODES[c.mode]
-  if c.mode == "thread" and not c.tids then usage("--per-thread counts the threads of -p PID or -t TID") end
+  if c.mode == "thread" and not c.tids then
+    if not opts["all-cpus"] then usage("--per-thread counts the threads of -p PID or -t TID, or with -a every thread") end
+    -- perf's -a --per-thread: every thread of the machine, each counted as a task
+    c.cpus, c.system_threads = nil, true
+    c.tids = require("pmcsh.machine").all_threads()
+  end
   if c.mode ~= "global" and c.mode ~= "thread" and not c.cpus then
     usage("-A and --per-socket/die/core/node count cpus: give -a or -C LIST")
   end
@@ -295,7 +300,9 @@ end
 -- an event cannot be counted here at all.
 local function probe_events(c)
   local pmc = require("pmcsh.pmc")
-  local target = c.cpus and {cpus = {c.cpus[1]}} or c.tids and {pid = c.tids[1]} or nil
+  -- every thread of the machine: tried on this process, the first listed may be gone
+  local target = c.cpus and {cpus = {c.cpus[1]}} or c.system_threads and {pid = sys.getpid()} or
+    c.tids and {pid = c.tids[1]} or nil
   c.events, c.idx, c.tool = {}, {}, {}
   for k, name in ipairs(c.all) do
     local counted, row, status
@@ -345,8 +352,10 @@ local function instances(c, r)
       end
     elseif c.tids then
       for k, rd in ipairs(r) do
-        list[#list + 1] = {tid = c.place[k].tid, comm = c.place[k].comm,
-                           value = rd[i].value, enabled = rd.enabled, running = rd.running}
+        if rd then   -- false: a thread gone before it was opened
+          list[#list + 1] = {tid = c.place[k].tid, comm = c.place[k].comm,
+                             value = rd[i].value, enabled = rd.enabled, running = rd.running}
+        end
       end
     else
       list[1] = {value = r[i].value, enabled = r.enabled, running = r.running}
@@ -535,9 +544,17 @@ local function print_table(c, prefix_t, runs_aggs, el_s)
     local t = cell[name]
     row(c, prefix_t, a, name, t[1], t[2], t[3], el_s, cell.clock_ns, cell.metric[name])
   end
+  -- perf leaves out the threads that counted nothing when it lists every thread of the machine
+  local function shown(k, name)
+    if not c.system_threads then return true end
+    for _, v in ipairs(cells[k][name][1]) do if v ~= 0 then return true end end
+    return false
+  end
   if EVENT_MAJOR[c.mode] then
     for _, name in ipairs(c.all) do
-      for _, k in ipairs(c.mode == "thread" and by_count(keys, cells, name) or keys) do one(k, name) end
+      for _, k in ipairs(c.mode == "thread" and by_count(keys, cells, name) or keys) do
+        if shown(k, name) then one(k, name) end
+      end
     end
   else
     for _, k in ipairs(keys) do
@@ -574,8 +591,9 @@ local function count(c)
   local runs = {aggs = {}, elapsed = {}, user = {}, sys = {}, status = 0}
   for rep = 1, c.repeats do
     c.prev, c.last_t = nil, nil
-    local r, info, errno, cmd_status = pmc.run{events = c.events, cmd = #c.args > 0 and c.args or nil, targets = c.targets,
-      until_pid = #c.args == 0 and c.until_pid or nil,
+    -- every thread of the machine: one that ends before it is opened is left out (false)
+    local r, info, _, cmd_status = pmc.run{events = c.events, cmd = #c.args > 0 and c.args or nil,
+      targets = c.targets, until_pid = #c.args == 0 and c.until_pid or nil, missing_ok = c.system_threads,
       interval_ms = c.interval, on_interval = c.interval and function(rr, t) tick(c, rr, t) end or nil}
     if not r then   -- a command that cannot run: 127 or 126, as env(1) and nohup exit
       io.stderr:write("pmcsh stat: ", info, "\n")
@@ -637,6 +655,7 @@ return {
   pmcsh stat -a -I 500 -- sleep 2                 every cpu, a row per event every 500 ms
   pmcsh stat -a --per-socket -- sleep 1           one row per socket and event
   pmcsh stat -p 1234 --per-thread -- sleep 1      the threads of process 1234 for a second
+  pmcsh stat -a --per-thread -- sleep 1           every thread of the machine that counted something
   pmcsh stat -e '{task-clock,page-faults}' -M software -- ls
 The command is counted from its exec, children included; the output goes to
 stderr, like perf stat's (the command keeps stdout).  With -a, -C, -p or -t
@@ -659,7 +678,7 @@ cannot count is a <not supported> row and the run goes on.]],
     {name = "per-die", type = "flag", help = "with -a/-C: a row per die"},
     {name = "per-core", type = "flag", help = "with -a/-C: a row per core"},
     {name = "per-node", type = "flag", help = "with -a/-C: a row per NUMA node"},
-    {name = "per-thread", type = "flag", help = "with -p/-t: a row per thread"},
+    {name = "per-thread", type = "flag", help = "with -p/-t: a row per thread; with -a: every thread of the machine"},
     {name = "field-separator", short = "x", type = "string", help = "CSV output with this separator"},
     {name = "json", short = "j", type = "flag", help = "JSON lines (perf stat's keys)"},
     {name = "output", short = "o", type = "string", help = "write the counts to this file instead of stderr"},
@@ -668,7 +687,7 @@ cannot count is a <not supported> row and the run goes on.]],
   run = function(opts, args)
     local c, status, msg = setup(opts, args)
     if not c then return status, msg end
-    c.all, c.metrics = event_list(opts, c.cpus)
+    c.all, c.metrics = event_list(opts, c.cpus or c.system_threads)
     c.out, msg = open_output(opts)
     if not c.out then return nil, msg end
     -- perf's JSON lines after one line naming the machine (pmcsh.results.head)
