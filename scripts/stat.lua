@@ -679,6 +679,11 @@ cannot count is a <not supported> row and the run goes on.]],
     {name = "per-core", type = "flag", help = "with -a/-C: a row per core"},
     {name = "per-node", type = "flag", help = "with -a/-C: a row per NUMA node"},
     {name = "per-thread", type = "flag", help = "with -p/-t: a row per thread; with -a: every thread of the machine"},
+    -- perf merges the instances of a PMU an event names by its prefix
+    -- (uncore_imc/x/ over uncore_imc_0..N); pmcsh opens the one PMU a sysfs
+    -- name gives, so its rows are perf's --no-merge rows already
+    {name = "no-merge", type = "flag",
+      help = "perf's: a row per PMU instance (pmcsh's rows always are: a sysfs event names one PMU)"},
     {name = "field-separator", short = "x", type = "string", help = "CSV output with this separator"},
     {name = "json", short = "j", type = "flag", help = "JSON lines (perf stat's keys)"},
     {name = "output", short = "o", type = "string", help = "write the counts to this file instead of stderr"},

@@ -364,3 +364,21 @@ describe("pmcsh stat -a --per-thread", function()
     assert.matches("^pmcsh stat: %-%-per%-thread counts the threads of %-p PID or %-t TID, or with %-a every thread", r.err)
   end)
 end)
+
+describe("pmcsh stat --no-merge", function()
+  it("takes perf's flag and prints the same rows and fields: a sysfs event names one PMU, never merged", function()
+    local function rows(extra)
+      local args = {"stat", "-x", ",", "-e", "msr/tsc/,task-clock"}
+      for _, a in ipairs(extra) do args[#args + 1] = a end
+      args[#args + 1] = "--"; args[#args + 1] = "true"
+      local r = h.run(args)
+      assert.are.equal(0, r.code, r.err)
+      local out = {}
+      for i, l in ipairs(h.lines(r.err)) do local f = h.fields(l, ","); out[i] = {#f, f[2], f[3]} end
+      return out
+    end
+    local plain = rows({})
+    assert.are.equal(2, #plain)
+    assert.are.same(plain, rows({"--no-merge"}))
+  end)
+end)
