@@ -3,6 +3,11 @@
 -- in perf stat 6.1's three output formats: the table, -x SEP and --json,
 -- with its fields in its order in every mode (-I, -A, --per-*).
 local events = require("pmcsh.events")
+local machine = require("pmcsh.machine")
+local options = require("pmcsh.options")
+local pmc = require("pmcsh.pmc")
+local results = require("pmcsh.results")
+local sys = require("pmcsh._sys")
 
 -- perf's tool events (duration_time): no counter, the run's own clock
 local TOOLS = (events.load("generic") or {}).tools or {}
@@ -96,7 +101,7 @@ local function json_str(s)
   return '"' .. s:gsub('[%c"\\]', function(c) return string.format("\\u%04x", c:byte()) end) .. '"'
 end
 
-local function usage(msg) error(require("pmcsh.recipe").usage("stat: " .. msg), 0) end
+local function usage(msg) error(options.usage("stat: " .. msg), 0) end
 
 -- The stat's context, c below: the options checked and turned into what the
 -- phases share.  The format (sep, json, out), the target (cpus, or tids with
@@ -110,7 +115,7 @@ local function usage(msg) error(require("pmcsh.recipe").usage("stat: " .. msg), 
 -- thread once (-p P,P, or -p P -t P, names P's threads once), the first
 -- process into c.until_pid.  nil, status, message when one is gone.
 local function read_ids(opts, c)
-  local topo = require("pmcsh.machine")
+  local topo = machine
   local seen = {}
   for _, o in ipairs{{"pid", "process id"}, {"tid", "thread id"}} do
     local v = opts[o[1]]
@@ -151,18 +156,18 @@ local function setup(opts, args)
   -- the target: the command, cpus (-a, -C) or threads (-p, -t)
   if opts["all-cpus"] and opts.cpu then usage("-a and -C exclude each other") end
   if (opts["all-cpus"] or opts.cpu) and (opts.pid or opts.tid) then usage("-a/-C and -p/-t exclude each other") end
-  if opts["all-cpus"] then c.cpus, c.what = require("pmcsh.machine").online(), "'system wide'"
+  if opts["all-cpus"] then c.cpus, c.what = machine.online(), "'system wide'"
   elseif opts.cpu then
     local msg
-    c.cpus, msg = require("pmcsh.machine").parse_list(opts.cpu)
+    c.cpus, msg = machine.parse_list(opts.cpu)
     if not c.cpus then usage("-C: " .. msg) end
     -- a cpu that is not online opens nothing (EINVAL, ENODEV): said before any event is tried
-    local online, is_online = require("pmcsh.machine").online(), {}
+    local online, is_online = machine.online(), {}
     for _, cpu in ipairs(online) do is_online[cpu] = true end
     for _, cpu in ipairs(c.cpus) do
       if not is_online[cpu] then
         usage(string.format("-C %s: cpu %d is not online (online cpus %s)", opts.cpu, cpu,
-          require("pmcsh.machine").format_list(online)))
+          machine.format_list(online)))
       end
     end
     c.what = "'CPU(s) " .. opts.cpu .. "'"
@@ -181,7 +186,7 @@ local function setup(opts, args)
     if not opts["all-cpus"] then usage("--per-thread counts the threads of -p PID or -t TID, or with -a every thread") end
     -- perf's -a --per-thread: every thread of the machine, each counted as a task
     c.cpus, c.system_threads = nil, true
-    c.tids = require("pmcsh.machine").all_threads()
+    c.tids = machine.all_threads()
   end
   if c.mode ~= "global" and c.mode ~= "thread" and not c.cpus then
     usage("-A and --per-socket/die/core/node count cpus: give -a or -C LIST")
@@ -201,7 +206,7 @@ local function event_list(opts, cpus)
     if body and mod ~= "" and not mod:match("^:[ukhGH]+$") then
       usage(string.format("bad group modifier in '%s' (write {a,b}:u)", item))
     end
-    local names = recipe.split_list(body or item)   -- pmu/a=1,b=2/ stays whole
+    local names = options.split_list(body or item)   -- pmu/a=1,b=2/ stays whole
     if #names == 0 then usage(string.format("no events in the group '%s' (write {a,b})", item)) end
     for _, name in ipairs(names) do
       if name:find("[{}]") then usage(string.format("bad group syntax in '%s' (write {a,b})", item)) end
@@ -209,7 +214,8 @@ local function event_list(opts, cpus)
     end
   end
   for _, gname in ipairs(opts.metrics or {}) do
-    local g = require("pmcsh.survey").load_group(gname)
+    local g, gpath = events.group(gname)
+    if not g then usage("-M: " .. gpath) end
     for _, e in ipairs(g.events) do all[#all + 1] = e end
     for _, m in ipairs(g.metrics or {}) do metrics[#metrics + 1] = m end
   end
@@ -266,7 +272,6 @@ end
 -- named as perf names it (cycles:u, msr/tsc/u); any other refusal ends the
 -- run with the message of the event as the user wrote it (exit 1), and a
 -- name that does not resolve is a usage error (exit 2).
-local sys = require("pmcsh._sys")
 local NOT_SUPPORTED = {[sys.ENOENT] = true, [sys.EOPNOTSUPP] = true, [sys.ENODEV] = true, [sys.EINVAL] = true,
                        [sys.ENOSYS] = true, [sys.ENXIO] = true}
 
@@ -299,7 +304,6 @@ end
 -- rows, renamed alike), counted, scale and unit_of; nil, exit status when
 -- an event cannot be counted here at all.
 local function probe_events(c)
-  local pmc = require("pmcsh.pmc")
   -- every thread of the machine: tried on this process, the first listed may be gone
   local target = c.cpus and {cpus = {c.cpus[1]}} or c.system_threads and {pid = sys.getpid()} or
     c.tids and {pid = c.tids[1]} or nil
@@ -328,7 +332,7 @@ end
 -- Where each instance counted (c.place: cpu topology, or the thread) and
 -- pmc.run's targets.
 local function place_targets(c)
-  local topo = require("pmcsh.machine")
+  local topo = machine
   c.place = {}
   if c.cpus then
     for _, cpu in ipairs(c.cpus) do c.place[cpu] = topo.of(cpu) end
@@ -346,7 +350,7 @@ local function instances(c, r)
     local list = {}
     if c.cpus then
       for _, x in ipairs(r[1][i].cpus or {}) do
-        local p = c.place[x.cpu] or require("pmcsh.machine").of(x.cpu)
+        local p = c.place[x.cpu] or machine.of(x.cpu)
         list[#list + 1] = {cpu = x.cpu, socket = p.socket, die = p.die, core = p.core, node = p.node,
                            value = x.value, enabled = x.enabled, running = x.running}
       end
@@ -587,7 +591,6 @@ end
 -- command's, or 128 + the signal that stopped it).  nil, status when a run
 -- fails.
 local function count(c)
-  local pmc = require("pmcsh.pmc")
   local runs = {aggs = {}, elapsed = {}, user = {}, sys = {}, status = 0}
   for rep = 1, c.repeats do
     c.prev, c.last_t = nil, nil
@@ -696,7 +699,7 @@ cannot count is a <not supported> row and the run goes on.]],
     c.out, msg = open_output(opts)
     if not c.out then return nil, msg end
     -- perf's JSON lines after one line naming the machine (pmcsh.results.head)
-    if c.json then c.out:write(require("pmcsh.results").head("stat"), "\n") end
+    if c.json then c.out:write(results.head("stat"), "\n") end
     local ok, runs
     ok, status = probe_events(c)
     if ok then
