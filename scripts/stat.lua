@@ -307,7 +307,7 @@ local function probe_events(c)
   -- every thread of the machine: tried on this process, the first listed may be gone
   local target = c.cpus and {cpus = {c.cpus[1]}} or c.system_threads and {pid = sys.getpid()} or
     c.tids and {pid = c.tids[1]} or nil
-  c.events, c.idx, c.tool = {}, {}, {}
+  c.events, c.idx, c.tool, c.typed = {}, {}, {}, table.move(c.all, 1, #c.all, 1, {})
   for k, name in ipairs(c.all) do
     local counted, row, status
     if TOOLS[name] then counted, row = false, name; c.tool[name] = true
@@ -599,7 +599,14 @@ local function count(c)
       targets = c.targets, until_pid = #c.args == 0 and c.until_pid or nil, missing_ok = c.system_threads,
       interval_ms = c.interval, on_interval = c.interval and function(rr, t) tick(c, rr, t) end or nil}
     if not r then   -- a command that cannot run: 127 or 126, as env(1) and nohup exit
-      io.stderr:write("pmcsh stat: ", info, "\n")
+      if not c.counted and not cmd_status then
+        -- the placeholder failed: the user's events and then why the target opens nothing
+        io.stderr:write(string.format("pmcsh stat: %s: not supported here; and %s refuses even the " ..
+          "placeholder a run counts: ", table.concat(c.typed, ", "), c.what or "the command"))
+      else
+        io.stderr:write("pmcsh stat: ")
+      end
+      io.stderr:write(info, "\n")
       return nil, cmd_status or 1
     end
     if c.interval then

@@ -382,3 +382,20 @@ describe("pmcsh stat --no-merge", function()
     assert.are.same(plain, rows({"--no-merge"}))
   end)
 end)
+
+describe("pmcsh stat, nothing countable on a target that refuses", function()
+  it("names the events as typed, then why the target opens nothing", function()
+    local ev = uncountable()
+    local paranoid = tonumber(h.slurp("/proc/sys/kernel/perf_event_paranoid")) or 0
+    if not h.need(ev and h.is_root() and h.have("setpriv") and paranoid >= 1,
+        "needs root and setpriv (to run as nobody), perf_event_paranoid >= 1 and an uncountable hardware event") then
+      return
+    end
+    local p = assert(io.popen("cd / && setpriv --reuid=65534 --regid=65534 --clear-groups " .. h.shquote(h.exe) ..
+      " stat -e " .. ev .. " -C 0 -- true 2>&1; echo \"rc=$?\""))
+    local out = p:read("a")
+    p:close()
+    assert.matches("^pmcsh stat: " .. ev .. ": not supported here; and 'CPU%(s%) 0' refuses even the placeholder " ..
+      "a run counts: permission denied[^\n]*perf_event_paranoid[^\n]*\nrc=1\n$", out)
+  end)
+end)
