@@ -6,6 +6,7 @@
 #endif
 #include "lgroup.h"
 #include "child.h"
+#include <errno.h>
 #include <string.h>
 
 /* Pushes the cumulative readings of l_run: the child's group (gtab == 0),
@@ -21,6 +22,11 @@ static int run_readings(lua_State *L, int gtab, struct lgroup *child)
 		lua_rawgeti(L, gtab, i);
 		struct lgroup *lg = lua_touserdata(L, -1);
 		lua_pop(L, 1);
+		if (!lg) {  /* a thread gone before it was opened (missing_ok): false */
+			lua_pushboolean(L, 0);
+			lua_rawseti(L, -2, i);
+			continue;
+		}
 		int r = lpmc_read_push(L, lg, 0);
 		if (r != 1)
 			return r;
@@ -63,6 +69,7 @@ struct run_args {
 	const char **argv;
 	lua_Integer interval_ms, until_pid;
 	int cb, gtab;  /* stack indices of on_interval and targets; 0: none */
+	int missing_ok;  /* a {pid=} target gone before it is opened is left out */
 };
 
 static void run_args(lua_State *L, struct run_args *a)
@@ -74,8 +81,12 @@ static void run_args(lua_State *L, struct run_args *a)
 	}
 	if (!lua_isnoneornil(L, 3)) {
 		luaL_checktype(L, 3, LUA_TTABLE);
-		static const char *const known[] = {"targets", "interval_ms", "on_interval", "until_pid", NULL};
+		static const char *const known[] = {"targets", "interval_ms", "on_interval", "until_pid", "missing_ok",
+						    NULL};
 		pmcsh_checkkeys(L, 3, 3, known);
+		lua_getfield(L, 3, "missing_ok");
+		a->missing_ok = lua_toboolean(L, -1);
+		lua_pop(L, 1);
 		lua_getfield(L, 3, "interval_ms");
 		a->interval_ms = luaL_optinteger(L, -1, 0);
 		luaL_argcheck(L, a->interval_ms >= 0, 3, "interval_ms must be >= 0");
@@ -106,8 +117,10 @@ static void run_args(lua_State *L, struct run_args *a)
 }
 
 /* Opens one group per target of the list at a->gtab, disabled, into a new
- * list pushed in its place (a->gtab then points to it).  Returns 0, or
- * -errno with msg. */
+ * list pushed in its place (a->gtab then points to it); with missing_ok, a
+ * thread that no longer exists (ESRCH) is false there, as perf stat -a
+ * --per-thread drops a thread that ended since it listed them.  Returns 0,
+ * or -errno with msg. */
 static int open_targets(lua_State *L, struct run_args *a, char *msg)
 {
 	int nt = (int)luaL_len(L, a->gtab);
@@ -124,6 +137,11 @@ static int open_targets(lua_State *L, struct run_args *a, char *msg)
 			pmc_group_layout(&g->g);
 			r = lpmc_group_open(L, g, &t, msg);
 		}
+		if (r == -ESRCH && a->missing_ok && t.pid > 0) {
+			lua_pop(L, 1);
+			lua_pushboolean(L, 0);
+			r = 0;
+		}
 		if (r)
 			return r;
 		lua_rawseti(L, list, i);
@@ -137,11 +155,11 @@ static void enable_targets(lua_State *L, int gtab, int on)
 {
 	for (int i = 1; i <= (int)lua_rawlen(L, gtab); i++) {
 		lua_rawgeti(L, gtab, i);
-		struct pmc_group *g = &((struct lgroup *)lua_touserdata(L, -1))->g;
-		if (on)
-			pmc_group_start(g);
-		else
-			pmc_group_disable(g);
+		struct lgroup *lg = lua_touserdata(L, -1);
+		if (lg && on)
+			pmc_group_start(&lg->g);
+		else if (lg)
+			pmc_group_disable(&lg->g);
 		lua_pop(L, 1);
 	}
 }

@@ -3,6 +3,11 @@
 -- in perf stat 6.1's three output formats: the table, -x SEP and --json,
 -- with its fields in its order in every mode (-I, -A, --per-*).
 local events = require("pmcsh.events")
+local machine = require("pmcsh.machine")
+local options = require("pmcsh.options")
+local pmc = require("pmcsh.pmc")
+local results = require("pmcsh.results")
+local sys = require("pmcsh._sys")
 
 -- perf's tool events (duration_time): no counter, the run's own clock
 local TOOLS = (events.load("generic") or {}).tools or {}
@@ -96,7 +101,7 @@ local function json_str(s)
   return '"' .. s:gsub('[%c"\\]', function(c) return string.format("\\u%04x", c:byte()) end) .. '"'
 end
 
-local function usage(msg) error(require("pmcsh.recipe").usage("stat: " .. msg), 0) end
+local function usage(msg) error(options.usage("stat: " .. msg), 0) end
 
 -- The stat's context, c below: the options checked and turned into what the
 -- phases share.  The format (sep, json, out), the target (cpus, or tids with
@@ -110,7 +115,7 @@ local function usage(msg) error(require("pmcsh.recipe").usage("stat: " .. msg), 
 -- thread once (-p P,P, or -p P -t P, names P's threads once), the first
 -- process into c.until_pid.  nil, status, message when one is gone.
 local function read_ids(opts, c)
-  local topo = require("pmcsh.machine")
+  local topo = machine
   local seen = {}
   for _, o in ipairs{{"pid", "process id"}, {"tid", "thread id"}} do
     local v = opts[o[1]]
@@ -151,18 +156,18 @@ local function setup(opts, args)
   -- the target: the command, cpus (-a, -C) or threads (-p, -t)
   if opts["all-cpus"] and opts.cpu then usage("-a and -C exclude each other") end
   if (opts["all-cpus"] or opts.cpu) and (opts.pid or opts.tid) then usage("-a/-C and -p/-t exclude each other") end
-  if opts["all-cpus"] then c.cpus, c.what = require("pmcsh.machine").online(), "'system wide'"
+  if opts["all-cpus"] then c.cpus, c.what = machine.online(), "'system wide'"
   elseif opts.cpu then
     local msg
-    c.cpus, msg = require("pmcsh.machine").parse_list(opts.cpu)
+    c.cpus, msg = machine.parse_list(opts.cpu)
     if not c.cpus then usage("-C: " .. msg) end
     -- a cpu that is not online opens nothing (EINVAL, ENODEV): said before any event is tried
-    local online, is_online = require("pmcsh.machine").online(), {}
+    local online, is_online = machine.online(), {}
     for _, cpu in ipairs(online) do is_online[cpu] = true end
     for _, cpu in ipairs(c.cpus) do
       if not is_online[cpu] then
         usage(string.format("-C %s: cpu %d is not online (online cpus %s)", opts.cpu, cpu,
-          require("pmcsh.machine").format_list(online)))
+          machine.format_list(online)))
       end
     end
     c.what = "'CPU(s) " .. opts.cpu .. "'"
@@ -177,7 +182,12 @@ local function setup(opts, args)
     end
   end
   c.M = MODES[c.mode]
-  if c.mode == "thread" and not c.tids then usage("--per-thread counts the threads of -p PID or -t TID") end
+  if c.mode == "thread" and not c.tids then
+    if not opts["all-cpus"] then usage("--per-thread counts the threads of -p PID or -t TID, or with -a every thread") end
+    -- perf's -a --per-thread: every thread of the machine, each counted as a task
+    c.cpus, c.system_threads = nil, true
+    c.tids = machine.all_threads()
+  end
   if c.mode ~= "global" and c.mode ~= "thread" and not c.cpus then
     usage("-A and --per-socket/die/core/node count cpus: give -a or -C LIST")
   end
@@ -196,7 +206,7 @@ local function event_list(opts, cpus)
     if body and mod ~= "" and not mod:match("^:[ukhGH]+$") then
       usage(string.format("bad group modifier in '%s' (write {a,b}:u)", item))
     end
-    local names = recipe.split_list(body or item)   -- pmu/a=1,b=2/ stays whole
+    local names = options.split_list(body or item)   -- pmu/a=1,b=2/ stays whole
     if #names == 0 then usage(string.format("no events in the group '%s' (write {a,b})", item)) end
     for _, name in ipairs(names) do
       if name:find("[{}]") then usage(string.format("bad group syntax in '%s' (write {a,b})", item)) end
@@ -204,7 +214,8 @@ local function event_list(opts, cpus)
     end
   end
   for _, gname in ipairs(opts.metrics or {}) do
-    local g = require("pmcsh.survey").load_group(gname)
+    local g, gpath = events.group(gname)
+    if not g then usage("-M: " .. gpath) end
     for _, e in ipairs(g.events) do all[#all + 1] = e end
     for _, m in ipairs(g.metrics or {}) do metrics[#metrics + 1] = m end
   end
@@ -261,7 +272,6 @@ end
 -- named as perf names it (cycles:u, msr/tsc/u); any other refusal ends the
 -- run with the message of the event as the user wrote it (exit 1), and a
 -- name that does not resolve is a usage error (exit 2).
-local sys = require("pmcsh._sys")
 local NOT_SUPPORTED = {[sys.ENOENT] = true, [sys.EOPNOTSUPP] = true, [sys.ENODEV] = true, [sys.EINVAL] = true,
                        [sys.ENOSYS] = true, [sys.ENXIO] = true}
 
@@ -294,9 +304,10 @@ end
 -- rows, renamed alike), counted, scale and unit_of; nil, exit status when
 -- an event cannot be counted here at all.
 local function probe_events(c)
-  local pmc = require("pmcsh.pmc")
-  local target = c.cpus and {cpus = {c.cpus[1]}} or c.tids and {pid = c.tids[1]} or nil
-  c.events, c.idx, c.tool = {}, {}, {}
+  -- every thread of the machine: tried on this process, the first listed may be gone
+  local target = c.cpus and {cpus = {c.cpus[1]}} or c.system_threads and {pid = sys.getpid()} or
+    c.tids and {pid = c.tids[1]} or nil
+  c.events, c.idx, c.tool, c.typed = {}, {}, {}, table.move(c.all, 1, #c.all, 1, {})
   for k, name in ipairs(c.all) do
     local counted, row, status
     if TOOLS[name] then counted, row = false, name; c.tool[name] = true
@@ -321,7 +332,7 @@ end
 -- Where each instance counted (c.place: cpu topology, or the thread) and
 -- pmc.run's targets.
 local function place_targets(c)
-  local topo = require("pmcsh.machine")
+  local topo = machine
   c.place = {}
   if c.cpus then
     for _, cpu in ipairs(c.cpus) do c.place[cpu] = topo.of(cpu) end
@@ -339,14 +350,16 @@ local function instances(c, r)
     local list = {}
     if c.cpus then
       for _, x in ipairs(r[1][i].cpus or {}) do
-        local p = c.place[x.cpu] or require("pmcsh.machine").of(x.cpu)
+        local p = c.place[x.cpu] or machine.of(x.cpu)
         list[#list + 1] = {cpu = x.cpu, socket = p.socket, die = p.die, core = p.core, node = p.node,
                            value = x.value, enabled = x.enabled, running = x.running}
       end
     elseif c.tids then
       for k, rd in ipairs(r) do
-        list[#list + 1] = {tid = c.place[k].tid, comm = c.place[k].comm,
-                           value = rd[i].value, enabled = rd.enabled, running = rd.running}
+        if rd then   -- false: a thread gone before it was opened
+          list[#list + 1] = {tid = c.place[k].tid, comm = c.place[k].comm,
+                             value = rd[i].value, enabled = rd.enabled, running = rd.running}
+        end
       end
     else
       list[1] = {value = r[i].value, enabled = r.enabled, running = r.running}
@@ -535,9 +548,17 @@ local function print_table(c, prefix_t, runs_aggs, el_s)
     local t = cell[name]
     row(c, prefix_t, a, name, t[1], t[2], t[3], el_s, cell.clock_ns, cell.metric[name])
   end
+  -- perf leaves out the threads that counted nothing when it lists every thread of the machine
+  local function shown(k, name)
+    if not c.system_threads then return true end
+    for _, v in ipairs(cells[k][name][1]) do if v ~= 0 then return true end end
+    return false
+  end
   if EVENT_MAJOR[c.mode] then
     for _, name in ipairs(c.all) do
-      for _, k in ipairs(c.mode == "thread" and by_count(keys, cells, name) or keys) do one(k, name) end
+      for _, k in ipairs(c.mode == "thread" and by_count(keys, cells, name) or keys) do
+        if shown(k, name) then one(k, name) end
+      end
     end
   else
     for _, k in ipairs(keys) do
@@ -570,15 +591,22 @@ end
 -- command's, or 128 + the signal that stopped it).  nil, status when a run
 -- fails.
 local function count(c)
-  local pmc = require("pmcsh.pmc")
   local runs = {aggs = {}, elapsed = {}, user = {}, sys = {}, status = 0}
   for rep = 1, c.repeats do
     c.prev, c.last_t = nil, nil
-    local r, info, errno, cmd_status = pmc.run{events = c.events, cmd = #c.args > 0 and c.args or nil, targets = c.targets,
-      until_pid = #c.args == 0 and c.until_pid or nil,
+    -- every thread of the machine: one that ends before it is opened is left out (false)
+    local r, info, _, cmd_status = pmc.run{events = c.events, cmd = #c.args > 0 and c.args or nil,
+      targets = c.targets, until_pid = #c.args == 0 and c.until_pid or nil, missing_ok = c.system_threads,
       interval_ms = c.interval, on_interval = c.interval and function(rr, t) tick(c, rr, t) end or nil}
     if not r then   -- a command that cannot run: 127 or 126, as env(1) and nohup exit
-      io.stderr:write("pmcsh stat: ", info, "\n")
+      if not c.counted and not cmd_status then
+        -- the placeholder failed: the user's events and then why the target opens nothing
+        io.stderr:write(string.format("pmcsh stat: %s: not supported here; and %s refuses even the " ..
+          "placeholder a run counts: ", table.concat(c.typed, ", "), c.what or "the command"))
+      else
+        io.stderr:write("pmcsh stat: ")
+      end
+      io.stderr:write(info, "\n")
       return nil, cmd_status or 1
     end
     if c.interval then
@@ -637,6 +665,7 @@ return {
   pmcsh stat -a -I 500 -- sleep 2                 every cpu, a row per event every 500 ms
   pmcsh stat -a --per-socket -- sleep 1           one row per socket and event
   pmcsh stat -p 1234 --per-thread -- sleep 1      the threads of process 1234 for a second
+  pmcsh stat -a --per-thread -- sleep 1           every thread of the machine that counted something
   pmcsh stat -e '{task-clock,page-faults}' -M software -- ls
 The command is counted from its exec, children included; the output goes to
 stderr, like perf stat's (the command keeps stdout).  With -a, -C, -p or -t
@@ -659,7 +688,12 @@ cannot count is a <not supported> row and the run goes on.]],
     {name = "per-die", type = "flag", help = "with -a/-C: a row per die"},
     {name = "per-core", type = "flag", help = "with -a/-C: a row per core"},
     {name = "per-node", type = "flag", help = "with -a/-C: a row per NUMA node"},
-    {name = "per-thread", type = "flag", help = "with -p/-t: a row per thread"},
+    {name = "per-thread", type = "flag", help = "with -p/-t: a row per thread; with -a: every thread of the machine"},
+    -- perf merges the instances of a PMU an event names by its prefix
+    -- (uncore_imc/x/ over uncore_imc_0..N); pmcsh opens the one PMU a sysfs
+    -- name gives, so its rows are perf's --no-merge rows already
+    {name = "no-merge", type = "flag",
+      help = "perf's: a row per PMU instance (pmcsh's rows always are: a sysfs event names one PMU)"},
     {name = "field-separator", short = "x", type = "string", help = "CSV output with this separator"},
     {name = "json", short = "j", type = "flag", help = "JSON lines (perf stat's keys)"},
     {name = "output", short = "o", type = "string", help = "write the counts to this file instead of stderr"},
@@ -668,11 +702,11 @@ cannot count is a <not supported> row and the run goes on.]],
   run = function(opts, args)
     local c, status, msg = setup(opts, args)
     if not c then return status, msg end
-    c.all, c.metrics = event_list(opts, c.cpus)
+    c.all, c.metrics = event_list(opts, c.cpus or c.system_threads)
     c.out, msg = open_output(opts)
     if not c.out then return nil, msg end
     -- perf's JSON lines after one line naming the machine (pmcsh.results.head)
-    if c.json then c.out:write(require("pmcsh.results").head("stat"), "\n") end
+    if c.json then c.out:write(results.head("stat"), "\n") end
     local ok, runs
     ok, status = probe_events(c)
     if ok then

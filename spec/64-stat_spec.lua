@@ -316,3 +316,86 @@ describe("pmcsh stat's messages", function()
     assert.matches("^pmcsh stat: option %-%-repeat: 0 is below", r.err)
   end)
 end)
+
+describe("pmcsh stat -a --per-thread", function()
+  -- perf_json_output_lint.py's per-thread line: these keys, no others (7 commas)
+  local KEYS = {"thread", "counter-value", "unit", "event", "event-runtime", "pcnt-running", "metric-value",
+                "metric-unit"}
+
+  it("counts every thread of the machine, leaves out those that counted nothing, in perf's fields", function()
+    if not h.need(h.can_count_cpu_wide()) then return end
+    -- a busy thread that exists before the count starts and lasts through it
+    local busy = assert(io.popen(h.shquote(h.exe) .. " -e 'print(require(\"pmcsh._sys\").getpid()) " ..
+      "io.stdout:flush() local t = os.clock() while os.clock() - t < 2 do end'"))
+    local pid = busy:read("l")
+    local r = h.run({"stat", "-a", "--per-thread", "-j", "-e", "task-clock,context-switches", "--", "sleep", "0.3"})
+    assert.are.equal(0, r.code, r.err)
+    local _, recs, lines = h.json_lines(r.err)
+    local by_thread, tasks = {}, 0
+    for i, line in ipairs(lines) do
+      local keys = {}
+      for k in line:gmatch('"([%w-]+)" :') do keys[#keys + 1] = k end
+      assert.are.same(KEYS, keys, line)
+      local rec = recs[i]
+      assert.are_not.equal(0, tonumber(rec["counter-value"]), line)   -- perf: no zero rows here
+      if rec.event == "task-clock" then tasks = tasks + 1; by_thread[rec.thread] = tonumber(rec["counter-value"]) end
+    end
+    busy:close()
+    assert.is_true(tasks >= 2, "threads of the machine: " .. tasks)
+    -- the thread spinning through the 0.3 s has its row, and counted far more than an idle one's
+    -- instants (10 msec: a 30th of the run, whatever else the host runs)
+    local spun = by_thread["pmcsh-" .. pid]
+    assert.is_truthy(spun, "no row for the spinning pmcsh-" .. pid)
+    assert.is_true(spun >= 10, "pmcsh-" .. pid .. " ran " .. spun .. " msec of 300")
+    -- -x: the same fields, comm-tid first
+    r = h.run({"stat", "-a", "--per-thread", "-x", ",", "-e", "task-clock", "--", "sleep", "0.1"})
+    assert.are.equal(0, r.code, r.err)
+    for _, l in ipairs(h.lines(r.err)) do
+      local f = h.fields(l, ",")
+      assert.are.equal(8, #f, l)
+      assert.matches("^.+%-%d+$", f[1])
+      assert.are.same({"msec", "task-clock"}, {f[3], f[4]})
+    end
+  end)
+
+  it("still refuses --per-thread with -C, or alone without a command's threads", function()
+    local r = h.run({"stat", "-C", "0", "--per-thread", "--", "true"})
+    assert.are.equal(2, r.code)
+    assert.matches("^pmcsh stat: %-%-per%-thread counts the threads of %-p PID or %-t TID, or with %-a every thread", r.err)
+  end)
+end)
+
+describe("pmcsh stat --no-merge", function()
+  it("takes perf's flag and prints the same rows and fields: a sysfs event names one PMU, never merged", function()
+    local function rows(extra)
+      local args = {"stat", "-x", ",", "-e", "msr/tsc/,task-clock"}
+      for _, a in ipairs(extra) do args[#args + 1] = a end
+      args[#args + 1] = "--"; args[#args + 1] = "true"
+      local r = h.run(args)
+      assert.are.equal(0, r.code, r.err)
+      local out = {}
+      for i, l in ipairs(h.lines(r.err)) do local f = h.fields(l, ","); out[i] = {#f, f[2], f[3]} end
+      return out
+    end
+    local plain = rows({})
+    assert.are.equal(2, #plain)
+    assert.are.same(plain, rows({"--no-merge"}))
+  end)
+end)
+
+describe("pmcsh stat, nothing countable on a target that refuses", function()
+  it("names the events as typed, then why the target opens nothing", function()
+    local ev = uncountable()
+    local paranoid = tonumber(h.slurp("/proc/sys/kernel/perf_event_paranoid")) or 0
+    if not h.need(ev and h.is_root() and h.have("setpriv") and paranoid >= 1,
+        "needs root and setpriv (to run as nobody), perf_event_paranoid >= 1 and an uncountable hardware event") then
+      return
+    end
+    local p = assert(io.popen("cd / && setpriv --reuid=65534 --regid=65534 --clear-groups " .. h.shquote(h.exe) ..
+      " stat -e " .. ev .. " -C 0 -- true 2>&1; echo \"rc=$?\""))
+    local out = p:read("a")
+    p:close()
+    assert.matches("^pmcsh stat: " .. ev .. ": not supported here; and 'CPU%(s%) 0' refuses even the placeholder " ..
+      "a run counts: permission denied[^\n]*perf_event_paranoid[^\n]*\nrc=1\n$", out)
+  end)
+end)

@@ -73,6 +73,19 @@ M.threads = doc(function(pid)
 end, "machine.threads", [[
 machine.threads(pid) -> the thread ids of process pid, sorted, or nil, message.]])
 
+M.all_threads = doc(function()
+  local out = {}
+  for _, name in ipairs(sys.dir("/proc") or {}) do
+    local pid = math.tointeger(tonumber(name))
+    local list = pid and M.threads(pid)   -- nil: the process ended meanwhile
+    for _, t in ipairs(list or {}) do out[#out + 1] = t end
+  end
+  table.sort(out)
+  return out
+end, "machine.all_threads", [[
+machine.all_threads() -> every thread of every process of the machine, sorted
+(a snapshot of /proc/*/task: threads come and go).]])
+
 M.comm = doc(function(tid)
   return M.read_text(string.format("/proc/%d/comm", tid)) or "?"
 end, "machine.comm", [[

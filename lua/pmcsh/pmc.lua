@@ -91,7 +91,8 @@ pmc.group(pmc.split{"page-faults", "task-clock"}).]=])
 local function run_once(o)
   local extra
   if o.targets or o.interval_ms or o.until_pid then
-    extra = {targets = o.targets, interval_ms = o.interval_ms, on_interval = o.on_interval, until_pid = o.until_pid}
+    extra = {targets = o.targets, interval_ms = o.interval_ms, on_interval = o.on_interval, until_pid = o.until_pid,
+             missing_ok = o.missing_ok}
   end
   return C.run(o.events, o.cmd, extra)
 end
@@ -121,7 +122,7 @@ end
 
 doc(pmc.run, "pmc.run", [=[
 pmc.run{events={...}, cmd={"prog", "arg", ...}[, reps=1, targets=, interval_ms=,
-on_interval=, until_pid=]} -> reading, info | nil, msg, errno[, status]
+on_interval=, until_pid=, missing_ok=]} -> reading, info | nil, msg, errno[, status]
 Runs cmd as a child, counting from its exec (children included, the parent's
 work excluded).  A command that cannot run: nil, "cannot run 'cmd': ...",
 errno, and the status a shell gives it (127: not found, 126: not runnable).  info = {status=, signal=?, elapsed= seconds since the exec,
@@ -132,7 +133,9 @@ targets = {{cpus={0,1}}, {pid=N}, ...}: count these instead of the command
 then the list of the targets' readings.  With targets, cmd may be left out:
 counting lasts until Ctrl-C or SIGTERM, or until process until_pid exits.
 interval_ms = N, on_interval = function(reading, seconds): the cumulative
-reading(s) every N ms while the command runs (perf stat -I).]=])
+reading(s) every N ms while the command runs (perf stat -I).
+missing_ok = true: a {pid=} target whose thread is gone before it is opened
+(ESRCH) is left out, false in the list of readings (perf stat -a --per-thread).]=])
 
 local function forced(opts)
   if opts == nil then return nil end
