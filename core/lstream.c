@@ -337,7 +337,24 @@ static void push_raw(lua_State *L, LStream *ls, const struct run_opts *o, int do
 		pmcsh_setnum(L, "sum", sum);
 	pmcsh_setstr(L, "clock", "CLOCK_MONOTONIC");
 	pmcsh_setnum(L, "tick", machine_clock_tick());
-	pmcsh_setbool(L, "validated", 1);
+}
+
+/* Leaves {a=, b=, c= (STREAM's average relative error of each array),
+ * bound=, expected={a=, b=, c=}, sum=, sum_bound= (after a reduction)}. */
+static void push_validation(lua_State *L, const struct stream_validation *v)
+{
+	lua_createtable(L, 0, 7);
+	for (int k = 0; k < 3; k++)
+		pmcsh_setnum(L, array_names[k], v->error[k]);
+	pmcsh_setnum(L, "bound", v->bound);
+	lua_createtable(L, 0, 3);
+	for (int k = 0; k < 3; k++)
+		pmcsh_setnum(L, array_names[k], v->expected[k]);
+	lua_setfield(L, -2, "expected");
+	if (v->has_sum) {
+		pmcsh_setnum(L, "sum", v->sum_error);
+		pmcsh_setnum(L, "sum_bound", v->sum_bound);
+	}
 }
 
 /* s:measure(kernel, {reps=, warmup=, group=, reference=})
@@ -376,7 +393,8 @@ static int stream_measure(lua_State *L)
 	int done = 0;
 	int rc = stream_run(ls->s, o.k, o.ref, (int)o.reps, o.warmup, &o.shape, w ? &kw : NULL,
 			    times, work, tsc, &sum, &done);
-	int vrc = stream_validate(ls->s, o.k, sum, msg, sizeof msg);
+	struct stream_validation val;
+	int vrc = stream_validate(ls->s, o.k, sum, &val, msg, sizeof msg);
 	if (rc == -EINTR)
 		return pmcsh_fail(L, "interrupted", EINTR);
 	if (rc == -EINVAL)
@@ -388,6 +406,8 @@ static int stream_measure(lua_State *L)
 	if (vrc < 0)
 		return luaL_error(L, "%s (kernel %s%s)", msg, o.k->name, o.ref ? ", reference loop" : "");
 	push_raw(L, ls, &o, done, times, work, tsc, sum);
+	push_validation(L, &val);
+	lua_setfield(L, -2, "validation");
 	if (w) {
 		lpmc_window_push(L, w, done);
 		lua_setfield(L, -3, "per_rep");
@@ -487,13 +507,15 @@ static int stream_resetm(lua_State *L)
 	return 0;
 }
 
-/* s:validate() -> true, or raises with what is wrong. */
+/* s:validate() -> the validation (push_validation), or raises with what
+ * is wrong. */
 static int stream_validatem(lua_State *L)
 {
 	char msg[512];
-	if (stream_validate(checkstream(L)->s, NULL, 0, msg, sizeof msg) < 0)
+	struct stream_validation v;
+	if (stream_validate(checkstream(L)->s, NULL, 0, &v, msg, sizeof msg) < 0)
 		return luaL_error(L, "%s", msg);
-	lua_pushboolean(L, 1);
+	push_validation(L, &v);
 	return 1;
 }
 

@@ -84,11 +84,8 @@ size_t chase_next(const struct chase_chain *c, int w, size_t e);
  * chain on each of cycles 0..k-1 (multichase's parallel chases; k <= ways).
  * Where the order has blocks (page, tlb groups of bs elements), chain j
  * also starts floor(j*bs/k) positions into its block, so the k chains,
- * which advance in step, cross block boundaries at different loads.  Started
- * in phase they take their TLB misses together: ten chains at 256 MiB read
- * 15.7-16.8 ns per load, a speedup of 9.1-9.6 where multichase's chains
- * (each cycle from element 0: phases at random) read 17.2-18.7, 7.4-8.5;
- * spread, 18.6-19.0 ns and 7.9-8.0. */
+ * which advance in step, cross block boundaries at different loads, as
+ * multichase's (at random phases) do, rather than all on the same one. */
 void chase_heads(const struct chase_chain *c, int k, void **heads);
 
 struct chase_result {

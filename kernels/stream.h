@@ -176,12 +176,22 @@ int stream_run(struct stream *s, const struct stream_kernel *k, int ref,
 	       int reps, int warmup, const struct stream_shape *shape, const struct kwindow *w,
 	       double *times, uint64_t *work, uint64_t *tsc, double *sum, int *done);
 
+/* What validation found: the value every element of a, b, c should hold,
+ * STREAM's average relative error of each against it, and, after a
+ * reduction, its sum against n times the one-element sum. */
+struct stream_validation {
+	double expected[3], error[3];
+	double bound;			/* STREAM's for 8-byte reals: 1e-13 */
+	int has_sum;
+	double sum_expected, sum_error, sum_bound;
+};
+
 /* Checks every array against its expected value as STREAM does (average
  * relative error against 1e-13) and, when `last` is a reduction, `sum`;
- * 0 when good, else -EDOM with the detail in msg.  After a failure the
- * arrays are re-initialised. */
+ * fills *v (may be NULL).  0 when good, else -EDOM with the detail in msg.
+ * After a failure the arrays are re-initialised. */
 int stream_validate(struct stream *s, const struct stream_kernel *last, double sum,
-		    char *msg, size_t msglen);
+		    struct stream_validation *v, char *msg, size_t msglen);
 /* Re-initialises a=1, b=2, c=0 from the owning threads. */
 int stream_reset(struct stream *s);
 

@@ -631,15 +631,20 @@ int stream_reset(struct stream *s)
 }
 
 int stream_validate(struct stream *s, const struct stream_kernel *last, double sum,
-		    char *msg, size_t msglen)
+		    struct stream_validation *v, char *msg, size_t msglen)
 {
 	static const char names[] = "abc";
+	struct stream_validation own;
+	if (!v)
+		v = &own;
+	memset(v, 0, sizeof *v);
+	v->bound = STREAM_EPS;
 	int rc = run_job(s, JOB_CHECK);
 	if (rc < 0) {
 		snprintf(msg, msglen, "cannot start the worker threads to validate: %s", strerror(-rc));
 		return rc;
 	}
-	for (int k = 0; k < 3 && !rc; k++) {
+	for (int k = 0; k < 3; k++) {
 		double err = 0, e = s->expect[k];
 		size_t bad = (size_t)-1;
 		for (int i = 0; i < s->threads; i++) {
@@ -647,21 +652,26 @@ int stream_validate(struct stream *s, const struct stream_kernel *last, double s
 			if (bad == (size_t)-1)
 				bad = s->parts[i].bad[k];
 		}
-		double rel = err / s->n / (e != 0 ? fabs(e) : 1);
-		if (rel > STREAM_EPS) {
+		v->expected[k] = e;
+		v->error[k] = err / s->n / (e != 0 ? fabs(e) : 1);
+		if (v->error[k] > STREAM_EPS && !rc) {
 			double *x = s->map[k].arr;
 			snprintf(msg, msglen, "validation failed: array %c has average relative error %.3g "
 				 "(bound %g); every element should be %.17g, element %zu is %.17g "
-				 "(arrays re-initialised)", names[k], rel, STREAM_EPS, e,
+				 "(arrays re-initialised)", names[k], v->error[k], STREAM_EPS, e,
 				 bad == (size_t)-1 ? 1 : bad + 1, x[bad == (size_t)-1 ? 0 : bad]);
 			rc = -EDOM;
 		}
 	}
-	if (!rc && last && last->reduction && last->fn) {
+	if (last && last->reduction && last->fn) {
 		/* every element holds its expected value: n times the loop's sum of one */
 		double one[3] = {s->expect[0], s->expect[1], s->expect[2]};
 		double want = s->n * last->fn(&one[0], &one[1], &one[2], STREAM_SCALAR, 1);
-		if (fabs(sum - want) > SUM_EPS * (want != 0 ? fabs(want) : 1)) {
+		v->has_sum = 1;
+		v->sum_expected = want;
+		v->sum_error = fabs(sum - want) / (want != 0 ? fabs(want) : 1);
+		v->sum_bound = SUM_EPS;
+		if (v->sum_error > SUM_EPS && !rc) {
 			snprintf(msg, msglen, "validation failed: the sum is %.17g, expected %.17g "
 				 "(relative bound %g; arrays re-initialised)", sum, want, SUM_EPS);
 			rc = -EDOM;

@@ -4,9 +4,8 @@ local cjson = require("cjson")
 local h = require("helpers")
 local stream = require("pmcsh.stream")
 
-local ok_pmc, pmc = pcall(require, "pmcsh.pmc")
+local pmc = require("pmcsh.pmc")
 local function group(events)
-  if not h.need(ok_pmc and pmc.group, "pmcsh.pmc has not landed") then return nil end
   local g, msg = pmc.group(events)
   if not h.need(g, "cannot open " .. table.concat(events, ",") .. ": " .. tostring(msg)) then return nil end
   return g
@@ -58,7 +57,10 @@ describe("stream kernels", function()
     assert.is_true(r.min > 0)
     assert.near(24 * n / r.min / 1e6, r.mbps, r.mbps * 1e-12)
     assert.near(32 * n / r.min / 1e6, r.mbps_wa, r.mbps_wa * 1e-12)
-    assert.is_true(r.validated)
+    -- validated: every array within STREAM's bound of the values 5 + 1
+    -- triads leave (a = b + 3c from a=1, b=2, c=0: 2 each time)
+    assert.are.same({a = 2, b = 2, c = 0}, r.validation.expected)
+    assert.are.same({0, 0, 0, 1e-13}, {r.validation.a, r.validation.b, r.validation.c, r.validation.bound})
     if r.tsc then   -- the TSC and CLOCK_MONOTONIC agree on each repetition (±5%)
       for i = 1, 5 do assert.near(r.tsc[i] / r.tsc_hz, r.times[i], 0.05 * r.times[i] + 2e-6) end
     end
@@ -77,6 +79,7 @@ describe("stream kernels", function()
     local s = assert(stream.new{n = n, threads = ncpus, quiet = true})
     local r = assert(s:run("sum", {reps = 2}))
     assert.are.equal(n * 1.0, r.sum)
+    assert.are.same({0, 1e-9}, {r.validation.sum, r.validation.sum_bound})
     s:close()
   end)
 
@@ -93,6 +96,51 @@ describe("stream kernels", function()
 end)
 
 describe("stream validation", function()
+  -- STREAM's own check: from a=1, b=2, c=0 one pass each of copy (c=a),
+  -- scale (b=3c), add (c=a+b), triad (a=b+3c) leaves a=15, b=3, c=4.  The
+  -- engine's expected values replay the loops it ran; these are written
+  -- out here, so a loop that computes the wrong thing fails.
+  it("leaves STREAM's values after copy, scale, add, triad, with each nt kernel as its plain one", function()
+    local k = by_name()
+    -- the nt kernels where this cpu has streaming stores (x86-64)
+    for _, nt in ipairs(k.triad_nt.available and {"", "_nt"} or {""}) do
+      local s <close> = assert(stream.new{n = 100003, threads = ncpus, quiet = true})
+      local want = {{a = 1, b = 2, c = 1}, {a = 1, b = 3, c = 1}, {a = 1, b = 3, c = 4}, {a = 15, b = 3, c = 4}}
+      for i, name in ipairs({"copy", "scale", "add", "triad"}) do
+        name = name .. nt
+        local r = assert(s:run(name, {reps = 1, warmup = false}))
+        assert.are.same(want[i], r.validation.expected, name)
+        for _, a in ipairs({"a", "b", "c"}) do
+          assert.are.equal(0, r.validation[a], name .. " " .. a)
+          for _, at in ipairs({1, 50001, 100003}) do assert.are.equal(want[i][a], s:peek(a, at)) end
+        end
+      end
+      local r = assert(s:run("fill" .. nt, {reps = 1, warmup = false}))
+      assert.are.same({a = 3, b = 3, c = 4}, r.validation.expected)
+      r = assert(s:run("sum", {reps = 1, warmup = false}))
+      assert.are.equal(3 * 100003, r.sum)
+    end
+  end)
+
+  it("measures STREAM's average relative error: one element of 2^16 off by 1e-9 passes (1.5e-14), by 1e-6 fails (1.5e-11)", function()
+    local n = 2^16
+    local s <close> = assert(stream.new{n = n, threads = ncpus, quiet = true})
+    assert.are.same({a = 0, b = 0, c = 0}, {a = s:validate().a, b = s:validate().b, c = s:validate().c})
+    -- within STREAM's 1e-13 on average
+    s:poke("b", 99, 2 * (1 + 1e-9))
+    local v = s:validate()
+    assert.near(1e-9 / n, v.b, 1e-9 / n * 1e-6)
+    assert.is_true(v.b < v.bound)
+    assert.are.same({0, 0}, {v.a, v.c})
+    -- past it: raises, and the arrays start again
+    s:poke("b", 99, 2 * (1 + 1e-6))
+    local ok, err = pcall(s.validate, s)
+    assert.is_false(ok)
+    assert.matches("validation failed: array b has average relative error 1.5%d*e%-11", err)
+    assert.are.same({a = 1, b = 2, c = 0}, s:validate().expected)
+    assert.are.equal(0, s:validate().b)
+  end)
+
   it("catches a corrupted element, then starts again from clean arrays", function()
     local s = assert(stream.new{n = 2^16, threads = ncpus, quiet = true})
     assert(s:run("copy", {reps = 2}))
@@ -407,7 +455,7 @@ describe("stream variants", function()
           assert.are.equal(v.name, r.isa)
           assert.are.equal(by_name()[kname].symbol .. "_" .. v.name, r.symbol)
           assert.are.equal(by_name()[kname].bytes, r.bytes_per_iter)
-          assert.is_true(r.validated)
+          assert.are.same({0, 0, 0}, {r.validation.a, r.validation.b, r.validation.c})
         end
         if v.nt_isa then assert(s:run("triad_nt", {reps = 2})) end
         ran = ran + 1

@@ -165,11 +165,13 @@ on the calling thread and (by copies) on every worker.  The result:
   write-allocate), bytes_per_iter, bytes_per_iter_wa, work (iterations in
   each window), iterations (their sum),
   tsc (ticks per rep) and tsc_hz where the TSC is constant, tick (clock
-  granularity), sum (kernel sum), counts and per_rep (with a group), and
-  warnings (a list of sentences, e.g. when the best time is under 20 clock
-  ticks).
+  granularity), sum (a reduction's sum), counts and per_rep (with a group),
+  validation, and warnings (a list of sentences, e.g. when the best time is
+  under 20 clock ticks).
 The arrays are then validated as STREAM does (replaying the kernels run,
-average relative error <= 1e-13); a failure raises an error.  Ctrl-C stops
+average relative error <= 1e-13); a failure raises an error.  validation =
+{a=, b=, c= (each array's average relative error), bound=, expected={a=,
+b=, c=}, sum=, sum_bound= (after a reduction)}.  Ctrl-C stops
 between repetitions: nil, "interrupted", EINTR (as the chases).
 reference=true runs the textbook loop instead (bench-stream's yardstick).
 passes=P runs the loop P times in each window.  alternate=true makes the
@@ -201,8 +203,9 @@ doc(methods.close, "stream:close", [[
 s:close(): joins the worker threads and unmaps the arrays (also done by
 __gc and __close); using the stream afterwards raises an error.]])
 doc(methods.validate, "stream:validate", [[
-s:validate() -> true, or raises: checks the arrays against the values the
-kernels run so far must have left (then re-initialises them on failure).]])
+s:validate() -> {a=, b=, c=, bound=, expected={...}} (as a result's
+validation), or raises: checks the arrays against the values the kernels run
+so far must have left (then re-initialises them on failure).]])
 
 -------------------------------------------------------------------------------
 -- disasm: what the compiler made of a kernel's loop
