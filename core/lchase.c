@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include "lpmcsh.h"
 #include "lpmc.h"
 #include "../kernels/chase.h"
@@ -51,34 +50,6 @@ static double opt_num(lua_State *L, int idx, int arg, const char *k, double def)
 	return v;
 }
 
-/* Index of the name in field k among names[] (default 0). */
-static int opt_name(lua_State *L, int idx, int arg, const char *k, const char *const *names, int n)
-{
-	int t = lua_getfield(L, idx, k), r = -1;
-	if (t == LUA_TNIL)
-		r = 0;
-	else if (t == LUA_TSTRING)
-		for (int i = 0; i < n; i++)
-			if (strcasecmp(names[i], lua_tostring(L, -1)) == 0)
-				r = i;
-	if (r < 0) {
-		luaL_Buffer b;
-		luaL_buffinit(L, &b);
-		for (int i = 0; i < n; i++) {
-			if (i)
-				luaL_addstring(&b, ", ");
-			luaL_addstring(&b, names[i]);
-		}
-		luaL_pushresult(&b);
-		const char *list = lua_tostring(L, -1);   /* before tolstring pushes above it */
-		pmcsh_argerror(L, arg, lua_pushfstring(L, "%s: unknown value '%s' (one of %s)", k,
-						     luaL_tolstring(L, -2, NULL), list));
-	}
-	lua_pop(L, 1);
-	return r;
-}
-
-
 /* ---- module functions --------------------------------------------------- */
 
 /* chase.orders(): list of {name=, description=, stride=, stride_why=},
@@ -117,15 +88,13 @@ static const char *const chain_keys[] = {"size", "stride", "order", "pages", "tl
  * options raise, naming the option. */
 static void chain_params(lua_State *L, int idx, struct chase_params *p)
 {
-	const char *order_names[CHASE_NORDERS], *page_names[PAGES_N];
+	const char *order_names[CHASE_NORDERS];
 	for (int i = 0; i < CHASE_NORDERS; i++)
 		order_names[i] = chase_orders[i].name;
-	for (int i = 0; i < PAGES_N; i++)
-		page_names[i] = pages_policies[i].name;
 	luaL_checktype(L, idx, LUA_TTABLE);
 	pmcsh_checkkeys(L, idx, 1, chain_keys);
 
-	int order = opt_name(L, idx, 1, "order", order_names, CHASE_NORDERS);
+	int order = pmcsh_optname(L, idx, 1, "order", order_names, CHASE_NORDERS);
 	lua_Integer size = pmcsh_optint(L, idx, 1, "size", -1);
 	lua_Integer stride = pmcsh_optint(L, idx, 1, "stride", (lua_Integer)chase_orders[order].stride);
 	lua_Integer tlbp = pmcsh_optint(L, idx, 1, "tlb_pages", 64);
@@ -144,7 +113,7 @@ static void chain_params(lua_State *L, int idx, struct chase_params *p)
 	*p = (struct chase_params){
 		.size = (size_t)size, .stride = (size_t)stride,
 		.order = order,
-		.pages = opt_name(L, idx, 1, "pages", page_names, PAGES_N),
+		.pages = pmcsh_optpages(L, idx, 1),
 		.tlb_pages = (size_t)tlbp, .seed = (uint64_t)seed,
 	};
 	if (lua_getfield(L, idx, "mix") != LUA_TNIL)

@@ -1,7 +1,10 @@
-/* The preload table: every C module of pmcsh, registered once. */
+/* The preload table: every C module of pmcsh, registered once, and the
+ * helpers the binding files share. */
 #include <string.h>
+#include <strings.h>
 
 #include "lpmcsh.h"
+#include "../kernels/pages.h"
 
 static const luaL_Reg preloads[] = {
 	{"pmcsh._sys", luaopen_pmcsh_sys},
@@ -118,6 +121,47 @@ lua_Integer pmcsh_optint(lua_State *L, int idx, int arg, const char *k, lua_Inte
 	}
 	lua_pop(L, 1);
 	return v;
+}
+
+int pmcsh_optbool(lua_State *L, int idx, const char *k, int def)
+{
+	int t = lua_getfield(L, idx, k), v = t == LUA_TNIL ? def : lua_toboolean(L, -1);
+	lua_pop(L, 1);
+	return v;
+}
+
+int pmcsh_optname(lua_State *L, int idx, int arg, const char *k, const char *const *names, int n)
+{
+	int t = lua_getfield(L, idx, k), r = -1;
+	if (t == LUA_TNIL)
+		r = 0;
+	else if (t == LUA_TSTRING)
+		for (int i = 0; i < n; i++)
+			if (strcasecmp(names[i], lua_tostring(L, -1)) == 0)
+				r = i;
+	if (r < 0) {
+		luaL_Buffer b;
+		luaL_buffinit(L, &b);
+		for (int i = 0; i < n; i++) {
+			if (i)
+				luaL_addstring(&b, ", ");
+			luaL_addstring(&b, names[i]);
+		}
+		luaL_pushresult(&b);
+		const char *list = lua_tostring(L, -1);   /* before tolstring pushes above it */
+		pmcsh_argerror(L, arg, lua_pushfstring(L, "%s: unknown value '%s' (one of %s)", k,
+						     luaL_tolstring(L, -2, NULL), list));
+	}
+	lua_pop(L, 1);
+	return r;
+}
+
+int pmcsh_optpages(lua_State *L, int idx, int arg)
+{
+	const char *names[PAGES_N];
+	for (int i = 0; i < PAGES_N; i++)
+		names[i] = pages_policies[i].name;
+	return pmcsh_optname(L, idx, arg, "pages", names, PAGES_N);
 }
 
 static int closing;

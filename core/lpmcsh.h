@@ -34,6 +34,13 @@ int pmcsh_argerror(lua_State *L, int arg, const char *msg);
  * an argument error when not an integer). */
 void pmcsh_checkkeys(lua_State *L, int idx, int arg, const char *const known[]);
 lua_Integer pmcsh_optint(lua_State *L, int idx, int arg, const char *k, lua_Integer def);
+/* Boolean field k: def when absent, else Lua's truth of the value. */
+int pmcsh_optbool(lua_State *L, int idx, const char *k, int def);
+/* The index of field k's string among names[0..n-1], ignoring case; 0 (the
+ * default, first) when absent; an argument error listing them otherwise. */
+int pmcsh_optname(lua_State *L, int idx, int arg, const char *k, const char *const *names, int n);
+/* Field "pages": a page policy (kernels/pages.h), default 4k. */
+int pmcsh_optpages(lua_State *L, int idx, int arg);
 
 /* Sets field k of the table on top. */
 static inline void pmcsh_setint(lua_State *L, const char *k, lua_Integer v)

@@ -39,13 +39,6 @@ static LStream *checkstream(lua_State *L)
 	return ls;
 }
 
-static int opt_bool(lua_State *L, int idx, const char *k, int def)
-{
-	int t = lua_getfield(L, idx, k), v = t == LUA_TNIL ? def : lua_toboolean(L, -1);
-	lua_pop(L, 1);
-	return v;
-}
-
 /* n: elements per array (default STREAM's rule), checked against memory. */
 static size_t opt_n(lua_State *L)
 {
@@ -98,21 +91,6 @@ static int opt_cpus(lua_State *L, const int *allowed, int nallowed, int *cpus)
 	return (int)threads;
 }
 
-/* pages: the policy (default 4k, as the survey and the chases: one default). */
-static int opt_pages(lua_State *L)
-{
-	int pages = PAGES_4K;
-	if (lua_getfield(L, 1, "pages") != LUA_TNIL) {
-		const char *p = lua_tostring(L, -1);
-		pages = pages_find(p);
-		ARGCHECK(L, pages >= 0, 1, lua_pushfstring(L,
-			      "pages: unsupported page policy '%s' (use \"4k\", \"thp\", \"2m\" or \"1g\")",
-			      p ? p : luaL_typename(L, -1)));
-	}
-	lua_pop(L, 1);
-	return pages;
-}
-
 /* isa: the variant of the loops (default the best this cpu runs). */
 static const struct stream_variant *opt_isa(lua_State *L)
 {
@@ -150,13 +128,13 @@ static int stream_opts(lua_State *L, struct stream_opts *o, int *cpus, const str
 	o->n = opt_n(L);
 	o->threads = opt_cpus(L, allowed, nallowed, cpus);
 	o->cpus = cpus;
-	o->pages = opt_pages(L);
+	o->pages = pmcsh_optpages(L, 1, 1);
 	lua_Integer off = pmcsh_optint(L, 1, 1, "offset", 0);
 	ARGCHECK(L, off >= 0 && off < 4096 && off % 8 == 0, 1,
 		      "offset: bytes added to each array start, a multiple of 8 below 4096");
 	o->offset = (size_t)off;
-	o->touch = opt_bool(L, 1, "touch", 1);
-	o->pin = opt_bool(L, 1, "pin", 1);
+	o->touch = pmcsh_optbool(L, 1, "touch", 1);
+	o->pin = pmcsh_optbool(L, 1, "pin", 1);
 	o->mem_available_kb = machine_mem_available_kb(NULL);
 	*v = opt_isa(L);
 	return 0;
@@ -278,11 +256,11 @@ static void run_opts(lua_State *L, const LStream *ls, struct run_opts *o)
 		o->warmup = lua_isnil(L, -1) ? 1 : lua_toboolean(L, -1);
 	}
 	lua_pop(L, 1);
-	o->ref = opt_bool(L, 3, "reference", 0);
+	o->ref = pmcsh_optbool(L, 3, "reference", 0);
 	lua_Integer passes = pmcsh_optint(L, 3, 3, "passes", 1);
 	ARGCHECK(L, passes >= 1 && passes <= 1000, 3, "passes: between 1 and 1000");
 	o->shape.passes = (int)passes;
-	o->shape.alternate = opt_bool(L, 3, "alternate", 0);
+	o->shape.alternate = pmcsh_optbool(L, 3, "alternate", 0);
 	if (lua_getfield(L, 3, "group") != LUA_TNIL)
 		ARGCHECK(L, luaL_testudata(L, 4, "pmcsh.group"), 3, lua_pushfstring(L,
 			 "group: a pmcsh.group expected (pmc.group{...}), got %s", luaL_typename(L, 4)));

@@ -351,7 +351,8 @@ describe("stream errors", function()
     assert.matches("threads: " .. (ncpus + 1) .. " exceeds the " .. ncpus,
       err_of(function() stream.new{n = 1000, threads = ncpus + 1} end))
     assert.matches("cpus: entry 1 is not a cpu", err_of(function() stream.new{n = 1000, cpus = {4095}} end))
-    assert.matches("unsupported page policy '64k'", err_of(function() stream.new{n = 1000, pages = "64k"} end))
+    assert.matches("pages: unknown value '64k' %(one of 4k, thp, 2m, 1g%)",
+      err_of(function() stream.new{n = 1000, pages = "64k"} end))
     assert.matches("unknown option 'size'", err_of(function() stream.new{size = 10} end))
     local s = assert(stream.new{n = 1000, threads = 1, quiet = true})
     assert.matches("unknown kernel 'nope' %(kernels: triad, copy", err_of(function() s:run("nope") end))
