@@ -251,6 +251,42 @@ describe("chase parallelism", function()
   end)
 end)
 
+describe("chase steps", function()
+  local KiB = 1024
+  local caches = {{level = 1, size = 32 * KiB}, {level = 2, size = MiB}, {level = 3, size = 32 * MiB}}
+  local function curve(pts)   -- {size in KiB, ns} pairs -> sweep rows
+    local rows = {}
+    for i, p in ipairs(pts) do rows[i] = {size = p[1] * KiB, ns = p[2]} end
+    return rows
+  end
+
+  it("says when the step to memory comes well below the LLC sysfs reports, on any host (given rows)", function()
+    -- the curve of the 2-core EPYC guest: L2 at 1M, memory from 8M, L3 said to be 32M
+    local guest = curve{{256, 4.5}, {512, 4.8}, {1024, 8.4}, {2048, 13.2}, {4096, 15.6}, {8192, 17.9},
+      {16384, 122}, {32768, 150}, {65536, 166}, {131072, 169}}
+    local st = chase.steps(guest, caches)
+    assert.are.equal(2, #st.steps)
+    assert.are.same({1024 * KiB, 2, 512 * KiB}, {st.steps[1].cache_size, st.steps[1].cache_level, st.steps[1].from})
+    local mem = st.steps[2]
+    assert.are.same({8 * MiB, 16 * MiB, true}, {mem.from, mem.to, mem.below_llc})
+    assert.is_nil(mem.cache_level)                 -- not passed off as the L3's step
+    assert.is_true(st.below_llc)
+    assert.matches("well below the L3 of 32M that sysfs reports", st.note)
+    assert.matches("does not own the last%-level cache it reports", st.note)
+    -- a machine that owns its L3: memory from 32M, the step is the L3's, no note
+    local owner = curve{{512, 4.8}, {1024, 8.4}, {2048, 13.2}, {8192, 16}, {16384, 17}, {32768, 40}, {65536, 120},
+      {131072, 130}}
+    st = chase.steps(owner, caches)
+    assert.are.equal(3, st.steps[#st.steps].cache_level)
+    assert.is_nil(st.note); assert.is_nil(st.below_llc)
+    -- a sweep that stops short of twice the LLC says nothing of it
+    st = chase.steps({table.unpack(guest, 1, 8)}, caches)
+    assert.is_nil(st.note)
+    -- no caches known: steps, no judgement
+    assert.is_nil(chase.steps(guest, {}).note)
+  end)
+end)
+
 describe("chase latency", function()
   it("stays on one cpu while it runs, and gives the caller its cpu mask back", function()
     -- pinned as multichase pins its threads (a migration mid-sample costs

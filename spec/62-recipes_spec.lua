@@ -81,6 +81,35 @@ describe("pmcsh latency", function()
     assert.is_true(first < total / 2, string.format("first row at %.2f s of %.2f s", first, total))
   end)
 
+  it("prints the steps it observes and says so when the step to memory is well below the LLC", function()
+    local chase = require("pmcsh.chase")
+    local llc = 0
+    for _, c in ipairs(require("pmcsh.machine").caches()) do llc = math.max(llc, c.size or 0) end
+    local to = math.max(64 << 20, 2 * llc) // (1 << 20) .. "M"
+    local r = helpers.run({"latency", "--from", "1M", "--to", to, "--per_octave", "1", "--samples", "3",
+                           "--sample_ms", "5"})
+    assert.are.equal(0, r.code, r.err)
+    local rows = {}
+    for sz, ns in r.out:gmatch("\n%s+%S+%s+([%d.]+)%s+([%d.]+)%s+[%d.]+") do
+      rows[#rows + 1] = {size = math.floor(tonumber(sz) * 2^20 + 0.5), ns = tonumber(ns)}
+    end
+    assert.is_true(#rows >= 7)
+    -- what the recipe prints is chase.steps of its own rows
+    local st = chase.steps(rows)
+    assert.are.equal(#st.steps, select(2, r.out:gsub("\n# observed step ", "")))
+    for _, s in ipairs(st.steps) do
+      local m = require("pmcsh.metrics").size
+      assert.matches("# observed step " .. m(s.from):gsub("%.", "%%.") .. " %-> " .. m(s.to):gsub("%.", "%%.") .. ": x",
+        r.out)
+    end
+    if st.note then
+      assert.matches("# note: the step to memory %(.-%) comes well below the L%d of", r.out)
+      assert.matches("to memory, well below the LLC", r.out)
+    else
+      assert.is_nil(r.out:find("# note: the step to memory", 1, true))
+    end
+  end)
+
   it("prints size_MB ns series for plotting", function()
     local r = helpers.run({"latency", "--from", "4K", "--to", "32K", "--per_octave", "2",
                            "--samples", "1", "--sample_ms", "2", "--series"})
@@ -137,6 +166,26 @@ describe("pmcsh parallelism", function()
     assert.are.equal(2, r.code); assert.matches("%-%-max: 17 is above the maximum 16", r.err)
     r = helpers.run({"parallelism", "--sizes", "64M,huge"})
     assert.are.equal(2, r.code); assert.matches("bad size", r.err)
+  end)
+end)
+
+describe("pmcsh bench-chase", function()
+  it("labels each figure with its statistic, the median first", function()
+    local r = helpers.run({"bench-chase", "--size", "4M", "--pairs", "6", "--sample_ms", "2", "--samples", "3",
+                           "--from", "4K", "--to", "16K", "--per_octave", "1"})
+    assert.are.equal(0, r.code, r.err)
+    assert.matches("order%s+engine ns p50%s+plain ns p50%s+engine best%s+plain best%s+ratio", r.out)
+    for _, order in ipairs({"random", "tlb"}) do
+      local ep, pp, eb, pb = r.out:match("\n%s+" .. order .. "%s+([%d.]+)%s+([%d.]+)%s+([%d.]+)%s+([%d.]+)")
+      assert.is_true(tonumber(eb) <= tonumber(ep) and tonumber(pb) <= tonumber(pp), order .. ": best above median")
+    end
+    assert.matches("ns per load, best and median of 3 samples", r.out)
+    local j = helpers.run({"bench-chase", "--size", "4M", "--pairs", "6", "--sample_ms", "2", "--samples", "3",
+                           "--from", "4K", "--to", "16K", "--per_octave", "1", "--json"})
+    assert.are.equal(0, j.code, j.err)
+    local v = cjson.decode(j.out).versus_plain[1]
+    assert.is_true(v.engine_best_ns <= v.engine_median_ns and v.plain_best_ns <= v.plain_median_ns)
+    assert.is_nil(v.engine_ns)                       -- no figure without its statistic
   end)
 end)
 

@@ -426,6 +426,71 @@ geometric from `from` to `to` with per_octave points per doubling (rounded
 down to the stride).  The steps of the curve are the caches: compare with
 machine.caches().]])
 
+local STEP = 1.25   -- a point this much above the one before it is part of a step
+
+M.steps = doc(function(rows, caches)
+  if type(rows) ~= "table" then error("bad argument #1 to 'steps' (rows {{size=, ns=}, ...} expected)", 2) end
+  caches = caches or machine.caches()
+  -- smoothed by a running median of 3, so that one stray sample makes no step
+  local sm = {}
+  for i, row in ipairs(rows) do
+    local a, b, c = rows[math.max(1, i - 1)].ns, row.ns, rows[math.min(#rows, i + 1)].ns
+    sm[i] = math.max(math.min(a, b), math.min(math.max(a, b), c))
+  end
+  local steps = {}
+  local i = 2
+  while i <= #sm do
+    if sm[i] >= STEP * sm[i - 1] then
+      local j = i
+      while j + 1 <= #sm and sm[j + 1] >= STEP * sm[j] do j = j + 1 end
+      local lo, hi = rows[i - 1], rows[j]
+      local step = {from = lo.size, to = hi.size, ratio = sm[j] / sm[i - 1]}
+      for _, c in ipairs(caches) do
+        if c.size >= lo.size / 2 and c.size <= hi.size * 2 then step.cache_level, step.cache_size = c.level, c.size end
+      end
+      steps[#steps + 1] = step
+      i = j + 1
+    end
+    i = i + 1
+  end
+  local res = {steps = steps}
+  -- the step to memory: the highest beyond the level below the LLC, where
+  -- the curve runs past twice the LLC
+  local llc, below = nil, 0
+  for _, c in ipairs(caches) do
+    if not llc or c.size > llc.size then llc = c end
+  end
+  if not llc or #rows == 0 or rows[#rows].size < 2 * llc.size then return res end
+  for _, c in ipairs(caches) do
+    if c.size < llc.size then below = math.max(below, c.size) end
+  end
+  local mem
+  for _, st in ipairs(steps) do
+    if math.sqrt(st.from * st.to) > 2 * below and (not mem or st.ratio > mem.ratio) then mem = st end
+  end
+  if mem and math.sqrt(mem.from * mem.to) < llc.size / 2 then
+    mem.below_llc, mem.cache_level, mem.cache_size = true, nil, nil
+    res.below_llc = true
+    res.note = string.format("the step to memory (%s -> %s) comes well below the L%d of %s that sysfs reports: "
+      .. "this guest does not own the last-level cache it reports (other tenants, or other core complexes, "
+      .. "hold the rest); about %s of it serves this chain", metrics.size(mem.from), metrics.size(mem.to),
+      llc.level, metrics.size(llc.size), metrics.size(mem.from))
+  end
+  return res
+end, "chase.steps", [[
+chase.steps(rows[, caches]) -> {steps={{from=, to=, ratio=, cache_level=?, cache_size=?, below_llc=?}, ...},
+  below_llc=?, note=?}
+The steps of a latency curve (rows {{size=, ns=}, ...} by size, as
+chase.sweep gives): on the curve smoothed by a running median of 3, runs
+of points each at least 25% above the one before; from is the last size
+before the step, to the first after it, ratio the rise.  A step gets the
+sysfs cache (caches: machine.caches() by default) within a factor of 2 of
+it.  Where the curve runs past twice the last-level cache, the step to
+memory is its highest step above twice the level below; when that lies
+below half the LLC (the geometric middle of from and to), the step is
+below_llc, not matched to the LLC, and note says so in words: a guest that
+does not own the LLC it reports.]])
+
 -- Below these a thread was off its cpu for part of the timed samples.
 local RAN_CHASER, RAN_LOADERS = 0.95, 0.90
 M.FEW_LOADERS = 4   -- fewer loading cores load the memory too little to move its latency much
