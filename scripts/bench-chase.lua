@@ -196,16 +196,18 @@ end
 
 -- (4) memory-level parallelism at --size
 local function part_mlp(chase, opts, res, say)
-  local p = assert(chase.parallelism{size = opts.size, pages = opts.pages, samples = opts.samples})
+  local p = assert(chase.parallelism{size = opts.size, pages = opts.pages, samples = opts.samples, rounds = 3})
   res.parallelism = p
-  say("\n4. memory-level parallelism at %s (%s chains): mlp %.1f (peak %.1f)%s", fmt_size(opts.size), p.chains,
-    p.mlp, p.peak,
+  say("\n4. memory-level parallelism at %s (%s chains, 3 rounds): %s (peak %.1f)%s", fmt_size(opts.size), p.chains,
+    p.mlp and string.format("mlp %.1f, %.1f-%.1f over the rounds%s", p.mlp, p.mlp_min, p.mlp_max,
+      p.at_least and string.format(", at least %d", p.at_least) or "") or ("no mlp: " .. p.why), p.peak,
     p.unsettled and "  (unsettled)" or "")
   for _, row in ipairs(p.rows) do
-    say("   k=%-2d %8.2f ns/load  speedup %5.2f%s", row.k, row.ns, row.speedup,
-      row.superlinear and "  superlinear: above k (left out of mlp)" or "")
+    say("   k=%-2d %8.2f ns/load  speedup %5.2f (%.2f-%.2f)%s", row.k, row.ns, row.speedup, row.speedup_min,
+      row.speedup_max, row.superlinear and "  superlinear: above k (left out of mlp)" or "")
   end
   if p.note then say("   %s", p.note) end
+  if p.superlinear then say("   %s", chase.SUPERLINEAR_WHY) end
 end
 
 -- (5) loaded latency at --size

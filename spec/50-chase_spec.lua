@@ -201,8 +201,11 @@ describe("chase parallelism", function()
     assert.near(40, rows[4].speedup, 1e-9)
     assert.is_nil(rows[3].superlinear)
     assert.are.equal(8, a.mlp)                               -- the best row within k
+    assert.are.equal(8, a.mlp_k)
     assert.near(40, a.peak, 1e-9)                            -- the best of all rows
-    assert.matches("speedup above k, which overlapping misses cannot give", a.note)
+    assert.matches("1 of 4 rows show a speedup above k %(superlinear, left out of mlp%)", a.note)
+    assert.matches("cannot come from overlapping misses", chase.SUPERLINEAR_WHY)
+    assert.is_true(#a.note < 120)                              -- the why is said once, by whoever prints
     for _, row in ipairs(rows) do
       assert.is_true(row.superlinear or row.speedup <= row.k * 1.05, "k=" .. row.k)
     end
@@ -227,26 +230,51 @@ describe("chase parallelism", function()
     assert.has_error(function() chase.mlp({{k = 2, ns = 1}}) end)
   end)
 
+  it("gives no mlp where every k > 1 is above k, and a lower bound where mlp reaches max (given rows)", function()
+    -- the guest at 8M: every k > 1 faster per chain than one chain alone
+    local a = chase.mlp({{k = 1, ns = 100}, {k = 2, ns = 40}, {k = 4, ns = 20}})
+    assert.is_nil(a.mlp)                                       -- no 1.000 standing in for it
+    assert.matches("every k > 1 ran above k", a.why)
+    assert.near(5, a.peak, 1e-9)
+    -- 16.075 with 16 chains: within 5% of k, kept, and only a lower bound
+    a = chase.mlp({{k = 1, ns = 160.75}, {k = 8, ns = 20.5}, {k = 16, ns = 10}})
+    assert.near(16.075, a.mlp, 1e-9)
+    assert.are.equal(16, a.at_least)
+    -- well under max: no bound
+    assert.is_nil(chase.mlp({{k = 1, ns = 100}, {k = 8, ns = 25}, {k = 16, ns = 20}}).at_least)
+    assert.matches("one chain only", chase.mlp({{k = 1, ns = 100}}).why)
+  end)
+
   it("never reports a speedup above k as parallelism: such rows are flagged and left out", function()
     -- near a cache's size the k chains revisit lines sooner and hit where
     -- one chain missed; whether it happens depends on the machine, so the
     -- spec checks the invariant on a size where it often does
-    for _, size in ipairs({"8M", "32M"}) do
-      local r = assert(chase.parallelism{size = size, max = 8, samples = 2, sample_ms = 5})
+    for _, c in ipairs({{"8M", 1}, {"32M", 3}}) do
+      local size, rounds = c[1], c[2]
+      local r = assert(chase.parallelism{size = size, max = 8, rounds = rounds, samples = 2, sample_ms = 5})
       assert.are.equal(r.size // 64 * 64, r.footprint)
-      local best = 0
+      assert.are.equal(rounds, r.rounds)
+      local best
       for _, row in ipairs(r.rows) do
+        assert.are.equal(rounds, #row.speedups)
+        assert.is_true(row.speedup_min <= row.speedup and row.speedup <= row.speedup_max)
         if row.speedup > row.k * 1.05 then
           assert.is_true(row.superlinear, size .. " k=" .. row.k .. " speedup " .. row.speedup)
         else
           assert.is_nil(row.superlinear)
-          best = math.max(best, row.speedup)
+          if row.k > 1 and (not best or row.speedup > best.speedup) then best = row end
         end
       end
-      assert.are.equal(best, r.mlp)
-      assert.is_true(r.mlp <= 8 * 1.05)
-      assert.is_true(r.peak >= r.mlp)
-      if r.superlinear then assert.matches("above k, which overlapping misses cannot give", r.note) end
+      -- the best row left, with its range over the rounds; none left: no mlp and why
+      assert.are.equal(best and best.speedup, r.mlp)
+      if best then
+        assert.are.same({best.k, best.speedup_min, best.speedup_max}, {r.mlp_k, r.mlp_min, r.mlp_max})
+        assert.is_true(r.mlp <= 8 * 1.05 and r.peak >= r.mlp)
+        assert.are.equal(r.mlp >= 8 / 1.05 and 8 or nil, r.at_least)
+      else
+        assert.matches("every k > 1 ran above k", r.why)
+      end
+      if r.superlinear then assert.matches("above k %(superlinear, left out of mlp%)", r.note) end
     end
   end)
 end)

@@ -214,26 +214,16 @@ Ctrl-C stops between samples (nil, "interrupted", EINTR).]])
 local SUPERLINEAR = 1.05   -- speedup / k above this: not memory-level parallelism
 local DRIFT = 0.10         -- t1 first and last further apart than this: the residency changed
 
--- Why a speedup above k happens, measured on a 2-core Xeon guest whose L3
--- is reported as 260 MiB: at 16-48 MiB one chain reads DRAM latency
--- (~135 ns), 8 to 16 chains read the same lines from L3 (per step ~60-90
--- ns, samples falling from DRAM to L3 latency within one run), and one
--- chain right after them starts near L3 latency and decays back to DRAM
--- within 100 ms; made resident by 16 chains, then left idle for 50 ms, most
--- of a 32 MiB chain was gone (the next loads at 120-140 ns instead of 53).
--- Lines there survive tens of ms against the cache's other tenants, so what
--- a chain keeps depends on how fast it comes back to them: one chain at
--- 135 ns revisits a line of 32 MiB every 70 ms and loses it, 16 chains
--- every 3 ms and keep it (k chains revisit each line k times sooner in
--- time; the reuse distance in lines is the same), and t1 and tk measure
--- different levels, whichever was measured first.  No ordering of the runs fixes
--- that: such rows are flagged, and a t1 that moved between the first and
--- the last k=1 run says the level changed under the measurement.
--- The other cause needs no cache: on an EPYC guest at 1 GiB (32 MiB of L3)
--- one chain reads 220-350 ns per load and each of 2 chains 190-290 ns, so
--- every k >= 2 is above k; multichase there gives simple 238-260 ns and
--- parallel2 96 ns per load, the same excess: a lone miss is served slower
--- than misses under load.
+-- A speedup above k: near a cache's size k chains revisit each line k times
+-- sooner and keep lines one chain loses; far beyond the caches some guests
+-- serve a lone miss slower than misses under load.
+M.SUPERLINEAR_WHY = "a speedup above k cannot come from overlapping misses: each of the k chains ran faster than " ..
+  "one chain alone (t1), either because k chains revisit their lines k times sooner and a cache keeps more of " ..
+  "them (near a cache's size: compare the footprint with the caches), or because the machine serves a lone miss " ..
+  "slower than misses under load (seen far beyond the caches on an EPYC guest, where multichase's " ..
+  "simple/parallelN ratio is as far above N); such rows are marked superlinear and left out of mlp, and peak " ..
+  "keeps the raw best speedup"
+
 M.mlp = doc(function(rows, t1_last)
   if type(rows) ~= "table" or #rows < 1 or rows[1].k ~= 1 then
     error("bad argument #1 to 'mlp' (rows {{k=1, ns=}, {k=2, ns=}, ...} expected, k=1 first)", 2)
@@ -241,7 +231,8 @@ M.mlp = doc(function(rows, t1_last)
   local t1_first, t1 = rows[1].ns, rows[1].ns
   if t1_last and t1_last < t1 then t1 = t1_last end
   rows[1].ns = t1
-  local res = {rows = rows, mlp = 0, peak = 0, t1 = t1}
+  local res = {rows = rows, peak = 0, t1 = t1}
+  local kmax, best = rows[#rows].k, nil
   for _, row in ipairs(rows) do
     row.speedup = t1 / row.ns
     row.superlinear = nil
@@ -249,50 +240,116 @@ M.mlp = doc(function(rows, t1_last)
     if row.speedup > row.k * SUPERLINEAR then
       row.superlinear = true
       res.superlinear = (res.superlinear or 0) + 1
-    elseif row.speedup > res.mlp then
-      res.mlp = row.speedup
+    elseif row.k > 1 and (not best or row.speedup > best.speedup) then
+      best = row
     end
   end
   local notes = {}
+  if best then
+    res.mlp, res.mlp_k = math.max(1, best.speedup), best.k
+    -- as many misses overlapped as chains were run: the limit was --max, not the hierarchy
+    if res.mlp >= kmax / SUPERLINEAR then res.at_least = kmax end
+  elseif kmax == 1 then
+    res.why = "one chain only (max = 1): nothing to overlap"
+  else
+    res.why = "every k > 1 ran above k (superlinear)"
+  end
   if res.superlinear then
-    notes[#notes + 1] = string.format("%d of %d rows show a speedup above k, which overlapping misses cannot " ..
-      "give: each of the k chains ran faster than one chain alone (t1), either because k chains revisit their " ..
-      "lines sooner and a cache keeps more of them (near a cache's size), or because this machine serves a " ..
-      "lone miss slower than misses under load (seen far beyond the caches on an EPYC guest, where " ..
-      "multichase's simple/parallelN ratio is as far above N); those rows are marked superlinear and left out " ..
-      "of mlp, peak keeps the raw best speedup", res.superlinear, #rows)
+    notes[#notes + 1] = string.format("%d of %d rows show a speedup above k (superlinear, left out of mlp)",
+      res.superlinear, #rows)
   end
   if t1_last then
     res.t1_drift = t1_last / t1_first - 1
     if math.abs(res.t1_drift) > DRIFT then
       res.unsettled = true
-      notes[#notes + 1] = string.format("t1 moved %+.0f%% between the first and the last k=1 run (%.1f -> " ..
-        "%.1f ns): how much of the chain a cache holds changed with the runs between, so the speedups at this " ..
-        "size mix two levels of the hierarchy", res.t1_drift * 100, t1_first, t1_last)
+      notes[#notes + 1] = string.format("t1 moved %+.0f%% between the first and the last k=1 run (%.1f -> %.1f " ..
+        "ns): the level serving the chain changed under the measurement", res.t1_drift * 100, t1_first, t1_last)
     end
   end
   if #notes > 0 then res.note = table.concat(notes, "; ") end
   return res
 end, "chase.mlp", [[
-chase.mlp(rows[, t1_last]) -> {rows=, mlp=, peak=, t1=, superlinear=?, t1_drift=?, unsettled=?, note=?}
-The analysis chase.parallelism applies to its rows, for rows measured any
-way: rows = {{k=1, ns=}, {k=2, ns=}, ...}, ns per load with k chains;
-t1_last, a k=1 ns measured after the others.  t1 is the smaller of rows[1].ns
-and t1_last (rows[1].ns becomes t1); each row gets speedup = t1 / ns.  A speedup above k * 1.05
-cannot come from overlapped misses: the row is marked superlinear (each
-chain ran faster than one alone: k chains revisit lines k times sooner and
-kept them in a cache one chain lost, or the machine serves a lone miss
-slower than misses under load) and left out of mlp, the best remaining
-speedup; peak is the best speedup of all rows (multichase's
-simple/parallelN ratio).  t1_drift is
-t1_last / rows[1].ns - 1; beyond +-10% the result is unsettled (the level
-serving the chain changed during the run).  note says all that in words.]])
+chase.mlp(rows[, t1_last]) -> {rows=, mlp=?, mlp_k=?, at_least=?, why=?, peak=, t1=, superlinear=?,
+  t1_drift=?, unsettled=?, note=?}
+The analysis chase.parallelism applies to each round of its rows, for rows
+measured any way: rows = {{k=1, ns=}, {k=2, ns=}, ...}, ns per load with k
+chains; t1_last, a k=1 ns measured after the others.  t1 is the smaller of
+rows[1].ns and t1_last (rows[1].ns becomes t1); each row gets speedup = t1
+/ ns.  A speedup above k * 1.05 cannot come from overlapped misses
+(chase.SUPERLINEAR_WHY says why it happens): the row is marked superlinear
+and left out.  mlp is the best speedup of the rows k > 1 left (at least 1),
+mlp_k its k; where none is left mlp is nil and why says so.  at_least is
+the largest k when mlp reaches it (within 5%): as many misses overlapped as
+chains ran, so more chains may show more.  peak is the best speedup of all
+rows (multichase's simple/parallelN ratio).  t1_drift is t1_last /
+rows[1].ns - 1; beyond +-10% the result is unsettled (the level serving
+the chain changed during the run).  note says that in words.]])
+
+-- The rounds of chase.parallelism as one result: per k the median ns and
+-- speedup over the rounds and their range, superlinear where that median
+-- is above k; mlp the best row left, with its range.
+local function combine(rounds)
+  local rows, R = {}, #rounds
+  for k = 1, #rounds[1].rows do
+    local ns, med, sp, sl = {}, {}, {}, 0
+    for r, a in ipairs(rounds) do
+      local row = a.rows[k]
+      ns[r], med[r], sp[r] = row.ns, row.median_ns, row.speedup
+      if row.superlinear then sl = sl + 1 end
+    end
+    local st = stats(sp)
+    rows[k] = {k = k, ns = median(ns), median_ns = median(med), speedup = st.median, speedup_min = st.min,
+      speedup_max = st.max, speedups = sp, superlinear = st.median > k * SUPERLINEAR or nil,
+      superlinear_rounds = sl > 0 and sl or nil}
+  end
+  local res = {rows = rows, rounds = R}
+  local peaks, drift, best = {}, nil, nil
+  for r, a in ipairs(rounds) do
+    peaks[r] = a.peak
+    if a.unsettled then res.unsettled = true end
+    if a.t1_drift and (not drift or math.abs(a.t1_drift) > math.abs(drift)) then drift = a.t1_drift end
+  end
+  res.peak, res.t1_drift = median(peaks), drift
+  for _, row in ipairs(rows) do
+    if row.superlinear then
+      res.superlinear = (res.superlinear or 0) + 1
+    elseif row.k > 1 and (not best or row.speedup > best.speedup) then
+      best = row
+    end
+  end
+  local kmax = rows[#rows].k
+  if best then
+    res.mlp, res.mlp_k, res.mlp_min, res.mlp_max = best.speedup, best.k, best.speedup_min, best.speedup_max
+    -- as many misses overlapped as chains ran: the limit was max, not the hierarchy
+    if res.mlp >= kmax / SUPERLINEAR then res.at_least = kmax end
+  elseif kmax == 1 then
+    res.why = "one chain only (max = 1): nothing to overlap"
+  else
+    res.why = "every k > 1 ran above k (superlinear)" .. (R > 1 and ", as the median of the rounds" or "")
+  end
+  local notes = {}
+  if res.superlinear then
+    notes[#notes + 1] = string.format("%d of %d rows above k (superlinear, left out of mlp)", res.superlinear, #rows)
+  end
+  if res.unsettled then
+    notes[#notes + 1] = string.format("t1 moved up to %+.0f%% between the first and the last k=1 run of a round: the " ..
+      "level serving the chain changed under the measurement", drift * 100)
+  end
+  if #notes > 0 then res.note = table.concat(notes, "; ") end
+  return res
+end
+
 M.parallelism = doc(function(opts)
-  opts = check_opts(opts, "parallelism", {max = true, chains = true})
+  opts = check_opts(opts, "parallelism", {max = true, chains = true, rounds = true})
   local max = opts.max or C.max_k
   if math.type(max) ~= "integer" or max < 1 or max > C.max_k then
     error(string.format("bad argument #1 to 'parallelism' (max: the number of chains must be in 1..%d, got %s)",
       C.max_k, tostring(max)), 2)
+  end
+  local nrounds = opts.rounds or 1
+  if math.type(nrounds) ~= "integer" or nrounds < 1 or nrounds > 1000 then
+    error(string.format("bad argument #1 to 'parallelism' (rounds: an integer in 1..1000 expected, got %s)",
+      tostring(nrounds)), 2)
   end
   -- separate cycles (multichase's parallel chases) where every element has a
   -- word for each chain, else k heads on one cycle (lmbench's par_mem)
@@ -310,33 +367,35 @@ M.parallelism = doc(function(opts)
   if chains == "separate" and not opts.chain then opts = setmetatable({ways = max}, {__index = opts}) end
   local c, msg, errno = chain_for(opts)
   if not c then return nil, msg, errno end
-  local rows, t1_last, err = {}, nil, nil
-  for k = 1, max do
-    local r, rmsg, rerr = c:run{k = k, samples = opts.samples, sample_ms = opts.sample_ms}
-    if not r then err = {rmsg, rerr}; break end
-    rows[k] = {k = k, ns = min(r.samples), median_ns = median(r.samples)}
-  end
-  -- t1 once more at the end: the better of both is t1, so that a slow first
-  -- measurement on a noisy machine does not inflate every speedup, and the
-  -- two apart say the chain's residency moved (chase.mlp)
-  if not err and max > 1 then
-    local r, rmsg, rerr = c:run{k = 1, samples = opts.samples, sample_ms = opts.sample_ms}
-    if not r then err = {rmsg, rerr} else t1_last = min(r.samples) end
+  -- each round: k = 1..max, then t1 once more: the better of both is t1, so
+  -- that a slow first measurement on a noisy machine does not inflate every
+  -- speedup, and the two apart say the chain's residency moved (chase.mlp)
+  local rounds, err = {}, nil
+  for r = 1, nrounds do
+    local rows, t1_last = {}, nil
+    for k = 1, max do
+      local run, rmsg, rerr = c:run{k = k, samples = opts.samples, sample_ms = opts.sample_ms}
+      if not run then err = {rmsg, rerr}; break end
+      rows[k] = {k = k, ns = min(run.samples), median_ns = median(run.samples)}
+    end
+    if not err and max > 1 then
+      local run, rmsg, rerr = c:run{k = 1, samples = opts.samples, sample_ms = opts.sample_ms}
+      if not run then err = {rmsg, rerr} else t1_last = min(run.samples) end
+    end
+    if err then break end
+    rounds[r] = M.mlp(rows, t1_last)
   end
   local res = describe({chains = chains}, c)
   if opts.chain == nil then c:close() end
   if err then return nil, err[1], err[2] end
-  local a = M.mlp(rows, t1_last)
-  res.rows, res.mlp, res.peak, res.superlinear, res.t1_drift, res.unsettled = a.rows, a.mlp, a.peak, a.superlinear,
-    a.t1_drift,    a.unsettled
-  if a.note then
-    res.note = a.note .. string.format(" (footprint %s of lines)", metrics.size(res.footprint))
-  end
+  for k, v in pairs(combine(rounds)) do res[k] = v end
+  if res.note then res.note = res.note .. string.format(" (footprint %s of lines)", metrics.size(res.footprint)) end
   return setmetatable(res, KIND.parallelism)
 end, "chase.parallelism", [[
-chase.parallelism{size=, max=16, order=, stride=, pages=, samples=, sample_ms=, chains=, chain=}
-  -> {rows={{k=, ns=, median_ns=, speedup=, superlinear=?}, ...}, mlp=, peak=, size=,
-      chains=, footprint=, superlinear=?, t1_drift=?, unsettled=?, note=?, ...}
+chase.parallelism{size=, max=16, rounds=1, order=, stride=, pages=, samples=, sample_ms=, chains=, chain=}
+  -> {rows={{k=, ns=, median_ns=, speedup=, speedup_min=, speedup_max=, speedups=, superlinear=?,
+      superlinear_rounds=?}, ...}, mlp=?, mlp_k=?, mlp_min=?, mlp_max=?, rounds=, at_least=?, why=?,
+      peak=, size=, chains=, footprint=, superlinear=?, t1_drift=?, unsettled=?, note=?, ...}
 Memory-level parallelism: k = 1..max chains chased together in one
 unrolled loop; ns is ns per load with k chains (tk/k, tk the time of one
 step of all k), speedup = t1 / (tk/k), and mlp the best speedup: how many
@@ -347,13 +406,18 @@ elements, each with its own order and its own word of every element, as
 multichase's parallel chases; chains="heads" (the default otherwise) is
 lmbench par_mem: k pointers start evenly spaced along ONE cycle.  Each ns is
 the best of `samples`; t1 is measured first and again last, the better
-kept.  The speedups go through chase.mlp: a speedup above k cannot come
-from overlapped misses (the k chains, revisiting each line k times sooner,
-kept lines in a cache the single chain lost: footprint, the bytes of lines
-the chain touches, is too near a cache's size), so such rows are marked
-superlinear and left out of mlp (peak keeps the best of all, multichase's
-simple/parallelN ratio); a t1 that moved more than 10% between its
-two runs marks the result unsettled; note says why in words.]])
+kept.  Each of `rounds` rounds measures every k and goes through
+chase.mlp (rows above k marked superlinear, a t1 that moved more than 10%
+unsettled).  A row's ns and speedup are the medians over the rounds,
+speedup_min..speedup_max the range (speedups each), superlinear where
+that median is above k * 1.05 (superlinear_rounds: in how many rounds the
+row was): left out of mlp.  mlp is the best speedup of
+the rows k > 1 left, mlp_k its k, mlp_min..mlp_max its range over the
+rounds (one round: no range).  Where no row k > 1 is left, mlp is nil and
+why says why.  at_least = max where mlp reaches max (within 5%): more
+chains may overlap more.  peak is the median over the rounds of the best
+speedup of all rows (multichase's simple/parallelN ratio).  note says all
+that in words; chase.SUPERLINEAR_WHY why rows go above k.]])
 
 M.MAX_PER_OCTAVE = 64
 
