@@ -220,8 +220,7 @@ local function part_loaded(chase, opts, res, say)
   for _, row in ipairs(l.rows) do
     say("   %8d %10.0f %9.1f %9.1f %9.1f", row.delay, row.mbps, row.ns, row.median_ns, row.max_ns)
   end
-  for _, f in ipairs(l.flags) do say("   flagged: %s", f.text) end
-  if l.cause then say("   likely cause: %s", l.cause) end
+  for _, f in ipairs(l.flags) do say("   flagged: %s (likely cause: %s)", f.text, f.cause) end
 end
 
 -- the sweep's curve to --plot

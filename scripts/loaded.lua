@@ -56,16 +56,20 @@ core's bandwidth, not the memory's, and the output says so.]],
       local cjson = require("cjson")
       print(require("pmcsh.results").head("loaded"))
       for _, r in ipairs(res.rows) do
-        local flags = {}
+        local flags, causes = {}, {}
         for _, f in ipairs(res.flags) do   -- a row's own, and those of the whole curve
-          if f.delay == nil or f.delay == r.delay or f.against == r.delay then flags[#flags + 1] = f.text end
+          if f.delay == nil or f.delay == r.delay or f.against == r.delay then
+            flags[#flags + 1] = f.text
+            if not causes[f.cause] then causes[f.cause] = true; causes[#causes + 1] = f.cause end
+          end
         end
         print(cjson.encode({delay = r.delay, mbps = r.mbps, min_mbps = r.min_mbps, max_mbps = r.max_mbps,
           ns = r.ns, median_ns = r.median_ns, max_ns = r.max_ns, samples = r.samples, mbps_samples = r.mbps_samples,
           chaser_ran = r.chaser_ran, loaders_ran = r.loaders_ran, timed_s = r.timed_s, idle_ns = idle.ns,
           idle_median_ns = idle.median_ns,
           idle_max_ns = idle.max_ns, threads = res.threads, size = res.size, order = res.order,
-          flags = #flags > 0 and flags or nil, cause = #flags > 0 and res.cause or nil, note = note}))
+          flags = #flags > 0 and flags or nil, cause = #flags > 0 and table.concat(causes, " / ") or nil,
+          note = note}))
       end
     else
       print(string.format("# loaded latency (MLC --loaded_latency): %s %s chain, %d loader thread%s reading %s each; "
@@ -83,8 +87,16 @@ core's bandwidth, not the memory's, and the output says so.]],
           string.format("%.1f-%.1f", r.min_mbps, r.max_mbps), r.ns, r.median_ns, r.max_ns,
           math.min(1, r.chaser_ran) * 100, math.min(1, r.loaders_ran) * 100))
       end
-      for _, f in ipairs(res.flags) do print("# flagged: " .. f.text) end
-      if res.cause then print("# likely cause: " .. res.cause) end
+      -- the flags grouped by their cause, each cause once after its flags
+      local order, by = {}, {}
+      for _, f in ipairs(res.flags) do
+        if not by[f.cause] then by[f.cause] = {}; order[#order + 1] = f.cause end
+        table.insert(by[f.cause], f.text)
+      end
+      for _, c in ipairs(order) do
+        for _, t in ipairs(by[c]) do print("# flagged: " .. t) end
+        print("# likely cause: " .. c)
+      end
     end
     if opts.plot then
       -- each point labelled with its delay, but for those crowded within 4%

@@ -7,6 +7,7 @@ local C = require("pmcsh._chase")
 local doc = require("pmcsh.help").doc
 local metrics = require("pmcsh.metrics")
 local machine = require("pmcsh.machine")
+local recipe = require("pmcsh.recipe")
 
 local M = {}
 
@@ -22,7 +23,7 @@ local RUN_KEYS = {samples = true, sample_ms = true, group = true}
 -- "64M", "1G", 4096 -> bytes; anything else is left for C to reject.
 local function size_of(v, what)
   if type(v) == "string" then
-    local n = require("pmcsh.recipe").parse_size(v)
+    local n = recipe.parse_size(v)
     if not n then error(string.format("bad argument #1 (%s: not a size: %q)", what, v), 3) end
     return n
   end
@@ -114,7 +115,7 @@ chase.page_policies() -> list of {name=, description=}, default (4k) first:
 pages reserved in /sys/kernel/mm/hugepages/*/nr_hugepages).]])
 
 M.recipe_options = doc(function(before, o, after)
-  local names = require("pmcsh.recipe").names
+  local names = recipe.names
   local out = {}
   for _, opt in ipairs(before) do out[#out + 1] = opt end
   for _, opt in ipairs({
@@ -575,16 +576,19 @@ M.loaded_flags = doc(function(res)
   for i, r in ipairs(res.rows) do rows[i] = r end
   table.sort(rows, function(a, b) return a.delay < b.delay end)
   local flags = {}
-  local function flag(kind, row, text, against) flags[#flags + 1] = {kind = kind, delay = row and row.delay,
-    against = against and against.delay, text = text} end
+  -- each flag with what it compares (rows, idle): its cause is read from them
+  local function flag(kind, text, involved, row, against)
+    flags[#flags + 1] = {kind = kind, delay = row and row.delay, against = against and against.delay, text = text,
+      involved = involved}
+  end
   if idle.before and idle.after and (idle.before.max_ns < idle.after.ns or idle.after.max_ns < idle.before.ns) then
-    flag("idle_moved", nil, string.format("idle latency moved from %s ns before the loaded rows to %s ns after",
-      range(idle.before.ns, idle.before.max_ns, "%.1f"), range(idle.after.ns, idle.after.max_ns, "%.1f")))
+    flag("idle_moved", string.format("idle latency moved from %s ns before the loaded rows to %s ns after",
+      range(idle.before.ns, idle.before.max_ns, "%.1f"), range(idle.after.ns, idle.after.max_ns, "%.1f")), {idle})
   end
   for _, r in ipairs(rows) do
     if r.max_ns < idle.ns then
-      flag("below_idle", r, string.format("delay %d reads %s ns, below every idle sample (%s ns)", r.delay,
-        range(r.ns, r.max_ns, "%.1f"), range(idle.ns, idle.max_ns, "%.1f")))
+      flag("below_idle", string.format("delay %d reads %s ns, below every idle sample (%s ns)", r.delay,
+        range(r.ns, r.max_ns, "%.1f"), range(idle.ns, idle.max_ns, "%.1f")), {idle, r}, r)
     end
   end
   -- lighter load (a longer delay) must not read slower beyond the spread of both rows
@@ -592,52 +596,55 @@ M.loaded_flags = doc(function(res)
     for i = 1, j - 1 do
       local a = rows[i]
       if a.max_ns < b.ns then
-        flag("latency_rises", b, string.format("delay %d reads %s ns, above delay %d's %s ns under more load",
-          b.delay, range(b.ns, b.max_ns, "%.1f"), a.delay, range(a.ns, a.max_ns, "%.1f")), a)
+        flag("latency_rises", string.format("delay %d reads %s ns, above delay %d's %s ns under more load",
+          b.delay, range(b.ns, b.max_ns, "%.1f"), a.delay, range(a.ns, a.max_ns, "%.1f")), {a, b}, b, a)
         break
       end
     end
     for i = 1, j - 1 do
       local a = rows[i]
       if a.max_mbps and b.min_mbps and a.max_mbps < b.min_mbps then
-        flag("bandwidth_rises", b, string.format("delay %d's loaders read %s MB/s, more than delay %d's %s MB/s "
+        flag("bandwidth_rises", string.format("delay %d's loaders read %s MB/s, more than delay %d's %s MB/s "
           .. "with a shorter delay", b.delay, range(b.min_mbps, b.max_mbps, "%.1f"), a.delay,
-          range(a.min_mbps, a.max_mbps, "%.1f")), a)
+          range(a.min_mbps, a.max_mbps, "%.1f")), {a, b}, b, a)
         break
       end
     end
   end
-  if #flags == 0 then return {flags = flags} end
-  -- the likely causes, from what was measured
-  local causes, worst_c, worst_l = {}, idle, nil
-  for _, r in ipairs(rows) do
-    if r.chaser_ran and r.chaser_ran < (worst_c.chaser_ran or 1) then worst_c = r end
-    if r.loaders_ran and r.loaders_ran < (worst_l and worst_l.loaders_ran or 1) then worst_l = r end
+  -- the likely cause of each, from what was measured while its rows ran
+  local causes = {}
+  for _, f in ipairs(flags) do
+    local worst_c, worst_l
+    for _, r in ipairs(f.involved) do
+      if r.chaser_ran and (not worst_c or r.chaser_ran < worst_c.chaser_ran) then worst_c = r end
+      if r.loaders_ran and r ~= idle and (not worst_l or r.loaders_ran < worst_l.loaders_ran) then worst_l = r end
+    end
+    f.involved = nil
+    local busy, why = {}, {}
+    if worst_c and worst_c.chaser_ran < RAN_CHASER then
+      busy[#busy + 1] = string.format("the chaser ran %.0f%% of its timed time (%s)", worst_c.chaser_ran * 100,
+        worst_c == idle and "idle" or ("delay " .. worst_c.delay))
+    end
+    if worst_l and worst_l.loaders_ran < RAN_LOADERS then
+      busy[#busy + 1] = string.format("the loaders %.0f%% (delay %d)", worst_l.loaders_ran * 100, worst_l.delay)
+    end
+    if #busy > 0 then why[#why + 1] = "a busy machine: " .. table.concat(busy, ", ") .. ", other work taking their cpus" end
+    if res.threads < M.FEW_LOADERS then
+      why[#why + 1] = string.format("too few loaders: %d loading core%s add%s too little traffic for latency to "
+        .. "rise above the machine's noise", res.threads, res.threads == 1 and "" or "s", res.threads == 1 and "s" or "")
+    end
+    if #why == 0 then
+      why[1] = string.format("none seen here (the chaser ran at least %.0f%% of the time, the loaders %.0f%%): the "
+        .. "memory's own behaviour (some machines serve a lone miss slower than misses under load); run it again to "
+        .. "see whether it repeats", RAN_CHASER * 100, RAN_LOADERS * 100)
+    end
+    f.cause = table.concat(why, "; ")
+    if not causes[f.cause] then causes[f.cause] = true; causes[#causes + 1] = f.cause end
   end
-  local busy = {}
-  if worst_c.chaser_ran and worst_c.chaser_ran < RAN_CHASER then
-    busy[#busy + 1] = string.format("the chaser ran %.0f%% of its timed time (%s)", worst_c.chaser_ran * 100,
-      worst_c == idle and "idle" or ("delay " .. worst_c.delay))
-  end
-  if worst_l and worst_l.loaders_ran < RAN_LOADERS then
-    busy[#busy + 1] = string.format("the loaders %.0f%% (delay %d)", worst_l.loaders_ran * 100, worst_l.delay)
-  end
-  if #busy > 0 then
-    causes[#causes + 1] = "a busy machine: " .. table.concat(busy, ", ") .. ", other work taking their cpus"
-  end
-  if res.threads < M.FEW_LOADERS then
-    causes[#causes + 1] = string.format("too few loaders: %d loading core%s add%s too little traffic for latency "
-      .. "to rise above the machine's noise", res.threads, res.threads == 1 and "" or "s",
-      res.threads == 1 and "s" or "")
-  end
-  if #causes == 0 then
-    causes[1] = string.format("none seen here (the chaser ran at least %.0f%% of the time, the loaders %.0f%%): "
-      .. "the memory's own behaviour (some machines serve a lone miss slower than misses under load); run it again "
-      .. "to see whether it repeats", RAN_CHASER * 100, RAN_LOADERS * 100)
-  end
-  return {flags = flags, cause = table.concat(causes, "; ")}
+  return {flags = flags, cause = #causes > 0 and table.concat(causes, " / ") or nil}
 end, "chase.loaded_flags", [[
-chase.loaded_flags{rows=, idle=, threads=} -> {flags={{kind=, delay=?, against=?, text=}, ...}, cause=?}
+chase.loaded_flags{rows=, idle=, threads=} -> {flags={{kind=, delay=?, against=?, text=, cause=}, ...},
+  cause=?}
 What chase.loaded finds wrong with its own curve, for rows measured any
 way: rows {{delay=, ns=, max_ns=, min_mbps=?, max_mbps=?, chaser_ran=?,
 loaders_ran=?}, ...} (ns the best sample, max_ns the worst), idle {ns=,
@@ -646,9 +653,10 @@ spread of the samples (their ranges do not overlap): a row below every
 idle sample (below_idle); a row read slower than a row with more load
 (latency_rises); loaders that read more with a longer delay
 (bandwidth_rises); idle before and after the rows apart (idle_moved).
-cause names what the measurement shows: a busy machine (the chaser ran
-less than 95% of its timed time, or the loaders less than 90%), too few
-loaders (fewer than chase.FEW_LOADERS), or neither.]])
+Each flag's cause names what was measured while the rows it compares ran:
+a busy machine (the chaser ran less than 95% of its timed time, or the
+loaders less than 90%), too few loaders (fewer than chase.FEW_LOADERS),
+or neither; cause is the distinct ones, " / " between them.]])
 
 M.loaded = doc(function(opts)
   opts = check_opts(opts, "loaded", {delays = true, threads = true, bw_size = true})
@@ -715,8 +723,8 @@ loaders_ran / threads is what a loader reads per second it runs).  idle is the l
 measured alike before and after the rows (idle_ns = idle.ns, the best).
 Larger delays, less bandwidth, latency falls toward idle: where the curve
 does not (chase.loaded_flags: below idle, or not monotone beyond the
-samples' spread) flags lists it ({kind=, delay=, text=}) and cause says
-the likely cause.  note names any row whose loaders read nothing.]])
+samples' spread) flags lists it ({kind=, delay=, text=, cause=}), each
+with its likely cause.  note names any row whose loaders read nothing.]])
 
 return doc(M, "chase", [[
 pointer chases: memory latency, memory-level parallelism, latency versus size, loaded latency
