@@ -337,8 +337,9 @@ static int c_plain(lua_State *L)
 static const char *const loaded_keys[] = {"delays", "threads", "bw_size", "samples", "sample_ms", NULL};
 
 /* c:loaded{delays={...}, threads=1, bw_size=, samples=5, sample_ms=20}
- * -> list of {delay=, mbps=, samples={ns per load...}}, or fail, message,
- * errno (EINTR: "interrupted"). */
+ * -> list of {delay=, mbps=, timed_s=, samples={ns per load...}, mbps_samples={...},
+ * chaser_ran=, loaders_ran=}, or fail, message, errno (EINTR:
+ * "interrupted").  threads=0: no loaders (the idle latency). */
 static int c_loaded(lua_State *L)
 {
 	struct chase_chain *c = &checkchain(L)->c;
@@ -349,7 +350,7 @@ static int c_loaded(lua_State *L)
 	lua_Integer bw = pmcsh_optint(L, 2, 2, "bw_size", 256 << 20);
 	lua_Integer samples = pmcsh_optint(L, 2, 2, "samples", 5);
 	double ms = opt_num(L, 2, 2, "sample_ms", 20);
-	luaL_argcheck(L, threads >= 1 && threads <= 1024, 2, "threads: must be in 1..1024");
+	luaL_argcheck(L, threads >= 0 && threads <= 1024, 2, "threads: must be in 0..1024");
 	luaL_argcheck(L, bw >= 4096, 2, "bw_size: must be at least 4096 bytes");
 	luaL_argcheck(L, samples >= 1 && samples <= MAX_SAMPLES, 2, "samples: must be in 1..100000");
 	luaL_argcheck(L, ms > 0 && ms <= MAX_SAMPLE_MS, 2, "sample_ms: must be in (0, 60000]");
@@ -357,11 +358,14 @@ static int c_loaded(lua_State *L)
 		pmcsh_argerror(L, 2, "delays: a list of injection delays expected");
 	int nd = (int)luaL_len(L, 3);
 	luaL_argcheck(L, nd >= 1 && nd <= 1000, 2, "delays: 1 to 1000 entries");
+	/* rows, then the delays, then each row's ns and mbps_s, samples each */
 	struct chase_loaded_row *rows = lua_newuserdatauv(L, nd * (sizeof(struct chase_loaded_row) + sizeof(long) +
-								  (size_t)samples * sizeof(double)), 0);
+								  2 * (size_t)samples * sizeof(double)), 0);
 	long *delays = (long *)(rows + nd);
-	for (int i = 0; i < nd; i++)
-		rows[i].ns = (double *)(delays + nd) + (size_t)i * samples;
+	for (int i = 0; i < nd; i++) {
+		rows[i].ns = (double *)(delays + nd) + 2 * (size_t)i * samples;
+		rows[i].mbps_s = rows[i].ns + samples;
+	}
 	for (int i = 0; i < nd; i++) {
 		int isint;
 		lua_rawgeti(L, 3, i + 1);
@@ -380,13 +384,20 @@ static int c_loaded(lua_State *L)
 		return pmcsh_fail(L, lua_pushfstring(L, "loaded latency failed: %s", strerror(-err)), -err);
 	lua_createtable(L, done, 0);
 	for (int i = 0; i < done; i++) {
-		lua_createtable(L, 0, 3);
+		lua_createtable(L, 0, 7);
 		pmcsh_setint(L, "delay", rows[i].delay);
 		pmcsh_setnum(L, "mbps", rows[i].mbps);
+		pmcsh_setnum(L, "timed_s", rows[i].timed_s);
+		pmcsh_setnum(L, "chaser_ran", rows[i].chaser_ran);
+		pmcsh_setnum(L, "loaders_ran", rows[i].loaders_ran);
 		lua_createtable(L, (int)samples, 0);
 		for (int k = 0; k < samples; k++)
 			lua_pushnumber(L, rows[i].ns[k]), lua_rawseti(L, -2, k + 1);
 		lua_setfield(L, -2, "samples");
+		lua_createtable(L, (int)samples, 0);
+		for (int k = 0; k < samples; k++)
+			lua_pushnumber(L, rows[i].mbps_s[k]), lua_rawseti(L, -2, k + 1);
+		lua_setfield(L, -2, "mbps_samples");
 		lua_rawseti(L, -2, i + 1);
 	}
 	return 1;

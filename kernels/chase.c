@@ -53,6 +53,16 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* Seconds a thread has run on a cpu (clock: CLOCK_THREAD_CPUTIME_ID or
+ * pthread_getcpuclockid's), 0 where the clock cannot be read. */
+static double cpu_s(clockid_t clock)
+{
+	struct timespec ts;
+	if (clock_gettime(clock, &ts) != 0)
+		return 0;
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
 /* splitmix64: small, seedable, good enough to shuffle. */
 static uint64_t rng_next(uint64_t *s)
 {
@@ -433,6 +443,7 @@ double chase_plain(const struct chase_chain *c, uint64_t loads, void **cursor)
 
 struct bw_thread {
 	pthread_t th;
+	clockid_t clock;      /* the thread's cpu-time clock */
 	char *buf;
 	size_t len;
 	long delay;
@@ -476,9 +487,18 @@ stopped:
 	return NULL;
 }
 
-/* The window of the loaded chase: sums the bandwidth threads' bytes and the
- * time over the timed samples only (not the warm-up). */
-struct bw_window { struct bw_thread *t; int n; uint64_t b0, bytes; double t0, secs; };
+/* The window of the loaded chase, over the timed samples only (not the
+ * warm-up): the bandwidth threads' bytes and the time, in all and per
+ * sample (row->mbps_s), and how long the chaser (the thread calling the
+ * hooks) and the loaders ran on a cpu meanwhile.  The cpu clocks are read
+ * outside the bytes and the time, which are taken nearest the sample. */
+struct bw_window {
+	struct bw_thread *t;
+	int n;
+	struct chase_loaded_row *row;
+	uint64_t b0, bytes;
+	double t0, secs, c0, l0, chaser, loaders;
+};
 
 static uint64_t bw_bytes(struct bw_window *w)
 {
@@ -488,10 +508,20 @@ static uint64_t bw_bytes(struct bw_window *w)
 	return b;
 }
 
+static double bw_loaders_cpu(struct bw_window *w)
+{
+	double s = 0;
+	for (int i = 0; i < w->n; i++)
+		s += cpu_s(w->t[i].clock);
+	return s;
+}
+
 static int bw_begin(void *ctx, int rep)
 {
 	struct bw_window *w = ctx;
 	(void)rep;
+	w->l0 = bw_loaders_cpu(w);
+	w->c0 = cpu_s(CLOCK_THREAD_CPUTIME_ID);
 	w->b0 = bw_bytes(w);
 	w->t0 = now_s();
 	return 0;
@@ -500,9 +530,13 @@ static int bw_begin(void *ctx, int rep)
 static int bw_end(void *ctx, int rep)
 {
 	struct bw_window *w = ctx;
-	(void)rep;
-	w->secs += now_s() - w->t0;
-	w->bytes += bw_bytes(w) - w->b0;
+	double dt = now_s() - w->t0;
+	uint64_t db = bw_bytes(w) - w->b0;
+	w->chaser += cpu_s(CLOCK_THREAD_CPUTIME_ID) - w->c0;
+	w->loaders += bw_loaders_cpu(w) - w->l0;
+	w->secs += dt;
+	w->bytes += db;
+	w->row->mbps_s[rep] = dt > 0 ? db / dt / 1e6 : 0;
 	return 0;
 }
 
@@ -514,13 +548,13 @@ int chase_loaded(const struct chase_chain *c, const long *delays, int ndelays,
 	void *pos[CHASE_MAX_K] = {NULL};   /* the chase goes on from delay to delay */
 	cpu_set_t old;
 	*rows_done = 0;
-	if (!c->mem.map || threads < 1 || threads > 1024 || bw_size < BW_CHUNK || samples < 1)
+	if (!c->mem.map || threads < 0 || threads > 1024 || bw_size < BW_CHUNK || samples < 1)
 		return -EINVAL;
 	for (int d = 0; d < ndelays; d++)
 		if (delays[d] < 0 || delays[d] > CHASE_MAX_DELAY)
 			return -EINVAL;
 	bw_size = bw_size / BW_CHUNK * BW_CHUNK;
-	struct bw_thread *t = calloc(threads, sizeof *t);
+	struct bw_thread *t = calloc(threads ? threads : 1, sizeof *t);
 	atomic_int stop;
 	if (!t) {
 		err = -ENOMEM;
@@ -546,7 +580,7 @@ int chase_loaded(const struct chase_chain *c, const long *delays, int ndelays,
 		t[i].stop = &stop;
 	}
 	for (int d = 0; d < ndelays; d++) {
-		struct bw_window bw = {t, threads, 0, 0, 0, 0};
+		struct bw_window bw = {.t = t, .row = &rows[d]};
 		struct kwindow kw = {&bw, bw_begin, bw_end};
 		struct chase_result res;
 		int started = 0;
@@ -556,7 +590,10 @@ int chase_loaded(const struct chase_chain *c, const long *delays, int ndelays,
 			atomic_store(&t[i].bytes, 0);
 			if ((err = -pthread_create(&t[i].th, NULL, bw_main, &t[i])))
 				break;
+			if (pthread_getcpuclockid(t[i].th, &t[i].clock) != 0)
+				t[i].clock = -1;   /* no clock: cpu_s reads 0 */
 			started++;
+			bw.n = started;
 		}
 		if (!err) {
 			/* every loader streaming before the ramp: on a busy machine
@@ -579,6 +616,9 @@ int chase_loaded(const struct chase_chain *c, const long *delays, int ndelays,
 			break;
 		rows[d].delay = delays[d];
 		rows[d].mbps = bw.secs > 0 ? bw.bytes / bw.secs / 1e6 : 0;
+		rows[d].timed_s = bw.secs;
+		rows[d].chaser_ran = bw.secs > 0 ? bw.chaser / bw.secs : 0;
+		rows[d].loaders_ran = bw.secs > 0 && threads > 0 ? bw.loaders / (bw.secs * threads) : 0;
 		*rows_done = d + 1;
 	}
 out:

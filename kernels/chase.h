@@ -117,11 +117,21 @@ double chase_plain(const struct chase_chain *c, uint64_t loads, void **cursor);
 /* Loaded latency: `threads` bandwidth threads read their own buffer of
  * bw_size bytes (THP pages when possible), one 64-byte line then an
  * injection delay of `delay` iterations of an empty loop (about one cycle
- * each), while the calling thread chases (k = 1).  Per delay: warm-up, then
- * `samples` samples: rows[d].ns[0..samples-1] get ns per load (the caller
- * owns ns, samples entries per row), rows[d].mbps the MB/s (1e6 bytes)
- * read by all bandwidth threads while the timed samples ran. */
-struct chase_loaded_row { long delay; double mbps; double *ns; };
+ * each), while the calling thread chases (k = 1); threads = 0: no loaders,
+ * the idle latency measured alike.  Per delay: warm-up, then `samples`
+ * samples: rows[d].ns[0..samples-1] get ns per load and mbps_s[] the MB/s
+ * (1e6 bytes) the loaders read during each (the caller owns both, samples
+ * entries per row), rows[d].mbps the MB/s over all timed samples, which
+ * took timed_s seconds.  chaser_ran is the fraction of that time the
+ * chasing thread ran on its cpu, loaders_ran the loaders' mean fraction:
+ * below 1, other work took their cpus (a busy machine).  The loaders
+ * publish their bytes every 4 KiB: a sample's bytes are short of the truth
+ * by less than 4 KiB per loader. */
+struct chase_loaded_row {
+	long delay;
+	double mbps, timed_s, chaser_ran, loaders_ran;
+	double *ns, *mbps_s;
+};
 /* The largest injection delay: 10^7 empty iterations (a few ms) after each
  * 64-byte line is a load of a few KB/s, idle for any memory; the loaders
  * poll the stop and interrupt flags inside the delay, so Ctrl-C is served

@@ -100,8 +100,8 @@ local function versus_plain(chase, o, npairs, sample_ms, out)
   local info = c:info()
   c:close()
   local row = {order = info.order, size = info.size, pages = info.pages, pairs = npairs,
-    engine_ns = min(eng), plain_ns = min(plain), engine_median_ns = median(eng), plain_median_ns = median(plain),
-    ratio = median(ratios)}
+    engine_median_ns = median(eng), plain_median_ns = median(plain), engine_best_ns = min(eng),
+    plain_best_ns = min(plain), ratio = median(ratios)}
   row.within_2pct = math.abs(row.ratio - 1) <= 0.02
   out[#out + 1] = row
   return row
@@ -111,24 +111,26 @@ end
 local function part_plain(chase, opts, res, say)
   say("\n1. engine vs plain C chase over the same chain (%s, default strides, %s pages, %d pairs of %g ms)",
     fmt_size(opts.size), opts.pages, opts.pairs, opts.sample_ms)
-  say("   %-7s %10s %10s %12s %12s %8s", "order", "engine ns", "plain ns", "engine p50", "plain p50", "ratio")
+  say("   %-7s %14s %14s %12s %12s %8s", "order", "engine ns p50", "plain ns p50", "engine best", "plain best",
+    "ratio")
   for _, order in ipairs({"random", "tlb"}) do
     local r = versus_plain(chase, {size = opts.size, order = order, pages = opts.pages}, opts.pairs,
       opts.sample_ms, res.versus_plain)
-    say("   %-7s %10.1f %10.1f %12.1f %12.1f %8.3f  %s", order, r.engine_ns, r.plain_ns, r.engine_median_ns,
-      r.plain_median_ns, r.ratio, r.within_2pct and "within 2%" or "NOT within 2%")
+    say("   %-7s %14.1f %14.1f %12.1f %12.1f %8.3f  %s", order, r.engine_median_ns, r.plain_median_ns,
+      r.engine_best_ns, r.plain_best_ns, r.ratio, r.within_2pct and "within 2%" or "NOT within 2%")
   end
-  say("   (ns: best sample; ratio: median of the paired engine/plain ratios, the verdict)")
+  say("   (ns per load: p50 the median sample, best the fastest; ratio: median of the paired engine/plain "
+    .. "ratios, the verdict)")
 end
 
 -- (2) the stride order against (1)'s random
 local function part_stride(chase, opts, res, say)
   local st = assert(chase.latency{size = opts.size, order = "stride", stride = 64, pages = opts.pages,
     samples = opts.samples})
-  local rnd = res.versus_plain[1].engine_ns
-  res.stride = {ns = st.ns, random_ns = rnd, ratio = rnd / st.ns}
-  say("\n2. stride order, 64 B, %s: %.2f ns/load; random %.1f ns is %.0fx that (prefetched)",
-    fmt_size(opts.size), st.ns, rnd, rnd / st.ns)
+  local rnd = res.versus_plain[1].engine_median_ns
+  res.stride = {median_ns = st.median_ns, best_ns = st.ns, random_median_ns = rnd, ratio = rnd / st.median_ns}
+  say("\n2. stride order, 64 B, %s: %.2f ns/load (median of %d samples; best %.2f); random %.1f ns (median) "
+    .. "is %.0fx that (prefetched)", fmt_size(opts.size), st.median_ns, #st.samples, st.ns, rnd, rnd / st.median_ns)
 end
 
 -- the step across each sysfs cache: latency at 2x its size over latency at half
@@ -142,7 +144,7 @@ local function cache_steps(rows, opts, res, say)
     return best
   end
   res.steps = {}
-  say("\n   steps (latency at 2x the cache size over latency at half of it):")
+  say("\n   steps (best latency at 2x the cache size over best latency at half of it):")
   for _, c in ipairs(res.caches) do
     if c.size / 2 >= opts.from and c.size * 2 <= opts.to then
       local lo, hi = at(c.size / 2), at(c.size * 2)
@@ -154,34 +156,20 @@ local function cache_steps(rows, opts, res, say)
   end
 end
 
--- the steps the curve itself shows: on the curve smoothed by a running
--- median of 3, runs of points each >= 25% above the one before, matched
--- to a sysfs cache within a factor of 2
-local function observed_steps(rows, res, say)
-  local sm = {}
-  for i, row in ipairs(rows) do
-    local a, b, c = rows[math.max(1, i - 1)].ns, row.ns, rows[math.min(#rows, i + 1)].ns
-    sm[i] = math.max(math.min(a, b), math.min(math.max(a, b), c))
+-- the steps the curve itself shows (chase.steps), a step to memory well
+-- below the LLC sysfs reports said in words
+local function observed_steps(chase, rows, res, say)
+  local st = chase.steps(rows, res.caches)
+  res.observed_steps = st.steps
+  for _, s in ipairs(st.steps) do
+    say("   observed step %s -> %s: x%.2f  %s", fmt_size(s.from), fmt_size(s.to), s.ratio,
+      s.below_llc and "(to memory, well below the LLC: see the note)"
+        or s.cache_level and string.format("(L%d %s per sysfs)", s.cache_level, fmt_size(s.cache_size))
+        or "(no sysfs cache there)")
   end
-  res.observed_steps = {}
-  local i = 2
-  while i <= #sm do
-    if sm[i] >= 1.25 * sm[i - 1] then
-      local j = i
-      while j + 1 <= #sm and sm[j + 1] >= 1.25 * sm[j] do j = j + 1 end
-      local lo, hi = rows[i - 1], rows[j]
-      local match
-      for _, c in ipairs(res.caches) do
-        if c.size >= lo.size / 2 and c.size <= hi.size * 2 then match = c end
-      end
-      res.observed_steps[#res.observed_steps + 1] = {from = lo.size, to = hi.size, ratio = sm[j] / sm[i - 1],
-        cache_level = match and match.level, cache_size = match and match.size}
-      say("   observed step %s -> %s: x%.2f  %s", fmt_size(lo.size), fmt_size(hi.size), sm[j] / sm[i - 1],
-        match and string.format("(L%d %s per sysfs)", match.level, fmt_size(match.size))
-          or "(no sysfs cache there)")
-      i = j + 1
-    end
-    i = i + 1
+  if st.note then
+    res.note = st.note
+    say("   note: %s", st.note)
   end
 end
 
@@ -190,42 +178,49 @@ local function part_sweep(chase, opts, res, say)
   local sw = assert(chase.sweep{from = opts.from, to = opts.to, per_octave = opts.per_octave,
     pages = opts.pages, samples = opts.samples})
   res.sweep = sw.rows
-  say("\n3. latency versus size (random, 64 B, %s pages)", opts.pages)
-  say("   %10s %9s", "size", "ns/load")
+  say("\n3. latency versus size (random, 64 B, %s pages): ns per load, best and median of %d samples",
+    opts.pages, opts.samples)
+  say("   %10s %9s %9s", "size", "best", "median")
   local prev = 0
   for _, row in ipairs(sw.rows) do
     local mark = {}
     for _, c in ipairs(res.caches) do
       if c.size > prev and c.size <= row.size then mark[#mark + 1] = string.format("<- L%d %s", c.level, fmt_size(c.size)) end
     end
-    say("   %10s %9.2f %s", fmt_size(row.size), row.ns, table.concat(mark, " "))
+    say("   %10s %9.2f %9.2f %s", fmt_size(row.size), row.ns, row.median_ns, table.concat(mark, " "))
     prev = row.size
   end
   cache_steps(sw.rows, opts, res, say)
-  observed_steps(sw.rows, res, say)
+  observed_steps(chase, sw.rows, res, say)
 end
 
 -- (4) memory-level parallelism at --size
 local function part_mlp(chase, opts, res, say)
-  local p = assert(chase.parallelism{size = opts.size, pages = opts.pages, samples = opts.samples})
+  local p = assert(chase.parallelism{size = opts.size, pages = opts.pages, samples = opts.samples, rounds = 3})
   res.parallelism = p
-  say("\n4. memory-level parallelism at %s (%s chains): mlp %.1f (peak %.1f)%s", fmt_size(opts.size), p.chains,
-    p.mlp, p.peak,
+  say("\n4. memory-level parallelism at %s (%s chains, 3 rounds): %s (peak %.1f)%s", fmt_size(opts.size), p.chains,
+    p.mlp and string.format("mlp %.1f, %.1f-%.1f over the rounds%s", p.mlp, p.mlp_min, p.mlp_max,
+      p.at_least and string.format(", at least %d", p.at_least) or "") or ("no mlp: " .. p.why), p.peak,
     p.unsettled and "  (unsettled)" or "")
   for _, row in ipairs(p.rows) do
-    say("   k=%-2d %8.2f ns/load  speedup %5.2f%s", row.k, row.ns, row.speedup,
-      row.superlinear and "  superlinear: above k (left out of mlp)" or "")
+    say("   k=%-2d %8.2f ns/load  speedup %5.2f (%.2f-%.2f)%s", row.k, row.ns, row.speedup, row.speedup_min,
+      row.speedup_max, row.superlinear and "  superlinear: above k (left out of mlp)" or "")
   end
   if p.note then say("   %s", p.note) end
+  if p.superlinear then say("   %s", chase.SUPERLINEAR_WHY) end
 end
 
 -- (5) loaded latency at --size
 local function part_loaded(chase, opts, res, say)
   local l = assert(chase.loaded{size = opts.size, pages = opts.pages, samples = opts.samples})
   res.loaded = l
-  say("\n5. loaded latency at %s, %d bandwidth thread(s): idle %.1f ns", fmt_size(opts.size), l.threads, l.idle_ns)
-  say("   %8s %10s %9s", "delay", "MB/s", "ns/load")
-  for _, row in ipairs(l.rows) do say("   %8d %10.0f %9.1f", row.delay, row.mbps, row.ns) end
+  say("\n5. loaded latency at %s, %d bandwidth thread(s): idle %.1f ns best, %.1f median", fmt_size(opts.size),
+    l.threads, l.idle.ns, l.idle.median_ns)
+  say("   %8s %10s %9s %9s %9s", "delay", "MB/s", "best ns", "median ns", "worst ns")
+  for _, row in ipairs(l.rows) do
+    say("   %8d %10.0f %9.1f %9.1f %9.1f", row.delay, row.mbps, row.ns, row.median_ns, row.max_ns)
+  end
+  for _, f in ipairs(l.flags) do say("   flagged: %s (likely cause: %s)", f.text, f.cause) end
 end
 
 -- the sweep's curve to --plot
@@ -260,11 +255,13 @@ return {
   help = [[
 Three checks in one run.  (1) At --size (256M) the random and tlb orders
 chased by the engine (one unrolled C loop, 100 loads per trip) against the
-plain loop `p = *p` over the SAME chain, rounds interleaved, best of each:
-they should agree within 2%.  (2) The stride order at 64 B over the same
-size: prefetched, far smaller.  (3) The sweep from --from to --to, with
-the data and unified cache sizes of cpu0 from sysfs marked where they fall
-and the latency step across each.  --mlp adds par_mem's parallelism at
+plain loop `p = *p` over the SAME chain, in pairs of samples taken back to
+back: ns per load as the median sample (and the best), and the median of
+the paired ratios, which should be within 2% of 1.  (2) The stride order at
+64 B over the same size: prefetched, far smaller.  (3) The sweep from
+--from to --to, with the data and unified cache sizes of cpu0 from sysfs
+marked where they fall, the latency step across each, the steps the curve
+shows, and a note where the step to memory comes well below the LLC.  --mlp adds par_mem's parallelism at
 --size, --loaded a short loaded-latency table.  --multichase PATH adds
 (6), against a multichase binary built from google/multichase, at --size
 with stride 256: the tlb order on 4 KiB pages (multichase -s 256 -T 256k)

@@ -1,13 +1,16 @@
 -- pmcsh latency: memory latency versus size (lmbench lat_mem_rd) over the
 -- chase module's prefetcher-proof chains.
 local recipe, chase = require("pmcsh.recipe"), require("pmcsh.chase")
+local machine = require("pmcsh.machine")
 
 return {
   description = "memory latency versus size (lat_mem_rd): ns per dependent load",
   help = [[
 Builds one chain per size (geometric, per_octave points per doubling) and
 chases it: ns per dependent load, best and median of the samples.  The steps
-of the curve are the caches (their sysfs sizes are printed below the table).
+of the curve are the caches: their sysfs sizes are printed below the
+table, with the steps the curve shows (chase.steps) and a note where the
+step to memory comes well below the last-level cache sysfs reports.
 --series prints lmbench's "size_MB ns" lines, ready for a plotting program.]],
   options = recipe.chase_options({
     {name = "from", type = "size", default = 4096, min = 1, help = "smallest chain (bytes)"},
@@ -57,17 +60,29 @@ of the curve are the caches (their sysfs sizes are printed below the table).
     if not res then
       return nil, err
     end
+    local caches = machine.caches()
+    local steps = chase.steps(res.rows, caches)
     if opts.series then
       print()
     elseif not opts.json then
       local cs = {}
-      for _, c in ipairs(require("pmcsh.machine").caches()) do cs[#cs + 1] = string.format("L%d %s", c.level, size(c.size)) end
+      for _, c in ipairs(caches) do cs[#cs + 1] = string.format("L%d %s", c.level, size(c.size)) end
       if #cs > 0 then print("# caches (sysfs): " .. table.concat(cs, ", ")) end
+      for _, s in ipairs(steps.steps) do
+        print(string.format("# observed step %s -> %s: x%.2f %s", size(s.from), size(s.to), s.ratio,
+          s.below_llc and "(to memory, well below the LLC)"
+            or s.cache_level and string.format("(L%d %s per sysfs)", s.cache_level, size(s.cache_size))
+            or "(no sysfs cache there)"))
+      end
+    end
+    if steps.note then
+      if opts.json or opts.series then io.stderr:write("pmcsh latency: ", steps.note, "\n")
+      else print("# note: " .. steps.note) end
     end
     if opts.plot then
       local pts, marks = {}, {}
       for _, r in ipairs(res.rows) do pts[#pts + 1] = {r.size, r.ns} end
-      for _, c in ipairs(require("pmcsh.machine").caches()) do
+      for _, c in ipairs(caches) do
         marks[#marks + 1] = {x = c.size, title = string.format("L%d %s", c.level, size(c.size))}
       end
       local ok, perr = require("pmcsh.plot").lines(opts.plot, {

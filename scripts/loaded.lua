@@ -11,9 +11,15 @@ return {
 The chaser runs on the calling thread; every other cpu runs a bandwidth
 thread reading one 64-byte line, then spinning `delay` empty iterations (about
 a cycle each).  Each row: the delay, the MB/s (1e6 bytes) the loaders read
-while the latency was timed, and ns per dependent load (best and median).
-With few cpus there are few loaders: the curve is then one core's bandwidth,
-not the memory's, and the output says so.]],
+while the latency was timed (in all, and the least and most of one
+sample), ns per dependent load (the best, median and worst sample), and
+how much of the time the chaser and the loaders had their cpus.  The idle
+latency is measured before and after the rows.  Where the curve is not
+what physics says (a row below idle, or latency rising as the load
+lightens, beyond the samples' spread), the rows are flagged with the
+likely cause: a busy machine (the threads lost their cpus), or too few
+loaders.  With few cpus there are few loaders: the curve is then one
+core's bandwidth, not the memory's, and the output says so.]],
   options = recipe.chase_options({
     {name = "size", type = "size", default = 256 * 1024 * 1024, min = 1, help = "chain size (bytes), beyond the caches"},
     {name = "bw_size", type = "size", default = 256 * 1024 * 1024, min = 4096, help = "each loader's buffer (bytes)"},
@@ -39,28 +45,57 @@ not the memory's, and the output says so.]],
     if res.threads >= cpus then
       note = string.format("%d loader%s on %d cpu%s: the loaders share cpus with the chaser, so latency includes "
         .. "their time slices", res.threads, res.threads == 1 and "" or "s", cpus, cpus == 1 and "" or "s")
-    elseif res.threads < 4 then
+    elseif res.threads < chase.FEW_LOADERS then
       note = string.format("only %d loading core%s (%d cpus here): the load is %s bandwidth, well below what "
         .. "the memory can give; MLC's curve needs many loading cores", res.threads, res.threads == 1 and "" or "s",
         cpus, res.threads == 1 and "one core's" or "a few cores'")
     end
     if res.note then note = note and (note .. "; " .. res.note) or res.note end
+    local idle = res.idle
     if opts.json then
       local cjson = require("cjson")
       print(require("pmcsh.results").head("loaded"))
       for _, r in ipairs(res.rows) do
-        print(cjson.encode({delay = r.delay, mbps = r.mbps, ns = r.ns, median_ns = r.median_ns, idle_ns = res.idle_ns,
-          threads = res.threads, size = res.size, order = res.order, note = note}))
+        local flags, causes = {}, {}
+        for _, f in ipairs(res.flags) do   -- a row's own, and those of the whole curve
+          if f.delay == nil or f.delay == r.delay or f.against == r.delay then
+            flags[#flags + 1] = f.text
+            if not causes[f.cause] then causes[f.cause] = true; causes[#causes + 1] = f.cause end
+          end
+        end
+        print(cjson.encode({delay = r.delay, mbps = r.mbps, min_mbps = r.min_mbps, max_mbps = r.max_mbps,
+          ns = r.ns, median_ns = r.median_ns, max_ns = r.max_ns, samples = r.samples, mbps_samples = r.mbps_samples,
+          chaser_ran = r.chaser_ran, loaders_ran = r.loaders_ran, timed_s = r.timed_s, idle_ns = idle.ns,
+          idle_median_ns = idle.median_ns,
+          idle_max_ns = idle.max_ns, threads = res.threads, size = res.size, order = res.order,
+          flags = #flags > 0 and flags or nil, cause = #flags > 0 and table.concat(causes, " / ") or nil,
+          note = note}))
       end
     else
       print(string.format("# loaded latency (MLC --loaded_latency): %s %s chain, %d loader thread%s reading %s each; "
-        .. "best and median of %d samples", size(res.size), res.order, res.threads, res.threads == 1 and "" or "s",
+        .. "%d samples per row", size(res.size), res.order, res.threads, res.threads == 1 and "" or "s",
         size(opts.bw_size), opts.samples))
-      print(string.format("# idle latency %.1f ns", res.idle_ns))
+      print(string.format("# idle latency %.1f ns (best; median %.1f, worst %.1f of %d samples, half before and "
+        .. "half after the loaded rows)", idle.ns, idle.median_ns, idle.max_ns, #idle.samples))
       if note then print("# note: " .. note) end
-      print(string.format("%8s %10s %9s %10s", "delay", "MB/s", "ns", "median_ns"))
+      print("# MB/s: the loaders' over all samples, then the least and most of one sample; ns per load: the best,"
+        .. " median and worst sample; ran: % of the time the chaser and the loaders had their cpus")
+      print(string.format("%8s %10s %21s %9s %10s %9s %7s %7s", "delay", "MB/s", "MB/s per sample", "ns",
+        "median_ns", "max_ns", "chaser%", "loader%"))
       for _, r in ipairs(res.rows) do
-        print(string.format("%8d %10.1f %9.2f %10.2f", r.delay, r.mbps, r.ns, r.median_ns))
+        print(string.format("%8d %10.1f %21s %9.2f %10.2f %9.2f %7.0f %7.0f", r.delay, r.mbps,
+          string.format("%.1f-%.1f", r.min_mbps, r.max_mbps), r.ns, r.median_ns, r.max_ns,
+          math.min(1, r.chaser_ran) * 100, math.min(1, r.loaders_ran) * 100))
+      end
+      -- the flags grouped by their cause, each cause once after its flags
+      local order, by = {}, {}
+      for _, f in ipairs(res.flags) do
+        if not by[f.cause] then by[f.cause] = {}; order[#order + 1] = f.cause end
+        table.insert(by[f.cause], f.text)
+      end
+      for _, c in ipairs(order) do
+        for _, t in ipairs(by[c]) do print("# flagged: " .. t) end
+        print("# likely cause: " .. c)
       end
     end
     if opts.plot then
@@ -69,7 +104,7 @@ not the memory's, and the output says so.]],
       local pts, labels, maxbw, last = {}, {}, 0, nil
       for _, r in ipairs(res.rows) do maxbw = math.max(maxbw, r.mbps) end
       for i, r in ipairs(res.rows) do
-        pts[i] = {r.mbps, r.ns}
+        pts[i] = {r.mbps, r.median_ns, r.ns, r.max_ns}
         if not last or math.abs(r.mbps - last) > 0.04 * maxbw or i == #res.rows then
           labels[i], last = "d=" .. r.delay, r.mbps
         else
@@ -82,8 +117,9 @@ not the memory's, and the output says so.]],
           "loaders share cpus") .. ")") or ""),
         xlabel = "bandwidth of the loaders (MB/s)", ylabel = "ns per dependent load", from0 = true,
         key = "bottom right",
-        hline = {y = res.idle_ns, title = string.format("idle %.1f ns", res.idle_ns)},
-        series = {{title = "latency under load (labels: injection delay)", points = pts, labels = labels}}})
+        hline = {y = idle.median_ns, title = string.format("idle %.1f ns (median)", idle.median_ns)},
+        series = {{title = "ns per load, median sample; bars: best to worst; labels: injection delay",
+          points = pts, labels = labels}}})
       if not ok then return nil, perr end
     end
     return 0

@@ -1,6 +1,7 @@
 -- pmcsh parallelism: memory-level parallelism versus size (lmbench par_mem)
 -- over the chase module.
 local recipe, chase = require("pmcsh.recipe"), require("pmcsh.chase")
+local metrics = require("pmcsh.metrics")
 
 -- The chain sizes: --sizes as given, else from..to, per_octave a doubling.
 local function sizes_of(opts, usage)
@@ -16,13 +17,16 @@ local function sizes_of(opts, usage)
   return chase.sizes(opts.from, opts.to, opts.per_octave, opts.stride)
 end
 
--- mlp against size, y from 0 under the k line; sizes with rows above k
--- marked, and then the peak beside mlp.
+-- mlp against size with its range over the rounds, y from 0 under the k
+-- line; sizes without an mlp have no point; sizes with rows above k marked
+-- at their peak, and the peak beside mlp.
 local function plot(opts, pts, marks, peaks)
-  local series = {{title = opts.order .. ": mlp, the best speedup within k", points = pts}}
+  local series = {{title = string.format("%s: mlp, the best speedup within k (medians of %d round%s%s)", opts.order,
+    opts.rounds, opts.rounds == 1 and "" or "s", opts.rounds > 1 and "; bars: their range" or ""), points = pts}}
   if #marks > 0 then
-    series[2] = {title = "sizes with rows above k (left out of mlp)", points = marks, points_only = true}
-    series[3] = {title = "peak: the best speedup of any row (multichase's simple/parallelN)", points = peaks,
+    series[#series + 1] = {title = "sizes with rows above k (left out of mlp), at their peak", points = marks,
+      points_only = true}
+    series[#series + 1] = {title = "peak: the best speedup of any row (multichase's simple/parallelN)", points = peaks,
       dashed = true}
   end
   return require("pmcsh.plot").lines(opts.plot, {
@@ -33,6 +37,28 @@ local function plot(opts, pts, marks, peaks)
     series = series})
 end
 
+-- What a size's mlp is, in words after its row: a lower bound, or none and why.
+local function verdict(r, opts)
+  if not r.mlp then return "no mlp: " .. (r.why or "none measured") end
+  if r.at_least then
+    return string.format("at least %d (%s)", r.at_least, opts.max < chase.MAX_K and "raise --max"
+      or string.format("%d chains is the most the engine runs", chase.MAX_K))
+  end
+  return nil
+end
+
+local function fmt_mlp(r) return r.mlp and string.format("%.3f", r.mlp) or "-" end
+local function fmt_range(r)
+  return r.mlp_min and r.rounds > 1 and string.format("%.2f-%.2f", r.mlp_min, r.mlp_max) or "-"
+end
+
+-- The sizes of a list of results, "4M, 8M".
+local function size_list(list)
+  local t = {}
+  for i, r in ipairs(list) do t[i] = metrics.size(r.size) end
+  return table.concat(t, ", ")
+end
+
 return {
   description = "memory-level parallelism versus size (par_mem): overlapped misses",
   help = [[
@@ -40,19 +66,25 @@ At each size, k = 1..max chains run together in one loop: k separate cycles
 over the same elements where each element has a word for every chain
 (stride >= 8 * max: the tlb and page orders' default 256), as multichase's
 parallel chases, else k pointers evenly spaced along one cycle, as par_mem.
-The parallelism (mlp) is the best speedup t1 / (tk / k).  A speedup above k
-cannot come from overlapped misses (each of k chains ran faster than one
-alone: near a cache's size they keep lines one chain loses; some machines
-serve a lone miss slower than misses under load): such rows are flagged and
-left out; peak is the best speedup of all rows (multichase's
-simple/parallelN).  --detail prints ns per load and the speedup for every k;
---series prints "size_MB parallelism" lines, ready for a plotting program.]],
+The parallelism (mlp) is the best speedup t1 / (tk / k) within k, measured
+in --rounds rounds (k = 1..max each): each k's median over the rounds, and
+its range.  A speedup above k cannot come from overlapped misses
+(each of k chains ran faster than one alone: near a cache's size they keep
+lines one chain loses; some machines serve a lone miss slower than misses
+under load): such rows are flagged and left out, and a size where no k > 1
+is left has no mlp (the row says why; --series and --plot leave it out).
+An mlp that reaches max is a lower bound: "at least max (raise --max)".
+peak is the best speedup of all rows (multichase's simple/parallelN).
+--detail prints ns per load and the speedup for every k; --series prints
+"size_MB parallelism" lines, ready for a plotting program.]],
   options = recipe.chase_options({
     {name = "sizes", type = "list", help = "chain sizes (e.g. 32K,4M,256M); default: from..to per octave"},
     {name = "from", type = "size", default = 64 * 1024, min = 1, help = "smallest chain (bytes)"},
     {name = "to", type = "size", default = 256 * 1024 * 1024, min = 1, help = "largest chain (bytes)"},
     {name = "per_octave", type = "int", default = 1, min = 1, max = chase.MAX_PER_OCTAVE, help = "sizes per doubling"},
     {name = "max", type = "int", default = 16, min = 1, max = chase.MAX_K, help = "most chains chased together"},
+    {name = "rounds", type = "int", default = 3, min = 1, max = 1000,
+     help = "rounds of k = 1..max per size: mlp is their median, with their range"},
   }, {samples = 3, sample_ms = 10, per = "k"}, {
     {name = "detail", type = "flag", help = "print ns and speedup for every k"},
     {name = "series", type = "flag", help = "print \"size_MB parallelism\" lines only"},
@@ -69,46 +101,84 @@ simple/parallelN).  --detail prints ns per load and the speedup for every k;
     local sizes = sizes_of(opts, usage)
     local cjson = opts.json and require("cjson")
     local pts, marks, peaks = {}, {}, {}
+    local above, unsettled, none = {}, {}, {}
+    local text = not opts.json and not opts.series
     if opts.json then
       print(require("pmcsh.results").head("parallelism"))
     elseif opts.series then
       print(string.format('"stride=%d order=%s pages=%s', opts.stride, opts.order, opts.pages))
     else
-      print(string.format("# memory-level parallelism (par_mem): order=%s stride=%d pages=%s, k = 1..%d",
-        opts.order, opts.stride, opts.pages, opts.max))
-      if not opts.detail then print(string.format("%12s %10s %10s %10s %10s", "size", "size_MB", "mlp", "peak", "ns(k=1)")) end
+      print(string.format("# memory-level parallelism (par_mem): order=%s stride=%d pages=%s, k = 1..%d, %d round%s " ..
+        "of %d samples per k", opts.order, opts.stride, opts.pages, opts.max, opts.rounds,
+        opts.rounds == 1 and "" or "s", opts.samples))
+      print(string.format("# mlp: the best speedup t1 / (tk / k) within k (each k's median over the rounds); range: " ..
+        "that k's over the rounds%s; peak: the best of all rows; ns(k=1): t1, the median of the rounds",
+        opts.rounds == 1 and " (one round: none, --rounds 3 gives one)" or ""))
+      if not opts.detail then
+        print(string.format("%12s %10s %10s %13s %10s %10s", "size", "size_MB", "mlp", "range", "peak", "ns(k=1)"))
+      end
     end
     for _, size in ipairs(sizes) do
-      local r, err = chase.parallelism{size = size, max = opts.max, order = opts.order, stride = opts.stride,
-        pages = opts.pages, samples = opts.samples, sample_ms = opts.sample_ms}
+      local r, err = chase.parallelism{size = size, max = opts.max, rounds = opts.rounds, order = opts.order,
+        stride = opts.stride, pages = opts.pages, samples = opts.samples, sample_ms = opts.sample_ms}
       if not r then return nil, err end
       local mb = r.size / 2^20
-      pts[#pts + 1] = {r.size, r.mlp}
+      if r.mlp then
+        pts[#pts + 1] = opts.rounds > 1 and {r.size, r.mlp, r.mlp_min, r.mlp_max} or {r.size, r.mlp}
+      else
+        none[#none + 1] = r
+      end
       peaks[#peaks + 1] = {r.size, r.peak}
-      if r.superlinear then marks[#marks + 1] = {r.size, r.mlp} end
+      if r.superlinear then marks[#marks + 1] = {r.size, r.peak}; above[#above + 1] = r end
+      if r.unsettled then unsettled[#unsettled + 1] = r end
+      local says = verdict(r, opts)
       if opts.json then
-        print(cjson.encode({size = r.size, size_mb = mb, mlp = r.mlp, peak = r.peak, rows = r.rows, footprint = r.footprint,
-          superlinear = r.superlinear, t1_drift = r.t1_drift, unsettled = r.unsettled, note = r.note}))
+        print(cjson.encode({size = r.size, size_mb = mb, mlp = r.mlp, mlp_min = r.mlp_min, mlp_max = r.mlp_max,
+          mlp_k = r.mlp_k, rounds = r.rounds, at_least = r.at_least, why = r.why, peak = r.peak, rows = r.rows,
+          footprint = r.footprint, superlinear = r.superlinear, t1_drift = r.t1_drift, unsettled = r.unsettled,
+          note = r.note}))
       elseif opts.series then
-        print(string.format("%.5f %.3f", mb, r.mlp))
+        if r.mlp then print(string.format("%.5f %.3f", mb, r.mlp)) end
       elseif opts.detail then
-        print(string.format("\nsize %s (%.5f MB): parallelism %.3f, peak speedup %.3f", require("pmcsh.metrics").size(r.size),
-          mb, r.mlp, r.peak))
-        print(string.format("%4s %10s %10s", "k", "ns/load", "speedup"))
+        print(string.format("\nsize %s (%.5f MB): %s%s, peak speedup %.3f%s", metrics.size(r.size), mb,
+          r.mlp and string.format("mlp %.3f at k=%d", r.mlp, r.mlp_k) or ("no mlp (" .. r.why .. ")"),
+          r.rounds > 1 and r.mlp and string.format(" (%s over %d rounds)", fmt_range(r), r.rounds) or "", r.peak,
+          r.at_least and ("; " .. says) or ""))
+        print(string.format("%4s %10s %10s %13s", "k", "ns/load", "speedup", "range"))
         for _, row in ipairs(r.rows) do
-          print(string.format("%4d %10.3f %10.3f%s", row.k, row.ns, row.speedup,
-            row.superlinear and "  superlinear: above k (left out of parallelism)" or ""))
+          print(string.format("%4d %10.3f %10.3f %13s%s", row.k, row.ns, row.speedup,
+            r.rounds > 1 and string.format("%.2f-%.2f", row.speedup_min, row.speedup_max) or "-",
+            row.superlinear_rounds and string.format("  above k in %d of %d round%s%s", row.superlinear_rounds,
+              r.rounds, r.rounds == 1 and "" or "s", row.superlinear and " (left out of mlp)" or "") or ""))
         end
       else
-        print(string.format("%12s %10.5f %10.3f %10.3f %10.3f%s", require("pmcsh.metrics").size(r.size), mb, r.mlp, r.peak,
-          r.rows[1].ns,
-          (r.superlinear and string.format("  (%d superlinear rows left out)", r.superlinear) or "")
-          .. (r.unsettled and string.format("  (unsettled: t1 moved %+.0f%%)", r.t1_drift * 100) or "")))
+        local flags = {}
+        if says then flags[#flags + 1] = says end
+        if r.superlinear then
+          flags[#flags + 1] = string.format("%d superlinear row%s left out", r.superlinear, r.superlinear == 1 and "" or "s")
+        end
+        if r.unsettled then flags[#flags + 1] = string.format("unsettled: t1 moved %+.0f%%", r.t1_drift * 100) end
+        print(string.format("%12s %10.5f %10s %13s %10.3f %10.3f%s", metrics.size(r.size), mb, fmt_mlp(r), fmt_range(r),
+          r.peak, r.rows[1].ns, #flags > 0 and ("  (" .. table.concat(flags, "; ") .. ")") or ""))
       end
-      if r.note and not opts.json and not opts.series then io.stderr:write("pmcsh parallelism: ", r.note, "\n") end
       io.stdout:flush()
     end
     if opts.series then print() end
+    -- what the flags mean, once for all sizes
+    if not opts.json then
+      if #above > 0 and text then
+        io.stderr:write("pmcsh parallelism: rows above k at ", size_list(above), ": ", chase.SUPERLINEAR_WHY, "\n")
+      end
+      if #unsettled > 0 and text then
+        io.stderr:write("pmcsh parallelism: t1 moved more than 10% within a round at ", size_list(unsettled),
+          ": the level of the hierarchy serving the chain changed under the measurement, so those speedups mix " ..
+          "two levels\n")
+      end
+      if #none > 0 and (opts.series or opts.plot) then
+        io.stderr:write("pmcsh parallelism: no mlp at ", size_list(none), " (every k > 1 above k): left out ",
+          "of the ", opts.series and "series" or "plot", "\n")
+      end
+    end
     if opts.plot then
       local ok, perr = plot(opts, pts, marks, peaks)
       if not ok then return nil, perr end

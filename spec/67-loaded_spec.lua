@@ -1,9 +1,12 @@
--- pmcsh loaded (MLC --loaded_latency): a row per delay with MB/s and ns,
--- JSON with the same, and a plot of latency against bandwidth.  Small
--- chains and short samples: the shape of the output, not the machine.
+-- pmcsh loaded (MLC --loaded_latency): a row per delay with MB/s and ns and
+-- their spread, JSON with the same, a plot of latency against bandwidth,
+-- and a curve that breaks physics flagged with its likely cause.  Small
+-- chains and short samples: the shape of the output, and the bandwidth per
+-- second the loaders ran, which no scheduling can move.
 local h = require("helpers")
+local chase = require("pmcsh.chase")
 
-local SMALL = {"--size", "4M", "--bw_size", "4M", "--delays", "0,1000", "--samples", "2", "--sample_ms", "5"}
+local SMALL = {"--size", "4M", "--bw_size", "4M", "--delays", "0,20000", "--samples", "4", "--sample_ms", "10"}
 local function with(extra)
   local a = {"loaded"}
   for _, x in ipairs(SMALL) do a[#a + 1] = x end
@@ -12,39 +15,65 @@ local function with(extra)
 end
 
 describe("pmcsh loaded", function()
-  it("prints delay, MB/s and ns per delay, the idle latency, and a note when loading cores are few", function()
+  it("prints delay, MB/s and ns per delay with their spread, the idle latency, and a note when loading cores are few",
+    function()
     local r = h.run(with())
     assert.are.equal(0, r.code, r.err)
-    assert.matches("# idle latency [%d.]+ ns", r.out)
+    assert.matches("# idle latency [%d.]+ ns %(best; median [%d.]+, worst [%d.]+ of 8 samples", r.out)
     local rows = {}
-    for d, mb, ns in r.out:gmatch("\n%s+(%d+)%s+([%d.]+)%s+([%d.]+)%s+[%d.]+") do
-      rows[#rows + 1] = {tonumber(d), tonumber(mb), tonumber(ns)}
+    for d, mb, lo, hi, ns, med, worst in r.out:gmatch(
+        "\n%s+(%d+)%s+([%d.]+)%s+([%d.]+)%-([%d.]+)%s+([%d.]+)%s+([%d.]+)%s+([%d.]+)%s+%d+%s+%d+") do
+      rows[#rows + 1] = {tonumber(d), tonumber(mb), tonumber(lo), tonumber(hi), tonumber(ns), tonumber(med),
+        tonumber(worst)}
     end
     assert.are.equal(2, #rows)
-    assert.are.same({0, 1000}, {rows[1][1], rows[2][1]})
-    -- a row whose loaders got no cpu while it was timed reads 0 MB/s, and says so
+    assert.are.same({0, 20000}, {rows[1][1], rows[2][1]})
     for _, x in ipairs(rows) do
-      assert.is_true(x[3] > 0 and x[2] >= 0)
-      if x[2] == 0 then assert.matches("read nothing while delay", r.out) end
+      assert.is_true(x[3] <= x[4] and x[5] <= x[6] and x[6] <= x[7], "ranges in order")
+      assert.is_true(x[5] > 0)
     end
-    -- where both loaded: no delay reads at least as fast as a 1000-iteration
-    -- delay after each line (about 10x here when the loaders run)
-    if rows[1][2] > 0 and rows[2][2] > 0 then assert.is_true(rows[1][2] > rows[2][2]) end
     local cpus = #require("pmcsh.machine").online()
     if cpus <= 4 then assert.matches("# note: ", r.out) end
   end)
 
-  it("--json gives the same rows with their keys", function()
+  it("--json gives the same rows with their keys; the loaders read what the injection delay allows", function()
     local r = h.run(with{"--json"})
     assert.are.equal(0, r.code, r.err)
-    local n = 0
-    for _, o in ipairs(select(2, h.json_lines(r.out))) do
-      n = n + 1
-      for _, k in ipairs{"delay", "mbps", "ns", "median_ns", "idle_ns", "threads", "size"} do
+    local rows = select(2, h.json_lines(r.out))
+    assert.are.equal(2, #rows)
+    for _, o in ipairs(rows) do
+      for _, k in ipairs{"delay", "mbps", "min_mbps", "max_mbps", "ns", "median_ns", "max_ns", "idle_ns",
+          "idle_max_ns", "chaser_ran", "loaders_ran", "timed_s", "threads", "size"} do
         assert.is_number(o[k], k)
       end
+      assert.are.equal(4, #o.samples); assert.are.equal(4, #o.mbps_samples)
     end
-    assert.are.equal(2, n)
+    -- Per second a loader ran (the cpu clock of its thread), whatever the
+    -- scheduler gave it: a sample's bytes are within 4 KiB per loader of
+    -- the truth (published every 4 KiB); at delay 20000 each line costs
+    -- 20000 iterations of the delay loop, each at least 0.1 ns (one cycle,
+    -- its counter's dependency, at up to 10 GHz): at most 32 MB/s; at
+    -- delay 0 a line takes under 1 us even from memory: at least 64 MB/s.
+    local function bounds(o)
+      local cpu = o.loaders_ran * o.timed_s * o.threads
+      local bytes, slack = o.mbps * 1e6 * o.timed_s, #o.mbps_samples * 4096 * o.threads
+      return cpu, bytes, slack
+    end
+    local cpu, bytes, slack = bounds(rows[2])
+    assert.is_true(bytes <= cpu / (20000 * 0.1e-9) * 64 + slack,
+      string.format("delay 20000: %.0f bytes in %.4f s of loader cpu", bytes, cpu))
+    cpu, bytes, slack = bounds(rows[1])
+    assert.is_true(bytes >= cpu / 1e-6 * 64 - slack, string.format("delay 0: %.0f bytes in %.4f s of loader cpu", bytes, cpu))
+    -- and the rows' flags are chase.loaded_flags of the rows printed
+    local f = chase.loaded_flags{threads = rows[1].threads, idle = {ns = rows[1].idle_ns, max_ns = rows[1].idle_max_ns},
+      rows = rows}
+    local want, got = {}, {}
+    for _, x in ipairs(f.flags) do want[x.text] = true end
+    for _, o in ipairs(rows) do
+      for _, t in ipairs(o.flags or {}) do if not t:match("^idle latency moved") then got[t] = true end end
+      assert.are.equal(o.flags ~= nil, o.cause ~= nil)
+    end
+    assert.are.same(want, got)
   end)
 
   it("draws latency against bandwidth to a PNG of the stated size, refuses other names first", function()
@@ -58,5 +87,44 @@ describe("pmcsh loaded", function()
     assert.are.same({1000, 640}, {w, ht})
     assert.are.equal(2, h.run(with{"--plot", "x.pdf"}).code)
     assert.are.equal(2, h.run({"loaded", "--delays", "0,-5"}).code)
+  end)
+end)
+
+describe("chase.loaded_flags", function()
+  local function row(delay, lo, hi, ran)
+    return {delay = delay, ns = lo, max_ns = hi, min_mbps = 10000 / (delay + 1), max_mbps = 12000 / (delay + 1),
+      chaser_ran = ran or 1, loaders_ran = 1}
+  end
+
+  it("flags a row below idle and latency rising as the load lightens, beyond the spread, with the cause", function()
+    -- the runs of the issue: idle 284 ns above every loaded row; 602 ns at
+    -- delay 20000 against 283 at delay 0, the chaser off its cpu meanwhile
+    local f = chase.loaded_flags{threads = 1, idle = {ns = 284, max_ns = 290, chaser_ran = 1},
+      rows = {row(0, 275, 283), row(1000, 168, 180), row(20000, 602, 640, 0.55)}}
+    local kinds = {}
+    for _, x in ipairs(f.flags) do kinds[#kinds + 1] = x.kind .. "@" .. x.delay end
+    assert.are.same({"below_idle@0", "below_idle@1000", "latency_rises@20000"}, kinds)
+    assert.matches("delay 20000 reads 602.0%-640.0 ns, above delay 0's 275.0%-283.0 ns under more load", f.flags[3].text)
+    -- each flag's cause from the rows it compares: only the last ran without its cpu
+    assert.matches("a busy machine: the chaser ran 55%% of its timed time %(delay 20000%)", f.flags[3].cause)
+    assert.is_nil(f.flags[1].cause:find("busy", 1, true))
+    for _, x in ipairs(f.flags) do assert.matches("too few loaders: 1 loading core adds too little traffic", x.cause) end
+    assert.are.equal(f.flags[1].cause .. " / " .. f.flags[3].cause, f.cause)
+    -- overlapping spreads are noise, not a flag; enough loaders on idle cpus: no cause to give
+    f = chase.loaded_flags{threads = 8, idle = {ns = 150, max_ns = 170, chaser_ran = 1},
+      rows = {row(0, 300, 340), row(100, 200, 305), row(20000, 160, 210)}}
+    assert.are.same({}, f.flags)
+    assert.is_nil(f.cause)
+    -- loaders that read more with a longer delay; neither busy nor few: the cause says so
+    local b = row(1000, 200, 210)
+    b.min_mbps, b.max_mbps = 5000, 6000
+    f = chase.loaded_flags{threads = 8, idle = {ns = 150, max_ns = 170, chaser_ran = 1},
+      rows = {row(0, 300, 340), row(100, 250, 260), b}}
+    assert.are.equal("bandwidth_rises", f.flags[1].kind)
+    assert.matches("none seen here", f.cause)
+    -- the idle latency before and after apart
+    f = chase.loaded_flags{threads = 8, rows = {row(0, 300, 340)}, idle = {ns = 150, max_ns = 260, chaser_ran = 1,
+      before = {ns = 150, max_ns = 160}, after = {ns = 240, max_ns = 260}}}
+    assert.are.equal("idle_moved", f.flags[1].kind)
   end)
 end)

@@ -39,7 +39,7 @@ end
 -- Each function's options beyond the chain's, c:run's and chain=: the one
 -- list check_opts checks and Tab proposes (option_keys, pmcsh.complete).
 local OWN_KEYS = {
-  chain = {}, latency = {k = true}, parallelism = {max = true, chains = true},
+  chain = {}, latency = {k = true}, parallelism = {max = true, chains = true, rounds = true},
   sweep = {from = true, to = true, per_octave = true, k = true, each = true},
   loaded = {delays = true, threads = true, bw_size = true},
 }
@@ -74,7 +74,7 @@ local function pick(opts, keys)
   return t
 end
 
-local stats = require("pmcsh.metrics").stats
+local stats = metrics.stats
 local function median(xs) return stats(xs).median end
 local function min(xs) return stats(xs).min end
 
@@ -214,26 +214,16 @@ catches it; uncaught, it ends a script with status 1), as s:run does.]])
 local SUPERLINEAR = 1.05   -- speedup / k above this: not memory-level parallelism
 local DRIFT = 0.10         -- t1 first and last further apart than this: the residency changed
 
--- Why a speedup above k happens, measured on a 2-core Xeon guest whose L3
--- is reported as 260 MiB: at 16-48 MiB one chain reads DRAM latency
--- (~135 ns), 8 to 16 chains read the same lines from L3 (per step ~60-90
--- ns, samples falling from DRAM to L3 latency within one run), and one
--- chain right after them starts near L3 latency and decays back to DRAM
--- within 100 ms; made resident by 16 chains, then left idle for 50 ms, most
--- of a 32 MiB chain was gone (the next loads at 120-140 ns instead of 53).
--- Lines there survive tens of ms against the cache's other tenants, so what
--- a chain keeps depends on how fast it comes back to them: one chain at
--- 135 ns revisits a line of 32 MiB every 70 ms and loses it, 16 chains
--- every 3 ms and keep it (k chains revisit each line k times sooner in
--- time; the reuse distance in lines is the same), and t1 and tk measure
--- different levels, whichever was measured first.  No ordering of the runs fixes
--- that: such rows are flagged, and a t1 that moved between the first and
--- the last k=1 run says the level changed under the measurement.
--- The other cause needs no cache: on an EPYC guest at 1 GiB (32 MiB of L3)
--- one chain reads 220-350 ns per load and each of 2 chains 190-290 ns, so
--- every k >= 2 is above k; multichase there gives simple 238-260 ns and
--- parallel2 96 ns per load, the same excess: a lone miss is served slower
--- than misses under load.
+-- A speedup above k: near a cache's size k chains revisit each line k times
+-- sooner and keep lines one chain loses; far beyond the caches some guests
+-- serve a lone miss slower than misses under load.
+M.SUPERLINEAR_WHY = "a speedup above k cannot come from overlapping misses: each of the k chains ran faster than " ..
+  "one chain alone (t1), either because k chains revisit their lines k times sooner and a cache keeps more of " ..
+  "them (near a cache's size: compare the footprint with the caches), or because the machine serves a lone miss " ..
+  "slower than misses under load (seen far beyond the caches on an EPYC guest, where multichase's " ..
+  "simple/parallelN ratio is as far above N); such rows are marked superlinear and left out of mlp, and peak " ..
+  "keeps the raw best speedup"
+
 M.mlp = doc(errors.facade("mlp", function(rows, t1_last)
   if type(rows) ~= "table" or #rows < 1 or rows[1].k ~= 1 then
     errors.argument("mlp", 1, "rows {{k=1, ns=}, {k=2, ns=}, ...} expected, k=1 first", 1)
@@ -241,7 +231,8 @@ M.mlp = doc(errors.facade("mlp", function(rows, t1_last)
   local t1_first, t1 = rows[1].ns, rows[1].ns
   if t1_last and t1_last < t1 then t1 = t1_last end
   rows[1].ns = t1
-  local res = {rows = rows, mlp = 0, peak = 0, t1 = t1}
+  local res = {rows = rows, peak = 0, t1 = t1}
+  local kmax, best = rows[#rows].k, nil
   for _, row in ipairs(rows) do
     row.speedup = t1 / row.ns
     row.superlinear = nil
@@ -249,49 +240,115 @@ M.mlp = doc(errors.facade("mlp", function(rows, t1_last)
     if row.speedup > row.k * SUPERLINEAR then
       row.superlinear = true
       res.superlinear = (res.superlinear or 0) + 1
-    elseif row.speedup > res.mlp then
-      res.mlp = row.speedup
+    elseif row.k > 1 and (not best or row.speedup > best.speedup) then
+      best = row
     end
   end
   local notes = {}
+  if best then
+    res.mlp, res.mlp_k = math.max(1, best.speedup), best.k
+    -- as many misses overlapped as chains were run: the limit was --max, not the hierarchy
+    if res.mlp >= kmax / SUPERLINEAR then res.at_least = kmax end
+  elseif kmax == 1 then
+    res.why = "one chain only (max = 1): nothing to overlap"
+  else
+    res.why = "every k > 1 ran above k (superlinear)"
+  end
   if res.superlinear then
-    notes[#notes + 1] = string.format("%d of %d rows show a speedup above k, which overlapping misses cannot " ..
-      "give: each of the k chains ran faster than one chain alone (t1), either because k chains revisit their " ..
-      "lines sooner and a cache keeps more of them (near a cache's size), or because this machine serves a " ..
-      "lone miss slower than misses under load (seen far beyond the caches on an EPYC guest, where " ..
-      "multichase's simple/parallelN ratio is as far above N); those rows are marked superlinear and left out " ..
-      "of mlp, peak keeps the raw best speedup", res.superlinear, #rows)
+    notes[#notes + 1] = string.format("%d of %d rows show a speedup above k (superlinear, left out of mlp)",
+      res.superlinear, #rows)
   end
   if t1_last then
     res.t1_drift = t1_last / t1_first - 1
     if math.abs(res.t1_drift) > DRIFT then
       res.unsettled = true
-      notes[#notes + 1] = string.format("t1 moved %+.0f%% between the first and the last k=1 run (%.1f -> " ..
-        "%.1f ns): how much of the chain a cache holds changed with the runs between, so the speedups at this " ..
-        "size mix two levels of the hierarchy", res.t1_drift * 100, t1_first, t1_last)
+      notes[#notes + 1] = string.format("t1 moved %+.0f%% between the first and the last k=1 run (%.1f -> %.1f " ..
+        "ns): the level serving the chain changed under the measurement", res.t1_drift * 100, t1_first, t1_last)
     end
   end
   if #notes > 0 then res.note = table.concat(notes, "; ") end
   return res
 end), "chase.mlp", [[
-chase.mlp(rows[, t1_last]) -> {rows=, mlp=, peak=, t1=, superlinear=?, t1_drift=?, unsettled=?, note=?}
-The analysis chase.parallelism applies to its rows, for rows measured any
-way: rows = {{k=1, ns=}, {k=2, ns=}, ...}, ns per load with k chains;
-t1_last, a k=1 ns measured after the others.  t1 is the smaller of rows[1].ns
-and t1_last (rows[1].ns becomes t1); each row gets speedup = t1 / ns.  A speedup above k * 1.05
-cannot come from overlapped misses: the row is marked superlinear (each
-chain ran faster than one alone: k chains revisit lines k times sooner and
-kept them in a cache one chain lost, or the machine serves a lone miss
-slower than misses under load) and left out of mlp, the best remaining
-speedup; peak is the best speedup of all rows (multichase's
-simple/parallelN ratio).  t1_drift is
-t1_last / rows[1].ns - 1; beyond +-10% the result is unsettled (the level
-serving the chain changed during the run).  note says all that in words.]])
+chase.mlp(rows[, t1_last]) -> {rows=, mlp=?, mlp_k=?, at_least=?, why=?, peak=, t1=, superlinear=?,
+  t1_drift=?, unsettled=?, note=?}
+The analysis chase.parallelism applies to each round of its rows, for rows
+measured any way: rows = {{k=1, ns=}, {k=2, ns=}, ...}, ns per load with k
+chains; t1_last, a k=1 ns measured after the others.  t1 is the smaller of
+rows[1].ns and t1_last (rows[1].ns becomes t1); each row gets speedup = t1
+/ ns.  A speedup above k * 1.05 cannot come from overlapped misses
+(chase.SUPERLINEAR_WHY says why it happens): the row is marked superlinear
+and left out.  mlp is the best speedup of the rows k > 1 left (at least 1),
+mlp_k its k; where none is left mlp is nil and why says so.  at_least is
+the largest k when mlp reaches it (within 5%): as many misses overlapped as
+chains ran, so more chains may show more.  peak is the best speedup of all
+rows (multichase's simple/parallelN ratio).  t1_drift is t1_last /
+rows[1].ns - 1; beyond +-10% the result is unsettled (the level serving
+the chain changed during the run).  note says that in words.]])
+
+-- The rounds of chase.parallelism as one result: per k the median ns and
+-- speedup over the rounds and their range, superlinear where that median
+-- is above k; mlp the best row left, with its range.
+local function combine(rounds)
+  local rows, R = {}, #rounds
+  for k = 1, #rounds[1].rows do
+    local ns, med, sp, sl = {}, {}, {}, 0
+    for r, a in ipairs(rounds) do
+      local row = a.rows[k]
+      ns[r], med[r], sp[r] = row.ns, row.median_ns, row.speedup
+      if row.superlinear then sl = sl + 1 end
+    end
+    local st = stats(sp)
+    rows[k] = {k = k, ns = median(ns), median_ns = median(med), speedup = st.median, speedup_min = st.min,
+      speedup_max = st.max, speedups = sp, superlinear = st.median > k * SUPERLINEAR or nil,
+      superlinear_rounds = sl > 0 and sl or nil}
+  end
+  local res = {rows = rows, rounds = R}
+  local peaks, drift, best = {}, nil, nil
+  for r, a in ipairs(rounds) do
+    peaks[r] = a.peak
+    if a.unsettled then res.unsettled = true end
+    if a.t1_drift and (not drift or math.abs(a.t1_drift) > math.abs(drift)) then drift = a.t1_drift end
+  end
+  res.peak, res.t1_drift = median(peaks), drift
+  for _, row in ipairs(rows) do
+    if row.superlinear then
+      res.superlinear = (res.superlinear or 0) + 1
+    elseif row.k > 1 and (not best or row.speedup > best.speedup) then
+      best = row
+    end
+  end
+  local kmax = rows[#rows].k
+  if best then
+    res.mlp, res.mlp_k, res.mlp_min, res.mlp_max = best.speedup, best.k, best.speedup_min, best.speedup_max
+    -- as many misses overlapped as chains ran: the limit was max, not the hierarchy
+    if res.mlp >= kmax / SUPERLINEAR then res.at_least = kmax end
+  elseif kmax == 1 then
+    res.why = "one chain only (max = 1): nothing to overlap"
+  else
+    res.why = "every k > 1 ran above k (superlinear)" .. (R > 1 and ", as the median of the rounds" or "")
+  end
+  local notes = {}
+  if res.superlinear then
+    notes[#notes + 1] = string.format("%d of %d rows above k (superlinear, left out of mlp)", res.superlinear, #rows)
+  end
+  if res.unsettled then
+    notes[#notes + 1] = string.format("t1 moved up to %+.0f%% between the first and the last k=1 run of a round: the " ..
+      "level serving the chain changed under the measurement", drift * 100)
+  end
+  if #notes > 0 then res.note = table.concat(notes, "; ") end
+  return res
+end
+
 M.parallelism = doc(errors.facade("parallelism", function(opts)
   opts = check_opts(opts, "parallelism")
   local max = opts.max or C.max_k
   if math.type(max) ~= "integer" or max < 1 or max > C.max_k then
     errors.argument("parallelism", 1, string.format("max: the number of chains must be in 1..%d, got %s", C.max_k, tostring(max)), 1)
+  end
+  local nrounds = opts.rounds or 1
+  if math.type(nrounds) ~= "integer" or nrounds < 1 or nrounds > 1000 then
+    errors.argument("parallelism", 1, string.format("rounds: an integer in 1..1000 expected, got %s",
+      tostring(nrounds)), 1)
   end
   -- separate cycles (multichase's parallel chases) where every element has a
   -- word for each chain, else k heads on one cycle (lmbench's par_mem)
@@ -308,33 +365,35 @@ M.parallelism = doc(errors.facade("parallelism", function(opts)
   if chains == "separate" and not opts.chain then opts = setmetatable({ways = max}, {__index = opts}) end
   local c, msg, errno = chain_for(opts)
   if not c then return nil, msg, errno end
-  local rows, t1_last, err = {}, nil, nil
-  for k = 1, max do
-    local r, rmsg, rerr = c:run{k = k, samples = opts.samples, sample_ms = opts.sample_ms}
-    if not r then err = {rmsg, rerr}; break end
-    rows[k] = {k = k, ns = min(r.samples), median_ns = median(r.samples)}
-  end
-  -- t1 once more at the end: the better of both is t1, so that a slow first
-  -- measurement on a noisy machine does not inflate every speedup, and the
-  -- two apart say the chain's residency moved (chase.mlp)
-  if not err and max > 1 then
-    local r, rmsg, rerr = c:run{k = 1, samples = opts.samples, sample_ms = opts.sample_ms}
-    if not r then err = {rmsg, rerr} else t1_last = min(r.samples) end
+  -- each round: k = 1..max, then t1 once more: the better of both is t1, so
+  -- that a slow first measurement on a noisy machine does not inflate every
+  -- speedup, and the two apart say the chain's residency moved (chase.mlp)
+  local rounds, err = {}, nil
+  for r = 1, nrounds do
+    local rows, t1_last = {}, nil
+    for k = 1, max do
+      local run, rmsg, rerr = c:run{k = k, samples = opts.samples, sample_ms = opts.sample_ms}
+      if not run then err = {rmsg, rerr}; break end
+      rows[k] = {k = k, ns = min(run.samples), median_ns = median(run.samples)}
+    end
+    if not err and max > 1 then
+      local run, rmsg, rerr = c:run{k = 1, samples = opts.samples, sample_ms = opts.sample_ms}
+      if not run then err = {rmsg, rerr} else t1_last = min(run.samples) end
+    end
+    if err then break end
+    rounds[r] = M.mlp(rows, t1_last)
   end
   local res = describe({chains = chains}, c)
   if opts.chain == nil then c:close() end
   if err then return nil, err[1], err[2] end
-  local a = M.mlp(rows, t1_last)
-  res.rows, res.mlp, res.peak, res.superlinear, res.t1_drift, res.unsettled = a.rows, a.mlp, a.peak, a.superlinear,
-    a.t1_drift,    a.unsettled
-  if a.note then
-    res.note = a.note .. string.format(" (footprint %s of lines)", metrics.size(res.footprint))
-  end
+  for k, v in pairs(combine(rounds)) do res[k] = v end
+  if res.note then res.note = res.note .. string.format(" (footprint %s of lines)", metrics.size(res.footprint)) end
   return setmetatable(res, KIND.parallelism)
 end), "chase.parallelism", [[
-chase.parallelism{size=, max=16, order=, stride=, pages=, samples=, sample_ms=, chains=, chain=}
-  -> {rows={{k=, ns=, median_ns=, speedup=, superlinear=?}, ...}, mlp=, peak=, size=,
-      chains=, footprint=, superlinear=?, t1_drift=?, unsettled=?, note=?, ...}
+chase.parallelism{size=, max=16, rounds=1, order=, stride=, pages=, samples=, sample_ms=, chains=, chain=}
+  -> {rows={{k=, ns=, median_ns=, speedup=, speedup_min=, speedup_max=, speedups=, superlinear=?,
+      superlinear_rounds=?}, ...}, mlp=?, mlp_k=?, mlp_min=?, mlp_max=?, rounds=, at_least=?, why=?,
+      peak=, size=, chains=, footprint=, superlinear=?, t1_drift=?, unsettled=?, note=?, ...}
 Memory-level parallelism: k = 1..max chains chased together in one
 unrolled loop; ns is ns per load with k chains (tk/k, tk the time of one
 step of all k), speedup = t1 / (tk/k), and mlp the best speedup: how many
@@ -345,13 +404,18 @@ elements, each with its own order and its own word of every element, as
 multichase's parallel chases; chains="heads" (the default otherwise) is
 lmbench par_mem: k pointers start evenly spaced along ONE cycle.  Each ns is
 the best of `samples`; t1 is measured first and again last, the better
-kept.  The speedups go through chase.mlp: a speedup above k cannot come
-from overlapped misses (the k chains, revisiting each line k times sooner,
-kept lines in a cache the single chain lost: footprint, the bytes of lines
-the chain touches, is too near a cache's size), so such rows are marked
-superlinear and left out of mlp (peak keeps the best of all, multichase's
-simple/parallelN ratio); a t1 that moved more than 10% between its
-two runs marks the result unsettled; note says why in words.]])
+kept.  Each of `rounds` rounds measures every k and goes through
+chase.mlp (rows above k marked superlinear, a t1 that moved more than 10%
+unsettled).  A row's ns and speedup are the medians over the rounds,
+speedup_min..speedup_max the range (speedups each), superlinear where
+that median is above k * 1.05 (superlinear_rounds: in how many rounds the
+row was): left out of mlp.  mlp is the best speedup of
+the rows k > 1 left, mlp_k its k, mlp_min..mlp_max its range over the
+rounds (one round: no range).  Where no row k > 1 is left, mlp is nil and
+why says why.  at_least = max where mlp reaches max (within 5%): more
+chains may overlap more.  peak is the median over the rounds of the best
+speedup of all rows (multichase's simple/parallelN ratio).  note says all
+that in words; chase.SUPERLINEAR_WHY why rows go above k.]])
 
 M.MAX_PER_OCTAVE = 64
 
@@ -423,6 +487,173 @@ geometric from `from` to `to` with per_octave points per doubling (rounded
 down to the stride).  The steps of the curve are the caches: compare with
 machine.caches().]])
 
+local STEP = 1.25   -- a point this much above the one before it is part of a step
+
+M.steps = doc(errors.facade("steps", function(rows, caches)
+  if type(rows) ~= "table" then errors.argument("steps", 1, "rows {{size=, ns=}, ...} expected", 1) end
+  caches = caches or machine.caches()
+  -- smoothed by a running median of 3, so that one stray sample makes no step
+  local sm = {}
+  for i, row in ipairs(rows) do
+    local a, b, c = rows[math.max(1, i - 1)].ns, row.ns, rows[math.min(#rows, i + 1)].ns
+    sm[i] = math.max(math.min(a, b), math.min(math.max(a, b), c))
+  end
+  local steps = {}
+  local i = 2
+  while i <= #sm do
+    if sm[i] >= STEP * sm[i - 1] then
+      local j = i
+      while j + 1 <= #sm and sm[j + 1] >= STEP * sm[j] do j = j + 1 end
+      local lo, hi = rows[i - 1], rows[j]
+      local step = {from = lo.size, to = hi.size, ratio = sm[j] / sm[i - 1]}
+      for _, c in ipairs(caches) do
+        if c.size >= lo.size / 2 and c.size <= hi.size * 2 then step.cache_level, step.cache_size = c.level, c.size end
+      end
+      steps[#steps + 1] = step
+      i = j + 1
+    end
+    i = i + 1
+  end
+  local res = {steps = steps}
+  -- the step to memory: the highest beyond the level below the LLC, where
+  -- the curve runs past twice the LLC
+  local llc, below = nil, 0
+  for _, c in ipairs(caches) do
+    if not llc or c.size > llc.size then llc = c end
+  end
+  if not llc or #rows == 0 or rows[#rows].size < 2 * llc.size then return res end
+  for _, c in ipairs(caches) do
+    if c.size < llc.size then below = math.max(below, c.size) end
+  end
+  local mem
+  for _, st in ipairs(steps) do
+    if math.sqrt(st.from * st.to) > 2 * below and (not mem or st.ratio > mem.ratio) then mem = st end
+  end
+  if mem and math.sqrt(mem.from * mem.to) < llc.size / 2 then
+    mem.below_llc, mem.cache_level, mem.cache_size = true, nil, nil
+    res.below_llc = true
+    res.note = string.format("the step to memory (%s -> %s) comes well below the L%d of %s that sysfs reports: "
+      .. "this guest does not own the last-level cache it reports (other tenants, or other core complexes, "
+      .. "hold the rest); about %s of it serves this chain", metrics.size(mem.from), metrics.size(mem.to),
+      llc.level, metrics.size(llc.size), metrics.size(mem.from))
+  end
+  return res
+end), "chase.steps", [[
+chase.steps(rows[, caches]) -> {steps={{from=, to=, ratio=, cache_level=?, cache_size=?, below_llc=?}, ...},
+  below_llc=?, note=?}
+The steps of a latency curve (rows {{size=, ns=}, ...} by size, as
+chase.sweep gives): on the curve smoothed by a running median of 3, runs
+of points each at least 25% above the one before; from is the last size
+before the step, to the first after it, ratio the rise.  A step gets the
+sysfs cache (caches: machine.caches() by default) within a factor of 2 of
+it.  Where the curve runs past twice the last-level cache, the step to
+memory is its highest step above twice the level below; when that lies
+below half the LLC (the geometric middle of from and to), the step is
+below_llc, not matched to the LLC, and note says so in words: a guest that
+does not own the LLC it reports.]])
+
+-- Below these a thread was off its cpu for part of the timed samples.
+local RAN_CHASER, RAN_LOADERS = 0.95, 0.90
+M.FEW_LOADERS = 4   -- fewer loading cores load the memory too little to move its latency much
+
+-- A row's samples summarised: best, median and worst ns; MB/s over all the
+-- samples and the least and most of one.
+local function loaded_row(r)
+  local ns, mb = stats(r.samples), stats(r.mbps_samples)
+  return {delay = r.delay, mbps = r.mbps, min_mbps = mb.min, max_mbps = mb.max, ns = ns.min,
+    median_ns = ns.median, max_ns = ns.max, chaser_ran = r.chaser_ran, loaders_ran = r.loaders_ran,
+    timed_s = r.timed_s, samples = r.samples, mbps_samples = r.mbps_samples}
+end
+
+local function range(lo, hi, fmt) return string.format(fmt .. "-" .. fmt, lo, hi) end
+
+M.loaded_flags = doc(function(res)
+  local rows, idle = {}, res.idle
+  for i, r in ipairs(res.rows) do rows[i] = r end
+  table.sort(rows, function(a, b) return a.delay < b.delay end)
+  local flags = {}
+  -- each flag with what it compares (rows, idle): its cause is read from them
+  local function flag(kind, text, involved, row, against)
+    flags[#flags + 1] = {kind = kind, delay = row and row.delay, against = against and against.delay, text = text,
+      involved = involved}
+  end
+  if idle.before and idle.after and (idle.before.max_ns < idle.after.ns or idle.after.max_ns < idle.before.ns) then
+    flag("idle_moved", string.format("idle latency moved from %s ns before the loaded rows to %s ns after",
+      range(idle.before.ns, idle.before.max_ns, "%.1f"), range(idle.after.ns, idle.after.max_ns, "%.1f")), {idle})
+  end
+  for _, r in ipairs(rows) do
+    if r.max_ns < idle.ns then
+      flag("below_idle", string.format("delay %d reads %s ns, below every idle sample (%s ns)", r.delay,
+        range(r.ns, r.max_ns, "%.1f"), range(idle.ns, idle.max_ns, "%.1f")), {idle, r}, r)
+    end
+  end
+  -- lighter load (a longer delay) must not read slower beyond the spread of both rows
+  for j, b in ipairs(rows) do
+    for i = 1, j - 1 do
+      local a = rows[i]
+      if a.max_ns < b.ns then
+        flag("latency_rises", string.format("delay %d reads %s ns, above delay %d's %s ns under more load",
+          b.delay, range(b.ns, b.max_ns, "%.1f"), a.delay, range(a.ns, a.max_ns, "%.1f")), {a, b}, b, a)
+        break
+      end
+    end
+    for i = 1, j - 1 do
+      local a = rows[i]
+      if a.max_mbps and b.min_mbps and a.max_mbps < b.min_mbps then
+        flag("bandwidth_rises", string.format("delay %d's loaders read %s MB/s, more than delay %d's %s MB/s "
+          .. "with a shorter delay", b.delay, range(b.min_mbps, b.max_mbps, "%.1f"), a.delay,
+          range(a.min_mbps, a.max_mbps, "%.1f")), {a, b}, b, a)
+        break
+      end
+    end
+  end
+  -- the likely cause of each, from what was measured while its rows ran
+  local causes = {}
+  for _, f in ipairs(flags) do
+    local worst_c, worst_l
+    for _, r in ipairs(f.involved) do
+      if r.chaser_ran and (not worst_c or r.chaser_ran < worst_c.chaser_ran) then worst_c = r end
+      if r.loaders_ran and r ~= idle and (not worst_l or r.loaders_ran < worst_l.loaders_ran) then worst_l = r end
+    end
+    f.involved = nil
+    local busy, why = {}, {}
+    if worst_c and worst_c.chaser_ran < RAN_CHASER then
+      busy[#busy + 1] = string.format("the chaser ran %.0f%% of its timed time (%s)", worst_c.chaser_ran * 100,
+        worst_c == idle and "idle" or ("delay " .. worst_c.delay))
+    end
+    if worst_l and worst_l.loaders_ran < RAN_LOADERS then
+      busy[#busy + 1] = string.format("the loaders %.0f%% (delay %d)", worst_l.loaders_ran * 100, worst_l.delay)
+    end
+    if #busy > 0 then why[#why + 1] = "a busy machine: " .. table.concat(busy, ", ") .. ", other work taking their cpus" end
+    if res.threads < M.FEW_LOADERS then
+      why[#why + 1] = string.format("too few loaders: %d loading core%s add%s too little traffic for latency to "
+        .. "rise above the machine's noise", res.threads, res.threads == 1 and "" or "s", res.threads == 1 and "s" or "")
+    end
+    if #why == 0 then
+      why[1] = string.format("none seen here (the chaser ran at least %.0f%% of the time, the loaders %.0f%%): the "
+        .. "memory's own behaviour (some machines serve a lone miss slower than misses under load); run it again to "
+        .. "see whether it repeats", RAN_CHASER * 100, RAN_LOADERS * 100)
+    end
+    f.cause = table.concat(why, "; ")
+    if not causes[f.cause] then causes[f.cause] = true; causes[#causes + 1] = f.cause end
+  end
+  return {flags = flags, cause = #causes > 0 and table.concat(causes, " / ") or nil}
+end, "chase.loaded_flags", [[
+chase.loaded_flags{rows=, idle=, threads=} -> {flags={{kind=, delay=?, against=?, text=, cause=}, ...},
+  cause=?}
+What chase.loaded finds wrong with its own curve, for rows measured any
+way: rows {{delay=, ns=, max_ns=, min_mbps=?, max_mbps=?, chaser_ran=?,
+loaders_ran=?}, ...} (ns the best sample, max_ns the worst), idle {ns=,
+max_ns=, chaser_ran=?, before=?, after=?}.  Flagged, each beyond the
+spread of the samples (their ranges do not overlap): a row below every
+idle sample (below_idle); a row read slower than a row with more load
+(latency_rises); loaders that read more with a longer delay
+(bandwidth_rises); idle before and after the rows apart (idle_moved).
+Each flag's cause names what was measured while the rows it compares ran:
+a busy machine (the chaser ran less than 95% of its timed time, or the
+loaders less than 90%), too few loaders (fewer than chase.FEW_LOADERS),
+or neither; cause is the distinct ones, " / " between them.]])
+
 M.loaded = doc(errors.facade("loaded", function(opts)
   opts = check_opts(opts, "loaded")
   local threads = opts.threads or math.max(1, #machine.cpus() - 1)
@@ -434,40 +665,62 @@ M.loaded = doc(errors.facade("loaded", function(opts)
   end
   local c, msg, errno = chain_for(opts)
   if not c then return nil, msg, errno end
-  local idle, imsg, ierr = c:run{k = 1, samples = opts.samples, sample_ms = opts.sample_ms}
-  local rows
-  if idle then
-    rows, imsg, ierr = c:loaded{delays = delays, threads = threads, bw_size = size_of(opts.bw_size, "bw_size"),
+  -- idle before and after the loaded rows, measured as they are (no loaders)
+  local function idle_run()
+    local r, m, e = c:loaded{delays = {0}, threads = 0, samples = opts.samples, sample_ms = opts.sample_ms}
+    return r and loaded_row(r[1]), m, e
+  end
+  local before, rows, after, emsg, eerr
+  before, emsg, eerr = idle_run()
+  if before then
+    rows, emsg, eerr = c:loaded{delays = delays, threads = threads, bw_size = size_of(opts.bw_size, "bw_size"),
       samples = opts.samples, sample_ms = opts.sample_ms}
   end
-  for i, r in ipairs(rows or {}) do   -- the engine's samples, summarised here
-    rows[i] = {delay = r.delay, mbps = r.mbps, ns = min(r.samples), median_ns = median(r.samples)}
-  end
-  local res = idle and rows and describe({rows = rows, idle_ns = min(idle.samples), threads = threads}, c)
+  if rows then after, emsg, eerr = idle_run() end
+  local res = describe({threads = threads}, c)
+  if opts.chain == nil then c:close() end
+  if not after then return nil, emsg, eerr end
+  for i, r in ipairs(rows) do rows[i] = loaded_row(r) end
+  local all = table.move(after.samples, 1, #after.samples, #before.samples + 1,
+    table.move(before.samples, 1, #before.samples, 1, {}))
+  local st = stats(all)
+  local idle = {ns = st.min, median_ns = st.median, max_ns = st.max, samples = all,
+    chaser_ran = math.min(before.chaser_ran, after.chaser_ran),
+    before = {ns = before.ns, median_ns = before.median_ns, max_ns = before.max_ns},
+    after = {ns = after.ns, median_ns = after.median_ns, max_ns = after.max_ns}}
+  res.rows, res.idle, res.idle_ns = rows, idle, idle.ns
   local still = {}
-  for _, r in ipairs(rows or {}) do
+  for _, r in ipairs(rows) do
     if r.mbps == 0 then still[#still + 1] = r.delay end
   end
-  if res and #still > 0 then   -- started and streaming, then left without a cpu while the chase was timed
+  if #still > 0 then   -- started and streaming, then left without a cpu while the chase was timed
     res.note = string.format("the loaders read nothing while delay %s was timed: their cpus were busy with other "
       .. "work, so those rows are idle latency", table.concat(still, ","))
   end
-  if opts.chain == nil then c:close() end
-  if not res then return nil, imsg, ierr end
+  local f = M.loaded_flags(res)
+  res.flags, res.cause = f.flags, f.cause
   return setmetatable(res, KIND.loaded)
 end), "chase.loaded", [[
 chase.loaded{size="256M", delays={0, 10, ..., 20000}, threads=cpus-1, bw_size="256M",
              order=, stride=, pages=, samples=, sample_ms=}
-  -> {rows={{delay=, mbps=, ns=, median_ns=}, ...}, idle_ns=, threads=, size=, note=?, ...}
+  -> {rows={{delay=, mbps=, min_mbps=, max_mbps=, ns=, median_ns=, max_ns=, chaser_ran=,
+      loaders_ran=, timed_s=, samples=, mbps_samples=}, ...}, idle={ns=, median_ns=, max_ns=, samples=,
+      chaser_ran=, before=, after=}, idle_ns=, threads=, flags=, cause=?, note=?, size=, ...}
 Loaded latency, as Intel MLC's table: the calling thread chases (k = 1)
 while `threads` bandwidth threads, pinned to the other cpus, each read
 their own bw_size buffer (THP) one 64-byte line at a time with an injection
 delay of `delay` empty-loop iterations (about one cycle each) after every
-line.  mbps is the MB/s (1e6 bytes) the bandwidth threads read during the
-timed samples, ns the best latency under that load; idle_ns is the latency
-with no load.  Larger delays, less bandwidth, latency falls toward idle.
-A row whose loaders read nothing (started, then left without a cpu while
-the chase was timed) is named in note.]])
+line.  Per row: mbps, the MB/s (1e6 bytes) the loaders read over the timed
+samples, min_mbps..max_mbps that of one sample; ns, median_ns and max_ns
+the best, median and worst sample's ns per load; timed_s the samples'
+time, chaser_ran and loaders_ran the fraction of it the chaser and the
+loaders ran on their cpus (below 1: other work took them; mbps /
+loaders_ran / threads is what a loader reads per second it runs).  idle is the latency with no loaders,
+measured alike before and after the rows (idle_ns = idle.ns, the best).
+Larger delays, less bandwidth, latency falls toward idle: where the curve
+does not (chase.loaded_flags: below idle, or not monotone beyond the
+samples' spread) flags lists it ({kind=, delay=, text=, cause=}), each
+with its likely cause.  note names any row whose loaders read nothing.]])
 
 for fname in pairs(OWN_KEYS) do complete.options(M[fname], option_keys(fname)) end
 

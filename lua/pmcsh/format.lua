@@ -163,11 +163,15 @@ end
 
 kinds["pmcsh.chase_parallelism"] = function(r, indent)
   indent = indent or ""
-  local l = {string.format("%sparallelism %.2f (%s chains): %s order, %s, stride %d, %s pages", indent,
-    r.mlp, r.chains or "?", r.order, size(r.size), r.stride, r.pages)}
+  local mlp = r.mlp and string.format("%.2f%s%s", r.mlp, (r.rounds or 1) > 1
+      and string.format(" (k=%d, %.2f-%.2f over %d rounds)", r.mlp_k, r.mlp_min, r.mlp_max, r.rounds) or "",
+      r.at_least and string.format(", at least %d", r.at_least) or "")
+    or ("none: " .. tostring(r.why))
+  local l = {string.format("%sparallelism %s (%s chains): %s order, %s, stride %d, %s pages", indent,
+    mlp, r.chains or "?", r.order, size(r.size), r.stride, r.pages)}
   for _, row in ipairs(r.rows) do
     l[#l + 1] = string.format("%s  k=%-2d %8.2f ns/load  speedup %5.2f%s", indent, row.k, row.ns,
-      row.speedup, row.superlinear and "  (above k: cache hits, left out)" or "")
+      row.speedup, row.superlinear and "  (above k: left out of mlp)" or "")
   end
   return table.concat(l, "\n")
 end
@@ -191,6 +195,8 @@ kinds["pmcsh.chase_loaded"] = function(r, indent)
   local text = string.format("%sloaded latency, %d loader thread%s: idle %.2f ns per load; %s order, %s, stride %d, "
     .. "%s pages\n", indent, r.threads, r.threads == 1 and "" or "s", r.idle_ns, r.order, size(r.size), r.stride,
     r.pages) .. M.table(rows, {"delay", "mbps", "ns"}, indent .. "  ")
+  for _, f in ipairs(r.flags or {}) do text = text .. "\n" .. indent .. "flag: " .. f.text end
+  if r.cause then text = text .. "\n" .. indent .. "likely cause: " .. r.cause end
   if r.note then text = text .. "\n" .. indent .. "note: " .. r.note end
   return text
 end

@@ -135,7 +135,8 @@ end
 
 -- Line chart.  o = {title=, xlabel=, ylabel=, logx=, logy=, bytes= (x is
 -- bytes: log axis labelled 4K, 1M), y0= (y from 0), ymax=,
--- series = {{title=, points = {{x, y}, ...}, points_only=, dashed=}, ...},
+-- series = {{title=, points = {{x, y[, ylow, yhigh]}, ...}, points_only=, dashed=}, ...}
+-- (ylow..yhigh on every point of a series: drawn as error bars),
 -- vlines = {{x=, title=}} (dashed, labelled), hline = {y=, title=},
 -- from0= (both axes from 0), key= (gnuplot's placement, "top left" by
 -- default); a series' labels = {"text", ...} mark its points (a false entry
@@ -144,18 +145,22 @@ function M.lines(file, o)
   local parts, plots = {}, {}
   local lo, hi, ytop = math.huge, -math.huge, 0
   for i, s in ipairs(o.series or {}) do
-    local rows = {}
+    local rows, bars = {}, #s.points > 0
+    for _, p in ipairs(s.points) do bars = bars and p[3] ~= nil and p[4] ~= nil end
     for _, p in ipairs(s.points) do
       if p[1] and p[2] then
-        rows[#rows + 1] = {string.format("%.10g", p[1]), string.format("%.10g", p[2])}
-        lo, hi, ytop = math.min(lo, p[1]), math.max(hi, p[1]), math.max(ytop, p[2])
+        local row = {string.format("%.10g", p[1]), string.format("%.10g", p[2])}
+        if bars then row[3], row[4] = string.format("%.10g", p[3]), string.format("%.10g", p[4]) end
+        rows[#rows + 1] = row
+        lo, hi, ytop = math.min(lo, p[1]), math.max(hi, p[1]), math.max(ytop, bars and p[4] or p[2])
       end
     end
     if #rows > 0 then
       parts[#parts + 1] = datablock("s" .. i, rows)
-      plots[#plots + 1] = string.format("$s%d using 1:2 with %s title %s", i,
+      plots[#plots + 1] = string.format("$s%d using %s with %s title %s", i, bars and "1:2:3:4" or "1:2",
         s.points_only and "points pt 7 ps 1.6 lc rgb '#d62728'"
-          or s.dashed and "linespoints pt 6 ps 0.8 lw 1 dt 2 lc rgb '#808080'" or "linespoints pt 7 ps 0.8 lw 2",
+          or s.dashed and "linespoints pt 6 ps 0.8 lw 1 dt 2 lc rgb '#808080'"
+          or bars and "yerrorlines pt 7 ps 0.8 lw 2" or "linespoints pt 7 ps 0.8 lw 2",
         gq(s.title or ("series " .. i)))
     end
     for j, label in ipairs(s.labels or {}) do

@@ -77,7 +77,8 @@ end
 -- Counted bandwidth per kernel: median over the runs of that kernel.
 function M.counted_mbps(st) return counted(st, function(r) return r.mbps end) end
 
--- ns per iteration of a run record (its best repetition), nil when it has no times.
+-- ns per iteration of a run record (the median: of its pairs' slopes, else of
+-- its repetitions), nil when it has no times.
 function M.ns_of(rec)
   local s = workloads.seconds_per_iteration(rec)
   return s and s * 1e9
@@ -85,7 +86,7 @@ end
 local ns_of = M.ns_of
 
 -- The kernel figures beside the table, per kernel: MB/s and ns per
--- iteration (best repetition) with no counters and counted (median run),
+-- iteration (median) with no counters and counted (median run),
 -- and counted/uncounted - 1 as a rate (negative when counting slows the
 -- kernel down).
 function M.rates(st)
@@ -229,9 +230,13 @@ M.row_format = row_format
 -- The event rows, one notation per row, and the row's class; rows zero in
 -- every column are left out unless o.all (named in a line below).
 -- Returns the lines, how many rows were counted, and the zero rows' keys.
+local STAT_NAME = {trimmed = "trimmed mean", value = "trimmed mean", mean = "mean", median = "median", min = "min",
+  max = "max"}
+local function heading(o) return string.format("Events per loop iteration (%s)", STAT_NAME[o.stat or "trimmed"]) end
+
 local function event_lines(st, o, ws, w)
   local kernels = st.header.kernels
-  local line = {pad_right("Events per loop iteration", w)}
+  local line = {pad_right(heading(o), w)}
   for _, k in ipairs(kernels) do line[#line + 1] = string.format("%10s%-7s", ws[k].title, "") end
   line[#line + 1] = " class"
   local out, shown, zero = {trim(table.concat(line))}, 0, {}
@@ -276,8 +281,8 @@ local function rate_rows(st, ws)
   for _, k in ipairs(st.header.kernels) do timed = timed or (ws[k].bytes == nil and ws[k].run ~= nil) end
   local rows = {{"MB/s, no counters", "mbps"}, {"MB/s, counted (median run)", "mbps_counted"}}
   if timed then
-    rows[#rows + 1] = {"ns per iteration, no counters", "ns", "%9.2f"}
-    rows[#rows + 1] = {"ns per iteration, counted", "ns_counted", "%9.2f"}
+    rows[#rows + 1] = {"ns per iteration, no counters (median)", "ns", "%9.2f"}
+    rows[#rows + 1] = {"ns per iteration, counted (median run)", "ns_counted", "%9.2f"}
   end
   rows[#rows + 1] = {"counted/uncounted - 1, %", "perturbation"}
   rows[#rows + 1] = {"  noise floor: A/A - 1, %", "aa"}
@@ -419,8 +424,8 @@ function M.report(st, o)
   o = o or {}
   local ws = workloads.of(st.header)
   local rows, timed = rate_rows(st, ws)
-  -- the first column fits every label, and the ns rows' with two spaces
-  local w = timed and 31 or 26
+  -- the first column fits every label, the heading and the ns rows' with two spaces
+  local w = math.max(timed and 40 or 26, #heading(o) + 1)
   for _, r in ipairs(st.header.rows) do w = math.max(w, #M.label(st, r) + 1) end
   local out, shown, zero = event_lines(st, o, ws, w)
   if #zero > 0 then
