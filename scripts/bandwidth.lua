@@ -1,5 +1,10 @@
 -- pmcsh bandwidth: memory-controller bandwidth from uncore counters,
 -- per socket (each counted once) and in total.
+local machine = require("pmcsh.machine")
+local recipe = require("pmcsh.recipe")
+local stream = require("pmcsh.stream")
+local sys = require("pmcsh.sys")
+local uncore = require("pmcsh.uncore")
 local shell = require("pmcsh.text").shell
 return {
   description = "memory-controller bandwidth (uncore iMC/UMC): read, write, total GB/s per socket",
@@ -23,14 +28,10 @@ beside the bytes the controllers saw.  Needs a memory-controller PMU
     {name = "json", type = "flag", help = "print one JSON object"},
   },
   run = function(opts, args)
-    local uncore = require("pmcsh.uncore")
-    local recipe = require("pmcsh.recipe")
     if opts.kernel and #args > 0 then
       error(recipe.usage("bandwidth: give --kernel or a command, not both"), 0)
     end
-    local stream
     if opts.kernel then
-      stream = require("pmcsh.stream")
       local known = {}
       for _, d in ipairs(stream.kernels()) do known[#known + 1] = d.name end
       local ok = false
@@ -58,7 +59,6 @@ beside the bytes the controllers saw.  Needs a memory-controller PMU
         return os.execute(table.concat(q, " "))
       end
     else
-      local sys = require("pmcsh._sys")
       window = function() sys.sleep(opts.seconds) end
     end
     local agg, res = uncore.measure(ctrls, window)
@@ -81,7 +81,7 @@ beside the bytes the controllers saw.  Needs a memory-controller PMU
     if opts.json then
       local cjson = require("cjson")
       print(cjson.encode({sockets = agg.sockets, total = agg.total, seconds = agg.seconds,
-                          cross_check = cross, fingerprint = require("pmcsh.machine").fingerprint()}))
+                          cross_check = cross, fingerprint = machine.fingerprint()}))
     else
       io.write(uncore.format(agg))
       if cross then

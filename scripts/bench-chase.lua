@@ -1,6 +1,10 @@
 -- pmcsh bench-chase: the chase engine checked against a plain C chase over
 -- the same chain, the prefetched stride order, and the latency-versus-size
 -- curve against the caches sysfs reports.
+local chase = require("pmcsh.chase")
+local machine = require("pmcsh.machine")
+local plot = require("pmcsh.plot")
+local recipe = require("pmcsh.recipe")
 local fmt_size = require("pmcsh.metrics").size
 local stats = require("pmcsh.metrics").stats
 local shell = require("pmcsh.text").shell
@@ -227,7 +231,7 @@ end
 local function plot_curve(opts, rows, say)
   local pts = {}
   for _, row in ipairs(rows) do pts[#pts + 1] = {row.size / 1024, row.ns} end
-  local ok, msg = require("pmcsh.plot").lines(opts.plot, {title = "pmcsh chase: latency versus size",
+  local ok, msg = plot.lines(opts.plot, {title = "pmcsh chase: latency versus size",
     xlabel = "KiB", ylabel = "ns per load", logx = true, logy = true,
     series = {{title = "random, 64 B, " .. opts.pages, points = pts}}})
   if not ok then io.stderr:write("bench-chase: ", msg, "\n") else say("\nplot: %s", opts.plot) end
@@ -235,7 +239,6 @@ end
 
 -- bad option values are usage errors; --multichase must name a file
 local function check_options(opts)
-  local recipe = require("pmcsh.recipe")
   if opts.to < opts.from then error(recipe.usage("bench-chase: --to must be >= --from"), 0) end
   if opts.only == "multichase" then
     if not opts.multichase then error(recipe.usage("bench-chase: --only multichase needs --multichase PATH"), 0) end
@@ -290,17 +293,16 @@ on a shared machine wander: run it on a quiet one.]],
       .. "comparison alone, with --multichase)"},
   },
   run = function(opts)
-    local chase = require("pmcsh.chase")
     check_options(opts)
     local say = opts.json and function() end or function(...) print(string.format(...)); io.stdout:flush() end
     if opts.only == "multichase" then
-      local res = {multichase = versus_multichase(chase, opts, say), fingerprint = require("pmcsh.machine").fingerprint()}
+      local res = {multichase = versus_multichase(chase, opts, say), fingerprint = machine.fingerprint()}
       if not res.multichase then return 1 end
       if opts.json then print(require("cjson").encode(res)) end
       return 0
     end
-    local res = {caches = require("pmcsh.machine").caches(), versus_plain = {},
-      fingerprint = require("pmcsh.machine").fingerprint()}
+    local res = {caches = machine.caches(), versus_plain = {},
+      fingerprint = machine.fingerprint()}
     local t = {}
     for _, c in ipairs(res.caches) do t[#t + 1] = string.format("L%d %s %s", c.level, c.type, fmt_size(c.size)) end
     say("caches (sysfs, cpu0): %s", table.concat(t, ", "))

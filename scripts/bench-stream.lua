@@ -1,8 +1,12 @@
 -- pmcsh bench-stream: pmcsh's STREAM kernels against the textbook loops
 -- (kernels/ref_stream.c), same arrays, threads and pinning, interleaved.
+local metrics = require("pmcsh.metrics")
+local recipe = require("pmcsh.recipe")
+local results = require("pmcsh.results")
+local stream = require("pmcsh.stream")
+
 -- --kernels checked against the descriptors (default: every available one)
-local function kernel_list(opts, stream, desc)
-  local recipe = require("pmcsh.recipe")
+local function kernel_list(opts, desc)
   local kernels = {}
   if opts.kernels then
     for _, k in ipairs(opts.kernels) do
@@ -19,7 +23,6 @@ end
 
 -- --threads as counts ("all": every cpu; default 1 and all), repeats dropped
 local function thread_counts(opts, m)
-  local recipe = require("pmcsh.recipe")
   local threads = {}
   for _, t in ipairs(opts.threads or {"1", tostring(#m.cpus)}) do
     local v = t == "all" and #m.cpus or math.tointeger(tonumber(t))
@@ -50,7 +53,7 @@ local function compare(s, k, refk, opts)
   end
   -- the same round's two runs saw the same machine: the median of
   -- their ratios resists noise that best-of alone does not
-  return {best = best, best_ref = best_ref, paired = require("pmcsh.metrics").stats(paired).median, isa = isa}
+  return {best = best, best_ref = best_ref, paired = metrics.stats(paired).median, isa = isa}
 end
 
 -- the closing line: the lowest ratios, read against the target (or, with --self, as noise)
@@ -95,16 +98,14 @@ noise floor, against which the real comparison is read.
     {name = "json", type = "flag", help = "one JSON object per kernel and thread count"},
   },
   run = function(opts)
-    local stream = require("pmcsh.stream")
-    local metrics = require("pmcsh.metrics")
     local m = stream.machine()
     local desc = {}
     for _, d in ipairs(stream.kernels()) do desc[d.name] = d end
-    local kernels = kernel_list(opts, stream, desc)
+    local kernels = kernel_list(opts, desc)
     local threads = thread_counts(opts, m)
 
     local cjson = opts.json and require("cjson")
-    if opts.json then print(require("pmcsh.results").head("bench-stream")) end
+    if opts.json then print(results.head("bench-stream")) end
     local n = opts.n or m.default_n
     local worst, worst_paired = math.huge, math.huge
     for _, t in ipairs(threads) do

@@ -2,7 +2,8 @@
 -- results files as an A/B.  The statistics are pmcsh.compare's.
 local compare = require("pmcsh.compare")
 local recipe = require("pmcsh.recipe")
-local sys = require("pmcsh._sys")
+local plot = require("pmcsh.plot")
+local sys = require("pmcsh.sys")
 local text = require("pmcsh.text")
 
 local function usage(fmt, ...) error(recipe.usage("compare: " .. string.format(fmt, ...)), 0) end
@@ -148,7 +149,7 @@ local function fleet_plot(res, file)
   end
   local series = {}
   for _, h in ipairs(order) do series[#series + 1] = {title = h, points = by[h]} end
-  return require("pmcsh.plot").fleet(file, {metrics = names, series = series, band = res.band,
+  return plot.fleet(file, {metrics = names, series = series, band = res.band,
     title = string.format("%d hosts: each node's value over the fleet median; flagged past |z| > %g and the band",
       #res.hosts, res.z)})
 end
@@ -218,7 +219,7 @@ local function ab_plot(rows, file, level)
       pts[#pts + 1] = {x = #names, y = r.b / r.a, lo = 1 + r.lo / r.a, hi = 1 + r.hi / r.a, flagged = r.significant}
     end
   end
-  return require("pmcsh.plot").fleet(file, {metrics = names, series = {{title = "B / A", points = pts}},
+  return plot.fleet(file, {metrics = names, series = {{title = "B / A", points = pts}},
     ylabel = "B / A (means of the repetitions)",
     title = string.format("B over A per metric, with the %g%% interval; marked: significant", level * 100)})
 end

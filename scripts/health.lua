@@ -9,7 +9,8 @@ local machine = require("pmcsh.machine")
 local recipe = require("pmcsh.recipe")
 local results = require("pmcsh.results")
 local stream = require("pmcsh.stream")
-local survey = require("pmcsh.survey")
+local plan = require("pmcsh.survey.plan")
+local sys = require("pmcsh.sys")
 local text = require("pmcsh.text")
 
 local FORMAT = "pmcsh-health/1"
@@ -156,11 +157,10 @@ neither a baseline nor a threshold it measures and judges nothing.
     {name = "mlp-max", type = "int", default = 16, min = 2, max = chase.MAX_K, help = "most chains chased together"},
   },
   run = function(opts)
-    local sys = require("pmcsh._sys")
     local t0 = sys.now()
     local m = stream.machine()
     local o = {reps = opts.reps, mlp_max = opts["mlp-max"]}
-    o.n = opts.n or math.min(MAX_N, (survey.default_n(m.default_n, machine.mem_available())))
+    o.n = opts.n or math.min(MAX_N, (plan.default_n(m.default_n, machine.mem_available())))
     o.chain = opts.chain or math.max(64 << 20, math.min(MAX_CHAIN, 4 * m.llc_bytes))
     local out
     if opts.out then

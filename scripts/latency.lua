@@ -2,6 +2,9 @@
 -- chase module's prefetcher-proof chains.
 local recipe, chase = require("pmcsh.recipe"), require("pmcsh.chase")
 local machine = require("pmcsh.machine")
+local metrics = require("pmcsh.metrics")
+local plot = require("pmcsh.plot")
+local results = require("pmcsh.results")
 
 return {
   description = "memory latency versus size (lat_mem_rd): ns per dependent load",
@@ -28,12 +31,12 @@ step to memory comes well below the last-level cache sysfs reports.
     opts.stride = opts.stride or chase.default_stride(opts.order)
     -- each row is printed as it is measured (and flushed, so a pipe sees it)
     local cjson = opts.json and require("cjson")
-    local size = require("pmcsh.metrics").size
+    local size = metrics.size
     local headed = false
     local function head()   -- with the first row: nothing is printed for options refused
       headed = true
       if opts.json then
-        print(require("pmcsh.results").head("latency"))
+        print(results.head("latency"))
       elseif opts.series then
         print(string.format('"stride=%d order=%s pages=%s', opts.stride, opts.order, opts.pages))
       else
@@ -85,7 +88,7 @@ step to memory comes well below the last-level cache sysfs reports.
       for _, c in ipairs(caches) do
         marks[#marks + 1] = {x = c.size, title = string.format("L%d %s", c.level, size(c.size))}
       end
-      local ok, perr = require("pmcsh.plot").lines(opts.plot, {
+      local ok, perr = plot.lines(opts.plot, {
         title = string.format("latency, %s order, stride %d, %s pages; %s", res.order, res.stride, res.pages,
           #marks > 0 and "dashed: the caches' sizes (sysfs)" or "sysfs lists no cache sizes here"),
         xlabel = "chain size (bytes)", ylabel = "ns per dependent load (best sample)", bytes = true, logy = true,

@@ -6,8 +6,7 @@ local events = require("pmcsh.events")
 local options = require("pmcsh.options")
 local pmc = require("pmcsh.pmc")
 local results = require("pmcsh.results")
-local sys = require("pmcsh._sys")
-local distance = require("pmcsh._pmc").distance
+local sys = require("pmcsh.sys")
 
 -- libpfm4's perf PMU lists each generic event under every alias
 -- (perf::CYCLES, perf::CPU-CYCLES, perf::PERF_COUNT_HW_CPU_CYCLES) with the
@@ -175,7 +174,7 @@ local function close_models(models, name)
   local out, best, near = {}, math.max(2, #name // 3), {}
   for _, m in ipairs(models) do
     if m.name:lower():find(name:lower(), 1, true) then out[#out + 1] = m.name end
-    local d = distance(name, m.name)
+    local d = pmc.distance(name, m.name)
     if d < best then best, near = d, {m.name} elseif d == best then near[#near + 1] = m.name end
   end
   return #out > 0 and out or near

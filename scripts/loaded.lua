@@ -2,6 +2,10 @@
 -- chase.loaded: one thread chases a chain while bandwidth threads on the
 -- other cpus read their own buffers with a decreasing injection delay.
 local recipe, chase = require("pmcsh.recipe"), require("pmcsh.chase")
+local machine = require("pmcsh.machine")
+local metrics = require("pmcsh.metrics")
+local plot = require("pmcsh.plot")
+local results = require("pmcsh.results")
 
 return {
   description = "loaded latency (MLC --loaded_latency): ns per load against the MB/s the other cores read",
@@ -33,13 +37,13 @@ core's bandwidth, not the memory's, and the output says so.]],
   }),
   run = function(opts)
     local delays = opts.delays   -- integers, bounded by the option's declaration
-    local cpus = #require("pmcsh.machine").online()
+    local cpus = #machine.online()
     local res, err = chase.loaded{size = opts.size, bw_size = opts.bw_size, delays = delays, threads = opts.threads,
       order = opts.order, pages = opts.pages, samples = opts.samples, sample_ms = opts.sample_ms}
     if not res then
       return nil, err
     end
-    local size = require("pmcsh.metrics").size
+    local size = metrics.size
     -- what the load means on this machine: MLC loads from every other core
     local note
     if res.threads >= cpus then
@@ -54,7 +58,7 @@ core's bandwidth, not the memory's, and the output says so.]],
     local idle = res.idle
     if opts.json then
       local cjson = require("cjson")
-      print(require("pmcsh.results").head("loaded"))
+      print(results.head("loaded"))
       for _, r in ipairs(res.rows) do
         local flags, causes = {}, {}
         for _, f in ipairs(res.flags) do   -- a row's own, and those of the whole curve
@@ -111,7 +115,7 @@ core's bandwidth, not the memory's, and the output says so.]],
           labels[i] = false
         end
       end
-      local ok, perr = require("pmcsh.plot").lines(opts.plot, {
+      local ok, perr = plot.lines(opts.plot, {
         title = string.format("loaded latency: %s %s chain, %d loader%s%s", size(res.size), res.order, res.threads,
           res.threads == 1 and "" or "s", note and (" (" .. (res.threads < cpus and "few loading cores" or
           "loaders share cpus") .. ")") or ""),

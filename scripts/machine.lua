@@ -1,6 +1,10 @@
 -- What this machine offers for measurement: CPU, PMUs, permissions, caches,
 -- huge pages, clocks: pmcsh.machine's facts, with the PMUs and permissions.
 local machine = require("pmcsh.machine")
+local metrics = require("pmcsh.metrics")
+local pmc = require("pmcsh.pmc")
+local stream = require("pmcsh.stream")
+local sys = require("pmcsh.sys")
 
 local function read(path)
   local f = io.open(path, "r")
@@ -11,7 +15,7 @@ local function read(path)
 end
 
 local function ls(dir)
-  local out = require("pmcsh._sys").dir(dir) or {}
+  local out = sys.dir(dir) or {}
   table.sort(out)
   return out
 end
@@ -38,11 +42,11 @@ return {
   },
   run = function(opts)
     local pmus = ls("/sys/bus/event_source/devices")
-    local has_cpu_pmu = require("pmcsh.pmc").environment().cpu_pmu
+    local has_cpu_pmu = pmc.environment().cpu_pmu
     local paranoid = read("/proc/sys/kernel/perf_event_paranoid") or "?"
     local m = {
       cpu = machine.model(),
-      cpus = require("pmcsh._machine").online() or "?",
+      cpus = machine.format_list(machine.online()),
       pmus = pmus,
       hardware_pmu = has_cpu_pmu,
       perf_event_paranoid = tonumber(paranoid),
@@ -53,7 +57,7 @@ return {
       thp = machine.thp(),
       constant_tsc = machine.tsc(),
     }
-    local sm = require("pmcsh.stream").machine()
+    local sm = stream.machine()
     m.stream_isa, m.stream_variants, m.reference_runs = sm.isa, sm.variants, sm.reference_runs
     if opts.json then
       m.fingerprint = machine.fingerprint()
@@ -68,7 +72,7 @@ return {
     print(string.format("hardware PMU %s", has_cpu_pmu and "yes"
       or "no: cycles, instructions and other hardware events cannot be counted here"))
     print(string.format("paranoid     %s (%s)", paranoid, PARANOID[paranoid] or "restricted"))
-    local size = require("pmcsh.metrics").size
+    local size = metrics.size
     for _, c in ipairs(m.caches) do
       print(string.format("cache        L%d %-12s %6s  line %s B  cpus %s", c.level or 0, c.type or "?",
         c.size and size(c.size) or "?", c.line or "?", c.shared_cpu_list or "?"))

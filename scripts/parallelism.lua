@@ -2,6 +2,8 @@
 -- over the chase module.
 local recipe, chase = require("pmcsh.recipe"), require("pmcsh.chase")
 local metrics = require("pmcsh.metrics")
+local plot = require("pmcsh.plot")
+local results = require("pmcsh.results")
 
 -- The chain sizes: --sizes as given, else from..to, per_octave a doubling.
 local function sizes_of(opts, usage)
@@ -20,7 +22,7 @@ end
 -- mlp against size with its range over the rounds, y from 0 under the k
 -- line; sizes without an mlp have no point; sizes with rows above k marked
 -- at their peak, and the peak beside mlp.
-local function plot(opts, pts, marks, peaks)
+local function draw(opts, pts, marks, peaks)
   local series = {{title = string.format("%s: mlp, the best speedup within k (medians of %d round%s%s)", opts.order,
     opts.rounds, opts.rounds == 1 and "" or "s", opts.rounds > 1 and "; bars: their range" or ""), points = pts}}
   if #marks > 0 then
@@ -29,7 +31,7 @@ local function plot(opts, pts, marks, peaks)
     series[#series + 1] = {title = "peak: the best speedup of any row (multichase's simple/parallelN)", points = peaks,
       dashed = true}
   end
-  return require("pmcsh.plot").lines(opts.plot, {
+  return plot.lines(opts.plot, {
     title = string.format("memory-level parallelism, %s order: best speedup t1 / (tk / k), k = 1..%d",
       opts.order, opts.max),
     xlabel = "chain size (bytes)", ylabel = "parallelism (best speedup)", bytes = true, y0 = true, key = "below",
@@ -104,7 +106,7 @@ peak is the best speedup of all rows (multichase's simple/parallelN).
     local above, unsettled, none = {}, {}, {}
     local text = not opts.json and not opts.series
     if opts.json then
-      print(require("pmcsh.results").head("parallelism"))
+      print(results.head("parallelism"))
     elseif opts.series then
       print(string.format('"stride=%d order=%s pages=%s', opts.stride, opts.order, opts.pages))
     else
@@ -180,7 +182,7 @@ peak is the best speedup of all rows (multichase's simple/parallelN).
       end
     end
     if opts.plot then
-      local ok, perr = plot(opts, pts, marks, peaks)
+      local ok, perr = draw(opts, pts, marks, peaks)
       if not ok then return nil, perr end
     end
     return 0

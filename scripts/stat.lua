@@ -7,7 +7,7 @@ local machine = require("pmcsh.machine")
 local options = require("pmcsh.options")
 local pmc = require("pmcsh.pmc")
 local results = require("pmcsh.results")
-local sys = require("pmcsh._sys")
+local sys = require("pmcsh.sys")
 
 -- perf's tool events (duration_time): no counter, the run's own clock
 local TOOLS = (events.load("generic") or {}).tools or {}

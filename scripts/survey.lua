@@ -1,6 +1,9 @@
 -- pmcsh survey: events per loop iteration of the STREAM loops, for every
 -- event this machine counts (Heller's PMC survey of STREAM, generalised).
-local realpath = require("pmcsh._sys").realpath
+local recipe = require("pmcsh.recipe")
+local results = require("pmcsh.results")
+local survey = require("pmcsh.survey")
+local sys = require("pmcsh.sys")
 -- the bounds of the options a results file's header repeats, declared once
 -- (pmcsh.survey.plan) and checked here and on --resume/--report alike
 local limits = require("pmcsh.survey.plan").OPTIONS
@@ -9,7 +12,7 @@ local limits = require("pmcsh.survey.plan").OPTIONS
 -- one file, whether or not it exists yet, compare equal.
 local function resolved(path)
   local dir, base = path:match("^(.*)/([^/]*)$")
-  return (realpath(dir == "" and "/" or dir or ".") or dir or ".") .. "/" .. (base or path)
+  return (sys.realpath(dir == "" and "/" or dir or ".") or dir or ".") .. "/" .. (base or path)
 end
 
 return {
@@ -70,22 +73,22 @@ difference as the noise floor.
     {name = "plot", type = "plot", help = "heat map of the table to FILE.png or FILE.svg (gnuplot, 1000x640, taller past 20 rows)"},
   },
   run = function(opts)
-    local survey = require("pmcsh.survey")
-    if opts.csv and opts.json then survey.usage("survey: --csv and --json exclude each other") end
-    if opts.split and opts["no-split"] then survey.usage("survey: --split and --no-split exclude each other") end
+    local function usage(msg) error(recipe.usage("survey: " .. msg), 0) end
+    if opts.csv and opts.json then usage("--csv and --json exclude each other") end
+    if opts.split and opts["no-split"] then usage("--split and --no-split exclude each other") end
     local n_src = (opts.report and 1 or 0) + (opts.resume and 1 or 0)
-    if n_src > 1 then survey.usage("survey: --report and --resume exclude each other") end
+    if n_src > 1 then usage("--report and --resume exclude each other") end
     if opts.out then
-      local path, perr = require("pmcsh.results").path(opts.out, "survey")
+      local path, perr = results.path(opts.out, "survey")
       if not path then return nil, perr end
       opts.out = path
     end
     local results = opts.out or opts.resume or opts.report
     if opts.plot and results and resolved(opts.plot) == resolved(results) then
-      survey.usage(string.format("survey: --plot %s names the results file; plot to another file", opts.plot))
+      usage(string.format("--plot %s names the results file; plot to another file", opts.plot))
     end
     if opts.out and (opts.report or opts.resume) then
-      survey.usage("survey: --out writes a new survey; --resume appends to its own file")
+      usage("--out writes a new survey; --resume appends to its own file")
     end
     local st, err, errno, run
     if opts.report then
@@ -97,12 +100,12 @@ difference as the noise floor.
         split = not opts["no-split"], pairs = opts.pairs, kernels = opts.kernels,
         n = opts.n, reps = opts.reps, threads = opts.threads, pages = opts.pages,
         fresh = opts.fresh, baseline = not opts["no-baseline"],
-        out = opts.out, resume = opts.resume, typed = require("pmcsh.recipe").typed(opts),
+        out = opts.out, resume = opts.resume, typed = recipe.typed(opts),
       }
       -- Ctrl-C between two runs stops here as inside one: 130 and the hint below
       local ok, a, b, c = pcall(survey.run, run)
       if ok then st, err, errno = a, b, c
-      elseif require("pmcsh._sys").interrupted() then st, err, errno = nil, "interrupted", require("pmcsh._sys").EINTR
+      elseif sys.interrupted() then st, err, errno = nil, "interrupted", sys.EINTR
       else error(a, 0) end
     end
     if not st then
@@ -112,7 +115,7 @@ difference as the noise floor.
         io.stderr:write("pmcsh survey: finished runs are kept in ", file,
                         "; continue with: pmcsh survey --resume ", file, "\n")
       end
-      return errno == require("pmcsh._sys").EINTR and 130 or 1
+      return errno == sys.EINTR and 130 or 1
     end
     local text
     if opts.csv then text = survey.csv(st, {stat = opts.stat})

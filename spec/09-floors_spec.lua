@@ -1,7 +1,8 @@
--- The Lua side's floors, read from luac's listing of every file: pmcsh's
--- own modules are required at the top of a chunk (not inside a function,
--- not under pcall: none of them is optional), and the require graph has
--- no cycle.
+-- The Lua side's floors, read from luac's listing of every file of lua/
+-- and scripts/: pmcsh's own modules are required at the top of a chunk
+-- (not inside a function, not under pcall: none of them is optional), a
+-- recipe reaches no C module (pmcsh._sys: lua/pmcsh is its floor), and
+-- the require graph has no cycle.
 local h = require("helpers")
 local requires = require("requires")
 
@@ -9,12 +10,17 @@ describe("the Lua floors", function()
   local root = require("pmcsh.paths").lua:gsub("/lua$", "")
   local r = requires.check(root)
 
-  it("require pmcsh's modules at the top of each file, never under pcall", function()
-    local lua_only = {}
-    for _, p in ipairs(r.problems) do
-      if p:match("^lua/") then lua_only[#lua_only + 1] = p end
+  it("require pmcsh's modules at the top of each file, never under pcall, recipes only lua/pmcsh's", function()
+    assert.are.same({}, r.problems)
+  end)
+
+  it("read the recipes too", function()
+    local scripts = 0
+    for name in pairs(r.edges) do
+      if name:match("^scripts/") then scripts = scripts + 1 end
     end
-    assert.are.same({}, lua_only)
+    assert.is_true(scripts >= 10, scripts .. " recipes read")
+    assert.is_true(r.edges["scripts/survey.lua"]["pmcsh.survey"])
   end)
 
   it("have no cycle in the require graph", function()
@@ -23,7 +29,7 @@ describe("the Lua floors", function()
     assert.are.same({}, shown)
   end)
 
-  it("see what they must: a function's require, a pcall'd one and a cycle, in files made to have them", function()
+  it("see what they must, in files made to have them: a function's require, a pcall'd one, a recipe's C module, a cycle", function()
     local dir = h.tmpdir()
     os.execute("mkdir -p " .. h.shquote(dir .. "/lua/pmcsh") .. " " .. h.shquote(dir .. "/scripts"))
     h.write(dir .. "/lua/pmcsh/a.lua", 'local b = require("pmcsh.b")\nreturn {}\n')
@@ -31,11 +37,15 @@ describe("the Lua floors", function()
       'local ok = pcall(require, "pmcsh.c")\nlocal cj = pcall(require, "cjson")\n' ..
       'local x = pcall(require("pmcsh.c").f, 1)\nreturn {f = f}\n')
     h.write(dir .. "/lua/pmcsh/c.lua", 'return {f = function() end}\n')
+    h.write(dir .. "/scripts/r.lua", 'local c = require("pmcsh.c")\nlocal s = require("pmcsh._sys")\n' ..
+      'return {run = function() local a = require("pmcsh.a"); local cj = require("cjson") end}\n')
     local got = requires.check(dir)
     os.execute("rm -rf " .. h.shquote(dir))
     assert.are.same({
       'lua/pmcsh/b.lua:1: require("pmcsh.a") inside a function: require at the top',
       'lua/pmcsh/b.lua:2: pcall(require, "pmcsh.c"): pmcsh\'s own modules are not optional',
+      'scripts/r.lua:2: require("pmcsh._sys"): a recipe uses lua/pmcsh, not the C modules',
+      'scripts/r.lua:3: require("pmcsh.a") inside a function: require at the top',
     }, got.problems)
     assert.are.same({{"pmcsh.a", "pmcsh.b", "pmcsh.a"}}, got.cycles)
   end)

@@ -83,7 +83,7 @@ describe("text handed to gnuplot", function()
       st.header.rows[#st.header.rows + 1] = {key = n}
       st.cells[n] = {add = {value = 1, count = 1}}
     end
-    local script = assert(require("pmcsh.survey").plot_script(st))
+    local script = assert(require("pmcsh.survey.heatmap").script(st))
     -- outside single-quoted and data strings no backquote, @ or control byte but newlines
     assert.is_nil(outside_strings(script):find("[`@\1-\9\11-\31\127]"))
     for _, n in ipairs(names) do

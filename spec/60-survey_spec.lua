@@ -5,6 +5,9 @@
 local helpers = require("helpers")
 local kit = helpers.kernel_it(it)  -- specs that count the kernel
 local survey = require("pmcsh.survey")
+local events = require("pmcsh.events")
+local outputs = require("pmcsh.survey.outputs")
+local plan = require("pmcsh.survey.plan")
 local cjson = require("cjson")
 
 local N = 2 * 1024 * 1024
@@ -25,8 +28,8 @@ describe("survey packing (try-open and back off)", function()
   end
 
   it("packs events into as few groups as the counters allow", function()
-    local units = survey.plan{events = {"e1", "e2", "e3", "e4", "e5", "e6", "e7", "e8", "e9", "e10"}}
-    local groups, unopened = survey.pack(units, try)
+    local units = plan.plan{events = {"e1", "e2", "e3", "e4", "e5", "e6", "e7", "e8", "e9", "e10"}}
+    local groups, unopened = plan.pack(units, try)
     assert.are.equal(3, #groups)                   -- ceil(10 / 4)
     assert.are.same({"e1", "e2", "e3", "e4"}, groups[1].labels)
     assert.are.same({"e9", "e10"}, groups[3].labels)
@@ -34,8 +37,8 @@ describe("survey packing (try-open and back off)", function()
   end)
 
   it("keeps a split's :u and :k in one run, and pairs together", function()
-    local units, rows = survey.plan{events = {"a", "b", "c"}, split = true, pairs = {{"p", "q"}}}
-    local groups = survey.pack(units, try)
+    local units, rows = plan.plan{events = {"a", "b", "c"}, split = true, pairs = {{"p", "q"}}}
+    local groups = plan.pack(units, try)
     for _, g in ipairs(groups) do
       local set = {}
       for _, l in ipairs(g.labels) do set[l] = true end
@@ -50,8 +53,8 @@ describe("survey packing (try-open and back off)", function()
   end)
 
   it("lists events that do not open, with the reason, and keeps the rest", function()
-    local units = survey.plan{events = {"e1", "Xbad", "e2"}}
-    local groups, unopened = survey.pack(units, try)
+    local units = plan.plan{events = {"e1", "Xbad", "e2"}}
+    local groups, unopened = plan.pack(units, try)
     assert.are.same({"e1", "e2"}, groups[1].labels)
     assert.are.equal(1, #unopened)
     assert.are.equal("Xbad", unopened[1].event)
@@ -71,27 +74,27 @@ describe("survey packing (try-open and back off)", function()
 
   it("caps the default n at 1/8 of the memory available, saying so", function()
     -- the Intel guest that reported a 480 MiB L3: STREAM's rule asks 5.6 GiB
-    local n, note = survey.default_n(251658240, 23 * 2^30)
+    local n, note = plan.default_n(251658240, 23 * 2^30)
     assert.is_true(n * 8 * 3 <= 23 * 2^30 / 8)
     assert.is_true(n * 8 * 3 > 23 * 2^30 / 8 - 3 * 8 * 4096)
     assert.are.equal(0, n % 4096)
     assert.matches("asks n = 251658240, 5.6G in all: capped at 1/8 of the 23G available " ..
       "%(%-%-n 251658240 for the full rule%)", note)
     -- a 32 MiB L3 on the same machine: the rule stands
-    assert.are.same({4 * 2^22}, {survey.default_n(4 * 2^22, 23 * 2^30)})
+    assert.are.same({4 * 2^22}, {plan.default_n(4 * 2^22, 23 * 2^30)})
   end)
 
   it("parses pair lists and rejects bad ones", function()
-    assert.are.same({{"a", "b"}, {"c", "d"}}, survey.parse_pairs("a,b c,d"))
-    assert.are.same({{"a", "b"}, {"u/e=1,f=2/", "d"}}, survey.parse_pairs("a,b;u/e=1,f=2/,d"))
-    local p, err = survey.parse_pairs("a,b c")
+    assert.are.same({{"a", "b"}, {"c", "d"}}, events.pairs("a,b c,d"))
+    assert.are.same({{"a", "b"}, {"u/e=1,f=2/", "d"}}, events.pairs("a,b;u/e=1,f=2/,d"))
+    local p, err = events.pairs("a,b c")
     assert.is_nil(p); assert.matches("2 to 4 events", err)
-    p, err = survey.parse_pairs("a,,b")
+    p, err = events.pairs("a,,b")
     assert.is_nil(p); assert.matches("not an event name", err)
-    p, err = survey.parse_pairs("no-such-pairs-file")
+    p, err = events.pairs("no-such-pairs-file")
     assert.is_nil(p); assert.matches("no events file", err)
     for _, name in ipairs({"pairs-skl", "pairs-zen"}) do
-      local t = assert(survey.parse_pairs(name))
+      local t = assert(events.pairs(name))
       assert.is_true(#t >= 3)
     end
   end)
@@ -182,7 +185,7 @@ describe("survey files", function()
     assert.matches("MB/s, no counters", rep.out)
     -- CSV and JSON: a record per row and kernel, the same fields in the
     -- same order, each carrying what the table shows
-    local fields = survey.FIELDS
+    local fields = outputs.FIELDS
     local csv = helpers.run({"survey", "--report", file, "--csv"})
     assert.are.equal(0, csv.code, csv.err)
     local rows = helpers.lines(csv.out)
@@ -311,7 +314,7 @@ describe("survey files", function()
       assert.are.equal(ca, cb)
       if i > 1 then
         local f = helpers.fields(b[i], ",")
-        for j, name in ipairs(survey.FIELDS) do
+        for j, name in ipairs(outputs.FIELDS) do
           if name == "value" or name == "class" then assert.are_not.equal("", f[j], "no missing cell: " .. b[i]) end
         end
       end

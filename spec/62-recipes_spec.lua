@@ -40,12 +40,12 @@ describe("metrics", function()
   end)
 
   it("loads the events/ groups and their metrics as data", function()
-    local survey = require("pmcsh.survey")
+    local events = require("pmcsh.events")
     for _, name in ipairs({"software", "memory-skl", "memory-zen", "uncore-intel", "uncore-amd"}) do
-      local t = assert(survey.load_data(name))
+      local t = assert(events.load(name))
       assert.are.equal(name, t.name)
     end
-    local sw = assert(survey.load_data("software"))
+    local sw = assert(events.load("software"))
     local m = sw.metrics[1]
     local r = {["msr/tsc/"] = {value = 2.445e9}, ["task-clock"] = {value = 1e9}}
     assert.are.equal(2.445, metrics.eval(m, r))

@@ -6,6 +6,8 @@
 local helpers = require("helpers")
 local kit = helpers.kernel_it(it)  -- specs that count the kernel
 local survey = require("pmcsh.survey")
+local events = require("pmcsh.events")
+local workloads = require("pmcsh.survey.workloads")
 local pmc = require("pmcsh.pmc")
 local cjson = require("cjson")
 
@@ -76,17 +78,17 @@ describe("survey of a pointer chase", function()
   it("takes the chase engine's default stride for the order", function()
     local chase = require("pmcsh.chase")
     for _, o in ipairs(chase.orders()) do
-      local c = assert(survey.parse_chase(o.name .. ":8M"))
+      local c = assert(workloads.parse_chase(o.name .. ":8M"))
       assert.are.equal(chase.default_stride(o.name), c.stride, o.name)
     end
-    assert.are.equal(64, assert(survey.parse_chase("random:8M")).stride)
-    assert.are.equal(256, assert(survey.parse_chase("page:8M")).stride)
-    assert.are.equal(128, assert(survey.parse_chase("page:8M:128")).stride)
+    assert.are.equal(64, assert(workloads.parse_chase("random:8M")).stride)
+    assert.are.equal(256, assert(workloads.parse_chase("page:8M")).stride)
+    assert.are.equal(128, assert(workloads.parse_chase("page:8M:128")).stride)
   end)
 
   it("measures every workload through one descriptor shape", function()
     local workloads = require("pmcsh.survey.workloads")
-    local hdr = {kernels = {"copy", "triad", "chase"}, chase = assert(survey.parse_chase("1M")), pages = "4k",
+    local hdr = {kernels = {"copy", "triad", "chase"}, chase = assert(workloads.parse_chase("1M")), pages = "4k",
                  n = 1 << 16, reps = 2, threads = 1, sample_ms = 2}
     local ws, free = workloads.of(hdr, {quiet = true})
     local g <close> = assert(pmc.group{"task-clock"})
@@ -226,9 +228,9 @@ describe("events/ files for another PMU", function()
   -- which PMUs are here is asked in a fresh process, as a survey asks it
   local function mismatch(name)
     local r = helpers.run({"-e", string.format([[
-      local s = require("pmcsh.survey")
-      local t, path = assert(s.load_data(%q))
-      io.write(s.pmu_check(t, path, require("pmcsh.pmc")) or "")]], name)})
+      local events = require("pmcsh.events")
+      local t, path = assert(events.load(%q))
+      io.write(events.pmu_check(t, path, require("pmcsh.pmc")) or "")]], name)})
     assert.are.equal(0, r.code, r.err)
     return r.out ~= "" and r.out or nil
   end
@@ -246,16 +248,16 @@ describe("events/ files for another PMU", function()
     end
     local skl = {pmu = "skl", cpu = "Intel Skylake"}
     -- a Skylake with its PMU exposed: nothing to say
-    assert.is_nil(survey.pmu_check(skl, "memory-skl.lua", fake({"skl", "perf", "msr"}, true)))
-    assert.is_nil(survey.pmu_check({name = "software"}, "software.lua", fake({"perf"}, false)))
+    assert.is_nil(events.pmu_check(skl, "memory-skl.lua", fake({"skl", "perf", "msr"}, true)))
+    assert.is_nil(events.pmu_check({name = "software"}, "software.lua", fake({"perf"}, false)))
     -- a Zen 3 host
     assert.are.equal("memory-skl.lua is for the skl PMU (Intel Skylake); this machine's PMU differs: " ..
       "libpfm4 finds amd64_fam19h_zen3",
-      survey.pmu_check(skl, "memory-skl.lua", fake({"amd64_fam19h_zen3", "amd64_fam19h_zen3_l3", "perf"}, true)))
+      events.pmu_check(skl, "memory-skl.lua", fake({"amd64_fam19h_zen3", "amd64_fam19h_zen3_l3", "perf"}, true)))
     -- a Skylake guest without a virtual PMU
     assert.matches("is for the skl PMU %(Intel Skylake%), which libpfm4 recognises in this CPU; but this " ..
       "machine's PMU differs: the kernel exposes no hardware PMU",
-      survey.pmu_check(skl, "memory-skl.lua", fake({"skl", "perf"}, false)))
+      events.pmu_check(skl, "memory-skl.lua", fake({"skl", "perf"}, false)))
   end)
 
   -- each file: exit 1 and the sentence, unless this machine has that PMU
@@ -266,7 +268,7 @@ describe("events/ files for another PMU", function()
     {{"--pairs", "pairs-zen"}, "pairs-zen"},
   }) do
     it("exits 1 for " .. table.concat(c[1], " ") .. ": the file's PMU, this machine's, nothing counted", function()
-      local t, path = assert(survey.load_data(c[2]))
+      local t, path = assert(events.load(c[2]))
       -- the distinct events the file names
       local n, seen = 0, {}
       for _, e in ipairs(t.events or {}) do if not seen[e] then seen[e] = true; n = n + 1 end end

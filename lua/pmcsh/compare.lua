@@ -12,6 +12,7 @@
 -- floor= (the least variance of one sample: counts' Poisson variance)}.
 local machine = require("pmcsh.machine")
 local metrics = require("pmcsh.metrics")
+local results = require("pmcsh.results")
 local survey = require("pmcsh.survey")
 
 local cjson = require("cjson").new()
@@ -183,7 +184,7 @@ function M.read(path)
   local first, err = first_line(path)
   if not first then return nil, string.format("cannot read %s", err) end
   local ok, rec = pcall(cjson.decode, first)
-  if ok and type(rec) == "table" and rec.type == "header" and rec.format == survey.FORMAT then
+  if ok and type(rec) == "table" and rec.type == "header" and rec.format == results.FORMAT then
     return survey_set(path)
   end
   local sets, set, seen, lineno = {}, nil, {}, 0

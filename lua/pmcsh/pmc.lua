@@ -188,6 +188,11 @@ Every PMU model this libpfm4 knows (skl "Intel Skylake", amd64_fam19h_zen3
 "AMD64 Fam19h Zen3", ...), present here or not: the names pmc.list and
 pmc.info take as {pmu=}.]=])
 
+pmc.distance = C.distance
+doc(pmc.distance, "pmc.distance", [=[
+pmc.distance(a, b) -> the edit distance between two names, case-insensitive:
+the measure of an unknown event's "did you mean" (recipes use it for theirs).]=])
+
 -- The same empty window driven from Lua, two ways: g:start(); g:stop(r)
 -- (stop and read into r in one call) and g:start(); g:stop(); g:read(r).
 -- Blocks interleaved with C's, order rotated: ns per window and the median

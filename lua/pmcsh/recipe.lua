@@ -6,7 +6,7 @@ local sys = require("pmcsh._sys")
 local options = require("pmcsh.options")
 local errors = require("pmcsh.errors")
 local chase = require("pmcsh.chase")
-local distance = require("pmcsh._pmc").distance
+local pmc = require("pmcsh.pmc")
 
 local M = {}
 
@@ -80,7 +80,7 @@ end
 local function closest(name)
   local best, out = math.max(2, #name // 3), {}
   for _, r in ipairs(M.list()) do
-    local d = distance(name, r.name)
+    local d = pmc.distance(name, r.name)
     if d < best then best, out = d, {r.name} elseif d == best then out[#out + 1] = r.name end
   end
   return out

@@ -11,27 +11,17 @@
 --   pmcsh.survey.progress   the progress line
 --   pmcsh.survey.report     the table, the kernel figures, the group's metrics
 --   pmcsh.survey.outputs    CSV and JSON lines of the same
-local events = require("pmcsh.events")
+--   pmcsh.survey.heatmap    the table as a heat map (gnuplot)
 local heatmap = require("pmcsh.survey.heatmap")
 local help = require("pmcsh.help")
 local outputs = require("pmcsh.survey.outputs")
-local plan = require("pmcsh.survey.plan")
 local report = require("pmcsh.survey.report")
 local run = require("pmcsh.survey.run")
-local workloads = require("pmcsh.survey.workloads")
 
-local M = {
-  FORMAT = plan.FORMAT, MAX_REPS = plan.MAX_REPS, DEFAULT_KERNELS = plan.DEFAULT_KERNELS,
-  usage = plan.usage, plan = plan.plan, pack = plan.pack, pmc_try = plan.pmc_try,
-  modified = plan.modified, default_n = plan.default_n,
-  load_data = events.load, data_names = events.names, parse_pairs = events.pairs, pmu_check = events.pmu_check,
-  core_pmu = events.core_pmu, default_events = events.defaults,
-  parse_chase = workloads.parse_chase,
-  load = run.load, cells = run.cells,
-  report = report.report, group_metrics = report.group_metrics, counted_mbps = report.counted_mbps,
-  csv = outputs.csv, json = outputs.json, records = outputs.records, FIELDS = outputs.FIELDS,
-  plot = heatmap.draw, plot_script = heatmap.script,
-}
+-- The survey's verbs: run it, read a file back, render it.  The parts'
+-- own names (plan.pack, events.pairs, outputs.FIELDS, ...) are reached
+-- through their modules.
+local M = {}
 
 -- Runs (or resumes) a survey.  Options: events (list), pattern, umasks,
 -- split, pairs (list of lists or a pair-list string), kernels, n, reps,
@@ -40,17 +30,15 @@ local M = {
 -- resume (path: options come from its header), progress (nil = auto),
 -- quiet (no warning about a small n), group (an events/ group: its
 -- events, its metrics in the report), chase ("ORDER:SIZE[:STRIDE]" or a
--- table: adds the chase kernel), sample_ms (per chase sample),
--- pmc/stream/chase_module/try/privilege/max_events (for tests).
+-- table: adds the chase kernel), sample_ms (per chase sample).
 -- Returns the state table (see load) or nil, message, errno.
 M.run = run.run
-
--- A group file (events/NAME.lua): its table and path, or a usage error.
-function M.load_group(name)
-  local t, path = events.group(name)
-  if not t then plan.usage(path) end
-  return t, path
-end
+M.load = run.load
+M.report = report.report
+M.group_metrics = report.group_metrics
+M.csv = outputs.csv
+M.json = outputs.json
+M.plot = heatmap.draw
 
 do
   help.doc(M, "survey", [[
@@ -62,8 +50,8 @@ survey: the every-event survey of the STREAM loops (events per loop iteration).
       evaluates its metrics per kernel
   survey.load(path)             a JSON-lines file written by survey.run{out=...}
   survey.report(state, {stat=}) the table; survey.csv(state), survey.json(state):
-      a record per row and kernel (survey.records), fields as the table shows them
-  survey.parse_pairs("A,B C,D") / survey.pack(units, try) / survey.plan{...}]])
+      a record per row and kernel, fields as the table shows them
+  survey.plot(state, "FILE.png")  a heat map of the table (gnuplot)]])
 end
 
 return M

@@ -12,6 +12,7 @@
 -- the same lengths; a data block may end only at its own EOD.
 local cjson = require("cjson")
 local survey = require("pmcsh.survey")
+local heatmap = require("pmcsh.survey.heatmap")
 local plot = require("pmcsh.plot")
 local path = os.tmpname()
 
@@ -86,7 +87,7 @@ local function render(names, unit, kernels)
   f:close()
   local st, err = survey.load(path)
   if not st then return nil, err end
-  return survey.report(st, {}), survey.csv(st, {}), (survey.plot_script(st, {}))
+  return survey.report(st, {}), survey.csv(st, {}), (heatmap.script(st, {}))
 end
 
 local function no_controls(s, what)

@@ -1,6 +1,7 @@
 -- The require graph of lua/ and scripts/, read from luac's listing: for
 -- each file, the pmcsh modules it requires, and where (a function body or
--- a pcall instead of the chunk's top).  Used by spec/09-floors_spec.lua.
+-- a pcall instead of the chunk's top); a recipe may not reach a C module
+-- (pmcsh._sys).  Used by spec/09-floors_spec.lua.
 local M = {}
 
 local function listing(path)
@@ -75,6 +76,10 @@ function M.check(root)
           problems[#problems + 1] = string.format("%s:%d: pcall(require, %q): pmcsh's own modules are not optional", rel, r.line, r.module)
         elseif r.in_function then
           problems[#problems + 1] = string.format("%s:%d: require(%q) inside a function: require at the top", rel, r.line, r.module)
+        end
+        if rel:match("^scripts/") and r.module:match("^pmcsh%._") then
+          problems[#problems + 1] = string.format("%s:%d: require(%q): a recipe uses lua/pmcsh, not the C modules",
+            rel, r.line, r.module)
         end
         if M.path(root, r.module) then edges[name][r.module] = true end
       end

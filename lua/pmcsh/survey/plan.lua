@@ -11,7 +11,6 @@ local sys = require("pmcsh._sys")
 
 local M = {}
 
-M.FORMAT = results.FORMAT
 M.MAX_REPS = 1000000
 M.DEFAULT_KERNELS = {"copy", "scale", "add", "triad"}
 
@@ -331,7 +330,7 @@ function M.header(o, pmc, stream)
     prs, psrc = events.pairs(opt.pairs)
     if not prs then usage("bad pair list: " .. psrc) end
   end
-  local hdr = {type = "header", format = M.FORMAT, kernels = {table.unpack(opt.kernels or M.DEFAULT_KERNELS)}}
+  local hdr = {type = "header", format = results.FORMAT, kernels = {table.unpack(opt.kernels or M.DEFAULT_KERNELS)}}
   workloads.configure(opt, hdr, usage, {stream = stream})
   check_sizes(opt)
   local units, rows = M.plan{events = evs, split = opt.split, pairs = prs}
