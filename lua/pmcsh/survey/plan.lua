@@ -5,6 +5,8 @@ local events = require("pmcsh.events")
 local machine = require("pmcsh.machine")
 local metrics = require("pmcsh.metrics")
 local options = require("pmcsh.options")
+local pmc = require("pmcsh.pmc")
+local stream = require("pmcsh.stream")
 local workloads = require("pmcsh.survey.workloads")
 local results = require("pmcsh.results")
 local sys = require("pmcsh._sys")
@@ -141,19 +143,20 @@ local function blame(u, try, msg, errno, unopened)
 end
 
 -- Packs units into groups with `try(labels)` -> true | nil, msg, errno
--- (opens a group, checks it counts without multiplexing, closes it).
+-- (opens a group, checks it counts without multiplexing, closes it:
+-- plan.try on this machine's PMU; a list of events, whatever opens them).
 -- First fit over the groups made so far, so a survey takes as few runs as
 -- the hardware allows.  A unit that does not open alone is unopened.  A
--- split unit whose event ignores the user/OS filter (`privilege(u, k)` ->
--- false, why), or whose split does not open, is counted in its one row,
+-- split unit whose event ignores the user/OS filter (pmc.privilege_filter
+-- says false, why), or whose split does not open, is counted in its one row,
 -- with the reason.  Returns groups {{labels=, keys=}}, unopened {{event=,
 -- reason=, errno=, fallback=}}.
-function M.pack(units, try, max_events, privilege)
-  max_events = max_events or 64
+function M.pack(units, try)
+  local max_events = M.MAX_EVENTS
   local groups, unopened = {}, {}
   for _, u in ipairs(units) do
-    if u.fallback and privilege then
-      local filters, why = privilege(u.labels[1], u.labels[2])
+    if u.fallback then
+      local filters, why = pmc.privilege_filter(u.labels[1], u.labels[2])
       if filters == false then
         unopened[#unopened + 1] = {event = u.fallback.keys[1], fallback = true, reason = why}
         u = u.fallback
@@ -177,25 +180,23 @@ end
 
 -- The real try-open: opens the group, counts a few microseconds of work,
 -- and refuses a group that multiplexed or never ran.
-function M.pmc_try(pmc)
-  return function(labels)
-    local g, msg, errno = pmc.group(labels)
-    if not g then return nil, msg, errno end
-    local ok, r = pcall(function()
-      g:start()
-      local x = 0
-      for i = 1, 20000 do x = x + i end
-      g:stop()
-      return g:read()
-    end)
-    g:close()
-    if not ok then return nil, tostring(r) end
-    if not r then return nil, "the group could not be read" end
-    if r.multiplexed or r.enabled > 0 and r.running == 0 then
-      return nil, "the PMU multiplexes this group (too many events for its counters)"
-    end
-    return true
+function M.try(labels)
+  local g, msg, errno = pmc.group(labels)
+  if not g then return nil, msg, errno end
+  local ok, r = pcall(function()
+    g:start()
+    local x = 0
+    for i = 1, 20000 do x = x + i end
+    g:stop()
+    return g:read()
+  end)
+  g:close()
+  if not ok then return nil, tostring(r) end
+  if not r then return nil, "the group could not be read" end
+  if r.multiplexed or r.enabled > 0 and r.running == 0 then
+    return nil, "the PMU multiplexes this group (too many events for its counters)"
   end
+  return true
 end
 
 -------------------------------------------------------------------------------
@@ -238,7 +239,7 @@ end
 -- matching a pattern), else the machine's default; each expanded into its
 -- umasks with umasks.  Returns events (or nil with pairs only), the group
 -- and its path.
-local function events_of(opt, pmc)
+local function events_of(opt)
   local evs = opt.events
   local unopened
   if opt.pattern then
@@ -254,7 +255,7 @@ local function events_of(opt, pmc)
       error(e, 0)
     end
   end
-  for _, e in ipairs(pmc.info and opt.events or {}) do
+  for _, e in ipairs(opt.events or {}) do
     local info, msg, errno = pmc.info(e)
     if not info and (errno == sys.ENOENT or errno == sys.EINVAL) then
       usage(msg or string.format("unknown event %q", e))
@@ -274,7 +275,7 @@ local function events_of(opt, pmc)
   if opt.umasks then
     local out = {}
     for _, e in ipairs(evs or {}) do
-      local info = pmc.info and pmc.info(e)
+      local info = pmc.info(e)
       local n = #out
       for _, a in ipairs(info and info.umasks or {}) do out[#out + 1] = e .. ":" .. (a.name or a) end
       if #out == n then out[#out + 1] = e end
@@ -320,25 +321,22 @@ end
 -- The header of a new survey from its options (see survey.run), the
 -- events/ files it reads, and the note on a capped default n.  Raises a
 -- usage error for bad options.
-function M.header(o, pmc, stream)
+function M.header(o)
   local opt = setmetatable({}, {__index = o})
   opt.reps, opt.threads, opt.pages = o.reps or 10, o.threads or 1, o.pages or "4k"
   opt.split = o.split ~= false   -- user and OS apart unless asked not to
-  local evs, grp, gpath, skipped = events_of(opt, pmc)
+  local evs, grp, gpath, skipped = events_of(opt)
   local prs, psrc
   if opt.pairs then
     prs, psrc = events.pairs(opt.pairs)
     if not prs then usage("bad pair list: " .. psrc) end
   end
   local hdr = {type = "header", format = results.FORMAT, kernels = {table.unpack(opt.kernels or M.DEFAULT_KERNELS)}}
-  workloads.configure(opt, hdr, usage, {stream = stream})
+  workloads.configure(opt, hdr, usage)
   check_sizes(opt)
   local units, rows = M.plan{events = evs, split = opt.split, pairs = prs}
   local n, note = opt.n, nil
-  if not n and stream.machine then
-    local ok, m = pcall(stream.machine)
-    if ok and m then n, note = M.default_n(m.default_n, mem_available()) end
-  end
+  if not n then n, note = M.default_n(stream.machine().default_n, mem_available()) end
   hdr.n, hdr.reps, hdr.threads, hdr.pages = n, opt.reps, opt.threads, opt.pages
   hdr.fresh, hdr.split, hdr.baseline = opt.fresh or false, opt.split or false, opt.baseline ~= false
   hdr.units, hdr.rows, hdr.started, hdr.emulated = units, rows, os.time(), os.getenv("PMCSH_EMULATED")
@@ -346,11 +344,11 @@ function M.header(o, pmc, stream)
   hdr.fingerprint = machine.fingerprint()
   -- what the engines will refuse, refused now, before a file is written
   local typed = o.typed or function(k) return "--" .. k:gsub("_", "-") .. " " .. tostring(hdr[k]) end
-  workloads.validate(hdr, {stream = stream}, function(k, why) usage(string.format("survey: %s: %s", typed(k), why)) end)
+  workloads.validate(hdr, {}, function(k, why) usage(string.format("survey: %s: %s", typed(k), why)) end)
   return hdr, files_of(grp, gpath, prs, psrc), note, skipped
 end
 
-M.MAX_EVENTS = 64      -- labels in one unit, as in one group (pack's max_events)
+M.MAX_EVENTS = 64      -- labels in one unit, as in one group (pack's bound)
 local KINDS = {single = true, split = true, pair = true}
 
 -- A header read back (--resume, --report), checked as strictly as the
@@ -379,8 +377,8 @@ end
 
 -- A header read back to resume: its kernels must be this build's, and the
 -- engines must take its options (as plan.header checks a new survey's).
-function M.check_resume(hdr, stream)
-  local env = {stream = stream}
+function M.check_resume(hdr)
+  local env = {}
   local known = {}
   for _, n in ipairs(workloads.names(env)) do known[n] = true end
   for _, k in ipairs(hdr.kernels) do
@@ -397,7 +395,7 @@ end
 -- The events/ files written for another PMU: nothing of one opened is an
 -- error saying so (nil, message, 95); some of it opened, a note heads the
 -- unopened list and the file's unknown events say which PMU it is for.
-function M.check_files(files, groups, unopened, units, pmc)
+function M.check_files(files, groups, unopened, units)
   local owner = {}
   for _, u in ipairs(units) do
     for _, k in ipairs(u.keys) do owner[k] = owner[k] or {} table.insert(owner[k], u) end

@@ -14,8 +14,7 @@ local EINTR = sys.EINTR
 local metrics = require("pmcsh.metrics")
 local paths = require("pmcsh.paths")
 local results = require("pmcsh.results")
-local stream_engine = require("pmcsh.stream")
-local pmc_module = require("pmcsh.pmc")
+local pmc = require("pmcsh.pmc")
 local plan = require("pmcsh.survey.plan")
 local progress = require("pmcsh.survey.progress")
 local workloads = require("pmcsh.survey.workloads")
@@ -65,10 +64,9 @@ end
 -- interrupt adds to user-mode counts; nanoBench checks SMIs).  Those that
 -- open here (msr/smi/ is Intel's, and needs privilege).
 M.DISTURBANCES = {"context-switches", "cpu-migrations", "msr/smi/"}
-local opens = setmetatable({}, {__mode = "k"})   -- per pmc module: whether each opens
-local function disturbances(pmc)
-  local known, out = opens[pmc] or {}, {}
-  opens[pmc] = known
+local known = {}   -- whether each opens here
+local function disturbances()
+  local out = {}
   for _, d in ipairs(M.DISTURBANCES) do
     if known[d] == nil then
       local g = pmc.group{d}
@@ -249,11 +247,11 @@ end
 -- A new survey, or the one in o.resume: its state, the results file to
 -- append to (if any), the events/ files to check and the note on n.
 -- Returns st, f, files, note; or nil, message.
-local function open(o, pmc, stream)
+local function open(o)
   if o.resume then
     local st, err = M.load(o.resume)
     if not st or st.done then return st, err end
-    local ok, why = plan.check_resume(st.header, stream)
+    local ok, why = plan.check_resume(st.header)
     if not ok then return nil, string.format("%s (header): %s", o.resume, why) end
     local f
     f, err = results.append(o.resume, st.valid_bytes)
@@ -261,7 +259,7 @@ local function open(o, pmc, stream)
     o.written = #st.runs > 0 or next(st.baseline) ~= nil
     return st, f, {}
   end
-  local hdr, files, note, skipped = plan.header(o, pmc, stream)
+  local hdr, files, note, skipped = plan.header(o)
   local st = {header = hdr, baseline = {}, baseline2 = {}, cells = {}, unopened = {}, runs = {}, done = false,
     skipped = skipped}
   if not o.out then return st, nil, files, note end
@@ -295,12 +293,12 @@ end
 -- "interrupted", EINTR from the engine).  A failed validation raises
 -- inside the engine, and so may Ctrl-C outside it (the REPL's hook): the
 -- same tiers come out.
-local function measure(w, g, hdr, pmc)
+local function measure(w, g, hdr)
   local reps = hdr.reps
   local group, err, errno
   if g then
     local labels = {table.unpack(g.labels)}
-    for _, d in ipairs(disturbances(pmc)) do labels[#labels + 1] = d end
+    for _, d in ipairs(disturbances()) do labels[#labels + 1] = d end
     group, err, errno = pmc.group(labels)
     if not group then group, err, errno = pmc.group(g.labels) end
     if not group then return nil, err, errno end
@@ -343,8 +341,7 @@ end
 -- state table (see load) or nil, message, errno.
 function M.run(o)
   o = o or {}
-  local pmc, stream = o.pmc or pmc_module, o.stream or stream_engine
-  local st, f, files, note = open(o, pmc, stream)
+  local st, f, files, note = open(o)
   if not st then return nil, f end
   local hdr = st.header
   if st.done then
@@ -352,12 +349,11 @@ function M.run(o)
     return st
   end
   -- pack (again, on resume: the environment decides)
-  local groups, unopened = plan.pack(hdr.units, o.try or plan.pmc_try(pmc), o.max_events,
-    o.privilege or pmc.privilege_filter)
+  local groups, unopened = plan.pack(hdr.units, plan.try)
   -- events the PMU does not implement: not measured, said so
   for _, u in ipairs(st.skipped or {}) do unopened[#unopened + 1] = u end
   st.skipped = nil
-  local ws, free = workloads.of(hdr, {stream = stream, chase = o.chase_module, quiet = o.quiet})
+  local ws, free = workloads.of(hdr, {quiet = o.quiet})
   local tell = progress.new(o.progress == nil and progress.stderr_is_tty() or o.progress)
   local function stop(...)
     local ok, err = true, nil
@@ -366,7 +362,7 @@ function M.run(o)
     if not ok and select(1, ...) ~= nil then return nil, err end
     return ...
   end
-  local ok, err, errno = plan.check_files(files, groups, unopened, hdr.units, pmc)
+  local ok, err, errno = plan.check_files(files, groups, unopened, hdr.units)
   if ok then ok, err = begin(st, f, unopened, o.resume) end
   if not ok then return stop(nil, err, errno) end
   local todo, warned = work_list(st, groups), {}
@@ -375,7 +371,7 @@ function M.run(o)
   end
   for i, job in ipairs(todo) do
     tell(i - 1, #todo, job.kernel .. (job.group and (" group " .. job.group) or " no counters"))
-    local rec, merr, merrno = measure(ws[job.kernel], groups[job.group], hdr, pmc)
+    local rec, merr, merrno = measure(ws[job.kernel], groups[job.group], hdr)
     if not rec then return stop(nil, merr, merrno) end
     for _, w in ipairs(rec.warnings or {}) do
       local gist = w:gsub("[%d.]+", "#")

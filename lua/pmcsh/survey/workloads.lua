@@ -31,7 +31,7 @@ local stream_engine = {unit = "loop iteration"}
 
 function stream_engine.names(env)
   local out = {}
-  for _, d in ipairs(env.stream.kernels()) do out[#out + 1] = d.name end
+  for _, d in ipairs(stream_module.kernels()) do out[#out + 1] = d.name end
   return out
 end
 
@@ -43,7 +43,7 @@ local function arrays(hdr, env)
     if shared then return shared end
     local args = {n = hdr.n, threads = hdr.threads, pages = hdr.pages, quiet = (made > 0 or env.quiet) or nil}
     if hdr.fresh then args.touch = false end
-    local s, err, errno = env.stream.new(args)
+    local s, err, errno = stream_module.new(args)
     if not s then return nil, err, errno end
     made = made + 1
     if not hdr.fresh then shared = s end
@@ -85,18 +85,17 @@ end
 -- written (stream.check, the checks of stream.new, allocating nothing):
 -- fail(option, why) for the first refused, n, then threads, then pages.
 function stream_engine.validate(hdr, env, fail)
-  if not env.stream.check then return end
   local args = {}
   for _, k in ipairs({"n", "threads", "pages"}) do
     args[k] = hdr[k]
-    local ok, good, msg = pcall(env.stream.check, args)
+    local ok, good, msg = pcall(stream_module.check, args)
     if not ok then fail(k, good) elseif not good then fail(k, msg) end
   end
 end
 
 function stream_engine.workloads(hdr, env, names)
   local desc = {}
-  for _, d in ipairs(env.stream.kernels()) do desc[d.name] = d end
+  for _, d in ipairs(stream_module.kernels()) do desc[d.name] = d end
   local get, close = arrays(hdr, env)
   local out = {}
   for _, k in ipairs(names) do
@@ -137,8 +136,8 @@ function chase_engine.names() return {"chase"} end
 -- 256 for page and tlb).  "random:256M", "64M", "page:64M:128".
 -- Returns {order=, size=, stride=} or nil, message.
 M.DEFAULT_CHASE = {order = "random", size = 256 * 1024 * 1024}
-function M.parse_chase(spec, chase)
-  chase = chase or chase_module
+function M.parse_chase(spec)
+  local chase = chase_module
   local c = {order = M.DEFAULT_CHASE.order, size = M.DEFAULT_CHASE.size}
   if type(spec) == "table" then
     for k, v in pairs(spec) do c[k] = v end
@@ -219,7 +218,7 @@ function chase_engine.workloads(hdr, env)
     -- reps samples of sample_ms each over one chain, built (and touched)
     -- once; the group (if any) around each sample only
     run = function(group, reps)
-      local chase = env.chase or chase_module
+      local chase = chase_module
       local c = hdr.chase
       if not chain then
         local err, errno
@@ -247,7 +246,6 @@ local ENGINES = {stream_engine, chase_engine}
 
 local function env_of(env)
   env = env or {}
-  env.stream = env.stream or stream_module
   return env
 end
 
@@ -325,7 +323,7 @@ function M.check(hdr)
 end
 
 -- The descriptors of hdr.kernels, in their order (by name too), and a
--- function that frees what their runs made.  env: {stream=, chase=, quiet=}.
+-- function that frees what their runs made.  env: {quiet=}.
 function M.of(hdr, env)
   env = env_of(env)
   local out, closers = {}, {}
