@@ -509,26 +509,44 @@ end)
 
 describe("survey --pattern", function()
   local events = require("pmcsh.events")
-  -- a fake pmc: the perf PMU's three names of one event, another event, and
-  -- one that does not open
-  local CONFIG = {["perf::PAGE-FAULTS"] = 2, ["perf::FAULTS"] = 2, ["perf::PERF_COUNT_SW_PAGE_FAULTS"] = 2,
-                  ["page-faults"] = 2, ["faults"] = 2, ["perf::MINOR-FAULTS"] = 5, ["minor-faults"] = 5}
-  local fake = {
-    list = function() return {
-      {name = "perf::PERF_COUNT_SW_PAGE_FAULTS", opens = true}, {name = "perf::PAGE-FAULTS", opens = true},
-      {name = "perf::FAULTS", opens = true}, {name = "perf::MINOR-FAULTS", opens = true},
-      {name = "zen::FP_DISPATCH_FAULTS", opens = false}} end,
-    info = function(name) return CONFIG[name] and {type = 1, config = CONFIG[name]} or nil end,
-    group = function(names) return nil, "cannot count " .. names[1] .. ": no hardware PMU", 2 end,
-  }
+  local pmc = require("pmcsh.pmc")
+  local function identity(name)
+    local i = assert(pmc.info(name), name)
+    return string.format("%d:%d", i.type, i.config)
+  end
 
   it("keeps one name per event, the user's or perf's common one, and says which do not open", function()
-    local names, unopened = events.matching(fake, "fault")
-    assert.are.same({"page-faults", "minor-faults"}, names)
-    assert.are.same({{event = "zen::FP_DISPATCH_FAULTS", reason = "cannot count zen::FP_DISPATCH_FAULTS: no hardware PMU"}},
-      unopened)
-    names = events.matching(fake, "fault", {"faults"})
-    assert.are.same({"faults", "minor-faults"}, names)
+    -- libpfm4's perf PMU names page-faults three ways on every machine
+    local listed = {}
+    for _, e in ipairs(pmc.list("fault")) do listed[e.name] = e end
+    for _, alias in ipairs({"perf::PAGE-FAULTS", "perf::FAULTS", "perf::PERF_COUNT_SW_PAGE_FAULTS"}) do
+      assert.is_truthy(listed[alias], alias .. " listed")
+    end
+    local names, unopened = events.matching("fault")
+    local seen, ids = {}, {}
+    for _, n in ipairs(names) do
+      seen[n] = true
+      local id = identity(n)
+      assert.is_nil(ids[id], n .. " and " .. tostring(ids[id]) .. " are one event")
+      ids[id] = n
+    end
+    assert.is_true(seen["page-faults"] and seen["minor-faults"] and seen["major-faults"])
+    assert.is_nil(seen["perf::PAGE-FAULTS"] or seen["perf::FAULTS"] or seen["perf::PERF_COUNT_SW_PAGE_FAULTS"])
+    -- exactly the listed events that do not open, each with the kernel's reason
+    local shut = {}
+    for name, e in pairs(listed) do if e.opens == false then shut[name] = true end end
+    for _, u in ipairs(unopened) do
+      assert.is_true(shut[u.event], u.event)
+      shut[u.event] = nil
+      local ok, why = pmc.group({u.event})
+      if ok then ok:close() end
+      assert.are.equal(why, u.reason)
+    end
+    assert.are.same({}, shut)
+    -- the user's own name is kept for its event
+    names = events.matching("fault", {"faults"})
+    assert.are.equal("faults", names[1])
+    for _, n in ipairs(names) do assert.are_not.equal("page-faults", n) end
   end)
 
   kit("surveys each event of the pattern once, page-faults not three times", function()

@@ -126,28 +126,19 @@ describe("uncore discovery", function()
 end)
 
 describe("uncore.measure", function()
-  -- A stand-in pmc whose readings carry the per-cpu detail the binding gives
-  -- an uncore event (r[i].cpus): the iMC read counter of a two-socket
-  -- server, counted once per socket on cpus 0 and 28, over a 2 s window.
-  -- 1.5e9 and 0.5e9 lines of 64 bytes: 48 and 16 GB/s.
+  -- A reading recorded as the binding gives an uncore event (r[i].cpus):
+  -- the iMC read counter of a two-socket server, counted once per socket on
+  -- cpus 0 and 28, over a 2 s window.  1.5e9 and 0.5e9 lines of 64 bytes:
+  -- 48 and 16 GB/s.
   it("turns each socket's counter into one reading (recorded per-cpu detail)", function()
-    local opened
-    local fake = {group = function(names, opts)
-      opened = {names = names, opts = opts}
-      return {start = function() end, stop = function() end, close = function() end,
-        read = function()
-          return {{value = 2e9, cpus = {{cpu = 0, socket = 0, raw = 1.5e9},
-                                                  {cpu = 28, socket = 1, raw = 0.5e9}}}}
-        end}
-    end}
-    local t = 0
-    local ctrls = {{pmu = "uncore_imc_0", cpus = {0, 28},
-                    events = {{event = "uncore_imc_0/cas_count_read/", dir = "read", bytes_per_count = 64}}}}
-    local agg, res = uncore.measure(ctrls, function() return "done" end,
-      {pmc = fake, now = function() t = t + 2; return t end})
-    assert.are.equal("done", res)
-    assert.are.same({0, 28}, opened.opts.cpus)
-    assert.are.equal(2, #agg.readings)
+    local ctrl = {pmu = "uncore_imc_0", cpus = {0, 28},
+                  events = {{event = "uncore_imc_0/cas_count_read/", dir = "read", bytes_per_count = 64}}}
+    local r = {{value = 2e9, cpus = {{cpu = 0, socket = 0, raw = 1.5e9}, {cpu = 28, socket = 1, raw = 0.5e9}}}}
+    local rows = uncore.rows(ctrl, r)
+    assert.are.same({{pmu = "uncore_imc_0", dir = "read", cpu = 0, socket = 0, raw = 1.5e9, bytes_per_count = 64},
+                     {pmu = "uncore_imc_0", dir = "read", cpu = 28, socket = 1, raw = 0.5e9, bytes_per_count = 64}},
+      rows)
+    local agg = uncore.aggregate(rows, 2)
     assert.is_true(helpers.rel(agg.sockets[1].read_gbps, 48) <= 1e-12)
     assert.is_true(helpers.rel(agg.sockets[2].read_gbps, 16) <= 1e-12)
     assert.is_true(helpers.rel(agg.total.read_gbps, 64) <= 1e-12)
@@ -164,7 +155,8 @@ describe("uncore.measure", function()
     if not helpers.need(online:match("^0%-%d+$"), "needs cpus 0 and 1 online") then return end
     local ctrls = {{pmu = "clock", cpus = {0, 1}, events = {
       {event = "cpu-clock", dir = "read", bytes_per_count = 1}}}}
-    local agg = assert(uncore.measure(ctrls, function() os.execute("sleep 0.1") end))
+    local agg, res = assert(uncore.measure(ctrls, function() os.execute("sleep 0.1"); return "done" end))
+    assert.are.equal("done", res)
     assert.are.equal(2, #agg.readings)
     assert.are.same({0, 1}, {agg.readings[1].cpu, agg.readings[2].cpu})
     assert.is_true(helpers.rel(agg.total.read_gbps, 1.0) <= 0.02)

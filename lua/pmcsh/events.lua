@@ -4,6 +4,7 @@
 -- events a survey counts by default.
 local help = require("pmcsh.help")
 local paths = require("pmcsh.paths")
+local pmc = require("pmcsh.pmc")
 local sys = require("pmcsh._sys")
 
 local M = {}
@@ -135,32 +136,28 @@ function M.core_pmu(pmu)
   return true
 end
 
--- This machine's PMUs: those libpfm4 finds (a set), the core ones among
--- them (a list), and whether the kernel exposes a hardware PMU at all.
-local function machine_pmus(pmc)
-  local present, core = {}, {}
-  local ok, list = pcall(pmc.list)
-  for _, e in ipairs(ok and type(list) == "table" and list or {}) do
-    if e.pmu and not present[e.pmu] then
-      present[e.pmu] = true
-      if M.core_pmu(e.pmu) then core[#core + 1] = e.pmu end
-    end
+-- This machine's PMUs: {names = the PMUs libpfm4 finds, exposed = whether
+-- the kernel exposes a hardware PMU at all}.
+function M.machine_pmus()
+  local names, seen = {}, {}
+  for _, e in ipairs(pmc.list() or {}) do
+    if e.pmu and not seen[e.pmu] then seen[e.pmu] = true; names[#names + 1] = e.pmu end
   end
-  local exposed = true
-  if pmc.environment then
-    local ok2, env = pcall(pmc.environment)
-    if ok2 and type(env) == "table" and env.cpu_pmu == false then exposed = false end
-  end
-  return present, core, exposed
+  return {names = names, exposed = pmc.environment().cpu_pmu ~= false}
 end
 
 -- An events/ file written for one PMU (its `pmu` field, libpfm4's name)
 -- against this machine's: nil when it matches (or the file names none),
 -- else a sentence saying which PMU the file is for and how this machine's
 -- differs.
-function M.pmu_check(t, path, pmc)
+function M.pmu_check(t, path, pmus)
   if type(t) ~= "table" or type(t.pmu) ~= "string" then return nil end
-  local present, core, exposed = machine_pmus(pmc)
+  pmus = pmus or M.machine_pmus()
+  local present, core, exposed = {}, {}, pmus.exposed
+  for _, p in ipairs(pmus.names) do
+    present[p] = true
+    if M.core_pmu(p) then core[#core + 1] = p end
+  end
   local what = string.format("%s is for the %s PMU%s", path, t.pmu, t.cpu and (" (" .. t.cpu .. ")") or "")
   local no_hw = "the kernel exposes no hardware PMU (/sys/bus/event_source/devices has no cpu PMU: " ..
                 "a VM without PMU passthrough?)"
@@ -199,19 +196,17 @@ function M.arm_implemented(root)
 end
 M.ARM_COMMON_LAST = 0x3f
 
-function M.defaults(pmc)
+function M.defaults()
   local out, seen, skipped = {}, {}, {}
   local implemented, dirs = M.arm_implemented()
   local t = M.load("software")
   for _, e in ipairs(t and t.events or {}) do
     if not seen[e] then seen[e] = true; out[#out + 1] = e end
   end
-  local ok, list = false, nil
-  if pmc and pmc.list then ok, list = pcall(pmc.list) end
-  for _, e in ipairs(ok and type(list) == "table" and list or {}) do
+  for _, e in ipairs(pmc.list() or {}) do
     if e.opens and M.core_pmu(e.pmu or "") and not seen[e.name] then
       seen[e.name] = true
-      local info = implemented and pmc.info and pmc.info(e.name)
+      local info = implemented and pmc.info(e.name)
       local code = info and info.config
       if code and code <= M.ARM_COMMON_LAST and not implemented[code] then
         skipped[#skipped + 1] = {event = e.name, reason = string.format("not implemented by this PMU " ..
@@ -226,8 +221,8 @@ end
 
 -- The identity of an event: its perf type and config words (aliases such as
 -- perf::FAULTS and page-faults encode the same), or nil where it does not encode.
-local function identity(pmc, name)
-  local info = pmc.info and pmc.info(name)
+local function identity(name)
+  local info = pmc.info(name)
   if not info or info.type == nil then return nil end
   return string.format("%d:%s:%s:%s", info.type, tostring(info.config), tostring(info.config1 or 0),
     tostring(info.config2 or 0))
@@ -249,10 +244,10 @@ end
 -- perf::FAULTS and perf::PERF_COUNT_SW_PAGE_FAULTS: the spelled-out,
 -- longest).  Returns the names, and the matching events that do not open
 -- here {{event=, reason=}}.
-function M.matching(pmc, pattern, given)
+function M.matching(pattern, given)
   local out, unopened, seen, at = {}, {}, {}, {}
   for _, name in ipairs(given or {}) do
-    local id = identity(pmc, name) or name
+    local id = identity(name) or name
     if not seen[id] then seen[id] = true; out[#out + 1] = name end
   end
   for _, e in ipairs(pmc.list(pattern) or {}) do
@@ -260,9 +255,9 @@ function M.matching(pmc, pattern, given)
       local _, why = pmc.group({e.name})
       unopened[#unopened + 1] = {event = e.name, reason = why or "does not open here"}
     else
-      local id = identity(pmc, e.name) or e.name
+      local id = identity(e.name) or e.name
       local name = common_name(e.name)
-      if name and identity(pmc, name) ~= id then name = nil end   -- perf's name must be this event
+      if name and identity(name) ~= id then name = nil end   -- perf's name must be this event
       if not seen[id] then
         seen[id] = true
         out[#out + 1] = name or e.name
@@ -281,10 +276,12 @@ events: the data files of events/ (Lua tables loaded into an empty environment).
   events.load(name_or_path)    -> table, path  (or nil, message)
   events.group(name)           -> a group file (events, metrics), path
   events.pairs("A,B C,D" | file) -> list of pairs, {path=, pmu=, cpu=} for a file
-  events.pmu_check(t, path, pmc) -> nil, or why the file's PMU is not this machine's
-  events.defaults(pmc)         the events a survey counts by default, and those
+  events.pmu_check(t, path[, pmus]) -> nil, or why the file's PMU is not this
+                               machine's (pmus: events.machine_pmus() by default)
+  events.machine_pmus()        {names = the PMUs libpfm4 finds, exposed = a hardware PMU is}
+  events.defaults()            the events a survey counts by default, and those
                                an Arm PMU does not implement {{event=, reason=}}
-  events.matching(pmc, pattern, given) the events of pmc.list(pattern) that open,
+  events.matching(pattern, given) the events of pmc.list(pattern) that open,
                                aliases of one event once; those that do not open
   events.arm_implemented()     the Arm common events the PMUs implement (PMCEID)]])
 end

@@ -9,7 +9,7 @@
 local doc = require("pmcsh.help").doc
 local events = require("pmcsh.events")
 local machine = require("pmcsh.machine")
-local pmc_module = require("pmcsh.pmc")
+local pmc = require("pmcsh.pmc")
 local sys = require("pmcsh._sys")
 
 local M = {}
@@ -160,17 +160,25 @@ function M.none_message(seen)
     M.SYSFS, #seen > 0 and table.concat(seen, ", ") or "nothing")
 end
 
+-- One controller's reading (its binding gives each cpu of an uncore event
+-- apart: r[i].cpus, with the socket of each) as rows, one per socket's counter.
+function M.rows(c, r)
+  local rows = {}
+  for i, e in ipairs(c.events) do
+    for _, x in ipairs(r[i].cpus) do
+      rows[#rows + 1] = {pmu = c.pmu, dir = e.dir, cpu = x.cpu, socket = x.socket, raw = x.raw,
+        bytes_per_count = e.bytes_per_count, multiplexed = x.multiplexed}
+    end
+  end
+  return rows
+end
+
 -- Counts the controllers system-wide around `window()` (a Lua function that
 -- runs the work: a sleep, a command, a kernel run) and returns the
 -- aggregate plus the window's own result.  One pmc group per controller:
 -- the binding opens an uncore PMU's events on the CPUs of its cpumask (an
--- event without one on c.cpus) and its reading gives each of those CPUs
--- apart (r[i].cpus, with the socket of each), so every socket's counter
--- becomes one reading here.
-function M.measure(ctrls, window, o)
-  o = o or {}
-  local pmc = o.pmc or pmc_module
-  local now = o.now or sys.now
+-- event without one on c.cpus).
+function M.measure(ctrls, window)
   local groups = {}
   local function close_all() for _, gg in ipairs(groups) do gg.g:close() end end
   for _, c in ipairs(ctrls) do
@@ -181,20 +189,15 @@ function M.measure(ctrls, window, o)
     groups[#groups + 1] = {g = g, c = c}
   end
   for _, gg in ipairs(groups) do gg.g:start() end
-  local t0 = now()
+  local t0 = sys.now()
   local ok, res = pcall(window)
-  local t1 = now()
+  local t1 = sys.now()
   for _, gg in ipairs(groups) do gg.g:stop() end
   local readings = {}
   for _, gg in ipairs(groups) do
     local r, msg, errno = gg.g:read()
     if not r then close_all(); return nil, msg, errno end
-    for i, e in ipairs(gg.c.events) do
-      for _, x in ipairs(r[i].cpus) do
-        readings[#readings + 1] = {pmu = gg.c.pmu, dir = e.dir, cpu = x.cpu, socket = x.socket, raw = x.raw,
-          bytes_per_count = e.bytes_per_count, multiplexed = x.multiplexed}
-      end
-    end
+    for _, row in ipairs(M.rows(gg.c, r)) do readings[#readings + 1] = row end
   end
   close_all()
   if not ok then error(res, 0) end
@@ -234,6 +237,7 @@ doc(M, "uncore", [[
 uncore: memory-controller bandwidth (Intel uncore_imc*, AMD amd_umc_*).
   uncore.find([root])              controllers exposed in sysfs
   uncore.measure(ctrls, fn)        count them system-wide around fn()
+  uncore.rows(ctrl, reading)       one controller's reading, a row per socket's counter
   uncore.aggregate(readings, s)    pure arithmetic: per socket (once) and total GB/s
   uncore.cross_check(cross)        verdict on controller bytes against a kernel's bytes
   uncore.bytes_per_count(scale, unit[, transfer])]])

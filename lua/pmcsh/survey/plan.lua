@@ -243,7 +243,7 @@ local function events_of(opt)
   local evs = opt.events
   local unopened
   if opt.pattern then
-    evs, unopened = events.matching(pmc, opt.pattern, evs)
+    evs, unopened = events.matching(opt.pattern, evs)
     if #evs == 0 and #unopened == 0 then usage(string.format("no event matches %q (see pmcsh list)", opt.pattern)) end
     if #evs == 0 then   -- the machine's doing, not the user's: exit 1
       local names = {}
@@ -270,7 +270,7 @@ local function events_of(opt)
     evs = all
   end
   local skipped
-  if not evs and not opt.pairs then evs, skipped = events.defaults(pmc) end
+  if not evs and not opt.pairs then evs, skipped = events.defaults() end
   skipped = skipped or unopened
   if opt.umasks then
     local out = {}
@@ -405,7 +405,7 @@ function M.check_files(files, groups, unopened, units)
     return false
   end
   for _, file in ipairs(files) do
-    local why = events.pmu_check(file.data, file.path, pmc)
+    local why = events.pmu_check(file.data, file.path)
     if why then
       local opened = false
       for _, g in ipairs(groups) do
@@ -417,7 +417,7 @@ function M.check_files(files, groups, unopened, units)
           why, file.count, file.data.pmu), 95
       end
       for _, u in ipairs(unopened) do
-        if owns(file, u.event) and (u.reason or ""):match("unknown event") then
+        if owns(file, u.event) and u.errno == sys.ENOENT then   -- not an event of this machine's PMUs
           u.reason = u.reason .. string.format(" [the file is for the %s PMU]", file.data.pmu)
         end
       end
