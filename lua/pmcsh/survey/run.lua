@@ -211,7 +211,8 @@ M.INSTRUCTIONS = {instructions = true, INST_RETIRED = true, ["INST_RETIRED:ANY_P
 M.INSTRUCTIONS_TOLERANCE = 0.005
 local loop_cache = {}
 local function instructions_check(c, w, rec)
-  local base = (c.event or ""):match("^(.-):u$") or (c.event or ""):match("^(.-/)u$")
+  local p = c.event and pmc_module.parse_name(c.event)
+  local base = p and p.privilege == "u" and p.plain
   if not (base and M.INSTRUCTIONS[base] and w.sized and w.bytes and c.value and rec.isa) then return end
   local key = w.name .. "/" .. rec.isa
   if loop_cache[key] == nil then
