@@ -4,6 +4,7 @@
 local C = require("pmcsh._pmc")
 local doc = require("pmcsh.help").doc
 local errors = require("pmcsh.errors")
+local format = require("pmcsh.format")
 local complete = require("pmcsh.complete")
 local metrics = require("pmcsh.metrics")
 local sys = require("pmcsh._sys")
@@ -332,16 +333,9 @@ pmc.environment() -> {cpu_pmu=, paranoid=, forced=?}
 Whether the kernel exposes a hardware (cpu) PMU, kernel.perf_event_paranoid,
 and the libpfm4 PMU forced by LIBPFM_FORCE_PMU if any.]=])
 
--- One line per entry: value, unit, name, running %.
+-- One line per entry (format.reading_lines, as the REPL shows a reading).
 function pmc.format(r)
-  local lines = {}
-  local pct = r.enabled > 0 and 100 * r.running / r.enabled or 100
-  for _, e in ipairs(r) do
-    lines[#lines + 1] = string.format("%18s %-8s %-28s%s", 
-      math.type(e.value) == "integer" and tostring(e.value) or string.format("%.2f", e.value),
-      e.unit or "", e.name, pct < 100 and string.format(" (%.1f%%)", pct) or "")
-  end
-  return table.concat(lines, "\n")
+  return table.concat(format.reading_lines(r), "\n")
 end
 
 doc(pmc.format, "pmc.format", [=[
