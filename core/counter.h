@@ -46,6 +46,32 @@ const char *pmc_pfm_forced(void);
  * up to three close suggestions) or -EINVAL (bad syntax). */
 int pmc_resolve(const char *name, struct pmc_event *ev, char *msg, size_t len);
 
+/* An event name's syntax, perf's grammar (parse-events.y) for the forms
+ * pmcsh opens: NAME[:MODS] (generic, rNNNN, libpfm4 PMU::EV:ATTR),
+ * PMU/TERMS/[MODS] (also PMU/TERMS/:MODS) and the group {A,B,...}[:MODS],
+ * whose modifiers apply to each member.  MODS: letters of u, k, h, G, H
+ * (evmods.h), each once, one string per name. */
+enum { PMC_FORM_NAME = 1, PMC_FORM_SYSFS, PMC_FORM_GROUP };
+struct pmc_name {
+	int form;
+	char base[PMC_NAME_MAX];  /* without the modifiers ("msr/tsc/"); a group: its body "a,b" */
+	char pmu[64];             /* the sysfs form's PMU, "" otherwise */
+	char mods[8];             /* the modifier letters as written, "" none */
+	char priv[4];             /* its u, k and h letters, in that order */
+};
+/* Parses `name` into n: 0, or -EINVAL with msg saying what is wrong. */
+int pmc_name_parse(const char *name, struct pmc_name *n, char *msg, size_t len);
+/* The name of n with the modifier string `mods` in its form's place
+ * (cycles:u, msr/tsc/u, {a,b}:u; "" none): 0, or -ENAMETOOLONG. */
+int pmc_name_compose(const struct pmc_name *n, const char *mods, char *out, size_t len);
+/* The one list splitter: calls fn(ctx, item, n) for each item of s (its
+ * n bytes), split at the commas outside a sysfs event's slashes
+ * (pmu/a=1,b=2/ stays whole) and a group's braces, spaces around an item
+ * cut, empty items left out unless keep_empty.  Returns 0 or fn's non-zero. */
+int pmc_split_list(const char *s, int keep_empty, int (*fn)(void *ctx, const char *item, size_t n), void *ctx);
+/* perf's generic event names, NULL-terminated. */
+extern const char *const pmc_generic_names[];
+
 /* True when a cpu (core) PMU is exposed in /sys/bus/event_source/devices. */
 int pmc_have_cpu_pmu(void);
 /* kernel.perf_event_paranoid, or -100 when unreadable. */

@@ -102,7 +102,7 @@ static const struct {
 };
 
 /* perf's generic names (libpfm4's "perf" PMU resolves them). */
-static const char *generic_names[] = {
+const char *const pmc_generic_names[] = {
 	"cycles", "cpu-cycles", "instructions", "cache-references", "cache-misses",
 	"branches", "branch-instructions", "branch-misses", "bus-cycles",
 	"stalled-cycles-frontend", "stalled-cycles-backend", "ref-cycles",
@@ -113,6 +113,181 @@ static const char *generic_names[] = {
 	"LLC-loads", "LLC-load-misses", "dTLB-loads", "dTLB-load-misses",
 	"iTLB-load-misses", "branch-loads", "branch-load-misses", NULL
 };
+
+/* ---- the name's syntax: one parser (counter.h's pmc_name) ------------- */
+
+/* perf's name, an alias or rNNNN: after its ':' only modifiers may follow. */
+static int is_perf_name(const char *base, size_t n)
+{
+	if (n > 1 && base[0] == 'r' && strspn(base + 1, "0123456789abcdefABCDEF") >= n - 1)
+		return 1;
+	for (int i = 0; pmc_generic_names[i]; i++)
+		if (strlen(pmc_generic_names[i]) == n && !strncmp(base, pmc_generic_names[i], n))
+			return 1;
+	for (int i = 0; aliases[i].name; i++)
+		if (strlen(aliases[i].name) == n && !strncmp(base, aliases[i].name, n))
+			return 1;
+	return 0;
+}
+
+static int name_fail(char *msg, size_t len, const char *fmt, const char *a, const char *b)
+{
+	snprintf(msg, len, fmt, a, b);
+	return -EINVAL;
+}
+
+/* mods (u, k, h, G, H, each once) into n->mods and n->priv. */
+static int set_mods(struct pmc_name *n, const char *mods, const char *name, char *msg, size_t len)
+{
+	for (const char *p = mods; *p; p++) {
+		if (!strchr("ukhGH", *p))
+			return name_fail(msg, len, "bad modifier '%s' in '%s' (perf's modifiers: u, k, h, G, H)", mods,
+					 name);
+		if (strchr(p + 1, *p))
+			return name_fail(msg, len, "modifier '%s' repeats a letter in '%s' (each once: :uk)", mods, name);
+	}
+	snprintf(n->mods, sizeof n->mods, "%s", mods);
+	int k = 0;
+	for (const char *c = "ukh"; *c; c++)
+		if (strchr(mods, *c))
+			n->priv[k++] = *c;
+	n->priv[k] = 0;
+	return 0;
+}
+
+struct member_check {
+	const struct pmc_name *group;
+	const char *name;
+	int n;
+	char *msg;
+	size_t len;
+};
+
+static int member_cb(void *ctx, const char *item, size_t len)
+{
+	struct member_check *c = ctx;
+	struct pmc_name e;
+	char m[PMC_NAME_MAX];
+	if (len >= sizeof m)
+		return name_fail(c->msg, c->len, "a member of '%.64s'%s is over 255 characters", c->name, "");
+	snprintf(m, sizeof m, "%.*s", (int)len, item);
+	int r = pmc_name_parse(m, &e, c->msg, c->len);
+	if (r)
+		return r;
+	if (e.form == PMC_FORM_GROUP)
+		return name_fail(c->msg, c->len, "a group inside the group '%s'%s (write {a,b})", c->name, "");
+	if (e.priv[0] && c->group->priv[0])
+		return name_fail(c->msg, c->len, "two privilege modifiers for '%s' in '%s': give the group's or the "
+				 "member's", m, c->name);
+	c->n++;
+	return 0;
+}
+
+int pmc_name_parse(const char *name, struct pmc_name *n, char *msg, size_t len)
+{
+	memset(n, 0, sizeof *n);
+	size_t l = name ? strlen(name) : 0;
+	if (!l || l >= PMC_NAME_MAX)
+		return name_fail(msg, len, "bad event name '%.64s'%s: empty or over 255 characters", name ? name : "", "");
+	const char *close = strrchr(name, '}');
+	if (name[0] == '{' || close) {
+		/* {a,b}:mods */
+		if (name[0] != '{' || !close || strchr(name + 1, '{') || strchr(name, '}') != close)
+			return name_fail(msg, len, "unbalanced braces in '%s'%s (a group is {a,b} or {a,b}:u)", name, "");
+		const char *mods = close + 1;
+		if (*mods && (*mods != ':' || !mods[1]))
+			return name_fail(msg, len, "bad group modifier '%s' in '%s' (write {a,b}:u)", mods, name);
+		n->form = PMC_FORM_GROUP;
+		snprintf(n->base, sizeof n->base, "%.*s", (int)(close - name - 1), name + 1);
+		int r = set_mods(n, *mods ? mods + 1 : "", name, msg, len);
+		if (r)
+			return r;
+		struct member_check c = {n, name, 0, msg, len};
+		if ((r = pmc_split_list(n->base, 0, member_cb, &c)))
+			return r;
+		if (!c.n)
+			return name_fail(msg, len, "no events in the group '%s'%s (write {a,b})", name, "");
+		return 0;
+	}
+	const char *s1 = strchr(name, '/');
+	if (s1) {
+		/* pmu/terms/mods or pmu/terms/:mods (the terms judged by sysfs.c) */
+		const char *s2 = strrchr(name, '/');
+		if (s2 == s1)
+			return name_fail(msg, len, "unbalanced slashes in '%s'%s: the sysfs form is pmu/event/ or "
+					 "pmu/k=v,.../, modifiers after the slash (msr/tsc/u)", name, "");
+		if (s1 == name || (size_t)(s1 - name) >= sizeof n->pmu)
+			return name_fail(msg, len, "no PMU before the slash in '%s'%s (pmu/event/)", name, "");
+		n->form = PMC_FORM_SYSFS;
+		snprintf(n->pmu, sizeof n->pmu, "%.*s", (int)(s1 - name), name);
+		snprintf(n->base, sizeof n->base, "%.*s", (int)(s2 + 1 - name), name);
+		const char *mods = s2 + 1;
+		if (*mods == ':' && !*++mods)
+			return name_fail(msg, len, "no modifier after the ':' in '%s'%s", name, "");
+		return set_mods(n, mods, name, msg, len);
+	}
+	if (strchr(name, ','))
+		return name_fail(msg, len, "'%s' is a list, not one event%s (a group is {a,b})", name, "");
+	/* NAME[:mods]: after libpfm4's PMU:: prefix, a last ':' segment of
+	 * modifier letters is perf's modifier string; others are attributes */
+	n->form = PMC_FORM_NAME;
+	const char *start = strstr(name, "::");
+	start = start ? start + 2 : name;
+	const char *last = strrchr(start, ':');
+	const char *mods = last && is_modstr(last + 1) ? last + 1 : "";
+	size_t bl = *mods ? (size_t)(last - name) : l;
+	snprintf(n->base, sizeof n->base, "%.*s", (int)bl, name);
+	const char *prev = memrchr(start, ':', bl - (size_t)(start - name));
+	if (prev && *mods && last - prev > 1 && strspn(prev + 1, "ukhGH") == (size_t)(last - prev - 1))
+		return name_fail(msg, len, "two modifier strings in '%s'%s: give one (:uk, not :u:k)", name, "");
+	/* after perf's own names, libpfm4 takes only its name=value attributes */
+	const char *seg = strchr(start, ':');
+	for (int perf = seg && is_perf_name(start, (size_t)(seg - start)); perf && seg; seg = strchr(seg + 1, ':')) {
+		size_t sl = strcspn(seg + 1, ":");
+		if (!memchr(seg + 1, '=', sl) && (!sl || strspn(seg + 1, "ukhGH") < sl)) {
+			char bad[16];
+			snprintf(bad, sizeof bad, "%.*s", (int)sl, seg + 1);
+			return name_fail(msg, len, "bad modifier '%s' in '%s' (perf's modifiers: u, k, h, G, H)", bad, name);
+		}
+	}
+	if (!*mods && last && !last[1])
+		return name_fail(msg, len, "no modifier after the ':' in '%s'%s", name, "");
+	return set_mods(n, mods, name, msg, len);
+}
+
+int pmc_name_compose(const struct pmc_name *n, const char *mods, char *out, size_t len)
+{
+	const char *sep = *mods && n->form != PMC_FORM_SYSFS ? ":" : "";
+	int w = n->form == PMC_FORM_GROUP ? snprintf(out, len, "{%s}%s%s", n->base, sep, mods)
+					  : snprintf(out, len, "%s%s%s", n->base, sep, mods);
+	return w < 0 || (size_t)w >= len ? -ENAMETOOLONG : 0;
+}
+
+int pmc_split_list(const char *s, int keep_empty, int (*fn)(void *ctx, const char *item, size_t n), void *ctx)
+{
+	const char *from = s;
+	int slashes = 0, braces = 0;
+	for (const char *p = s;; p++) {
+		if (!*p || (*p == ',' && slashes % 2 == 0 && braces == 0)) {
+			const char *a = from, *b = p;
+			while (a < b && isspace((unsigned char)*a))
+				a++;
+			while (b > a && isspace((unsigned char)b[-1]))
+				b--;
+			int r = b > a || keep_empty ? fn(ctx, a, (size_t)(b - a)) : 0;
+			if (r || !*p)
+				return r;
+			from = p + 1;
+			slashes = 0;
+		} else if (*p == '/') {
+			slashes++;
+		} else if (*p == '{') {
+			braces++;
+		} else if (*p == '}' && braces > 0) {
+			braces--;
+		}
+	}
+}
 
 /* ---- suggestions -------------------------------------------------------- */
 
@@ -182,14 +357,12 @@ static void unknown_msg(const char *name, char *msg, size_t len)
 {
 	struct suggest s;
 	memset(&s, 0, sizeof s);
-	char base[PMC_NAME_MAX];
-	snprintf(base, sizeof base, "%s", name);
-	char *colon = strrchr(base, ':');
-	if (colon && colon > base && colon[-1] != ':' && is_modstr(colon + 1))
-		*colon = 0; /* suggest on the name without :u/:k */
+	struct pmc_name pn;
+	char pmsg[PMC_ERR_MAX];
+	const char *base = pmc_name_parse(name, &pn, pmsg, sizeof pmsg) ? name : pn.base;  /* without :u/:k */
 	s.want = base;
-	for (int i = 0; generic_names[i]; i++)
-		suggest_add(&s, generic_names[i]);
+	for (int i = 0; pmc_generic_names[i]; i++)
+		suggest_add(&s, pmc_generic_names[i]);
 	pmc_list(suggest_cb, &s);
 	int n = snprintf(msg, len, "unknown event '%s'", name);
 	for (int i = 0; i < 3 && s.names[i][0] && (size_t)n < len; i++)
@@ -283,20 +456,20 @@ int pmc_resolve(const char *name, struct pmc_event *ev, char *msg, size_t len)
 		return -EINVAL;
 	}
 	snprintf(ev->name, sizeof ev->name, "%s", name);
-	int r;
-	if (strchr(name, '/')) {
+	struct pmc_name pn;
+	int r = pmc_name_parse(name, &pn, msg, len);
+	if (r)
+		return r;
+	if (pn.form == PMC_FORM_GROUP) {
+		snprintf(msg, len, "'%s' is a group: give its members to one pmc.group (pmcsh stat -e takes {a,b})", name);
+		return -EINVAL;
+	}
+	if (pn.form == PMC_FORM_SYSFS) {
 		r = pmc_resolve_sysfs(name, ev, msg, len);
 		goto done;
 	}
 	/* Our part: rNNNN raw and the few generic names libpfm4 lacks. */
-	char base[PMC_NAME_MAX];
-	snprintf(base, sizeof base, "%s", name);
-	const char *mods = "";
-	char *colon = strchr(base, ':');
-	if (colon && strchr(base, ':') == strrchr(base, ':') && is_modstr(colon + 1)) {
-		*colon = 0;
-		mods = colon + 1;
-	}
+	const char *base = pn.base, *mods = pn.mods;
 	if (base[0] == 'r' && base[1] && strspn(base + 1, "0123456789abcdefABCDEF") == strlen(base + 1) &&
 	    strlen(base + 1) - strspn(base + 1, "0") > 16) {
 		snprintf(msg, len, "bad raw event '%s': more than 64 bits", base);
@@ -326,22 +499,16 @@ int pmc_resolve(const char *name, struct pmc_event *ev, char *msg, size_t len)
 		}
 	}
 	r = resolve_pfm(name, ev, msg, len);
-	if (r == -EINVAL) {
+	if (r == -EINVAL && *mods) {
 		/* perf's modifier string (":uk", ":h", ":G"), which libpfm4 reads
 		 * as one attribute it lacks: the event without it, then the
 		 * modifiers as perf sets them.  ":u" or ":k" alone libpfm4 takes. */
-		char bare[PMC_NAME_MAX];
-		snprintf(bare, sizeof bare, "%s", name);
-		char *last = strrchr(bare, ':');
-		if (last && last > bare && last[-1] != ':' && is_modstr(last + 1)) {
-			char pmsg[PMC_ERR_MAX];
-			*last = 0;
-			if (resolve_pfm(bare, ev, pmsg, sizeof pmsg) == 0) {
-				parse_mods(last + 1, &ev->attr);
-				size_t cl = strlen(ev->canon);
-				snprintf(ev->canon + cl, sizeof ev->canon - cl, ":%s", last + 1);
-				r = 0;
-			}
+		char pmsg[PMC_ERR_MAX];
+		if (resolve_pfm(base, ev, pmsg, sizeof pmsg) == 0) {
+			parse_mods(mods, &ev->attr);
+			size_t cl = strlen(ev->canon);
+			snprintf(ev->canon + cl, sizeof ev->canon - cl, ":%s", mods);
+			r = 0;
 		}
 	}
 	if (r == -ENOENT)

@@ -7,6 +7,7 @@
 #endif
 #include "lgroup.h"
 #include "pfmforced.h"
+#include "sysfs.h"
 #include <errno.h>
 #include <string.h>
 
@@ -140,4 +141,127 @@ int l_distance(lua_State *L)
 {
 	lua_pushinteger(L, pmc_edit_distance(luaL_checkstring(L, 1), luaL_checkstring(L, 2)));
 	return 1;
+}
+
+/* ---- the name's syntax (pmc_name_parse) ---------------------------------- */
+
+static const char *const forms[] = {NULL, "name", "sysfs", "group"};
+
+static void push_composed(lua_State *L, const struct pmc_name *n, const char *mods)
+{
+	char out[PMC_NAME_MAX + 16];
+	if (pmc_name_compose(n, mods, out, sizeof out))
+		pmcsh_argerror(L, 1, "the name with its modifiers is over 255 characters");
+	lua_pushstring(L, out);
+}
+
+static void check_name(lua_State *L, int idx, struct pmc_name *n)
+{
+	char msg[PMC_ERR_MAX];
+	if (pmc_name_parse(luaL_checkstring(L, idx), n, msg, sizeof msg))
+		pmcsh_argerror(L, idx, msg);
+}
+
+/* The name without its u, k, h letters (its other modifiers kept). */
+static void push_plain(lua_State *L, const struct pmc_name *n)
+{
+	char rest[sizeof n->mods];
+	int k = 0;
+	for (const char *p = n->mods; *p; p++)
+		if (!strchr("ukh", *p))
+			rest[k++] = *p;
+	rest[k] = 0;
+	push_composed(L, n, rest);
+}
+
+static int member_push(void *ctx, const char *item, size_t len)
+{
+	lua_State *L = ctx;
+	const struct pmc_name *g = lua_touserdata(L, -2);
+	struct pmc_name e;
+	char m[PMC_NAME_MAX], mods[2 * sizeof e.mods], msg[PMC_ERR_MAX];
+	snprintf(m, sizeof m, "%.*s", (int)len, item);  /* parsed whole by pmc_name_parse already */
+	if (pmc_name_parse(m, &e, msg, sizeof msg))
+		pmcsh_argerror(L, 1, msg);
+	snprintf(mods, sizeof mods, "%s%s", e.mods, g->mods);
+	push_composed(L, &e, mods);
+	lua_seti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
+	return 0;
+}
+
+/* _pmc.parse_name(name) -> {name, form, base, pmu?, modifiers, privilege?,
+ * plain, members?}; a bad name raises (kind "argument"). */
+int l_parse_name(lua_State *L)
+{
+	struct pmc_name *n = lua_newuserdatauv(L, sizeof *n, 0);
+	check_name(L, 1, n);
+	lua_createtable(L, 0, 8);
+	lua_pushvalue(L, 1);
+	lua_setfield(L, -2, "name");
+	pmcsh_setstr(L, "form", forms[n->form]);
+	pmcsh_setstr(L, "base", n->base);
+	if (n->pmu[0])
+		pmcsh_setstr(L, "pmu", n->pmu);
+	pmcsh_setstr(L, "modifiers", n->mods);
+	if (n->priv[0])
+		pmcsh_setstr(L, "privilege", n->priv);
+	push_plain(L, n);
+	lua_setfield(L, -2, "plain");
+	if (n->form == PMC_FORM_GROUP) {
+		lua_pushvalue(L, -2);  /* the group, for member_push */
+		lua_newtable(L);
+		pmc_split_list(n->base, 0, member_push, L);
+		lua_setfield(L, -3, "members");
+		lua_pop(L, 1);
+	}
+	return 1;
+}
+
+/* _pmc.modified(name, priv) -> name with the privilege letters priv (u, k,
+ * h) in its form's place; a name that has one already raises. */
+int l_modified(lua_State *L)
+{
+	struct pmc_name n;
+	check_name(L, 1, &n);
+	const char *priv = luaL_checkstring(L, 2);
+	luaL_argcheck(L, *priv && strspn(priv, "ukh") == strlen(priv) && strlen(priv) <= 3, 2,
+		      "privilege letters expected (u, k or h)");
+	if (n.priv[0])
+		pmcsh_argerror(L, 1, lua_pushfstring(L, "'%s' already has a privilege modifier (%s); give the plain name",
+						     lua_tostring(L, 1), n.priv));
+	char mods[sizeof n.mods + 4];
+	snprintf(mods, sizeof mods, "%s%s", n.mods, priv);
+	push_composed(L, &n, mods);
+	return 1;
+}
+
+static int item_push(void *ctx, const char *item, size_t len)
+{
+	lua_State *L = ctx;
+	lua_pushlstring(L, item, len);
+	lua_seti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
+	return 0;
+}
+
+/* _pmc.split_list(s[, keep_empty]) -> {item, ...} (pmc_split_list). */
+int l_split_list(lua_State *L)
+{
+	const char *s = luaL_checkstring(L, 1);
+	int keep = lua_toboolean(L, 2);
+	lua_newtable(L);
+	pmc_split_list(s, keep, item_push, L);
+	return 1;
+}
+
+/* Sets _pmc.generic_names, perf's generic event names, and _pmc.sysfs_pmus,
+ * the folder of the kernel's PMUs, in the table on top. */
+void levents_open(lua_State *L)
+{
+	lua_newtable(L);
+	for (int i = 0; pmc_generic_names[i]; i++) {
+		lua_pushstring(L, pmc_generic_names[i]);
+		lua_seti(L, -2, i + 1);
+	}
+	lua_setfield(L, -2, "generic_names");
+	pmcsh_setstr(L, "sysfs_pmus", SYSFS_PMUS);
 }

@@ -17,6 +17,7 @@
 
 #include "lrepl.h"
 #include "lpmcsh.h"
+#include "../kernels/clock.h"
 #include "../kernels/interrupt.h"
 #include "pfmforced.h"
 
@@ -53,9 +54,7 @@ static long long armed_at;  /* when the unserved hook was set */
 
 static long long sigint_now(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);  /* async-signal-safe */
-	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+	return mono_ns64();  /* async-signal-safe */
 }
 
 /* Serves the press: the engines called after the error (a pcall caught

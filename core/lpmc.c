@@ -453,6 +453,9 @@ static const luaL_Reg funcs[] = {
 	{"overhead", l_overhead},
 	{"windows", l_windows},
 	{"distance", l_distance},
+	{"parse_name", l_parse_name},
+	{"modified", l_modified},
+	{"split_list", l_split_list},
 	{"mmap_time", l_mmap_time},
 	{"sign_extend", l_sign_extend},
 	{"mmap_replay", l_mmap_replay},
@@ -497,5 +500,6 @@ int luaopen_pmcsh_pmc(lua_State *L)
 	luaL_newlib(L, funcs);
 	lpmc_reading_open(L);
 	pmcsh_setint(L, "probe_loop_insns", PROBE_LOOP_INSNS);
+	levents_open(L);
 	return 1;
 }

@@ -13,6 +13,7 @@
 
 #include "lpmcsh.h"
 #include "pty.h"
+#include "../kernels/clock.h"
 #include "../kernels/interrupt.h"
 
 #define PTY_MT "pmcsh.pty"
@@ -59,9 +60,7 @@ static int sys_columns(lua_State *L)
 
 static int sys_now(lua_State *L)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	lua_pushnumber(L, (lua_Number)ts.tv_sec + ts.tv_nsec * 1e-9);
+	lua_pushnumber(L, mono_s());
 	return 1;
 }
 

@@ -5,6 +5,7 @@
 #endif
 #include "machine.h"
 #include "sysfs.h"
+#include "../kernels/clock.h"
 #include <dirent.h>
 #include <errno.h>
 #include <glob.h>
@@ -253,19 +254,12 @@ long machine_mem_available_kb(const char *root)
 	return kb;
 }
 
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 double machine_clock_tick(void)
 {
 	int64_t best = INT64_MAX;
 	for (int i = 0; i < 64; i++) {
-		int64_t t0 = now_ns(), t1;
-		while ((t1 = now_ns()) == t0)
+		int64_t t0 = mono_ns64(), t1;
+		while ((t1 = mono_ns64()) == t0)
 			;
 		if (t1 - t0 < best)
 			best = t1 - t0;

@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #endif
 #include "chase.h"
+#include "clock.h"
 #include "interrupt.h"
 #include <errno.h>
 #include <pthread.h>
@@ -45,13 +46,6 @@ const struct chase_order_desc chase_orders[CHASE_NORDERS] = {
 };
 
 static volatile uintptr_t chase_sink;   /* final pointers end here: no load is dead */
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 /* Seconds a thread has run on a cpu (clock: CLOCK_THREAD_CPUTIME_ID or
  * pthread_getcpuclockid's), 0 where the clock cannot be read. */
@@ -329,7 +323,7 @@ static void (*const runners[CHASE_MAX_K + 1])(void **, uint64_t) = {
 static double warm_up(void (*run)(void **, uint64_t), void **q, uint64_t pass_trips,
 		      double cap, double *ns_per_trip, double *spent)
 {
-	double t_start = now_s(), rate = 0;
+	double t_start = mono_s(), rate = 0;
 	uint64_t done = 0, chunk = 1;
 	for (;;) {
 		if (pmcsh_stop_requested())
@@ -337,9 +331,9 @@ static double warm_up(void (*run)(void **, uint64_t), void **q, uint64_t pass_tr
 		uint64_t t = chunk;
 		if (done < pass_trips && t > pass_trips - done)
 			t = pass_trips - done;
-		double t0 = now_s();
+		double t0 = mono_s();
 		run(q, t);
-		double t1 = now_s();
+		double t1 = mono_s();
 		done += t;
 		if (t1 > t0)
 			rate = t / (t1 - t0);
@@ -349,7 +343,7 @@ static double warm_up(void (*run)(void **, uint64_t), void **q, uint64_t pass_tr
 		if (t1 - t0 < 0.05)
 			chunk *= 2;
 	}
-	*spent = now_s() - t_start;
+	*spent = mono_s() - t_start;
 	return rate;
 }
 
@@ -383,9 +377,9 @@ static int run_samples(const struct chase_chain *c, int k, void **pos, int sampl
 		int err = kwindow_begin(w, s);
 		if (err)
 			return err;
-		double t0 = now_s();
+		double t0 = mono_s();
 		run(q, trips);
-		double t1 = now_s();
+		double t1 = mono_s();
 		if ((err = kwindow_end(w, s)))
 			return err;
 		ns[s] = (t1 - t0) * 1e9 / (double)res->loads;
@@ -425,10 +419,10 @@ int chase_run(const struct chase_chain *c, int k, void **pos, int samples, doubl
 double chase_plain(const struct chase_chain *c, uint64_t loads, void **cursor)
 {
 	void **p = *cursor ? *cursor : ELEM(c, c->head[1][0]);
-	double t0 = now_s();
+	double t0 = mono_s();
 	for (uint64_t i = 0; i < loads; i++)
 		p = (void **)*p;
-	double t1 = now_s();
+	double t1 = mono_s();
 	chase_sink = (uintptr_t)p;
 	*cursor = p;
 	return loads ? (t1 - t0) * 1e9 / loads : 0;
@@ -523,14 +517,14 @@ static int bw_begin(void *ctx, int rep)
 	w->l0 = bw_loaders_cpu(w);
 	w->c0 = cpu_s(CLOCK_THREAD_CPUTIME_ID);
 	w->b0 = bw_bytes(w);
-	w->t0 = now_s();
+	w->t0 = mono_s();
 	return 0;
 }
 
 static int bw_end(void *ctx, int rep)
 {
 	struct bw_window *w = ctx;
-	double dt = now_s() - w->t0;
+	double dt = mono_s() - w->t0;
 	uint64_t db = bw_bytes(w) - w->b0;
 	w->chaser += cpu_s(CLOCK_THREAD_CPUTIME_ID) - w->c0;
 	w->loaders += bw_loaders_cpu(w) - w->l0;

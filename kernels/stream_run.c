@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "stream.h"
+#include "clock.h"
 #include "interrupt.h"
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
@@ -84,13 +85,6 @@ static inline void cpu_relax(void)
 #if defined(__x86_64__) || defined(__i386__)
 	__builtin_ia32_pause();
 #endif
-}
-
-static inline int64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 static inline uint64_t tsc_now(void)
@@ -579,7 +573,7 @@ int stream_run(struct stream *s, const struct stream_kernel *k, int ref,
 		/* the clocks outside the counters: a vDSO clock read retries
 		 * while the kernel updates its time, user instructions that
 		 * would count in one window and not the next */
-		int64_t t0 = now_ns();
+		int64_t t0 = mono_ns64();
 		uint64_t c0 = tsc_now();
 		if (r >= 0 && (rc = kwindow_begin(w, r)) < 0)
 			break;
@@ -589,7 +583,7 @@ int stream_run(struct stream *s, const struct stream_kernel *k, int ref,
 		if (r >= 0)
 			rc = kwindow_end(w, r);
 		uint64_t c1 = tsc_now();
-		int64_t t1 = now_ns();
+		int64_t t1 = mono_ns64();
 		if (r >= 0) {
 			times[r] = (t1 - t0) * 1e-9;
 			if (tscok)

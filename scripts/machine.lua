@@ -41,7 +41,7 @@ return {
     {name = "json", type = "flag", help = "one JSON object instead of text"},
   },
   run = function(opts)
-    local pmus = ls("/sys/bus/event_source/devices")
+    local pmus = ls(machine.SYSFS_PMUS)
     local has_cpu_pmu = pmc.environment().cpu_pmu
     local paranoid = read("/proc/sys/kernel/perf_event_paranoid") or "?"
     local m = {

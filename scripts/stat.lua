@@ -2,7 +2,9 @@
 -- or threads), with mean and relative standard error over repeated runs,
 -- in perf stat 6.1's three output formats: the table, -x SEP and --json,
 -- with its fields in its order in every mode (-I, -A, --per-*).
+local errors = require("pmcsh.errors")
 local events = require("pmcsh.events")
+local metrics = require("pmcsh.metrics")
 local machine = require("pmcsh.machine")
 local options = require("pmcsh.options")
 local pmc = require("pmcsh.pmc")
@@ -12,20 +14,11 @@ local sys = require("pmcsh.sys")
 -- perf's tool events (duration_time): no counter, the run's own clock
 local TOOLS = (events.load("generic") or {}).tools or {}
 
-local function mean_rse(xs)
-  local n, s = #xs, 0
-  for _, x in ipairs(xs) do s = s + x end
-  local m = s / n
-  if n < 2 then return m, 0, 0 end
-  local v = 0
-  for _, x in ipairs(xs) do v = v + (x - m) ^ 2 end
-  local se = math.sqrt(v / (n - 1) / n)      -- standard error of the mean
-  return m, m ~= 0 and 100 * se / math.abs(m) or 0, math.sqrt(v / (n - 1))
-end
+local mean_rse = metrics.mean_rse
 
 -- perf shows clocks in msec
 local function is_clock(name)
-  local base = name:gsub(":[ukhGH]+$", "")
+  local base = pmc.parse_name(name).base
   return base == "task-clock" or base == "cpu-clock"
 end
 
@@ -201,17 +194,13 @@ end
 local function event_list(opts, cpus)
   local all, metrics = {}, {}
   for _, item in ipairs(opts.events or {}) do
-    -- {a,b}:u is a:u,b:u, as perf writes a group's modifier
-    local body, mod = item:match("^{(.*)}(.*)$")
-    if body and mod ~= "" and not mod:match("^:[ukhGH]+$") then
-      usage(string.format("bad group modifier in '%s' (write {a,b}:u)", item))
+    -- {a,b}:u is a:u,b:u, as perf writes a group's modifier (pmc.parse_name)
+    local ok, p = pcall(pmc.parse_name, item)
+    if not ok then
+      if errors.is(p, "argument") then usage(p.message) end
+      error(p, 0)
     end
-    local names = options.split_list(body or item)   -- pmu/a=1,b=2/ stays whole
-    if #names == 0 then usage(string.format("no events in the group '%s' (write {a,b})", item)) end
-    for _, name in ipairs(names) do
-      if name:find("[{}]") then usage(string.format("bad group syntax in '%s' (write {a,b})", item)) end
-      all[#all + 1] = name .. (mod or "")
-    end
+    for _, name in ipairs(p.members or {item}) do all[#all + 1] = name end
   end
   for _, gname in ipairs(opts.metrics or {}) do
     local g, gpath = events.group(gname)
@@ -275,11 +264,10 @@ end
 local NOT_SUPPORTED = {[sys.ENOENT] = true, [sys.EOPNOTSUPP] = true, [sys.ENODEV] = true, [sys.EINVAL] = true,
                        [sys.ENOSYS] = true, [sys.ENXIO] = true}
 
--- perf's name of an event counted without the kernel: ":u" added, or "u"
--- after a modifier string or a sysfs event's closing slash.
+-- perf's name of an event counted without the kernel (pmc.modified: cycles:u,
+-- msr/tsc/u, cycles:Hu).
 local function user_only_name(name)
-  if name:find("/") or name:match(":[ukhGH]+$") then return name .. "u" end
-  return name .. ":u"
+  return pmc.modified(name, "u")
 end
 
 -- name's row: the name counted (name, or its :u form), or false for

@@ -290,7 +290,7 @@ describe("pmcsh stat's messages", function()
       {{"--repeat", "0", "--", "true"}, "option %-%-repeat: 0 is below the minimum 1"},
       {{"--bogus", "--", "true"}, "unknown option '%-%-bogus'"},
       {{"-e", "nosuch-event", "--", "true"}, "unknown event 'nosuch%-event'"},
-      {{"-e", "task-clock:zz", "--", "true"}, "event 'task%-clock:zz': invalid event attribute"},
+      {{"-e", "task-clock:zz", "--", "true"}, "bad modifier 'zz' in 'task%-clock:zz'"},
       {{"-e", "msr/tsc/q", "--", "true"}, "bad modifier 'q' in 'msr/tsc/q'"},
       {{"-x", "", "--", "true"}, "%-x needs a separator"},
     } do

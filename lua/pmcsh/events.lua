@@ -3,6 +3,8 @@
 -- they mean on this machine: whether a file's PMU is the one here, and the
 -- events a survey counts by default.
 local help = require("pmcsh.help")
+local machine = require("pmcsh.machine")
+local options = require("pmcsh.options")
 local paths = require("pmcsh.paths")
 local pmc = require("pmcsh.pmc")
 local sys = require("pmcsh._sys")
@@ -71,19 +73,10 @@ local function check_pairs(spec)
 end
 
 -- "A,B C,D" or "A,B;C,D": pairs separated by spaces or ';', members by ','
--- outside pmu/.../ terms.
+-- outside pmu/.../ terms (options.split_list).
 local function split_pairs(spec)
   local out = {}
-  for item in spec:gmatch("[^%s;]+") do
-    local p, depth, cur = {}, 0, {}
-    for ch in item:gmatch(".") do
-      if ch == "/" then depth = 1 - depth end
-      if ch == "," and depth == 0 then p[#p + 1] = table.concat(cur); cur = {}
-      else cur[#cur + 1] = ch end
-    end
-    p[#p + 1] = table.concat(cur)
-    out[#out + 1] = p
-  end
+  for item in spec:gmatch("[^%s;]+") do out[#out + 1] = options.split_list(item, true) end
   return out
 end
 
@@ -159,7 +152,7 @@ function M.pmu_check(t, path, pmus)
     if M.core_pmu(p) then core[#core + 1] = p end
   end
   local what = string.format("%s is for the %s PMU%s", path, t.pmu, t.cpu and (" (" .. t.cpu .. ")") or "")
-  local no_hw = "the kernel exposes no hardware PMU (/sys/bus/event_source/devices has no cpu PMU: " ..
+  local no_hw = "the kernel exposes no hardware PMU (" .. machine.SYSFS_PMUS .. " has no cpu PMU: " ..
                 "a VM without PMU passthrough?)"
   if not present[t.pmu] then
     return string.format("%s; this machine's PMU differs: libpfm4 finds %s%s", what,
@@ -176,7 +169,7 @@ end
 -- implement: what their kernel driver lists in sysfs events/, read from
 -- PMCEID0/1.  A set {[number] = file}, and the folders read; nil where no
 -- Arm PMU is here (elsewhere events/ lists a few aliases, not what exists).
-M.SYSFS = "/sys/bus/event_source/devices"
+M.SYSFS = machine.SYSFS_PMUS
 function M.arm_implemented(root)
   root = root or M.SYSFS
   local set, dirs = nil, {}

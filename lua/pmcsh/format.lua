@@ -130,8 +130,8 @@ end
 local kinds = {}   -- __name -> function(v, indent) -> text
 
 -- A reading as perf stat shows counts: one line per event (value, unit,
--- name, and the share of time counted when multiplexed).
-function M.reading(r, indent)
+-- name, and the share of time counted when multiplexed); pmc.format's too.
+function M.reading_lines(r, indent)
   local lines = {}
   local pct = (r.enabled or 0) > 0 and 100 * (r.running or 0) / r.enabled or 100
   for _, e in ipairs(r) do
@@ -139,6 +139,11 @@ function M.reading(r, indent)
       math.type(e.value) == "integer" and tostring(e.value) or string.format("%.2f", e.value or 0),
       e.unit or "", e.name, pct < 100 and string.format("  (%.1f%% counted)", pct) or "")
   end
+  return lines
+end
+
+function M.reading(r, indent)
+  local lines = M.reading_lines(r, indent)
   if #lines == 0 then return "{}" end
   return "reading:\n" .. table.concat(lines, "\n")
 end

@@ -8,10 +8,13 @@ local C = require("pmcsh._machine")
 local sys = require("pmcsh._sys")
 local doc = require("pmcsh.help").doc
 local paths = require("pmcsh.paths")
-local pmc_environment = require("pmcsh._pmc").environment
+local pmc_C = require("pmcsh._pmc")
+local pmc_environment = pmc_C.environment
 local stream_engine = require("pmcsh._stream").engine
 
 local M = {}
+-- The folder of the kernel's PMUs (core/sysfs.h's SYSFS_PMUS, the one name of it).
+M.SYSFS_PMUS = pmc_C.sysfs_pmus
 
 M.read_text = doc(function(path)
   local f = io.open(path, "r")
@@ -215,11 +218,10 @@ M.fingerprint = doc(function(root)
   -- counting: who may count what, and how the PMU is reached
   fp.perf_event_paranoid = integer(text("/proc/sys/kernel/perf_event_paranoid"))
   fp.nmi_watchdog = integer(text("/proc/sys/kernel/nmi_watchdog"))
-  fp.rdpmc = integer(text("/sys/bus/event_source/devices/cpu/rdpmc") or
-    text("/sys/bus/event_source/devices/cpu_core/rdpmc"))
+  fp.rdpmc = integer(text(M.SYSFS_PMUS .. "/cpu/rdpmc") or text(M.SYSFS_PMUS .. "/cpu_core/rdpmc"))
   local hv = C.hypervisor(root)
   fp.hypervisor = hv == nil and "unknown" or hv == "" and "none" or HYPERVISORS[hv] or hv
-  fp.pmus = sys.dir(r .. "/sys/bus/event_source/devices") or {}
+  fp.pmus = sys.dir(r .. M.SYSFS_PMUS) or {}
   table.sort(fp.pmus)
   fp.hardware_pmu = pmc_environment().cpu_pmu
   fp.bios = text("/sys/class/dmi/id/bios_version")

@@ -14,6 +14,7 @@ local sys = require("pmcsh._sys")
 local M = {}
 
 local doc = require("pmcsh.help").doc
+local errors = require("pmcsh.errors")
 
 -- The scaled value of `name` in a reading, or nil when the event is absent.
 local function value_of(reading, name)
@@ -147,6 +148,23 @@ metrics.stats(list) -> {n, mean, trimmed, median, min, max, spread} of a list
 of numbers ({n = 0} for an empty one).  trimmed: the mean of the middle 60%
 (nanoBench's 20th to 80th percentile); spread: (max - min) / |mean|, 0 when
 all are equal, nil when the mean is 0 but the values differ.]])
+
+-- perf stat's figures of repeated runs: mean, relative standard error of
+-- the mean (%), standard deviation.
+function M.mean_rse(xs)
+  local n, s = #xs, 0
+  for _, x in ipairs(xs) do s = s + x end
+  local m = s / n
+  if n < 2 then return m, 0, 0 end
+  local v = 0
+  for _, x in ipairs(xs) do v = v + (x - m) ^ 2 end
+  local se = math.sqrt(v / (n - 1) / n)      -- standard error of the mean
+  return m, m ~= 0 and 100 * se / math.abs(m) or 0, math.sqrt(v / (n - 1))
+end
+doc(M.mean_rse, "metrics.mean_rse", [[
+metrics.mean_rse(list) -> mean, rse, sd: perf stat -r's figures of a list
+of numbers: the mean, the relative standard error of the mean in percent
+(0 for one value or a zero mean) and the sample standard deviation.]])
 
 -- The median of a list of numbers, nil for an empty one.
 function M.median(list)

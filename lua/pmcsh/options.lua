@@ -4,6 +4,7 @@
 -- recipe host so that an experiment (the survey) checks its header with
 -- the very checks its options had.
 local plot = require("pmcsh.plot")
+local pmc_names = require("pmcsh._pmc")
 
 local M = {}
 
@@ -39,27 +40,9 @@ end
 
 -- Splits "a,b,c" at commas, except those inside a sysfs event's slashes
 -- ("uncore_imc_0/event=0x4,umask=0x3/" stays whole) or inside perf's group
--- braces ("{a,b},c" is "{a,b}" and "c").
-function M.split_list(s)
-  local out, cur, slashes, braces = {}, {}, 0, 0
-  for c in s:gmatch(".") do
-    if c == "," and slashes % 2 == 0 and braces == 0 then
-      out[#out + 1] = table.concat(cur); cur = {}; slashes = 0
-    else
-      if c == "/" then slashes = slashes + 1
-      elseif c == "{" then braces = braces + 1
-      elseif c == "}" and braces > 0 then braces = braces - 1 end
-      cur[#cur + 1] = c
-    end
-  end
-  out[#out + 1] = table.concat(cur)
-  local clean = {}
-  for _, item in ipairs(out) do
-    item = item:match("^%s*(.-)%s*$")
-    if item ~= "" then clean[#clean + 1] = item end
-  end
-  return clean
-end
+-- braces ("{a,b},c" is "{a,b}" and "c"); empty items left out unless
+-- keep_empty: the event list's one splitter, pmc_split_list (core/evname.c).
+M.split_list = pmc_names.split_list
 
 local function flag_name(o) return "--" .. o.name:gsub("_", "-") end
 

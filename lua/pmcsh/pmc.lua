@@ -4,6 +4,7 @@
 local C = require("pmcsh._pmc")
 local doc = require("pmcsh.help").doc
 local errors = require("pmcsh.errors")
+local format = require("pmcsh.format")
 local complete = require("pmcsh.complete")
 local metrics = require("pmcsh.metrics")
 local sys = require("pmcsh._sys")
@@ -66,26 +67,42 @@ g:read() of a counting group of hardware events on the calling thread reads
 with rdpmc, without a system call, where the kernel allows it (see
 g:readpath()); otherwise, and for every event off the PMU, with read().]=])
 
+pmc.parse_name = errors.facade("parse_name", C.parse_name)
+doc(pmc.parse_name, "pmc.parse_name", [=[
+pmc.parse_name(name) -> {name, form, base, pmu?, modifiers, privilege?, plain, members?}
+An event name's syntax, as perf reads it (core/evname.c, the one parser):
+form "name" (cycles:u, INST_RETIRED:ANY_P:k, r01c0), "sysfs" (msr/tsc/,
+cpu/event=0x3c/k: modifiers after the slash) or "group" ({a,b}:u, whose
+members each get the group's modifiers: members = {"a:u", "b:u"}).
+modifiers: the letters of u, k, h, G, H as written; privilege: its u, k and
+h letters (nil: both user and OS); plain: the name without them.  A bad
+name (two modifier strings, an unknown letter, unbalanced braces or
+slashes) raises an error of kind "argument".]=])
+
+pmc.modified = errors.facade("modified", C.modified)
+doc(pmc.modified, "pmc.modified", [=[
+pmc.modified(name, priv) -> the name counted at privilege priv ("u", "k"),
+written as its form takes it: cycles:u, msr/tsc/u, {a,b}:u, cycles:Gu.
+A name that has a privilege modifier already raises (kind "argument").]=])
+
 -- {"a", "b"} -> {"a:u", "a:k", "b:u", "b:k"}
-function pmc.split(list)
+pmc.split = errors.facade("split", function(list)
   if type(list) ~= "table" then
     errors.argument("split", 1, "table of event names expected, got " .. type(list) .. "", 1)
   end
   local out = {}
   for i, e in ipairs(list) do
     if type(e) ~= "string" then errors.argument("split", 1, string.format("entry %d is not a string", i), 1) end
-    if e:match(":[ukhGH]+$") or e:match("/[ukhGH]+$") then
-      errors.argument("split", 1, string.format("%s already has a :u/:k modifier", e), 1)
-    end
-    out[#out + 1] = e .. ":u"
-    out[#out + 1] = e .. ":k"
+    out[#out + 1] = C.modified(e, "u")
+    out[#out + 1] = C.modified(e, "k")
   end
   return out
-end
+end)
 
 doc(pmc.split, "pmc.split", [=[
-pmc.split{ev, ...} -> {ev:u, ev:k, ...}: the user/OS pairs of each event, for
-pmc.group(pmc.split{"page-faults", "task-clock"}).]=])
+pmc.split{ev, ...} -> {ev:u, ev:k, ...}: the user/OS pairs of each event
+(msr/tsc/u for a sysfs event), for pmc.group(pmc.split{"page-faults",
+"task-clock"}); an event with a privilege modifier already raises.]=])
 
 -- Runs a command once under counters.
 local function run_once(o)
@@ -321,16 +338,9 @@ pmc.environment() -> {cpu_pmu=, paranoid=, forced=?}
 Whether the kernel exposes a hardware (cpu) PMU, kernel.perf_event_paranoid,
 and the libpfm4 PMU forced by LIBPFM_FORCE_PMU if any.]=])
 
--- One line per entry: value, unit, name, running %.
+-- One line per entry (format.reading_lines, as the REPL shows a reading).
 function pmc.format(r)
-  local lines = {}
-  local pct = r.enabled > 0 and 100 * r.running / r.enabled or 100
-  for _, e in ipairs(r) do
-    lines[#lines + 1] = string.format("%18s %-8s %-28s%s", 
-      math.type(e.value) == "integer" and tostring(e.value) or string.format("%.2f", e.value),
-      e.unit or "", e.name, pct < 100 and string.format(" (%.1f%%)", pct) or "")
-  end
-  return table.concat(lines, "\n")
+  return table.concat(format.reading_lines(r), "\n")
 end
 
 doc(pmc.format, "pmc.format", [=[
@@ -347,9 +357,7 @@ Performance counters: perf_event groups with libpfm4 and sysfs event names.
 local names
 local function all_names()
   if names then return names end
-  names = {"cycles", "instructions", "task-clock", "cpu-clock", "page-faults", "minor-faults",
-           "major-faults", "context-switches", "cpu-migrations", "cache-misses", "cache-references",
-           "branches", "branch-misses"}
+  names = table.move(C.generic_names, 1, #C.generic_names, 1, {})
   local ok, list = pcall(C.list, nil, nil, true)
   if ok and list then
     for _, e in ipairs(list) do names[#names + 1] = e.name end

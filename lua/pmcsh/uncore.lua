@@ -14,7 +14,7 @@ local sys = require("pmcsh._sys")
 
 local M = {}
 
-M.SYSFS = "/sys/bus/event_source/devices"
+M.SYSFS = machine.SYSFS_PMUS
 
 local slurp = machine.read_text
 

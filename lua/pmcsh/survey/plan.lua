@@ -1,6 +1,7 @@
 -- Planning a survey: the options become a header (events, rows, units that
 -- must share a run, workloads, n), and the units are packed into as few
 -- groups as the PMU schedules without multiplexing (try-open and back off).
+local errors = require("pmcsh.errors")
 local events = require("pmcsh.events")
 local machine = require("pmcsh.machine")
 local metrics = require("pmcsh.metrics")
@@ -39,14 +40,22 @@ M.OPTIONS = {
 -- Units, rows and packing
 -------------------------------------------------------------------------------
 
--- The :u / :k variants of an event name (sysfs names pmu/.../ take the
--- modifier after the closing slash, as perf writes them: pmu/ev/u).
+-- An event name's syntax (pmc.parse_name); a bad name is a usage error.
+local function parsed(name)
+  local ok, p = pcall(pmc.parse_name, name)
+  if ok then return p end
+  if errors.is(p, "argument") then usage(p.message) end
+  error(p, 0)
+end
+
+-- The :u / :k variant of an event name, in its form's syntax (pmc.modified:
+-- msr/tsc/u, cycles:u); nil, message for a name with a privilege already.
 function M.modified(name, mod)
-  if name:match("/$") then return name .. mod end
-  if name:match(":[ukhHG]+$") then
+  local p = parsed(name)
+  if p.privilege then
     return nil, string.format("%s already has a privilege modifier; give the plain name with --split/--pairs", name)
   end
-  return name .. ":" .. mod
+  return pmc.modified(name, mod)
 end
 
 local function both(ev)
@@ -77,7 +86,7 @@ function M.plan(o)
   local given = {}
   for _, ev in ipairs(o.events or {}) do
     if given[ev] then -- planned already
-    elseif o.split and not ev:match(":[ukhHG]+$") then   -- an event with its own modifier: its one row
+    elseif o.split and not parsed(ev).privilege then   -- an event with its own privilege: its one row
       local uk = both(ev)
       add_unit(uk, uk, "split")
       -- a PMU that cannot filter by privilege (msr/tsc/) counts both in one row
@@ -293,7 +302,7 @@ local function files_of(grp, gpath, prs, psrc)
     local set = {}
     for _, e in ipairs(grp.events) do set[e] = true end
     files[#files + 1] = {path = gpath, data = grp, count = #grp.events, owns = function(u)
-      return set[u.keys[1]] or set[(u.keys[1]:gsub(":[uk]$", ""):gsub("/[uk]$", "/"))] end}
+      return set[u.keys[1]] or u.kind ~= "pair" and set[parsed(u.keys[1]).plain] end}
   end
   if psrc then
     local n, seen = 0, {}

@@ -5,6 +5,7 @@
 -- per-kernel figures the other outputs (csv, json, plot) share.
 local events = require("pmcsh.events")
 local metrics = require("pmcsh.metrics")
+local pmc = require("pmcsh.pmc")
 local text = require("pmcsh.text")
 local workloads = require("pmcsh.survey.workloads")
 
@@ -396,7 +397,7 @@ local function unopened_lines(st)
         end
       end
       if same and any then
-        listed[#listed + 1] = {event = u.labels[1]:gsub(":u$", ""):gsub("/u$", "/"), fallback = true,
+        listed[#listed + 1] = {event = pmc.parse_name(u.labels[1]).plain, fallback = true,
           reason = "the :u and :k rows are equal: this event ignores the user/OS filter (each counts both)"}
       end
     end

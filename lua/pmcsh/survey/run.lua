@@ -15,6 +15,7 @@ local metrics = require("pmcsh.metrics")
 local paths = require("pmcsh.paths")
 local results = require("pmcsh.results")
 local pmc = require("pmcsh.pmc")
+local stream = require("pmcsh.stream")
 local plan = require("pmcsh.survey.plan")
 local progress = require("pmcsh.survey.progress")
 local workloads = require("pmcsh.survey.workloads")
@@ -209,11 +210,12 @@ M.INSTRUCTIONS = {instructions = true, INST_RETIRED = true, ["INST_RETIRED:ANY_P
 M.INSTRUCTIONS_TOLERANCE = 0.005
 local loop_cache = {}
 local function instructions_check(c, w, rec)
-  local base = (c.event or ""):match("^(.-):u$") or (c.event or ""):match("^(.-/)u$")
+  local p = c.event and pmc.parse_name(c.event)
+  local base = p and p.privilege == "u" and p.plain
   if not (base and M.INSTRUCTIONS[base] and w.sized and w.bytes and c.value and rec.isa) then return end
   local key = w.name .. "/" .. rec.isa
   if loop_cache[key] == nil then
-    loop_cache[key] = stream_engine.disasm(w.name, {isa = rec.isa, quiet = true}) or false
+    loop_cache[key] = stream.disasm(w.name, {isa = rec.isa, quiet = true}) or false
   end
   local loop = loop_cache[key]
   if not loop then return end
