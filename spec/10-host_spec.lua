@@ -301,6 +301,20 @@ print(chase.latency{size = "1M", samples = 2})
     assert.matches("size%s+ns%s+median_ns\n%s+4K%s+[%d.]+%s+[%d.]+\n%s+8K", printed)
   end)
 
+  it("print a reading as the REPL shows it: g:read(), pmc.probe's", function()
+    local r = h.run({"-e", [[
+local g = assert(pmc.group{"page-faults:u", "task-clock"})
+local r = pmc.probe(g, "touch", 4 << 20)
+print(r)
+print((require("pmcsh.repl").show(r)))   -- the REPL's text at a terminal
+print(g:read())]]})
+    assert.are.equal(0, r.code, r.err)
+    local printed, shown = r.out:match("^(reading:\n.-)\n(reading:\n.-)\nreading:\n")
+    assert.is_truthy(printed, r.out)
+    assert.are.equal(printed, shown)
+    assert.matches("^reading:\n%s+%d+%s+page%-faults:u\n%s+%d+ ns%s+task%-clock$", printed)
+  end)
+
   it("print a list of records as a table, with show too: stream.kernels()", function()
     local r = h.run({"-e", "print(stream.kernels()); print(#stream.kernels()); show(stream.kernels())"})
     assert.are.equal(0, r.code, r.err)

@@ -4,11 +4,15 @@
 local C = require("pmcsh._pmc")
 local doc = require("pmcsh.help").doc
 local errors = require("pmcsh.errors")
+local format = require("pmcsh.format")
 local complete = require("pmcsh.complete")
 local metrics = require("pmcsh.metrics")
 local sys = require("pmcsh._sys")
 
 local pmc = {}
+
+-- print(r) of a reading prints what the REPL shows (pmcsh.format's reading)
+format.adopt(C.reading_meta)
 
 -- Splits {"a", "b", pid = 1} into the event list and the option table.
 local function split_spec(spec, opts)
