@@ -48,7 +48,8 @@ void lpmc_close(struct lgroup *lg);
  * string through its metatable.  live: c is g's delta now, so an event
  * counted cpu-wide gets its cpus and sockets too. */
 void lpmc_push_reading(lua_State *L, const struct pmc_group *g, const struct pmc_count *c, int live);
-/* Makes the readings' metatable (once, at the module's open). */
+/* Makes the readings' metatable (once, at the module's open), also the
+ * module's field reading_meta, where the facade adds its __tostring. */
 void lpmc_reading_open(lua_State *L);
 /* Writes g's delta now, counts c, into the reading at stack index r, one
  * of g's events in their order (as g:read() made it): entry k gets event

@@ -154,5 +154,7 @@ void lpmc_reading_open(lua_State *L)
 	lua_setfield(L, -2, "__index");
 	lua_pushliteral(L, READING_MT_NAME);
 	lua_setfield(L, -2, "__name");
+	lua_pushvalue(L, -1);
 	lua_rawsetp(L, LUA_REGISTRYINDEX, &reading_mt);
+	lua_setfield(L, -2, "reading_meta");  /* for the facade's __tostring */
 }

@@ -311,7 +311,7 @@ static void report_error(lua_State *L)
 }
 
 /* lua.c's l_print: the n values on the stack (repl.show's text of each
- * result) passed to the global print, whatever it is now; a print that
+ * result at a terminal, the values themselves otherwise) passed to the global print, whatever it is now; a print that
  * fails is reported as lua reports it in interactive mode (no prefix). */
 static void print_results(lua_State *L, int n)
 {
@@ -334,7 +334,11 @@ int repl_run(lua_State *L, const struct repl_host *h)
 	if (host->docall(L, 1, 1) != LUA_OK)
 		return host->report(L, LUA_ERRRUN);
 	repl_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-	if (isatty(STDIN_FILENO)) {  /* a person: pmcsh's line under lua's version */
+	/* a person at a terminal gets pmcsh's line under lua's version and
+	 * results formatted by repl.show; input from elsewhere sees what lua
+	 * prints (a string as itself, a table as "table: 0x..."), and no more */
+	int person = isatty(STDIN_FILENO);
+	if (person) {
 		push_repl_fn(L, "banner");
 		if (host->docall(L, 0, 0) != LUA_OK)
 			report_error(L);
@@ -356,7 +360,9 @@ int repl_run(lua_State *L, const struct repl_host *h)
 			status = host->docall(L, 0, LUA_MULTRET);
 		if (status == LUA_OK) {
 			int n = lua_gettop(L);
-			if (n > 0) {
+			if (n > 0 && !person) {
+				print_results(L, n);
+			} else if (n > 0) {
 				push_repl_fn(L, "show");
 				lua_insert(L, 1);
 				if (host->docall(L, n, n) == LUA_OK)

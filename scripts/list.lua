@@ -233,14 +233,15 @@ return {
   pmcsh list --pmu skl INST     Skylake's events (libpfm4's forced PMU), for planning
   pmcsh list --pmus zen         libpfm4's PMU models (names for --pmu) and their CPUs
   pmcsh list --groups           the groups and pairs files in events/; --group NAME shows one
-Marks: '+' opens here, '-' does not (no such counter, or not permitted).
+Marks: '+' opens here, '-' does not; under each PMU, why not (no such
+counter, or not permitted), once per kind of reason with an example.
 Aliases share a row (cpu-cycles OR cycles); the "tool" PMU's duration_time
 is measured by pmcsh stat itself.  -v gives each umask's code and marks
 libpfm4's default, as its showevtinfo does.  On a terminal the rows fit its
 width (COLUMNS, else the terminal's), descriptions wrapped as perf list
 wraps them; into a pipe or file, one line per row, nothing cut.]],
   options = {
-    {name = "json", type = "flag", help = "JSON lines: {name, aliases, pmu, description, opens[, umasks]}"},
+    {name = "json", type = "flag", help = "JSON lines: {name, aliases, pmu, description, opens[, why][, umasks]}"},
     {name = "pmu", type = "string", help = "another CPU model's PMU (libpfm4 name, e.g. skl, amd64_fam19h_zen3)"},
     {name = "umasks", short = "v", type = "flag", help = "each event's umasks (unit masks) with their descriptions"},
     {name = "pmus", type = "flag", help = "libpfm4's PMU models: name, CPU, events, whether present here"},
@@ -265,7 +266,15 @@ wraps them; into a pipe or file, one line per row, nothing cut.]],
       for _, r in ipairs(tool_rows(generic.tools)) do all[#all + 1] = r end
     end
     local list = matching(all, args[1])
-    for _, e in ipairs(list) do e.raw = nil end
+    for _, e in ipairs(list) do
+      e.raw = nil
+      -- why an event of this machine does not open: pmc.group's message,
+      -- with its errno to tell the kinds apart (another model's never opens)
+      if not e.opens and not opts.pmu then
+        local _, why, errno = pmc.group({e.aliases[1]})
+        e.why, e.errno = why or "does not open here", errno or 0
+      end
+    end
     if opts.umasks then
       for _, e in ipairs(list) do
         local info = e.pmu ~= "tool" and pmc.info(e.name, opts.pmu and {pmu = opts.pmu} or nil)
@@ -279,10 +288,23 @@ wraps them; into a pipe or file, one line per row, nothing cut.]],
     end
     if opts.json then
       io.write(results.head("list"), "\n")
-      for _, e in ipairs(list) do io.write(cjson.encode(e), "\n") end
+      for _, e in ipairs(list) do e.errno = nil; io.write(cjson.encode(e), "\n") end
       return 0
     end
     local cols = columns()
+    -- a PMU's reasons, one line per kind (errno): how many, and the message
+    -- of the first event of that kind
+    local function reasons(pmu)
+      local kinds, order = {}, {}
+      for _, e in ipairs(list) do
+        if e.pmu == pmu and e.why then
+          local k = kinds[e.errno]
+          if not k then k = {n = 0, why = e.why}; kinds[e.errno] = k; order[#order + 1] = k end
+          k.n = k.n + 1
+        end
+      end
+      for _, k in ipairs(order) do put(string.format("  why '-' for %d:", k.n), k.why, cols) end
+    end
     local per, opens, pmus = {}, {}, {}
     for _, e in ipairs(list) do
       if not per[e.pmu] then pmus[#pmus + 1] = e.pmu end
@@ -295,6 +317,7 @@ wraps them; into a pipe or file, one line per row, nothing cut.]],
         pmu = e.pmu
         io.write(string.format("%s: %d event%s, %d open%s here\n", pmu, per[pmu], per[pmu] == 1 and "" or "s",
           opens[pmu], opens[pmu] == 1 and "s" or ""))
+        reasons(pmu)
       end
       put(string.format("  %s %s", e.opens and "+" or "-", table.concat(e.aliases, " OR ")), e.description, cols)
       for _, u in ipairs(e.umasks or {}) do

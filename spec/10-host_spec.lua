@@ -301,6 +301,31 @@ print(chase.latency{size = "1M", samples = 2})
     assert.matches("size%s+ns%s+median_ns\n%s+4K%s+[%d.]+%s+[%d.]+\n%s+8K", printed)
   end)
 
+  it("print a reading as the REPL shows it: g:read(), pmc.probe's", function()
+    local r = h.run({"-e", [[
+local g = assert(pmc.group{"page-faults:u", "task-clock"})
+local r = pmc.probe(g, "touch", 4 << 20)
+print(r)
+print((require("pmcsh.repl").show(r)))   -- the REPL's text at a terminal
+print(g:read())]]})
+    assert.are.equal(0, r.code, r.err)
+    local printed, shown = r.out:match("^(reading:\n.-)\n(reading:\n.-)\nreading:\n")
+    assert.is_truthy(printed, r.out)
+    assert.are.equal(printed, shown)
+    assert.matches("^reading:\n%s+%d+%s+page%-faults:u\n%s+%d+ ns%s+task%-clock$", printed)
+  end)
+
+  it("print every list of records as the REPL shows it: caches, events, models, huge pages", function()
+    for _, call in ipairs{"machine.caches()", "pmc.list('fault')", "pmc.models()", "machine.hugepages()"} do
+      local r = h.run({"-e", ("local v = %s; print(v); print('--'); print((require('pmcsh.repl').show(v)))"):format(call)})
+      assert.are.equal(0, r.code, r.err)
+      local printed, shown = r.out:match("^(.-)\n%-%-\n(.-)\n$")
+      assert.are.equal(shown, printed, call)
+      assert.not_matches("^table: 0x", printed, nil, call)
+      assert.matches("^[%w_]+%s+[%w_]+", printed, nil, call)   -- a header of field names
+    end
+  end)
+
   it("print a list of records as a table, with show too: stream.kernels()", function()
     local r = h.run({"-e", "print(stream.kernels()); print(#stream.kernels()); show(stream.kernels())"})
     assert.are.equal(0, r.code, r.err)

@@ -161,6 +161,7 @@ describe("pmcsh as lua(1)", function()
       (" --\nfunction f ( x )\n  local a = [[\nxuxu\n]]\n  if x == 11 then return 1 + 12 , 2 + 20 end\n" ..
        "  return x + 1\nend\nreturn( f( 100 ) )\ndo return f( 11 ) end"):gsub(" ", "\n\n"))
     same({"-i"}, nil, "=1, 2\nreturn 3\n1 + 1, nil\n")
+    same({"-e", "_PROMPT = '' _PROMPT2 = ''", "-i"}, nil, "a = [[b\nc\nd\ne]]\n=a\n'x', true, 'y'\n")  -- strings as themselves
     same({"-e", "print = nil", "-i"}, nil, "10\n")
     same({"-e", "print = function(...) io.write('[', select('#', ...), ']') end", "-i"}, nil, "10\n1, 2\n")
     same({"-i"}, nil, "error('x')\nerror({})\nx = = 1\nprint(2)\n")

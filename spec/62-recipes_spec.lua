@@ -335,6 +335,29 @@ describe("pmcsh list", function()
     assert.matches("%d+ PMU models of libpfm4", r.out)
   end)
 
+  it("says under each PMU why its '-' events do not open, once per kind, and each in --json", function()
+    local closed
+    for _, e in ipairs(require("pmcsh.pmc").list() or {}) do
+      if e.opens == false then closed = e; break end
+    end
+    if not helpers.need(closed, "every event of this machine opens here") then return end
+    local r = helpers.run({"list"})
+    assert.are.equal(0, r.code, r.err)
+    local header, body = r.out:match("\n?(" .. closed.pmu:gsub("%p", "%%%0") .. ": %d+ events?, %d+ opens? here)\n(.-)\n%S")
+    assert.is_truthy(header, r.out)
+    local shut = tonumber(header:match(": (%d+) event")) - tonumber(header:match(", (%d+) open"))
+    local counted = 0
+    for n, why in body:gmatch("  why '%-' for (%d+): +([^\n]+)") do
+      counted = counted + tonumber(n)
+      assert.matches("^cannot count ", why)
+    end
+    assert.are.equal(shut, counted, body)   -- every '-' row of the PMU has its reason
+    local _, recs = helpers.json_lines(helpers.run({"list", "--json"}).out)
+    for _, e in ipairs(recs) do
+      assert.are.equal(not e.opens, type(e.why) == "string", e.name)
+    end
+  end)
+
   it("lists the generic events libpfm4 lacks and perf's duration_time, and stat counts them", function()
     local r = helpers.run({"list", "faults"})
     assert.matches("\n  %+ alignment%-faults +unaligned", r.out)

@@ -399,3 +399,64 @@ describe("pmcsh stat, nothing countable on a target that refuses", function()
       "a run counts: permission denied[^\n]*perf_event_paranoid[^\n]*\nrc=1\n$", out)
   end)
 end)
+
+-- perf_json_output_lint.py (tools/perf/tests/shell/lib, as of perf 6.1),
+-- written here so that no spec needs python or a kernel tree: each JSON
+-- line's keys come from its table, each value passes its key's check, and a
+-- line has as many keys as its mode's (the linter lets a line with
+-- metric-value off the count; perf's lines have the count exactly, so ours
+-- must too).  The linter's modes and counts: plain, -e, -a 5 or 7; -I,
+-- --per-thread, -A 6 or 8; --per-core/socket/die/node 7 or 9.
+describe("pmcsh stat --json, as perf's JSON linter checks it", function()
+  local function isfloat(x) return tonumber(x) ~= nil end
+  local function isint(x) return math.type(tonumber(x)) == "integer" end
+  local CHECKS = {
+    ["aggregate-number"] = isfloat, core = true, ["counter-value"] = function(x)
+      return isfloat(x) or x == "<not counted>" or x == "<not supported>" end,
+    cgroup = true, cpu = isint, die = true, event = true, ["event-runtime"] = isfloat, interval = isfloat,
+    ["metric-unit"] = true, ["metric-value"] = isfloat, node = true, ["pcnt-running"] = isfloat,
+    socket = true, thread = true, unit = true,
+  }
+  local COUNTS = {plain = {5, 7}, split = {6, 8}, aggr = {7, 9}}
+  local modes = {
+    {"plain", {}},
+    {"plain", {"-e", "task-clock,page-faults,msr/tsc/"}},
+    {"split", {"-I", "100"}},
+    {"plain", {"-a"}, cpus = true},
+    {"plain", {"-a", "--no-merge"}, cpus = true},
+    {"split", {"-a", "-A"}, cpus = true},
+    {"split", {"-C", "0", "--no-aggr"}, cpus = true},
+    {"split", {"-a", "-I", "100"}, cpus = true},
+    {"split", {"-a", "--per-thread"}, cpus = true},
+    {"split", {"-a", "--per-thread", "--no-merge"}, cpus = true},
+    {"aggr", {"-a", "--per-core"}, cpus = true},
+    {"aggr", {"-a", "--per-socket"}, cpus = true},
+    {"aggr", {"-a", "--per-die"}, cpus = true},
+    {"aggr", {"-a", "--per-node"}, cpus = true},
+  }
+  for _, m in ipairs(modes) do
+    local kind, args = m[1], m[2]
+    it("passes with " .. (#args > 0 and table.concat(args, " ") or "no options"), function()
+      if m.cpus and not h.need(h.can_count_cpu_wide()) then return end
+      local a = {"stat", "-j"}
+      for _, x in ipairs(args) do a[#a + 1] = x end
+      a[#a + 1] = "--"; a[#a + 1] = "sleep"; a[#a + 1] = "0.25"
+      local r = h.run(a)
+      assert.are.equal(0, r.code, r.err)
+      local _, recs, lines = h.json_lines(r.err)
+      assert.is_true(#recs > 0, r.err)
+      local want = COUNTS[kind]
+      for i, rec in ipairs(recs) do
+        local n = 0
+        for k, v in pairs(rec) do
+          n = n + 1
+          local check = CHECKS[k]
+          assert.is_truthy(check, "unexpected key " .. k .. " in " .. lines[i])
+          assert.is_true(check == true or check(v), "check failed for " .. k .. " in " .. lines[i])
+        end
+        assert.is_true(n == want[1] or n == want[2],
+          string.format("%d keys, the linter wants %d or %d: %s", n, want[1], want[2], lines[i]))
+      end
+    end)
+  end
+end)

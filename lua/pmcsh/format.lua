@@ -235,6 +235,14 @@ function M.kind(name)
   return metatables[name]
 end
 
+-- A kind's metatable made elsewhere (a reading's, made in C with its
+-- __index): its compact form as __tostring, as M.kind gives.
+function M.adopt(mt)
+  assert(kinds[mt.__name], "format.adopt: no formatter for " .. tostring(mt.__name))
+  mt.__tostring = compact
+  return mt
+end
+
 -- ---- any value ---------------------------------------------------------------
 
 -- Renders v readably: nested tables indented, keys sorted, cycles and depth

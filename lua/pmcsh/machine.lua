@@ -7,6 +7,7 @@
 local C = require("pmcsh._machine")
 local sys = require("pmcsh._sys")
 local doc = require("pmcsh.help").doc
+local format = require("pmcsh.format")
 local paths = require("pmcsh.paths")
 local pmc_C = require("pmcsh._pmc")
 local pmc_environment = pmc_C.environment
@@ -95,8 +96,7 @@ end, "machine.comm", [[
 machine.comm(tid) -> the command name of a thread ("bash"), or "?".]])
 
 M.caches = doc(function(cpu, root)
-  local list = C.caches(cpu or 0, root)
-  return list
+  return setmetatable(C.caches(cpu or 0, root), format.kind("pmcsh.records"))
 end, "machine.caches", [[
 machine.caches(cpu=0, root=nil) -> list of {level=, type=, size=bytes, line=,
 shared_cpu_list=, source=}, level ascending: the data and unified caches of
@@ -111,7 +111,9 @@ end, "machine.llc", [[
 machine.llc([root]) -> {bytes=, count=}: the last-level caches of all cpus,
 each shared cache once (STREAM's rule sizes its arrays from bytes).]])
 
-M.hugepages = doc(function(root) return C.hugepages(root) end, "machine.hugepages", [[
+M.hugepages = doc(function(root)
+  return setmetatable(C.hugepages(root), format.kind("pmcsh.records"))
+end, "machine.hugepages", [[
 machine.hugepages([root]) -> list of {size=bytes, nr=, free=}: each huge page
 size the kernel offers, how many are reserved and how many of those free.]])
 

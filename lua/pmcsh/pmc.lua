@@ -11,6 +11,9 @@ local sys = require("pmcsh._sys")
 
 local pmc = {}
 
+-- print(r) of a reading prints what the REPL shows (pmcsh.format's reading)
+format.adopt(C.reading_meta)
+
 -- Splits {"a", "b", pid = 1} into the event list and the option table.
 local function split_spec(spec, opts)
   if type(spec) == "string" then spec = {spec} end
@@ -189,7 +192,9 @@ function pmc.list(pattern, opts)
   if pattern ~= nil and type(pattern) ~= "string" then
     errors.argument("list", 1, "pattern string expected", 1)
   end
-  return C.list(pattern, forced(opts))
+  local list, msg, errno = C.list(pattern, forced(opts))
+  if not list then return nil, msg, errno end
+  return setmetatable(list, format.kind("pmcsh.records"))
 end
 
 doc(pmc.list, "pmc.list", [=[
@@ -198,7 +203,11 @@ Every event of the present PMUs (libpfm4 and sysfs) whose name or description
 contains substring (case-insensitive); opens tells whether it opens here.
 With pmu=, the events of another CPU model (opens is false).]=])
 
-pmc.models = C.models
+function pmc.models()
+  local list, msg, errno = C.models()
+  if not list then return nil, msg, errno end
+  return setmetatable(list, format.kind("pmcsh.records"))
+end
 doc(pmc.models, "pmc.models", [=[
 pmc.models() -> {{name, description, present, events}, ...}
 Every PMU model this libpfm4 knows (skl "Intel Skylake", amd64_fam19h_zen3
