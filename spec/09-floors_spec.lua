@@ -1,8 +1,9 @@
 -- The Lua side's floors, read from luac's listing of every file of lua/
 -- and scripts/: pmcsh's own modules are required at the top of a chunk
 -- (not inside a function, not under pcall: none of them is optional), a
--- recipe reaches no C module (pmcsh._sys: lua/pmcsh is its floor), and
--- the require graph has no cycle.
+-- recipe reaches no C module (pmcsh._sys: lua/pmcsh is its floor), no
+-- file touches a global Lua does not define (a dropped require reads nil
+-- only when that line runs), and the require graph has no cycle.
 local h = require("helpers")
 local requires = require("requires")
 
@@ -10,7 +11,7 @@ describe("the Lua floors", function()
   local root = require("pmcsh.paths").lua:gsub("/lua$", "")
   local r = requires.check(root)
 
-  it("require pmcsh's modules at the top of each file, never under pcall, recipes only lua/pmcsh's", function()
+  it("require pmcsh's modules at the top of each file, never under pcall, recipes only lua/pmcsh's, no stray global", function()
     assert.are.same({}, r.problems)
   end)
 
@@ -38,14 +39,19 @@ describe("the Lua floors", function()
       'local x = pcall(require("pmcsh.c").f, 1)\nreturn {f = f}\n')
     h.write(dir .. "/lua/pmcsh/c.lua", 'return {f = function() end}\n')
     h.write(dir .. "/scripts/r.lua", 'local c = require("pmcsh.c")\nlocal s = require("pmcsh._sys")\n' ..
-      'return {run = function() local a = require("pmcsh.a"); local cj = require("cjson") end}\n')
+      'return {run = function() local a = require("pmcsh.a"); local cj = require("cjson") end,\n' ..
+      '  n = function() return stream_engine.disasm("copy"), string.format("%d", 1) end}\n')
+    h.write(dir .. "/lua/pmcsh/d.lua", 'local M = {}\nfunction M.f() errors.argument("f", 1, "x") end\nresult = 1\nreturn M\n')
     local got = requires.check(dir)
     os.execute("rm -rf " .. h.shquote(dir))
     assert.are.same({
       'lua/pmcsh/b.lua:1: require("pmcsh.a") inside a function: require at the top',
       'lua/pmcsh/b.lua:2: pcall(require, "pmcsh.c"): pmcsh\'s own modules are not optional',
+      'lua/pmcsh/d.lua:2: reads global \'errors\'',
+      'lua/pmcsh/d.lua:3: writes global \'result\'',
       'scripts/r.lua:2: require("pmcsh._sys"): a recipe uses lua/pmcsh, not the C modules',
       'scripts/r.lua:3: require("pmcsh.a") inside a function: require at the top',
+      'scripts/r.lua:4: reads global \'stream_engine\'',
     }, got.problems)
     assert.are.same({{"pmcsh.a", "pmcsh.b", "pmcsh.a"}}, got.cycles)
   end)

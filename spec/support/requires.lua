@@ -43,6 +43,25 @@ function M.file(path)
   return out
 end
 
+-- Lua's own globals: all a module or a recipe may read or write
+-- unqualified (every other name is required at the top, or a typo).
+M.STANDARD = {}
+for name in ([[_G _VERSION arg assert collectgarbage coroutine debug dofile error getmetatable io ipairs load
+    loadfile math next os package pairs pcall print rawequal rawget rawlen rawset require select setmetatable
+    string table tonumber tostring type utf8 warn xpcall]]):gmatch("%S+") do M.STANDARD[name] = true end
+
+-- Globals a file reads or writes that Lua does not define: {"file:line: name", ...}.
+function M.globals(path, rel)
+  local out = {}
+  for l in listing(path):gmatch("[^\n]+") do
+    local line, op, name = l:match("^%s+%d+%s+%[(%d+)%]%s+([GS]ETTABUP)%s.-; _ENV \"([%w_]+)\"")
+    if name and not M.STANDARD[name] then
+      out[#out + 1] = string.format("%s:%s: %s global '%s'", rel or path, line, op == "GETTABUP" and "reads" or "writes", name)
+    end
+  end
+  return out
+end
+
 -- The file of module `name` under lua/, or nil (a C module).
 function M.path(root, name)
   local base = root .. "/lua/" .. name:gsub("%.", "/")
@@ -69,6 +88,7 @@ function M.check(root)
     local name = rel:match("^lua/(.*)%.lua$")
     name = name and name:gsub("/init$", ""):gsub("/", ".") or rel
     edges[name] = edges[name] or {}
+    for _, g in ipairs(M.globals(f, rel)) do problems[#problems + 1] = g end
     for _, r in ipairs(M.file(f)) do
       local own = r.module == "pmcsh" or r.module:match("^pmcsh%.")
       if own then   -- outside modules (cjson) may be optional; pmcsh's own never are
