@@ -31,7 +31,7 @@ packed into as few groups as the PMU schedules without multiplexing; events
 that cannot be counted here are listed with the reason.  What pmcsh can
 predict it checks and says so (with --fresh: a fault per 4 KiB page of each
 array; instructions:u against the loop's disassembly; msr/tsc/ against
-rdtsc).  Memory controllers count per socket, not per task: `pmcsh bandwidth
+rdtsc, "--" where the windows are too close to judge).  Memory controllers count per socket, not per task: `pmcsh bandwidth
 --kernel triad` checks their bytes against the loop's.  Bandwidth with no
 counters open is printed beside the counted runs', with two uncounted runs'
 difference as the noise floor.

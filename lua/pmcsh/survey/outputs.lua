@@ -13,7 +13,7 @@
 --   mean median min max  over the kept pairs of windows
 --   spread     (max - min) / mean over them, a fraction
 --   class      exact, linear, noisy, zero or multiplexed
---   expected, verdict   what the count must be, and pass or fail
+--   expected, verdict   what the count must be; pass, fail, or unresolved (too fine to judge)
 --   reps       pairs of windows kept; dropped: pairs left out (disturbed)
 --   n: iterations per window; isa: the kernel's instruction-set variant
 --   multiplexed  true when the kernel scaled the count

@@ -370,10 +370,11 @@ local function verdict_lines(st)
       local c = st.cells[r.key] and st.cells[r.key][k]
       if c and c.verdict then
         local got = c.check == "intercept" and c.intercept or c.value
-        out[#out + 1] = string.format("  %-4s %s, %s: %s %s, expected %s (%s)%s", c.verdict == "pass" and "ok" or "FAIL",
+        local word = ({pass = "ok", unresolved = "--"})[c.verdict] or "FAIL"
+        out[#out + 1] = string.format("  %-4s %s, %s: %s %s, expected %s (%s)%s", word,
           r.key, k, c.check == "intercept" and "per window" or "per iteration", metrics.fmt(got, 1):gsub("^%s+", ""),
           metrics.fmt(c.expected, 1):gsub("^%s+", ""), c.basis or "",
-          c.verdict == "pass" and "" or string.format(": off by %+.2f%%", 100 * (got / c.expected - 1)))
+          c.verdict ~= "fail" and "" or string.format(": off by %+.2f%%", 100 * (got / c.expected - 1)))
       end
     end
   end
