@@ -129,6 +129,7 @@ peak is the best speedup of all rows (multichase's simple/parallelN).
         pts[#pts + 1] = opts.rounds > 1 and {r.size, r.mlp, r.mlp_min, r.mlp_max} or {r.size, r.mlp}
       else
         none[#none + 1] = r
+        pts[#pts + 1] = {r.size}   -- no point, and no line through it
       end
       peaks[#peaks + 1] = {r.size, r.peak}
       if r.superlinear then marks[#marks + 1] = {r.size, r.peak}; above[#above + 1] = r end

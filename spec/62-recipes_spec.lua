@@ -238,6 +238,26 @@ describe("plots", function()
     assert.are.equal("\137PNG", helpers.slurp(file):sub(1, 4))
   end)
 
+  it("breaks a line at a point with no value (a size with no mlp) and draws nothing there", function()
+    if not helpers.need(have, "gnuplot is not installed") then return end
+    -- gnuplot run through a wrapper that keeps the script it was given
+    local wrap, kept = dir .. "/gp", dir .. "/kept.gp"
+    helpers.write(wrap, string.format("#!/bin/sh\ncp \"$1\" '%s'\nexec %s \"$1\"\n", kept,
+      require("pmcsh.plot").gnuplot()))
+    os.execute("chmod +x '" .. wrap .. "'")
+    local r = helpers.run({"-e", string.format([[assert(require("pmcsh.plot").lines(%q, {bytes = true,
+      series = {{title = "mlp", points = {{1024, 2, 1.9, 2.1}, {2048}, {4096, 3, 2.9, 3.1}, {8192, 4, 3.9, 4.1}}},
+                {title = "peak", points = {{1024, 2}, {2048, 9}}}}, hline = {y = 8, title = "k = 8"}}))]],
+      dir .. "/gap.png")}, {env = "PMCSH_GNUPLOT=" .. wrap})
+    assert.are.equal(0, r.code, r.err)
+    local script = helpers.slurp(kept)
+    -- the blank line is gnuplot's break: no segment from 1024 to 4096
+    assert.are.equal("1024 2 1.9 2.1\n\n4096 3 2.9 3.1\n8192 4 3.9 4.1", script:match("%$s1 << EOD\n(.-)\nEOD"))
+    assert.are.equal("1024 2\n2048 9", script:match("%$s2 << EOD\n(.-)\nEOD"))
+    assert.matches("8 with lines dt 2 lw 2 lc rgb '#d62728' title 'k = 8'", script, 1, true)
+    assert.are.equal("\137PNG", helpers.slurp(dir .. "/gap.png"):sub(1, 4))
+  end)
+
   it("draws the latency curve to a PNG through gnuplot", function()
     if not helpers.need(have, "gnuplot is not installed") then return end
     local file = dir .. "/lat.png"

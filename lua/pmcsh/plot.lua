@@ -136,7 +136,8 @@ end
 -- Line chart.  o = {title=, xlabel=, ylabel=, logx=, logy=, bytes= (x is
 -- bytes: log axis labelled 4K, 1M), y0= (y from 0), ymax=,
 -- series = {{title=, points = {{x, y[, ylow, yhigh]}, ...}, points_only=, dashed=}, ...}
--- (ylow..yhigh on every point of a series: drawn as error bars),
+-- (ylow..yhigh on every point of a series: drawn as error bars; {x} alone,
+-- no y, is a gap: the line stops there, nothing drawn at x),
 -- vlines = {{x=, title=}} (dashed, labelled), hline = {y=, title=},
 -- from0= (both axes from 0), key= (gnuplot's placement, "top left" by
 -- default); a series' labels = {"text", ...} mark its points (a false entry
@@ -146,9 +147,11 @@ function M.lines(file, o)
   local lo, hi, ytop = math.huge, -math.huge, 0
   for i, s in ipairs(o.series or {}) do
     local rows, bars = {}, #s.points > 0
-    for _, p in ipairs(s.points) do bars = bars and p[3] ~= nil and p[4] ~= nil end
+    for _, p in ipairs(s.points) do bars = bars and (p[2] == nil or p[3] ~= nil and p[4] ~= nil) end
     for _, p in ipairs(s.points) do
-      if p[1] and p[2] then
+      if p[1] and p[2] == nil then
+        if #rows > 0 and #rows[#rows] > 0 then rows[#rows + 1] = {} end   -- a blank line: gnuplot breaks the line
+      elseif p[1] then
         local row = {string.format("%.10g", p[1]), string.format("%.10g", p[2])}
         if bars then row[3], row[4] = string.format("%.10g", p[3]), string.format("%.10g", p[4]) end
         rows[#rows + 1] = row
@@ -171,6 +174,10 @@ function M.lines(file, o)
     end
   end
   if #plots == 0 then return nil, "nothing to plot" end
+  if o.hline then   -- a level with its title in the key, where no label can cover a point
+    plots[#plots + 1] = string.format("%.10g with lines dt 2 lw 2 lc rgb '#d62728' title %s", o.hline.y,
+      gq(o.hline.title or ""))
+  end
   parts[#parts + 1] = "set title " .. gq(o.title or "")
   parts[#parts + 1] = "set xlabel " .. gq(o.xlabel or "")
   parts[#parts + 1] = "set ylabel " .. gq(o.ylabel or "")
@@ -195,13 +202,6 @@ function M.lines(file, o)
     parts[#parts + 1] = string.format("set arrow from %.10g, graph 0 to %.10g, graph 1 nohead dt 2 lc rgb '#808080'", v.x, v.x)
     parts[#parts + 1] = string.format("set label %s at %.10g, graph 0.04 rotate left offset 1,0 tc rgb '#505050'",
       gq(v.title or ""), v.x)
-  end
-  if o.hline then
-    parts[#parts + 1] = string.format("set arrow from graph 0, first %.10g to graph 1, first %.10g nohead dt 2 lw 2 lc rgb '#d62728'",
-      o.hline.y, o.hline.y)
-    -- its label at the left, on the side of the line away from the frame
-    parts[#parts + 1] = string.format("set label %s at graph 0.02, first %.10g left offset 0,%s tc rgb '#d62728'",
-      gq(o.hline.title or ""), o.hline.y, o.hline.y < top / 2 and "0.8" or "-0.8")
   end
   parts[#parts + 1] = "plot " .. table.concat(plots, ", ")
   return run(table.concat(parts, "\n"), file)
