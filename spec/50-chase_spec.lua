@@ -191,6 +191,21 @@ describe("chase chains", function()
 end)
 
 describe("chase parallelism", function()
+  it("prints its mlp with the range over rounds, or '-' and why on a line of its own", function()
+    local kind = require("pmcsh.format").kind("pmcsh.chase_parallelism")
+    local base = {chains = "heads", order = "random", size = 4 << 20, stride = 64, pages = "4k"}
+    local function with(t) for k, v in pairs(base) do t[k] = v end return setmetatable(t, kind) end
+    assert.are.equal("parallelism 1.90 (k=2, 1.80-2.00 over 3 rounds), at least 2 (heads chains): random order, "
+      .. "4M, stride 64, 4k pages\n  k=1     10.00 ns/load  speedup  1.00\n  k=2      5.26 ns/load  speedup  1.90",
+      tostring(with{mlp = 1.9, mlp_k = 2, mlp_min = 1.8, mlp_max = 2, rounds = 3, at_least = 2,
+        rows = {{k = 1, ns = 10, speedup = 1}, {k = 2, ns = 5.26, speedup = 1.9}}}))
+    assert.are.equal("parallelism - (heads chains): random order, 4M, stride 64, 4k pages\n"
+      .. "  no mlp: every k > 1 ran above k (superlinear)\n  k=1     10.00 ns/load  speedup  1.00\n"
+      .. "  k=2      2.00 ns/load  speedup  5.00  (above k: left out of mlp)",
+      tostring(with{why = "every k > 1 ran above k (superlinear)", rounds = 1,
+        rows = {{k = 1, ns = 10, speedup = 1}, {k = 2, ns = 2, speedup = 5, superlinear = true}}}))
+  end)
+
   it("flags any speedup above k and leaves it out of mlp, on any host (the analysis on given rows)", function()
     -- the rows seen near 32 MiB: one chain at DRAM latency, 16 chains
     -- served by L3, a speedup of 40 with k = 16

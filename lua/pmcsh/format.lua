@@ -171,9 +171,10 @@ kinds["pmcsh.chase_parallelism"] = function(r, indent)
   local mlp = r.mlp and string.format("%.2f%s%s", r.mlp, (r.rounds or 1) > 1
       and string.format(" (k=%d, %.2f-%.2f over %d rounds)", r.mlp_k, r.mlp_min, r.mlp_max, r.rounds) or "",
       r.at_least and string.format(", at least %d", r.at_least) or "")
-    or ("none: " .. tostring(r.why))
+    or "-"
   local l = {string.format("%sparallelism %s (%s chains): %s order, %s, stride %d, %s pages", indent,
     mlp, r.chains or "?", r.order, size(r.size), r.stride, r.pages)}
+  if not r.mlp then l[2] = string.format("%s  no mlp: %s", indent, tostring(r.why)) end
   for _, row in ipairs(r.rows) do
     l[#l + 1] = string.format("%s  k=%-2d %8.2f ns/load  speedup %5.2f%s", indent, row.k, row.ns,
       row.speedup, row.superlinear and "  (above k: left out of mlp)" or "")
