@@ -5,7 +5,8 @@
 -- on, which would hide what it loads), a
 -- recipe reaches no C module (pmcsh._sys: lua/pmcsh is its floor), no
 -- file touches a global Lua does not define (a dropped require reads nil
--- only when that line runs), and the require graph has no cycle.
+-- only when that line runs), the require graph has no cycle, and no
+-- module requires one placed above it in README.md's table of Lua floors.
 local h = require("helpers")
 local requires = require("requires")
 
@@ -30,6 +31,18 @@ describe("the Lua floors", function()
     local shown = {}
     for i, c in ipairs(r.cycles) do shown[i] = table.concat(c, " -> ") end
     assert.are.same({}, shown)
+  end)
+
+  it("climb no floor of README.md's table of Lua floors, which places every module", function()
+    local rank = requires.floors(root .. "/README.md")
+    assert.is_true(rank["pmcsh.help"] ~= nil and rank["pmcsh.survey.plan"] ~= nil and rank["pmcsh.names"] ~= nil,
+      "README.md's table of Lua floors read")
+    assert.are.same({}, requires.climbs(r.edges, rank))
+    -- and a climb is seen: the table read with two of its modules swapped
+    local swapped = {}
+    for k, v in pairs(rank) do swapped[k] = v end
+    swapped["pmcsh.help"], swapped["pmcsh.names"] = rank["pmcsh.names"], rank["pmcsh.help"]
+    assert.is_true(#requires.climbs(r.edges, swapped) > 0)
   end)
 
   it("see what they must, in files made to have them: a function's require, a pcall'd one, an aliased or passed-on one, a recipe's C module, a cycle", function()

@@ -140,4 +140,66 @@ function M.check(root)
   return {problems = problems, cycles = cycles, edges = edges}
 end
 
+-- README.md's table of Lua floors: {name = rank}, rank growing floor by
+-- floor and, within a floor, in the order written (survey/ (`plan`, ...)
+-- names pmcsh.survey.plan); backticked names inside other parentheses are
+-- descriptions, not modules.
+function M.floors(readme)
+  local f = assert(io.open(readme))
+  local text = f:read("a")
+  f:close()
+  local rank, n, on = {}, 0, false
+  for line in text:gmatch("[^\n]+") do
+    if line:match("^| Lua floor |") then on = true
+    elseif on and not line:match("^|") then break
+    elseif on and not line:match("^|%-") then
+      local cell = line:match("^|[^|]*|([^|]*)|")
+      local depth, prefix, pending = 0, nil, nil
+      local i = 1
+      while i <= #cell do
+        local ch = cell:sub(i, i)
+        if ch == "(" then
+          depth = depth + 1
+          if depth == 1 then prefix, pending = pending, nil end
+        elseif ch == ")" then
+          depth = depth - 1
+          if depth == 0 then prefix = nil end
+        elseif ch == "`" then
+          local j = cell:find("`", i + 1, true)
+          local name = cell:sub(i + 1, j - 1)
+          i = j
+          if depth == 0 then
+            if name:match("/$") then pending = "pmcsh." .. name:gsub("/$", "") .. "."
+            else n = n + 1; rank["pmcsh." .. name] = n; pending = nil end
+          elseif depth == 1 and prefix then
+            n = n + 1; rank[prefix .. name] = n
+          end
+        elseif ch == "," and depth == 0 then
+          pending = nil
+        end
+        i = i + 1
+      end
+    end
+  end
+  return rank
+end
+
+-- Requires that climb README's floors (a module requiring one placed later
+-- in the table) and modules the table does not place: {"why", ...}.
+function M.climbs(edges, rank)
+  local out = {}
+  for n, to in pairs(edges) do
+    if n:match("^pmcsh") then
+      if not rank[n] then out[#out + 1] = n .. ": not placed in README.md's table of Lua floors" end
+      for m in pairs(to) do
+        if rank[n] and rank[m] and rank[m] >= rank[n] then
+          out[#out + 1] = string.format("%s requires %s, placed after it in README.md's Lua floors", n, m)
+        end
+      end
+    end
+  end
+  table.sort(out)
+  return out
+end
+
 return M
