@@ -1,9 +1,12 @@
 -- The Lua side's floors, read from luac's listing of every file of lua/
 -- and scripts/: pmcsh's own modules are required at the top of a chunk
--- (not inside a function, not under pcall: none of them is optional), a
+-- (not inside a function, not under pcall: none of them is optional; and
+-- require is only ever called on a literal name, never aliased or passed
+-- on, which would hide what it loads), a
 -- recipe reaches no C module (pmcsh._sys: lua/pmcsh is its floor), no
 -- file touches a global Lua does not define (a dropped require reads nil
--- only when that line runs), and the require graph has no cycle.
+-- only when that line runs), the require graph has no cycle, and no
+-- module requires one placed above it in README.md's table of Lua floors.
 local h = require("helpers")
 local requires = require("requires")
 
@@ -30,7 +33,19 @@ describe("the Lua floors", function()
     assert.are.same({}, shown)
   end)
 
-  it("see what they must, in files made to have them: a function's require, a pcall'd one, a recipe's C module, a cycle", function()
+  it("climb no floor of README.md's table of Lua floors, which places every module", function()
+    local rank = requires.floors(root .. "/README.md")
+    assert.is_true(rank["pmcsh.help"] ~= nil and rank["pmcsh.survey.plan"] ~= nil and rank["pmcsh.names"] ~= nil,
+      "README.md's table of Lua floors read")
+    assert.are.same({}, requires.climbs(r.edges, rank))
+    -- and a climb is seen: the table read with two of its modules swapped
+    local swapped = {}
+    for k, v in pairs(rank) do swapped[k] = v end
+    swapped["pmcsh.help"], swapped["pmcsh.names"] = rank["pmcsh.names"], rank["pmcsh.help"]
+    assert.is_true(#requires.climbs(r.edges, swapped) > 0)
+  end)
+
+  it("see what they must, in files made to have them: a function's require, a pcall'd one, an aliased or passed-on one, a recipe's C module, a cycle", function()
     local dir = h.tmpdir()
     os.execute("mkdir -p " .. h.shquote(dir .. "/lua/pmcsh") .. " " .. h.shquote(dir .. "/scripts"))
     h.write(dir .. "/lua/pmcsh/a.lua", 'local b = require("pmcsh.b")\nreturn {}\n')
@@ -42,6 +57,11 @@ describe("the Lua floors", function()
       'return {run = function() local a = require("pmcsh.a"); local cj = require("cjson") end,\n' ..
       '  n = function() return stream_engine.disasm("copy"), string.format("%d", 1) end}\n')
     h.write(dir .. "/lua/pmcsh/d.lua", 'local M = {}\nfunction M.f() errors.argument("f", 1, "x") end\nresult = 1\nreturn M\n')
+    -- require that escapes the literal call: an alias called in a function,
+    -- xpcall, a name in a variable, _G.require in a function
+    h.write(dir .. "/lua/pmcsh/e.lua", 'local r = require\nlocal M = {}\nfunction M.f() return r("pmcsh.a") end\n' ..
+      'local ok = xpcall(require, print, "pmcsh.c")\nlocal n = "pmcsh.c"\nlocal ok2 = pcall(require, n)\n' ..
+      'function M.g() return _G.require"pmcsh.c" end\nreturn M\n')
     local got = requires.check(dir)
     os.execute("rm -rf " .. h.shquote(dir))
     assert.are.same({
@@ -49,6 +69,10 @@ describe("the Lua floors", function()
       'lua/pmcsh/b.lua:2: pcall(require, "pmcsh.c"): pmcsh\'s own modules are not optional',
       'lua/pmcsh/d.lua:2: reads global \'errors\'',
       'lua/pmcsh/d.lua:3: writes global \'result\'',
+      'lua/pmcsh/e.lua:1: require passed on or aliased: call require("name") itself, at the top',
+      'lua/pmcsh/e.lua:4: require passed on or aliased: call require("name") itself, at the top',
+      'lua/pmcsh/e.lua:6: require passed on or aliased: call require("name") itself, at the top',
+      'lua/pmcsh/e.lua:7: require("pmcsh.c") inside a function: require at the top',
       'scripts/r.lua:2: require("pmcsh._sys"): a recipe uses lua/pmcsh, not the C modules',
       'scripts/r.lua:3: require("pmcsh.a") inside a function: require at the top',
       'scripts/r.lua:4: reads global \'stream_engine\'',

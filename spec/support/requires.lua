@@ -11,33 +11,35 @@ local function listing(path)
   return out
 end
 
--- Requires of one file: {{module=, line=, in_function=, in_pcall=}, ...}
+-- Requires of one file: {{module=, line=, in_function=, in_pcall=, passed=}, ...}
+-- A require is read where require is fetched (_ENV.require, or _G.require):
+-- called right there with one literal name, it is a require of that name;
+-- pcall(require, "name") is one under pcall; any other use (an alias such
+-- as local r = require, xpcall, a name held in a variable) is passed = true,
+-- module = the literal if one follows, and hides what it loads from this check.
 function M.file(path)
-  local out, where, prev, pending = {}, "main", nil, nil
+  local ins, where = {}, "main"
   for l in listing(path):gmatch("[^\n]+") do
     if l:match("^main <") then where = "main"
     elseif l:match("^function <") then where = "function" end
-    local line, op, rest = l:match("^%s+%d+%s+%[(%d+)%]%s+(%u+)%s+(.*)$")
-    if op then
-      if pending and pending.module then
-        -- pcall(require, "m") passes require and "m" on; pcall(require("m").f)
-        -- calls require first, with its one argument
-        local r = out[#out]
-        r.in_pcall = pending.pcall and not (op == "CALL" and rest:match("; 1 in") ~= nil)
-        pending = nil
-      elseif pending then
-        local k = op == "LOADK" and rest:match('; "(.-)"$')
-        if k then
-          out[#out + 1] = {module = k, line = tonumber(line), in_function = where ~= "main"}
-          pending.module = k
-        else
-          pending = nil
-        end
-      end
-      if op == "GETTABUP" and rest:match('_ENV "require"$') then
-        pending = {pcall = prev ~= nil and prev:match('_ENV "pcall"$') ~= nil}
-      end
-      prev = rest
+    local line, op, a, rest = l:match("^%s+%d+%s+%[(%d+)%]%s+(%u+)%s+(%-?%d*)(.*)$")
+    if op then ins[#ins + 1] = {line = tonumber(line), op = op, a = tonumber(a), rest = rest, where = where} end
+  end
+  local out = {}
+  for i, x in ipairs(ins) do
+    local fetched = (x.op == "GETTABUP" and x.rest:match('_ENV "require"$'))
+      or (x.op == "GETFIELD" and x.rest:match('; "require"$') and ins[i - 1] and ins[i - 1].rest:match('_ENV "_G"$'))
+    if fetched then
+      local k = ins[i + 1] and ins[i + 1].op == "LOADK" and ins[i + 1].rest:match('; "(.-)"$')
+      local call = ins[i + 2]
+      local direct = k and call and (call.op == "CALL" or call.op == "TAILCALL") and call.a == x.a
+        and call.rest:match("; 1 in") ~= nil
+      -- pcall(require, "m"): pcall fetched into the register just below require's, called with 2 arguments
+      local p = ins[i - 1]
+      local under_pcall = k and not direct and p and p.op == "GETTABUP" and p.rest:match('_ENV "pcall"$')
+        and p.a == x.a - 1 and call and call.op == "CALL" and call.a == p.a and call.rest:match("; 2 in") ~= nil
+      out[#out + 1] = {module = k or nil, line = x.line, in_function = x.where ~= "main",
+        in_pcall = under_pcall or false, passed = not direct and not under_pcall}
     end
   end
   return out
@@ -90,7 +92,11 @@ function M.check(root)
     edges[name] = edges[name] or {}
     for _, g in ipairs(M.globals(f, rel)) do problems[#problems + 1] = g end
     for _, r in ipairs(M.file(f)) do
-      local own = r.module == "pmcsh" or r.module:match("^pmcsh%.")
+      local own = r.module and (r.module == "pmcsh" or r.module:match("^pmcsh%."))
+      if r.passed then
+        problems[#problems + 1] = string.format("%s:%d: require passed on or aliased%s: call require(\"name\") itself, at the top",
+          rel, r.line, r.module and string.format(" (%q)", r.module) or "")
+      end
       if own then   -- outside modules (cjson) may be optional; pmcsh's own never are
         if r.in_pcall then
           problems[#problems + 1] = string.format("%s:%d: pcall(require, %q): pmcsh's own modules are not optional", rel, r.line, r.module)
@@ -132,6 +138,68 @@ function M.check(root)
   table.sort(names)
   for _, n in ipairs(names) do if not state[n] then visit(n) end end
   return {problems = problems, cycles = cycles, edges = edges}
+end
+
+-- README.md's table of Lua floors: {name = rank}, rank growing floor by
+-- floor and, within a floor, in the order written (survey/ (`plan`, ...)
+-- names pmcsh.survey.plan); backticked names inside other parentheses are
+-- descriptions, not modules.
+function M.floors(readme)
+  local f = assert(io.open(readme))
+  local text = f:read("a")
+  f:close()
+  local rank, n, on = {}, 0, false
+  for line in text:gmatch("[^\n]+") do
+    if line:match("^| Lua floor |") then on = true
+    elseif on and not line:match("^|") then break
+    elseif on and not line:match("^|%-") then
+      local cell = line:match("^|[^|]*|([^|]*)|")
+      local depth, prefix, pending = 0, nil, nil
+      local i = 1
+      while i <= #cell do
+        local ch = cell:sub(i, i)
+        if ch == "(" then
+          depth = depth + 1
+          if depth == 1 then prefix, pending = pending, nil end
+        elseif ch == ")" then
+          depth = depth - 1
+          if depth == 0 then prefix = nil end
+        elseif ch == "`" then
+          local j = cell:find("`", i + 1, true)
+          local name = cell:sub(i + 1, j - 1)
+          i = j
+          if depth == 0 then
+            if name:match("/$") then pending = "pmcsh." .. name:gsub("/$", "") .. "."
+            else n = n + 1; rank["pmcsh." .. name] = n; pending = nil end
+          elseif depth == 1 and prefix then
+            n = n + 1; rank[prefix .. name] = n
+          end
+        elseif ch == "," and depth == 0 then
+          pending = nil
+        end
+        i = i + 1
+      end
+    end
+  end
+  return rank
+end
+
+-- Requires that climb README's floors (a module requiring one placed later
+-- in the table) and modules the table does not place: {"why", ...}.
+function M.climbs(edges, rank)
+  local out = {}
+  for n, to in pairs(edges) do
+    if n:match("^pmcsh") then
+      if not rank[n] then out[#out + 1] = n .. ": not placed in README.md's table of Lua floors" end
+      for m in pairs(to) do
+        if rank[n] and rank[m] and rank[m] >= rank[n] then
+          out[#out + 1] = string.format("%s requires %s, placed after it in README.md's Lua floors", n, m)
+        end
+      end
+    end
+  end
+  table.sort(out)
+  return out
 end
 
 return M

@@ -3,6 +3,7 @@
 -- bandwidth and time per iteration with and without counters; the group's
 -- metrics; and what was not counted here, with the reason.  Also the
 -- per-kernel figures the other outputs (csv, json, plot) share.
+local errors = require("pmcsh.errors")
 local events = require("pmcsh.events")
 local metrics = require("pmcsh.metrics")
 local pmc = require("pmcsh.pmc")
@@ -107,6 +108,19 @@ function M.rates(st)
   return out
 end
 
+-- The syntax of an event name counted at exactly u or k (cycles:u,
+-- cpu/event=0x3c/k, {a,b}:u; pmc.parse_name, the one parser), or nil:
+-- a name without that one modifier, or one a results file holds that
+-- does not parse.
+local function privileged(name)
+  local ok, p = pcall(pmc.parse_name, name)
+  if not ok then
+    if errors.is(p, "argument") then return nil end
+    error(p, 0)
+  end
+  if p.modifiers == "u" or p.modifiers == "k" then return p end
+end
+
 -- The reading of a list of cells: value(c) per event, and a :u and a :k
 -- row of one event also summed under the plain name.
 local function reading_of(cells, value)
@@ -115,9 +129,9 @@ local function reading_of(cells, value)
     local v = c.event and value(c)
     if v then   -- a cell naming no event (the file may omit it) gives no formula one
       reading[c.event] = {value = v}
-      local base, mod = c.event:match("^(.*):([uk])$")
-      if not base then base, mod = c.event:match("^(.*/)([uk])$") end
-      if base and (c.key == nil or c.key == c.event) then
+      local p = privileged(c.event)
+      local base, mod = p and p.plain, p and p.modifiers
+      if p and (c.key == nil or c.key == c.event) then
         sums[base] = sums[base] or {}
         sums[base][mod] = v
       end

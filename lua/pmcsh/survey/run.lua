@@ -165,8 +165,9 @@ local FAULTS = {["page-faults"] = true, faults = true, ["minor-faults"] = true}
 -- read maps the zero page, a write a new one), in user mode, once per
 -- window: the intercept.  Sets c.expected, c.check, c.basis, c.verdict.
 function M.check(c, w, hdr)
-  local base, mod = (c.event or ""):match("^([%w%-]+):?([uk]?)$")
-  if not (hdr.fresh and hdr.pages == "4k" and base and FAULTS[base] and mod ~= "k" and w.bytes and hdr.n
+  local p = c.event and pmc.parse_name(c.event)
+  local base = p and p.form == "name" and (p.modifiers == "" or p.modifiers == "u") and p.plain
+  if not (hdr.fresh and hdr.pages == "4k" and base and FAULTS[base] and w.bytes and hdr.n
     and c.intercept) then return end
   local arrays = w.bytes // 8
   c.expected = arrays * math.ceil(hdr.n * 8 / 4096)
