@@ -37,7 +37,7 @@ beside the bytes the controllers saw.  Needs a memory-controller PMU
       local ok = false
       for _, k in ipairs(known) do if k == opts.kernel then ok = true end end
       if not ok then
-        error(recipe.usage(string.format("bandwidth: unknown kernel %q (kernels: %s)", opts.kernel,
+        error(recipe.usage(string.format("unknown kernel %q (kernels: %s)", opts.kernel,
           table.concat(known, ", "))), 0)
       end
     end

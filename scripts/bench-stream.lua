@@ -10,7 +10,7 @@ local function kernel_list(opts, desc)
   local kernels = {}
   if opts.kernels then
     for _, k in ipairs(opts.kernels) do
-      if not desc[k] then error(recipe.usage("bench-stream: unknown kernel '" .. k .. "'")) end
+      if not desc[k] then error(recipe.usage("unknown kernel '" .. k .. "'")) end
       kernels[#kernels + 1] = k
     end
   else
@@ -26,7 +26,7 @@ local function thread_counts(opts, m)
   local threads = {}
   for _, t in ipairs(opts.threads or {"1", tostring(#m.cpus)}) do
     local v = t == "all" and #m.cpus or math.tointeger(tonumber(t))
-    if not v or v < 1 or v > 1024 then error(recipe.usage("bench-stream: bad thread count '" .. t .. "'")) end
+    if not v or v < 1 or v > 1024 then error(recipe.usage("bad thread count '" .. t .. "'")) end
     if threads[#threads] ~= v then threads[#threads + 1] = v end
   end
   return threads

@@ -409,16 +409,17 @@ end
 -- in pmcsh's code.  Ctrl-C (known by the interrupt flag, not by the text of
 -- the error) stops a recipe as it stops a command: "interrupted", status
 -- 130 (128 + SIGINT), no traceback.
+local TRACED = {}   -- an error already given its traceback, kept whole on its way out
 local function run_recipe(r, opts, args)
   local res = table.pack(xpcall(r.run, function(e)
     if type(e) == "table" and e.usage then return e end
     if sys.interrupted() then
-      local u = M.usage(r.name .. ": interrupted")
+      local u = M.usage("interrupted")
       u.status = 130
       return u
     end
-    if errors.is(e, "argument") then return M.usage(r.name .. ": " .. errors.text(e)) end
-    return debug.traceback(e, 2)
+    if errors.is(e, "argument") then return M.usage(errors.text(e)) end
+    return setmetatable({text = debug.traceback(e, 2)}, TRACED)
   end, opts, args))
   if not res[1] then error(res[2], 0) end
   return table.unpack(res, 2, res.n)
@@ -451,12 +452,13 @@ function M.main(name, ...)
     local opts, args = M.parse(r, argv)
     return finish(r, file, run_recipe(r, opts, args))
   end, function(e)
-    if type(e) == "table" and e.usage then return e end
-    if type(e) == "string" and e:find("\nstack traceback:") then return e end
+    if type(e) == "table" and e.usage or getmetatable(e) == TRACED then return e end
     return debug.traceback(e, 2)
   end)
   if ok then return status end
+  if getmetatable(status) == TRACED then error(status.text, 0) end
   if type(status) ~= "table" then error(status, 0) end
+  -- a recipe's own usage messages may begin with its name: said once
   local msg = tostring(status.message)
   if msg:sub(1, #name + 2) == name .. ": " then msg = msg:sub(#name + 3) end
   io.stderr:write("pmcsh ", name, ": ", msg, "\n")
