@@ -51,7 +51,7 @@ end
 
 local function fmt_mlp(r) return r.mlp and string.format("%.3f", r.mlp) or "-" end
 local function fmt_range(r)
-  return r.mlp_min and r.rounds > 1 and string.format("%.2f-%.2f", r.mlp_min, r.mlp_max) or "-"
+  return r.mlp_min and r.rounds > 1 and string.format("%.3f-%.3f", r.mlp_min, r.mlp_max) or "-"
 end
 
 -- The sizes of a list of results, "4M, 8M".
@@ -150,7 +150,7 @@ peak is the best speedup of all rows (multichase's simple/parallelN).
         print(string.format("%4s %10s %10s %13s", "k", "ns/load", "speedup", "range"))
         for _, row in ipairs(r.rows) do
           print(string.format("%4d %10.3f %10.3f %13s%s", row.k, row.ns, row.speedup,
-            r.rounds > 1 and string.format("%.2f-%.2f", row.speedup_min, row.speedup_max) or "-",
+            r.rounds > 1 and string.format("%.3f-%.3f", row.speedup_min, row.speedup_max) or "-",
             row.superlinear_rounds and string.format("  above k in %d of %d round%s%s", row.superlinear_rounds,
               r.rounds, r.rounds == 1 and "" or "s", row.superlinear and " (left out of mlp)" or "") or ""))
         end
