@@ -195,9 +195,16 @@ describe("chase parallelism", function()
     local kind = require("pmcsh.format").kind("pmcsh.chase_parallelism")
     local base = {chains = "heads", order = "random", size = 4 << 20, stride = 64, pages = "4k"}
     local function with(t) for k, v in pairs(base) do t[k] = v end return setmetatable(t, kind) end
-    assert.are.equal("parallelism 1.90 (k=2, 1.80-2.00 over 3 rounds), at least 2 (heads chains): random order, "
-      .. "4M, stride 64, 4k pages\n  k=1     10.00 ns/load  speedup  1.00\n  k=2      5.26 ns/load  speedup  1.90",
+    assert.are.equal("parallelism 1.90 (k=2, 1.80-2.00 over 3 rounds), at least 2: raise max (heads chains): random "
+      .. "order, 4M, stride 64, 4k pages\n  k=1     10.00 ns/load  speedup  1.00 (1.00-1.00)\n"
+      .. "  k=2      5.26 ns/load  speedup  1.90 (1.80-2.00)",
       tostring(with{mlp = 1.9, mlp_k = 2, mlp_min = 1.8, mlp_max = 2, rounds = 3, at_least = 2,
+        rows = {{k = 1, ns = 10, speedup = 1, speedup_min = 1, speedup_max = 1},
+          {k = 2, ns = 5.26, speedup = 1.9, speedup_min = 1.8, speedup_max = 2}}}))
+    -- one round: the mlp says it has no range, and why
+    assert.are.equal("parallelism 1.90 (k=2, one round: no range) (heads chains): random order, 4M, stride 64, 4k "
+      .. "pages\n  k=1     10.00 ns/load  speedup  1.00\n  k=2      5.26 ns/load  speedup  1.90",
+      tostring(with{mlp = 1.9, mlp_k = 2, rounds = 1,
         rows = {{k = 1, ns = 10, speedup = 1}, {k = 2, ns = 5.26, speedup = 1.9}}}))
     assert.are.equal("parallelism - (heads chains): random order, 4M, stride 64, 4k pages\n"
       .. "  no mlp: every k > 1 ran above k (superlinear)\n  k=1     10.00 ns/load  speedup  1.00\n"
@@ -258,6 +265,13 @@ describe("chase parallelism", function()
     -- well under max: no bound
     assert.is_nil(chase.mlp({{k = 1, ns = 100}, {k = 8, ns = 25}, {k = 16, ns = 20}}).at_least)
     assert.matches("one chain only", chase.mlp({{k = 1, ns = 100}}).why)
+    -- every k > 1 slower per load than one chain: measured, no overlap, so
+    -- mlp 1 at k = 1 (par_mem's reading), never a k whose speedup was 0.5
+    a = chase.mlp({{k = 1, ns = 1}, {k = 2, ns = 2}, {k = 3, ns = 2.5}})
+    assert.are.equal(1, a.mlp)
+    assert.are.equal(1, a.mlp_k)
+    assert.matches("did not overlap", a.note)
+    assert.is_nil(a.why)
   end)
 
   it("never reports a speedup above k as parallelism: such rows are flagged and left out", function()
@@ -450,6 +464,9 @@ describe("chase latency", function()
     local mean_ns = wall / r.loads
     local per_load = r.counts["task-clock"].value / r.loads
     assert.is_true(per_load <= mean_ns * 1.02, string.format("task-clock %.1f ns per load, chase %.1f", per_load, mean_ns))
+    -- print(r) shows the counts with the loads they were summed over
+    assert.matches(string.format("counts, summed over the samples %%(%d loads%%):\n +%d ns +task%%-clock", r.loads,
+      r.counts[1].value), tostring(r))
     local d = cjson.decode(cjson.encode(r))   -- as it is, counts and all
     assert.are.equal(r.counts[1].value, d.counts["1"].value)
     assert.are.equal(r.per_rep[8].running, d.per_rep[8].running)

@@ -127,4 +127,14 @@ describe("chase.loaded_flags", function()
       before = {ns = 150, max_ns = 160}, after = {ns = 240, max_ns = 260}}}
     assert.are.equal("idle_moved", f.flags[1].kind)
   end)
+
+  it("prints each row with its spread: MB/s per sample, ns best, median and worst", function()
+    local r = setmetatable({threads = 1, order = "random", size = 1 << 20, stride = 64, pages = "4k", idle_ns = 100,
+      idle = {ns = 100, median_ns = 101, max_ns = 104},
+      rows = {{delay = 0, mbps = 9000, min_mbps = 8800, max_mbps = 9100, ns = 180, median_ns = 190.5, max_ns = 230}}},
+      require("pmcsh.format").kind("pmcsh.chase_loaded"))
+    assert.are.equal("loaded latency, 1 loader thread: idle 100.0 101.0 104.0 ns per load (best median worst); random "
+      .. "order, 1M, stride 64, 4k pages\n  delay  mbps    mbps_range     ns_best_median_worst\n"
+      .. "      0  9000.0  8800.0-9100.0  180.0 190.5 230.0", tostring(r))
+  end)
 end)

@@ -224,6 +224,20 @@ M.SUPERLINEAR_WHY = "a speedup above k cannot come from overlapping misses: each
   "simple/parallelN ratio is as far above N); such rows are marked superlinear and left out of mlp, and peak " ..
   "keeps the raw best speedup"
 
+local NO_OVERLAP = "no k > 1 ran faster per load than one chain: the misses did not overlap (mlp 1, at k = 1)"
+
+-- The row mlp reads: the fastest of the rows k > 1 that are not above k,
+-- or k = 1 (speedup 1) where those are all slower than one chain; nil
+-- where no row k > 1 is left to measure an overlap.
+local function best_row(rows)
+  local best
+  for _, row in ipairs(rows) do
+    if row.k > 1 and not row.superlinear and (not best or row.speedup > best.speedup) then best = row end
+  end
+  if best and best.speedup < rows[1].speedup then return rows[1] end
+  return best
+end
+
 M.mlp = doc(errors.facade("mlp", function(rows, t1_last)
   if type(rows) ~= "table" or #rows < 1 or rows[1].k ~= 1 then
     errors.argument("mlp", 1, "rows {{k=1, ns=}, {k=2, ns=}, ...} expected, k=1 first", 1)
@@ -240,13 +254,13 @@ M.mlp = doc(errors.facade("mlp", function(rows, t1_last)
     if row.speedup > row.k * SUPERLINEAR then
       row.superlinear = true
       res.superlinear = (res.superlinear or 0) + 1
-    elseif row.k > 1 and (not best or row.speedup > best.speedup) then
-      best = row
     end
   end
   local notes = {}
+  best = best_row(rows)
   if best then
-    res.mlp, res.mlp_k = math.max(1, best.speedup), best.k
+    res.mlp, res.mlp_k = best.speedup, best.k
+    if best.k == 1 then notes[#notes + 1] = NO_OVERLAP end
     -- as many misses overlapped as chains were run: the limit was --max, not the hierarchy
     if res.mlp >= kmax / SUPERLINEAR then res.at_least = kmax end
   elseif kmax == 1 then
@@ -277,8 +291,10 @@ chains; t1_last, a k=1 ns measured after the others.  t1 is the smaller of
 rows[1].ns and t1_last (rows[1].ns becomes t1); each row gets speedup = t1
 / ns.  A speedup above k * 1.05 cannot come from overlapped misses
 (chase.SUPERLINEAR_WHY says why it happens): the row is marked superlinear
-and left out.  mlp is the best speedup of the rows k > 1 left (at least 1),
-mlp_k its k; where none is left mlp is nil and why says so.  at_least is
+and left out.  mlp is the best speedup of the rows k > 1 left, mlp_k its
+k; where all of them ran slower than one chain, mlp is 1 at mlp_k = 1 (no
+overlap, as par_mem reads it) and note says so; where none is left mlp is
+nil and why says so.  at_least is
 the largest k when mlp reaches it (within 5%): as many misses overlapped as
 chains ran, so more chains may show more.  peak is the best speedup of all
 rows (multichase's simple/parallelN ratio).  t1_drift is t1_last /
@@ -311,12 +327,9 @@ local function combine(rounds)
   end
   res.peak, res.t1_drift = median(peaks), drift
   for _, row in ipairs(rows) do
-    if row.superlinear then
-      res.superlinear = (res.superlinear or 0) + 1
-    elseif row.k > 1 and (not best or row.speedup > best.speedup) then
-      best = row
-    end
+    if row.superlinear then res.superlinear = (res.superlinear or 0) + 1 end
   end
+  best = best_row(rows)
   local kmax = rows[#rows].k
   if best then
     res.mlp, res.mlp_k, res.mlp_min, res.mlp_max = best.speedup, best.k, best.speedup_min, best.speedup_max
@@ -328,6 +341,7 @@ local function combine(rounds)
     res.why = "every k > 1 ran above k (superlinear)" .. (R > 1 and ", as the median of the rounds" or "")
   end
   local notes = {}
+  if best and best.k == 1 then notes[#notes + 1] = NO_OVERLAP end
   if res.superlinear then
     notes[#notes + 1] = string.format("%d of %d rows above k (superlinear, left out of mlp)", res.superlinear, #rows)
   end
@@ -410,7 +424,8 @@ unsettled).  A row's ns and speedup are the medians over the rounds,
 speedup_min..speedup_max the range (speedups each), superlinear where
 that median is above k * 1.05 (superlinear_rounds: in how many rounds the
 row was): left out of mlp.  mlp is the best speedup of
-the rows k > 1 left, mlp_k its k, mlp_min..mlp_max its range over the
+the rows k > 1 left (1 at k = 1 where all are slower than one chain), mlp_k
+its k, mlp_min..mlp_max its range over the
 rounds (one round: no range).  Where no row k > 1 is left, mlp is nil and
 why says why.  at_least = max where mlp reaches max (within 5%): more
 chains may overlap more.  peak is the median over the rounds of the best

@@ -162,23 +162,32 @@ kinds["pmcsh.stream_result"] = function(r, indent)
 end
 
 kinds["pmcsh.chase_latency"] = function(r, indent)
-  return string.format("%s%.2f ns per load (best of %d samples, median %.2f): %s order, %s, stride %d, %s pages",
-    indent or "", r.ns, #r.samples, r.median_ns, r.order, size(r.size), r.stride, r.pages)
+  indent = indent or ""
+  local text = string.format("%s%.2f ns per load (best of %d samples, median %.2f): %s order, %s, stride %d, %s pages",
+    indent, r.ns, #r.samples, r.median_ns, r.order, size(r.size), r.stride, r.pages)
+  if r.counts then
+    text = text .. "\n" .. M.reading(r.counts, indent):gsub("^reading:",
+      string.format("counts, summed over the samples (%d loads):", r.loads))
+  end
+  return text
 end
 
 kinds["pmcsh.chase_parallelism"] = function(r, indent)
   indent = indent or ""
-  local mlp = r.mlp and string.format("%.2f%s%s", r.mlp, (r.rounds or 1) > 1
-      and string.format(" (k=%d, %.2f-%.2f over %d rounds)", r.mlp_k, r.mlp_min, r.mlp_max, r.rounds) or "",
-      r.at_least and string.format(", at least %d", r.at_least) or "")
+  local rounds = r.rounds or 1
+  local mlp = r.mlp and string.format("%.2f (k=%d, %s)%s", r.mlp, r.mlp_k, rounds > 1
+      and string.format("%.2f-%.2f over %d rounds", r.mlp_min, r.mlp_max, rounds) or "one round: no range",
+      r.at_least and string.format(", at least %d: raise max", r.at_least) or "")
     or "-"
   local l = {string.format("%sparallelism %s (%s chains): %s order, %s, stride %d, %s pages", indent,
     mlp, r.chains or "?", r.order, size(r.size), r.stride, r.pages)}
   if not r.mlp then l[2] = string.format("%s  no mlp: %s", indent, tostring(r.why)) end
   for _, row in ipairs(r.rows) do
-    l[#l + 1] = string.format("%s  k=%-2d %8.2f ns/load  speedup %5.2f%s", indent, row.k, row.ns,
-      row.speedup, row.superlinear and "  (above k: left out of mlp)" or "")
+    l[#l + 1] = string.format("%s  k=%-2d %8.2f ns/load  speedup %5.2f%s%s", indent, row.k, row.ns, row.speedup,
+      rounds > 1 and row.speedup_min and string.format(" (%.2f-%.2f)", row.speedup_min, row.speedup_max) or "",
+      row.superlinear and "  (above k: left out of mlp)" or "")
   end
+  if r.note then l[#l + 1] = indent .. "note: " .. r.note end
   return table.concat(l, "\n")
 end
 
@@ -195,12 +204,17 @@ end
 kinds["pmcsh.chase_loaded"] = function(r, indent)
   indent = indent or ""
   local rows = {}
+  local function spread(lo, mid, hi) return string.format("%.1f %.1f %.1f", lo, mid, hi) end
   for i, row in ipairs(r.rows) do
-    rows[i] = {delay = row.delay, mbps = string.format("%.1f", row.mbps), ns = string.format("%.2f", row.ns)}
+    rows[i] = {delay = row.delay, mbps = string.format("%.1f", row.mbps),
+      mbps_range = row.min_mbps and string.format("%.1f-%.1f", row.min_mbps, row.max_mbps) or "",
+      ns_best_median_worst = row.median_ns and spread(row.ns, row.median_ns, row.max_ns) or string.format("%.2f", row.ns)}
   end
-  local text = string.format("%sloaded latency, %d loader thread%s: idle %.2f ns per load; %s order, %s, stride %d, "
-    .. "%s pages\n", indent, r.threads, r.threads == 1 and "" or "s", r.idle_ns, r.order, size(r.size), r.stride,
-    r.pages) .. M.table(rows, {"delay", "mbps", "ns"}, indent .. "  ")
+  local idle = r.idle and r.idle.median_ns and spread(r.idle.ns, r.idle.median_ns, r.idle.max_ns)
+    or string.format("%.2f", r.idle_ns)
+  local text = string.format("%sloaded latency, %d loader thread%s: idle %s ns per load (best median worst); %s order, "
+    .. "%s, stride %d, %s pages\n", indent, r.threads, r.threads == 1 and "" or "s", idle, r.order, size(r.size),
+    r.stride, r.pages) .. M.table(rows, {"delay", "mbps", "mbps_range", "ns_best_median_worst"}, indent .. "  ")
   for _, f in ipairs(r.flags or {}) do text = text .. "\n" .. indent .. "flag: " .. f.text end
   if r.cause then text = text .. "\n" .. indent .. "likely cause: " .. r.cause end
   if r.note then text = text .. "\n" .. indent .. "note: " .. r.note end
