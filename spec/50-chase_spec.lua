@@ -341,6 +341,19 @@ describe("chase steps", function()
     assert.is_nil(st.note)
     -- no caches known: steps, no judgement
     assert.is_nil(chase.steps(guest, {}).note)
+    -- memory straight after the L2: one step out of the L2 into memory,
+    -- matched to the L2 by its place; at 16M, half the L3, a load already
+    -- takes memory's time, so the L3 sysfs reports serves nothing
+    local merged = curve{{256, 4}, {512, 4.2}, {1024, 5}, {2048, 12}, {4096, 80}, {8192, 84}, {16384, 86},
+      {32768, 88}, {65536, 90}, {131072, 91}}
+    st = chase.steps(merged, caches)
+    assert.are.equal(1, #st.steps)
+    assert.are.same({MiB, 4 * MiB, true}, {st.steps[1].from, st.steps[1].to, st.steps[1].below_llc})
+    assert.is_true(st.below_llc)
+    assert.matches("the step to memory %(1M %-> 4M%) comes well below the L3 of 32M", st.note)
+    assert.matches("at 16M, half of it, a load already takes 96%% of memory's 90.0 ns", st.note)
+    -- the owner's curve at half its L3 is far from memory: still no note
+    assert.is_nil(chase.steps(owner, caches).below_llc)
   end)
 end)
 

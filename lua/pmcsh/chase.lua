@@ -503,6 +503,7 @@ down to the stride).  The steps of the curve are the caches: compare with
 machine.caches().]])
 
 local STEP = 1.25   -- a point this much above the one before it is part of a step
+local NEAR_MEMORY = 0.6   -- at half the LLC, this share of memory's latency or more: no LLC serves the chain
 
 M.steps = doc(errors.facade("steps", function(rows, caches)
   if type(rows) ~= "table" then errors.argument("steps", 1, "rows {{size=, ns=}, ...} expected", 1) end
@@ -544,13 +545,33 @@ M.steps = doc(errors.facade("steps", function(rows, caches)
   for _, st in ipairs(steps) do
     if math.sqrt(st.from * st.to) > 2 * below and (not mem or st.ratio > mem.ratio) then mem = st end
   end
-  if mem and math.sqrt(mem.from * mem.to) < llc.size / 2 then
-    mem.below_llc, mem.cache_level, mem.cache_size = true, nil, nil
+  -- and, whatever the steps: at half the LLC an LLC this chain owns still
+  -- serves nearly every load, far below memory's latency (the first point
+  -- past twice the LLC); a curve already near memory there has no such LLC
+  local half, far
+  for k, row in ipairs(rows) do
+    if row.size <= llc.size / 2 then half = k end
+    if not far and row.size >= 2 * llc.size then far = k end
+  end
+  local near_memory = half and sm[half] >= NEAR_MEMORY * sm[far]
+  if near_memory and not (mem and math.sqrt(mem.from * mem.to) < llc.size / 2) then
+    mem = nil   -- the rise into memory lies below half the LLC: the last step there
+    for _, st in ipairs(steps) do
+      if math.sqrt(st.from * st.to) < llc.size / 2 then mem = st end
+    end
+  end
+  if mem and math.sqrt(mem.from * mem.to) < llc.size / 2 or near_memory then
+    if mem then
+      mem.below_llc = true
+      if mem.cache_size == llc.size then mem.cache_level, mem.cache_size = nil, nil end
+    end
     res.below_llc = true
-    res.note = string.format("the step to memory (%s -> %s) comes well below the L%d of %s that sysfs reports: "
-      .. "this guest does not own the last-level cache it reports (other tenants, or other core complexes, "
-      .. "hold the rest); about %s of it serves this chain", metrics.size(mem.from), metrics.size(mem.to),
-      llc.level, metrics.size(llc.size), metrics.size(mem.from))
+    res.note = string.format("%s well below the L%d of %s that sysfs reports%s: this guest does not own the "
+      .. "last-level cache it reports (other tenants, or other core complexes, hold the rest)",
+      mem and string.format("the step to memory (%s -> %s) comes", metrics.size(mem.from), metrics.size(mem.to))
+        or "the curve reaches memory's latency", llc.level, metrics.size(llc.size),
+      near_memory and string.format("; at %s, half of it, a load already takes %.0f%% of memory's %.1f ns",
+        metrics.size(rows[half].size), 100 * sm[half] / sm[far], sm[far]) or "")
   end
   return res
 end), "chase.steps", [[
@@ -562,10 +583,13 @@ of points each at least 25% above the one before; from is the last size
 before the step, to the first after it, ratio the rise.  A step gets the
 sysfs cache (caches: machine.caches() by default) within a factor of 2 of
 it.  Where the curve runs past twice the last-level cache, the step to
-memory is its highest step above twice the level below; when that lies
-below half the LLC (the geometric middle of from and to), the step is
-below_llc, not matched to the LLC, and note says so in words: a guest that
-does not own the LLC it reports.]])
+memory is its highest step above twice the level below.  When that lies
+below half the LLC (the geometric middle of from and to), or when at half
+the LLC a load already takes 60% or more of memory's latency (the first
+point past twice the LLC: an LLC the chain owns serves it far faster), the
+step into memory is below_llc (not matched to the LLC; it may be the step
+out of the level below, merged), res.below_llc is true and note says so
+in words: a guest that does not own the LLC it reports.]])
 
 -- Below these a thread was off its cpu for part of the timed samples.
 local RAN_CHASER, RAN_LOADERS = 0.95, 0.90
