@@ -315,8 +315,9 @@ print(g:read())]]})
     assert.matches("^reading:\n%s+%d+%s+page%-faults:u\n%s+%d+ ns%s+task%-clock$", printed)
   end)
 
-  it("print every list of records as the REPL shows it: caches, events, models, huge pages", function()
-    for _, call in ipairs{"machine.caches()", "pmc.list('fault')", "pmc.models()", "machine.hugepages()"} do
+  it("print every list of records as the REPL shows it: caches, events, models, huge pages, orders, recipes", function()
+    for _, call in ipairs{"machine.caches()", "pmc.list('fault')", "pmc.models()", "machine.hugepages()", "chase.orders()",
+        "chase.page_policies()", "recipe.list()"} do
       local r = h.run({"-e", ("local v = %s; print(v); print('--'); print((require('pmcsh.repl').show(v)))"):format(call)})
       assert.are.equal(0, r.code, r.err)
       local printed, shown = r.out:match("^(.-)\n%-%-\n(.-)\n$")

@@ -352,6 +352,8 @@ describe("chase steps", function()
     assert.is_true(st.below_llc)
     assert.matches("the step to memory %(1M %-> 4M%) comes well below the L3 of 32M", st.note)
     assert.matches("at 16M, half of it, a load already takes 96%% of memory's 90.0 ns", st.note)
+    assert.matches("^step 1M %-> 4M  x16%.0  %(L2 1M per sysfs%)  %(to memory, below the LLC%)\nnote: the step",
+      tostring(st))   -- print(st) as the REPL shows it
     -- the owner's curve at half its L3 is far from memory: still no note
     assert.is_nil(chase.steps(owner, caches).below_llc)
   end)

@@ -94,7 +94,7 @@ end
 -- Results are plain tables (they serialise unchanged); the metatable only
 -- names their kind and prints it compactly (pmcsh.format).
 local KIND = {}
-for _, k in ipairs({"latency", "parallelism", "sweep", "loaded"}) do KIND[k] = format.kind("pmcsh.chase_" .. k) end
+for _, k in ipairs({"latency", "parallelism", "sweep", "loaded", "steps"}) do KIND[k] = format.kind("pmcsh.chase_" .. k) end
 
 local function describe(res, c)
   local info = c:info()
@@ -104,7 +104,7 @@ local function describe(res, c)
   return res
 end
 
-M.orders = doc(function() return C.orders() end, "chase.orders", [[
+M.orders = doc(function() return setmetatable(C.orders(), format.kind("pmcsh.records")) end, "chase.orders", [[
 chase.orders() -> list of {name=, description=, stride=, stride_why=},
 default (random) first; stride is the order's default stride:
   random  a random permutation of all elements (one cycle); stride 64
@@ -131,7 +131,7 @@ chase.default_stride(order="random") -> bytes: the stride chase.chain uses
 for that order when none is given (see chase.orders), nil for an unknown
 order.]])
 
-M.page_policies = doc(function() return C.page_policies() end, "chase.page_policies", [[
+M.page_policies = doc(function() return setmetatable(C.page_policies(), format.kind("pmcsh.records")) end, "chase.page_policies", [[
 chase.page_policies() -> list of {name=, description=}, default (4k) first:
 4k (MADV_NOHUGEPAGE), thp (MADV_HUGEPAGE), 2m and 1g (MAP_HUGETLB: needs
 pages reserved in /sys/kernel/mm/hugepages/*/nr_hugepages).]])
@@ -530,7 +530,7 @@ M.steps = doc(errors.facade("steps", function(rows, caches)
     end
     i = i + 1
   end
-  local res = {steps = steps}
+  local res = setmetatable({steps = steps}, KIND.steps)
   -- the step to memory: the highest beyond the level below the LLC, where
   -- the curve runs past twice the LLC
   local llc, below = nil, 0
@@ -573,7 +573,7 @@ M.steps = doc(errors.facade("steps", function(rows, caches)
       near_memory and string.format("; at %s, half of it, a load already takes %.0f%% of memory's %.1f ns",
         metrics.size(rows[half].size), 100 * sm[half] / sm[far], sm[far]) or "")
   end
-  return res
+  return setmetatable(res, KIND.steps)
 end), "chase.steps", [[
 chase.steps(rows[, caches]) -> {steps={{from=, to=, ratio=, cache_level=?, cache_size=?, below_llc=?}, ...},
   below_llc=?, note=?}

@@ -201,6 +201,19 @@ kinds["pmcsh.chase_sweep"] = function(r, indent)
     r.order, r.stride, r.pages) .. M.table(rows, {"size", "ns", "median_ns"}, indent .. "  ")
 end
 
+kinds["pmcsh.chase_steps"] = function(r, indent)
+  indent = indent or ""
+  local l = {}
+  for _, st in ipairs(r.steps) do
+    l[#l + 1] = string.format("%sstep %s -> %s  x%.1f%s%s", indent, size(st.from), size(st.to), st.ratio,
+      st.cache_level and string.format("  (L%d %s per sysfs)", st.cache_level, size(st.cache_size)) or "",
+      st.below_llc and "  (to memory, below the LLC)" or "")
+  end
+  if #l == 0 then l[1] = indent .. "no step: the curve rises nowhere by 25% from one point to the next" end
+  if r.note then l[#l + 1] = indent .. "note: " .. r.note end
+  return table.concat(l, "\n")
+end
+
 kinds["pmcsh.chase_loaded"] = function(r, indent)
   indent = indent or ""
   local rows = {}

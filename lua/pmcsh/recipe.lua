@@ -7,6 +7,7 @@ local options = require("pmcsh.options")
 local errors = require("pmcsh.errors")
 local chase = require("pmcsh.chase")
 local pmc = require("pmcsh.pmc")
+local format = require("pmcsh.format")
 
 local M = {}
 
@@ -154,7 +155,7 @@ function M.list()
       end
     end
   end
-  return out
+  return setmetatable(out, format.kind("pmcsh.records"))
 end
 
 function M.print_list()
