@@ -14,10 +14,10 @@
 int l_probe(lua_State *L)
 {
 	struct lgroup *lg = lpmc_checkidle(L, 1);
-	int kind = luaL_checkoption(L, 2, NULL, probe_kinds);
-	lua_Integer arg = luaL_optinteger(L, 3, 0);
-	luaL_argcheck(L, arg >= 0, 3, "must be >= 0");
-	const char *path = luaL_optstring(L, 4, "/dev/zero");
+	int kind = pmcsh_checkoption(L, 2, NULL, probe_kinds);
+	lua_Integer arg = pmcsh_optinteger(L, 3, 0);
+	pmcsh_argcheck(L, arg >= 0, 3, "must be >= 0");
+	const char *path = pmcsh_optstring(L, 4, "/dev/zero");
 	char msg[PMC_ERR_MAX];
 	double wall, cpu;
 	int r = pmc_probe(&lg->g, kind, (uint64_t)arg, path, &wall, &cpu, msg, sizeof msg);
@@ -36,8 +36,8 @@ int l_probe(lua_State *L)
 int l_windows(lua_State *L)
 {
 	struct pmc_group *g = &lpmc_checkidle(L, 1)->g;
-	lua_Integer n = luaL_checkinteger(L, 2);
-	luaL_argcheck(L, n >= 1, 2, "at least 1 window");
+	lua_Integer n = pmcsh_checkinteger(L, 2);
+	pmcsh_argcheck(L, n >= 1, 2, "at least 1 window");
 	double ns;
 	if (pmc_windows_ns(g, (long)n, &ns))
 		return pmcsh_fail(L, "interrupted", EINTR);
@@ -51,8 +51,8 @@ int l_windows(lua_State *L)
 int l_overhead(lua_State *L)
 {
 	struct lgroup *lg = lpmc_checkidle(L, 1);
-	lua_Integer n = luaL_optinteger(L, 2, 10000);
-	luaL_argcheck(L, n >= 10, 2, "at least 10 iterations");
+	lua_Integer n = pmcsh_optinteger(L, 2, 10000);
+	pmcsh_argcheck(L, n >= 10, 2, "at least 10 iterations");
 	struct pmc_overhead o;
 	if (pmc_overhead(&lg->g, (long)n, &o))
 		return pmcsh_fail(L, "interrupted", EINTR);

@@ -91,7 +91,7 @@ static void chain_params(lua_State *L, int idx, struct chase_params *p)
 	const char *order_names[CHASE_NORDERS];
 	for (int i = 0; i < CHASE_NORDERS; i++)
 		order_names[i] = chase_orders[i].name;
-	luaL_checktype(L, idx, LUA_TTABLE);
+	pmcsh_checktype(L, idx, LUA_TTABLE);
 	pmcsh_checkkeys(L, idx, 1, chain_keys);
 
 	int order = pmcsh_optname(L, idx, 1, "order", order_names, CHASE_NORDERS);
@@ -205,8 +205,8 @@ static int c_info(lua_State *L)
 
 static int check_way(lua_State *L, const struct chase_chain *c, int arg)
 {
-	lua_Integer w = luaL_optinteger(L, arg, 0);
-	luaL_argcheck(L, w >= 0 && w < (c->p.ways > 0 ? c->p.ways : 1), arg, "cycle index out of range (0 .. ways-1)");
+	lua_Integer w = pmcsh_optinteger(L, arg, 0);
+	pmcsh_argcheck(L, w >= 0 && w < (c->p.ways > 0 ? c->p.ways : 1), arg, "cycle index out of range (0 .. ways-1)");
 	return (int)w;
 }
 
@@ -216,8 +216,8 @@ static int check_way(lua_State *L, const struct chase_chain *c, int arg)
 static int c_next(lua_State *L)
 {
 	struct chase_chain *c = &checkchain(L)->c;
-	lua_Integer e = luaL_checkinteger(L, 2);
-	luaL_argcheck(L, e >= 0 && (size_t)e < c->n, 2, "element index out of range (0 .. n-1)");
+	lua_Integer e = pmcsh_checkinteger(L, 2);
+	pmcsh_argcheck(L, e >= 0 && (size_t)e < c->n, 2, "element index out of range (0 .. n-1)");
 	lua_pushinteger(L, (lua_Integer)chase_next(c, check_way(L, c, 3), (size_t)e));
 	return 1;
 }
@@ -227,8 +227,8 @@ static int c_next(lua_State *L)
 static int c_word(lua_State *L)
 {
 	struct chase_chain *c = &checkchain(L)->c;
-	lua_Integer e = luaL_checkinteger(L, 2);
-	luaL_argcheck(L, e >= 0 && (size_t)e < c->n, 2, "element index out of range (0 .. n-1)");
+	lua_Integer e = pmcsh_checkinteger(L, 2);
+	pmcsh_argcheck(L, e >= 0 && (size_t)e < c->n, 2, "element index out of range (0 .. n-1)");
 	lua_pushinteger(L, (lua_Integer)chase_word_of(c, check_way(L, c, 3), (size_t)e));
 	return 1;
 }
@@ -252,7 +252,7 @@ static int check_k(lua_State *L, const struct chase_chain *c, lua_Integer k, int
 static int c_heads(lua_State *L)
 {
 	struct chase_chain *c = &checkchain(L)->c;
-	int k = check_k(L, c, luaL_checkinteger(L, 2), 2);
+	int k = check_k(L, c, pmcsh_checkinteger(L, 2), 2);
 	lua_createtable(L, k, 0);
 	for (int j = 0; j < k; j++) {
 		lua_pushinteger(L, c->head[k][j]);
@@ -276,16 +276,16 @@ static int c_run(lua_State *L)
 		lua_settop(L, 1);
 		lua_newtable(L);
 	}
-	luaL_checktype(L, 2, LUA_TTABLE);
+	pmcsh_checktype(L, 2, LUA_TTABLE);
 	lua_settop(L, 2);
 	pmcsh_checkkeys(L, 2, 2, run_keys);
 	int k = check_k(L, c, pmcsh_optint(L, 2, 2, "k", 1), 2);
 	lua_Integer samples = pmcsh_optint(L, 2, 2, "samples", 5);
 	double ms = opt_num(L, 2, 2, "sample_ms", 20);
-	luaL_argcheck(L, samples >= 1 && samples <= MAX_SAMPLES, 2, "samples: must be in 1..100000");
+	pmcsh_argcheck(L, samples >= 1 && samples <= MAX_SAMPLES, 2, "samples: must be in 1..100000");
 	double wms = opt_num(L, 2, 2, "warmup_ms", 0);
-	luaL_argcheck(L, ms > 0 && ms <= MAX_SAMPLE_MS, 2, "sample_ms: must be in (0, 60000]");
-	luaL_argcheck(L, wms >= 0 && wms <= 600000, 2, "warmup_ms: must be in [0, 600000] (0: the default)");
+	pmcsh_argcheck(L, ms > 0 && ms <= MAX_SAMPLE_MS, 2, "sample_ms: must be in (0, 60000]");
+	pmcsh_argcheck(L, wms >= 0 && wms <= 600000, 2, "warmup_ms: must be in [0, 600000] (0: the default)");
 
 	int gtype = lua_getfield(L, 2, "group");   /* stack 3: the group or nil */
 	struct kwindow kw = {0};
@@ -328,8 +328,8 @@ static int c_run(lua_State *L)
 static int c_plain(lua_State *L)
 {
 	LChain *lc = checkchain(L);
-	lua_Integer loads = luaL_checkinteger(L, 2);
-	luaL_argcheck(L, loads >= 1, 2, "loads must be positive");
+	lua_Integer loads = pmcsh_checkinteger(L, 2);
+	pmcsh_argcheck(L, loads >= 1, 2, "loads must be positive");
 	lua_pushnumber(L, chase_plain(&lc->c, (uint64_t)loads, &lc->cursor));
 	return 1;
 }
@@ -343,21 +343,21 @@ static const char *const loaded_keys[] = {"delays", "threads", "bw_size", "sampl
 static int c_loaded(lua_State *L)
 {
 	struct chase_chain *c = &checkchain(L)->c;
-	luaL_checktype(L, 2, LUA_TTABLE);
+	pmcsh_checktype(L, 2, LUA_TTABLE);
 	lua_settop(L, 2);
 	pmcsh_checkkeys(L, 2, 2, loaded_keys);
 	lua_Integer threads = pmcsh_optint(L, 2, 2, "threads", 1);
 	lua_Integer bw = pmcsh_optint(L, 2, 2, "bw_size", 256 << 20);
 	lua_Integer samples = pmcsh_optint(L, 2, 2, "samples", 5);
 	double ms = opt_num(L, 2, 2, "sample_ms", 20);
-	luaL_argcheck(L, threads >= 0 && threads <= 1024, 2, "threads: must be in 0..1024");
-	luaL_argcheck(L, bw >= 4096, 2, "bw_size: must be at least 4096 bytes");
-	luaL_argcheck(L, samples >= 1 && samples <= MAX_SAMPLES, 2, "samples: must be in 1..100000");
-	luaL_argcheck(L, ms > 0 && ms <= MAX_SAMPLE_MS, 2, "sample_ms: must be in (0, 60000]");
+	pmcsh_argcheck(L, threads >= 0 && threads <= 1024, 2, "threads: must be in 0..1024");
+	pmcsh_argcheck(L, bw >= 4096, 2, "bw_size: must be at least 4096 bytes");
+	pmcsh_argcheck(L, samples >= 1 && samples <= MAX_SAMPLES, 2, "samples: must be in 1..100000");
+	pmcsh_argcheck(L, ms > 0 && ms <= MAX_SAMPLE_MS, 2, "sample_ms: must be in (0, 60000]");
 	if (lua_getfield(L, 2, "delays") != LUA_TTABLE)
 		pmcsh_argerror(L, 2, "delays: a list of injection delays expected");
 	int nd = (int)luaL_len(L, 3);
-	luaL_argcheck(L, nd >= 1 && nd <= 1000, 2, "delays: 1 to 1000 entries");
+	pmcsh_argcheck(L, nd >= 1 && nd <= 1000, 2, "delays: 1 to 1000 entries");
 	/* rows, then the delays, then each row's ns and mbps_s, samples each */
 	struct chase_loaded_row *rows = lua_newuserdatauv(L, nd * (sizeof(struct chase_loaded_row) + sizeof(long) +
 								  2 * (size_t)samples * sizeof(double)), 0);

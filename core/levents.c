@@ -29,8 +29,8 @@ static int attr_cb(void *ctx, const struct pmc_attr *a)
  * model's encoding comes from a child (pfmforced.c). */
 int l_info(lua_State *L)
 {
-	const char *name = luaL_checkstring(L, 1);
-	const char *force = luaL_optstring(L, 2, NULL);
+	const char *name = pmcsh_checkstring(L, 1);
+	const char *force = pmcsh_optstring(L, 2, NULL);
 	char msg[PMC_ERR_MAX], desc[PMC_DESC_MAX];
 	struct pmc_event *ev = lua_newuserdatauv(L, sizeof *ev, 0);
 	int encoded;
@@ -88,10 +88,10 @@ static int list_cb(void *ctx, const struct pmc_listed *e)
 /* _pmc.list([substring[, force_pmu[, noprobe]]]) -> array of {name, pmu, description, opens} */
 int l_list(lua_State *L)
 {
-	struct list_ctx c = {L, luaL_optstring(L, 1, NULL), 1, 0};
+	struct list_ctx c = {L, pmcsh_optstring(L, 1, NULL), 1, 0};
 	if (c.pattern && !*c.pattern)
 		c.pattern = NULL;
-	const char *force = luaL_optstring(L, 2, NULL);
+	const char *force = pmcsh_optstring(L, 2, NULL);
 	char msg[PMC_ERR_MAX] = "libpfm4 failed to initialise";
 	c.probe = lua_toboolean(L, 3) ? -1 : !force;
 	lua_newtable(L);
@@ -139,7 +139,7 @@ int l_environment(lua_State *L)
 /* _pmc.distance(a, b) -> edit distance, case-insensitive (the suggestions'). */
 int l_distance(lua_State *L)
 {
-	lua_pushinteger(L, pmc_edit_distance(luaL_checkstring(L, 1), luaL_checkstring(L, 2)));
+	lua_pushinteger(L, pmc_edit_distance(pmcsh_checkstring(L, 1), pmcsh_checkstring(L, 2)));
 	return 1;
 }
 
@@ -158,7 +158,7 @@ static void push_composed(lua_State *L, const struct pmc_name *n, const char *mo
 static void check_name(lua_State *L, int idx, struct pmc_name *n)
 {
 	char msg[PMC_ERR_MAX];
-	if (pmc_name_parse(luaL_checkstring(L, idx), n, msg, sizeof msg))
+	if (pmc_name_parse(pmcsh_checkstring(L, idx), n, msg, sizeof msg))
 		pmcsh_argerror(L, idx, msg);
 }
 
@@ -223,8 +223,8 @@ int l_modified(lua_State *L)
 {
 	struct pmc_name n;
 	check_name(L, 1, &n);
-	const char *priv = luaL_checkstring(L, 2);
-	luaL_argcheck(L, *priv && strspn(priv, "ukh") == strlen(priv) && strlen(priv) <= 3, 2,
+	const char *priv = pmcsh_checkstring(L, 2);
+	pmcsh_argcheck(L, *priv && strspn(priv, "ukh") == strlen(priv) && strlen(priv) <= 3, 2,
 		      "privilege letters expected (u, k or h)");
 	if (n.priv[0])
 		pmcsh_argerror(L, 1, lua_pushfstring(L, "'%s' already has a privilege modifier (%s); give the plain name",
@@ -246,7 +246,7 @@ static int item_push(void *ctx, const char *item, size_t len)
 /* _pmc.split_list(s[, keep_empty]) -> {item, ...} (pmc_split_list). */
 int l_split_list(lua_State *L)
 {
-	const char *s = luaL_checkstring(L, 1);
+	const char *s = pmcsh_checkstring(L, 1);
 	int keep = lua_toboolean(L, 2);
 	lua_newtable(L);
 	pmc_split_list(s, keep, item_push, L);

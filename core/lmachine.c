@@ -10,15 +10,15 @@
 #define MAX_CPUS 4096
 #define MAX_LIST_CPU 65535   /* the largest cpu number a list may name */
 
-static const char *optroot(lua_State *L, int arg) { return luaL_optstring(L, arg, NULL); }
+static const char *optroot(lua_State *L, int arg) { return pmcsh_optstring(L, arg, NULL); }
 
 /* caches([cpu=0[, root]]) -> {{level=, type=, size=, line=, shared_cpu_list=}...}, source */
 static int l_caches(lua_State *L)
 {
 	struct machine_cache c[MACHINE_MAX_CACHES];
 	const char *source;
-	lua_Integer cpu = luaL_optinteger(L, 1, 0);
-	luaL_argcheck(L, cpu >= 0 && cpu < MAX_CPUS, 1, "cpu: a cpu number expected");
+	lua_Integer cpu = pmcsh_optinteger(L, 1, 0);
+	pmcsh_argcheck(L, cpu >= 0 && cpu < MAX_CPUS, 1, "cpu: a cpu number expected");
 	int n = machine_caches(optroot(L, 2), (int)cpu, c, MACHINE_MAX_CACHES, &source);
 	lua_createtable(L, n, 0);
 	for (int i = 0; i < n; i++) {
@@ -76,8 +76,8 @@ static int l_online(lua_State *L)
 static int l_place(lua_State *L)
 {
 	struct machine_place p;
-	lua_Integer cpu = luaL_checkinteger(L, 1);
-	luaL_argcheck(L, cpu >= 0 && cpu < MAX_CPUS, 1, "cpu: a cpu number expected");
+	lua_Integer cpu = pmcsh_checkinteger(L, 1);
+	pmcsh_argcheck(L, cpu >= 0 && cpu < MAX_CPUS, 1, "cpu: a cpu number expected");
 	machine_place(optroot(L, 2), (int)cpu, &p);
 	lua_createtable(L, 0, 5);
 	pmcsh_setint(L, "cpu", cpu);
@@ -169,7 +169,7 @@ static int l_arch(lua_State *L)
  * them: pmc_parse_list), sorted, each once; or nil, message, EINVAL. */
 static int l_parse_list(lua_State *L)
 {
-	const char *s = luaL_checkstring(L, 1);
+	const char *s = pmcsh_checkstring(L, 1);
 	struct pmc_range r[256];
 	int n = pmc_parse_list(s, MAX_LIST_CPU, r, 256);
 	if (n < 0) {

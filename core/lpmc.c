@@ -33,7 +33,7 @@ static struct lgroup *to_group(lua_State *L, int idx)
 {
 	struct lgroup *lg = lua_touserdata(L, idx);
 	if (!lg || lua_rawlen(L, idx) < sizeof *lg || lg->magic != LGROUP_MAGIC)
-		luaL_typeerror(L, idx, GROUP_MT);
+		pmcsh_typeerror(L, idx, GROUP_MT);
 	return lg;
 }
 
@@ -71,9 +71,9 @@ int lpmc_resolve_list(lua_State *L, int idx, struct pmc_event *ev, int n, char *
 
 int lpmc_list_len(lua_State *L, int idx, const char *what)
 {
-	luaL_argexpected(L, lua_istable(L, idx), idx, "table of event names");
+	pmcsh_argexpected(L, lua_istable(L, idx), idx, "table of event names");
 	int n = (int)luaL_len(L, idx);
-	luaL_argcheck(L, n >= 1, idx, "no events given");
+	pmcsh_argcheck(L, n >= 1, idx, "no events given");
 	if (n > PMC_MAX_EVENTS)
 		pmcsh_argerror(L, idx, lua_pushfstring(L, "%s: at most %d events in one group", what, PMC_MAX_EVENTS));
 	return n;
@@ -84,16 +84,16 @@ void lpmc_read_target(lua_State *L, int idx, struct pmc_target *t)
 	memset(t, 0, sizeof *t);
 	if (lua_isnoneornil(L, idx))
 		return;
-	luaL_checktype(L, idx, LUA_TTABLE);
+	pmcsh_checktype(L, idx, LUA_TTABLE);
 	static const char *const known[] = {"pid", "cpus", "inherit", "pinned", NULL};
 	pmcsh_checkkeys(L, idx, idx, known);
 	lua_Integer pid = pmcsh_optint(L, idx, idx, "pid", 0);
-	luaL_argcheck(L, pid >= 0 && pid <= INT_MAX, idx, "pid must be 0 (the calling thread) .. 2^31-1");
+	pmcsh_argcheck(L, pid >= 0 && pid <= INT_MAX, idx, "pid must be 0 (the calling thread) .. 2^31-1");
 	t->pid = (pid_t)pid;
 	if (lua_getfield(L, idx, "cpus") != LUA_TNIL) {
-		luaL_argexpected(L, lua_istable(L, -1), idx, "cpus as a list of cpu numbers");
+		pmcsh_argexpected(L, lua_istable(L, -1), idx, "cpus as a list of cpu numbers");
 		int n = (int)luaL_len(L, -1);
-		luaL_argcheck(L, n >= 1 && n <= PMC_MAX_CPUS, idx, "cpus: give 1 to 256 cpu numbers");
+		pmcsh_argcheck(L, n >= 1 && n <= PMC_MAX_CPUS, idx, "cpus: give 1 to 256 cpu numbers");
 		/* each cpu once, in the order first given: a cpu named twice
 		 * would be counted twice into the sum (cpus = {0, 0}) */
 		for (int i = 0; i < n; i++) {
@@ -102,7 +102,7 @@ void lpmc_read_target(lua_State *L, int idx, struct pmc_target *t)
 			if (!isint)
 				pmcsh_argerror(L, idx, lua_pushfstring(L, "cpus[%d]: a cpu number expected, got %s", i + 1,
 					      type == LUA_TNUMBER ? "a fraction" : luaL_typename(L, -1)));
-			luaL_argcheck(L, c >= 0 && c <= 65535, idx, "cpus: cpu numbers are 0 .. 65535");
+			pmcsh_argcheck(L, c >= 0 && c <= 65535, idx, "cpus: cpu numbers are 0 .. 65535");
 			int seen = 0;
 			for (int k = 0; k < t->ncpus && !seen; k++)
 				seen = t->cpus[k] == (int)c;
@@ -287,7 +287,7 @@ static int g_read(lua_State *L)
 static int g_measure(lua_State *L)
 {
 	struct lgroup *lg = lpmc_checkidle(L, 1);
-	luaL_checktype(L, 2, LUA_TFUNCTION);
+	pmcsh_checktype(L, 2, LUA_TFUNCTION);
 	int nargs = lua_gettop(L) - 2;
 	int r = pmc_group_start(&lg->g);
 	if (r)
@@ -404,7 +404,7 @@ struct pmc_window *lpmc_window_new(lua_State *L, int idx, int nreps, const pid_t
 {
 	idx = lua_absindex(L, idx);
 	struct lgroup *lg = lpmc_checkidle(L, idx);
-	luaL_argcheck(L, nreps >= 1, idx, "window needs at least one repetition");
+	pmcsh_argcheck(L, nreps >= 1, idx, "window needs at least one repetition");
 	struct pmc_window *w = pmcsh_newhandle(L, sizeof *w, 1, WINDOW_MT);
 	lua_pushvalue(L, idx);  /* keeps the group alive while the window is */
 	lua_setiuservalue(L, -2, 1);

@@ -57,6 +57,73 @@ int pmcsh_argerror(lua_State *L, int arg, const char *msg)
 	return lua_error(L);
 }
 
+int pmcsh_typeerror(lua_State *L, int arg, const char *tname)
+{
+	const char *got;
+	if (luaL_getmetafield(L, arg, "__name") == LUA_TSTRING)
+		got = lua_tostring(L, -1);
+	else if (lua_type(L, arg) == LUA_TLIGHTUSERDATA)
+		got = "light userdata";
+	else
+		got = luaL_typename(L, arg);
+	return pmcsh_argerror(L, arg, lua_pushfstring(L, "%s expected, got %s", tname, got));
+}
+
+lua_Integer pmcsh_checkinteger(lua_State *L, int arg)
+{
+	int isnum;
+	lua_Integer v = lua_tointegerx(L, arg, &isnum);
+	if (!isnum) {
+		if (lua_isnumber(L, arg))
+			pmcsh_argerror(L, arg, "number has no integer representation");
+		else
+			pmcsh_typeerror(L, arg, lua_typename(L, LUA_TNUMBER));
+	}
+	return v;
+}
+
+lua_Integer pmcsh_optinteger(lua_State *L, int arg, lua_Integer def)
+{
+	return lua_isnoneornil(L, arg) ? def : pmcsh_checkinteger(L, arg);
+}
+
+lua_Number pmcsh_checknumber(lua_State *L, int arg)
+{
+	int isnum;
+	lua_Number v = lua_tonumberx(L, arg, &isnum);
+	if (!isnum)
+		pmcsh_typeerror(L, arg, lua_typename(L, LUA_TNUMBER));
+	return v;
+}
+
+const char *pmcsh_checkstring(lua_State *L, int arg)
+{
+	const char *s = lua_tostring(L, arg);
+	if (!s)
+		pmcsh_typeerror(L, arg, lua_typename(L, LUA_TSTRING));
+	return s;
+}
+
+const char *pmcsh_optstring(lua_State *L, int arg, const char *def)
+{
+	return lua_isnoneornil(L, arg) ? def : pmcsh_checkstring(L, arg);
+}
+
+void pmcsh_checktype(lua_State *L, int arg, int t)
+{
+	if (lua_type(L, arg) != t)
+		pmcsh_typeerror(L, arg, lua_typename(L, t));
+}
+
+int pmcsh_checkoption(lua_State *L, int arg, const char *def, const char *const lst[])
+{
+	const char *name = def ? pmcsh_optstring(L, arg, def) : pmcsh_checkstring(L, arg);
+	for (int i = 0; lst[i]; i++)
+		if (strcmp(lst[i], name) == 0)
+			return i;
+	return pmcsh_argerror(L, arg, lua_pushfstring(L, "invalid option '%s'", name));
+}
+
 void pmcsh_preload(lua_State *L)
 {
 	if (luaL_newmetatable(L, PMCSH_ERROR_MT)) {

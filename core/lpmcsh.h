@@ -29,6 +29,19 @@ int pmcsh_fail(lua_State *L, const char *msg, int err);
 #define PMCSH_ERROR_MT "pmcsh.error"
 int pmcsh_argerror(lua_State *L, int arg, const char *msg);
 
+/* lauxlib's argument checks, worded as theirs, raising kind "argument"
+ * through pmcsh_argerror: the engines check their arguments with these. */
+int pmcsh_typeerror(lua_State *L, int arg, const char *tname);
+lua_Integer pmcsh_checkinteger(lua_State *L, int arg);
+lua_Integer pmcsh_optinteger(lua_State *L, int arg, lua_Integer def);
+lua_Number pmcsh_checknumber(lua_State *L, int arg);
+const char *pmcsh_checkstring(lua_State *L, int arg);
+const char *pmcsh_optstring(lua_State *L, int arg, const char *def);
+void pmcsh_checktype(lua_State *L, int arg, int t);
+int pmcsh_checkoption(lua_State *L, int arg, const char *def, const char *const lst[]);
+#define pmcsh_argcheck(L, cond, arg, msg) ((void)((cond) || pmcsh_argerror(L, (arg), (msg))))
+#define pmcsh_argexpected(L, cond, arg, tname) ((void)((cond) || pmcsh_typeerror(L, (arg), (tname))))
+
 /* Option tables: raises (argument `arg`) on a key of the table at idx not
  * in the NULL-terminated `known`; reads integer field k (def when absent,
  * an argument error when not an integer). */

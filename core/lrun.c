@@ -76,11 +76,11 @@ static void run_args(lua_State *L, struct run_args *a)
 {
 	a->n = lpmc_list_len(L, 1, "events");
 	if (!lua_isnoneornil(L, 2)) {
-		luaL_checktype(L, 2, LUA_TTABLE);
+		pmcsh_checktype(L, 2, LUA_TTABLE);
 		a->argc = (int)luaL_len(L, 2);
 	}
 	if (!lua_isnoneornil(L, 3)) {
-		luaL_checktype(L, 3, LUA_TTABLE);
+		pmcsh_checktype(L, 3, LUA_TTABLE);
 		static const char *const known[] = {"targets", "interval_ms", "on_interval", "until_pid", "missing_ok",
 						    NULL};
 		pmcsh_checkkeys(L, 3, 3, known);
@@ -88,28 +88,28 @@ static void run_args(lua_State *L, struct run_args *a)
 		a->missing_ok = lua_toboolean(L, -1);
 		lua_pop(L, 1);
 		lua_getfield(L, 3, "interval_ms");
-		a->interval_ms = luaL_optinteger(L, -1, 0);
-		luaL_argcheck(L, a->interval_ms >= 0, 3, "interval_ms must be >= 0");
+		a->interval_ms = pmcsh_optinteger(L, -1, 0);
+		pmcsh_argcheck(L, a->interval_ms >= 0, 3, "interval_ms must be >= 0");
 		lua_getfield(L, 3, "until_pid");
-		a->until_pid = luaL_optinteger(L, -1, 0);
+		a->until_pid = pmcsh_optinteger(L, -1, 0);
 		lua_pop(L, 2);
 		if (lua_getfield(L, 3, "on_interval") != LUA_TNIL) {
-			luaL_argexpected(L, lua_isfunction(L, -1), 3, "on_interval as a function");
+			pmcsh_argexpected(L, lua_isfunction(L, -1), 3, "on_interval as a function");
 			a->cb = lua_gettop(L);
 		} else
 			lua_pop(L, 1);
 		if (lua_getfield(L, 3, "targets") != LUA_TNIL) {
-			luaL_argexpected(L, lua_istable(L, -1), 3, "targets as a list of {pid=} or {cpus=} tables");
-			luaL_argcheck(L, luaL_len(L, -1) >= 1, 3, "targets: give at least one");
+			pmcsh_argexpected(L, lua_istable(L, -1), 3, "targets as a list of {pid=} or {cpus=} tables");
+			pmcsh_argcheck(L, luaL_len(L, -1) >= 1, 3, "targets: give at least one");
 			a->gtab = lua_gettop(L);
 		} else
 			lua_pop(L, 1);
 	}
-	luaL_argcheck(L, a->argc >= 1 || a->gtab, 2, "empty command");
+	pmcsh_argcheck(L, a->argc >= 1 || a->gtab, 2, "empty command");
 	a->argv = lua_newuserdatauv(L, sizeof(char *) * (size_t)(a->argc + 1), 0);
 	for (int i = 0; i < a->argc; i++) {
 		lua_geti(L, 2, i + 1);
-		luaL_argcheck(L, lua_type(L, -1) == LUA_TSTRING, 2, "command words must be strings");
+		pmcsh_argcheck(L, lua_type(L, -1) == LUA_TSTRING, 2, "command words must be strings");
 		a->argv[i] = lua_tostring(L, -1);
 		lua_pop(L, 1);  /* still referenced by the table */
 	}

@@ -120,7 +120,7 @@ static int stream_opts(lua_State *L, struct stream_opts *o, int *cpus, const str
 	int allowed[STREAM_MAX_THREADS];
 	if (lua_isnoneornil(L, 1))
 		lua_newtable(L), lua_replace(L, 1);
-	luaL_checktype(L, 1, LUA_TTABLE);
+	pmcsh_checktype(L, 1, LUA_TTABLE);
 	pmcsh_checkkeys(L, 1, 1, known);
 	int nallowed = machine_allowed_cpus(allowed, STREAM_MAX_THREADS);
 	if (nallowed < 0)
@@ -210,7 +210,7 @@ static int stream_tostring(lua_State *L)
 /* Kernel `arg` of variant v's table. */
 static const struct stream_kernel *checkkernel(lua_State *L, int arg, const struct stream_variant *v)
 {
-	const char *name = luaL_checkstring(L, arg);
+	const char *name = pmcsh_checkstring(L, arg);
 	const struct stream_kernel *k = stream_kernel_find(v, name);
 	if (!k) {
 		luaL_Buffer b;
@@ -244,7 +244,7 @@ static void run_opts(lua_State *L, const LStream *ls, struct run_opts *o)
 	o->k = checkkernel(L, 2, ls->v);
 	if (lua_isnoneornil(L, 3))
 		lua_settop(L, 2), lua_newtable(L);
-	luaL_checktype(L, 3, LUA_TTABLE);
+	pmcsh_checktype(L, 3, LUA_TTABLE);
 	lua_settop(L, 3);
 	pmcsh_checkkeys(L, 3, 3, run_keys);
 	o->reps = pmcsh_optint(L, 3, 3, "reps", 10);
@@ -449,12 +449,12 @@ static int stream_pagesm(lua_State *L)
 
 static int checkarray(lua_State *L, int arg)
 {
-	return luaL_checkoption(L, arg, NULL, array_names);
+	return pmcsh_checkoption(L, arg, NULL, array_names);
 }
 
 static size_t checkindex(lua_State *L, struct stream *s, int arg)
 {
-	lua_Integer i = luaL_checkinteger(L, arg);
+	lua_Integer i = pmcsh_checkinteger(L, arg);
 	ARGCHECK(L, i >= 1 && (size_t)i <= stream_n(s), arg, "index out of 1..n");
 	return (size_t)i - 1;
 }
@@ -466,7 +466,7 @@ static int stream_poke(lua_State *L)
 	struct stream *s = checkstream(L)->s;
 	int a = checkarray(L, 2);
 	size_t i = checkindex(L, s, 3);
-	stream_array(s, a)[i] = luaL_checknumber(L, 4);
+	stream_array(s, a)[i] = pmcsh_checknumber(L, 4);
 	return 0;
 }
 

@@ -56,3 +56,48 @@ describe("help", function()
     end
   end)
 end)
+
+describe("every exported function", function()
+  it("given an argument of the wrong kind raises a bad argument at its caller, never an error inside pmcsh", function()
+    -- chase.sweep{} and chase.loaded{} are whole default runs (seconds):
+    -- they take {} as every option's default, so {} is no wrong kind there
+    local r = h.run({"-e", [=[
+local list = {}
+for g in pairs(require("pmcsh.names").globals) do
+  local v = _G[g]
+  if type(v) == "function" then list[#list + 1] = {g, v}
+  elseif type(v) == "table" then
+    for k, f in pairs(v) do if type(f) == "function" then list[#list + 1] = {g .. "." .. k, f} end end
+  end
+end
+table.sort(list, function(a, b) return a[1] < b[1] end)
+local defaults_run = {["chase.sweep"] = true, ["chase.loaded"] = true}
+local bad, calls = {}, 0
+for _, e in ipairs(list) do
+  for _, arg in ipairs{true, "x", 1, {}} do
+    if not (defaults_run[e[1]] and type(arg) == "table") then
+      calls = calls + 1
+      local ok, err = pcall(e[2], arg)
+      local text = not ok and tostring(err) or ""
+      if text:find("lua/pmcsh/", 1, true) or text:find("attempt to", 1, true) then
+        bad[#bad + 1] = e[1] .. "(" .. (type(arg) == "table" and "{}" or string.format("%q", arg)) .. "): " .. text
+      end
+    end
+  end
+end
+io.stderr:write("\nRESULT ", #list, " ", calls, "\n", table.concat(bad, "\n"), "\n")]=]})
+    assert.are.equal(0, r.code, r.err)
+    local functions, calls, bad = r.err:match("\nRESULT (%d+) (%d+)\n(.*)$")
+    assert.is_truthy(functions, r.err)
+    assert.is_true(tonumber(functions) > 80, "walked only " .. functions .. " functions")
+    assert.are.equal("", (bad:gsub("%s+$", "")))
+    -- the position is the caller's line, the function the one it called
+    r = h.run({"-e", "machine.threads()"})
+    assert.are.equal(1, r.code)
+    assert.matches("%(command line%):1: bad argument #1 to 'threads' %(a process id", r.err)
+    r = h.run({"-e", "local s <close> = stream.new{n = 1000}\ns:run({})"})
+    assert.matches("%(command line%):2: bad argument #1 to 'run' %(string expected, got table%)", r.err)
+    r = h.run({"-e", "chase.latency{size = 65536, samples = 0}"})
+    assert.matches("%(command line%):1: bad argument #1 to 'latency' %(samples: must be in 1%.%.100000%)", r.err)
+  end)
+end)

@@ -607,6 +607,10 @@ end
 local function range(lo, hi, fmt) return string.format(fmt .. "-" .. fmt, lo, hi) end
 
 M.loaded_flags = doc(function(res)
+  errors.check("loaded_flags", 1, res, "table")
+  if type(res.rows) ~= "table" or type(res.idle) ~= "table" then
+    errors.argument("loaded_flags", 1, "{rows={...}, idle={ns=, max_ns=}, threads=} expected")
+  end
   local rows, idle = {}, res.idle
   for i, r in ipairs(res.rows) do rows[i] = r end
   table.sort(rows, function(a, b) return a.delay < b.delay end)

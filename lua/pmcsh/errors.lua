@@ -28,6 +28,20 @@ function M.argument(func, arg, message, level)
     MT), 0)
 end
 
+-- Checks argument arg of func, as lauxlib's luaL_check* do: v of type
+-- `want` ("table", "string", "number", "integer", "function"; "string?"
+-- where nil is allowed too), else a bad argument at the caller of func.
+function M.check(func, arg, v, want)
+  local t = want:match("^(%a+)%??$")
+  if v == nil and want:sub(-1) == "?" then return v end
+  if (t == "integer" and math.tointeger(v)) or (t ~= "integer" and type(v) == t) then return v end
+  local got = type(v)
+  if t == "integer" and got == "number" then
+    M.argument(func, arg, "number has no integer representation", 2)
+  end
+  M.argument(func, arg, (t == "integer" and "number" or t) .. " expected, got " .. (v == nil and "no value" or got), 2)
+end
+
 -- f as a facade named func: a bad argument raised anywhere below it (by
 -- the engine it calls, say) is raised at the facade's caller, as func's,
 -- arg moved by shift (-1 for a method whose engine counts the self).

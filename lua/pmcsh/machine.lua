@@ -7,6 +7,7 @@
 local C = require("pmcsh._machine")
 local sys = require("pmcsh._sys")
 local doc = require("pmcsh.help").doc
+local errors = require("pmcsh.errors")
 local format = require("pmcsh.format")
 local paths = require("pmcsh.paths")
 local pmc_C = require("pmcsh._pmc")
@@ -18,6 +19,7 @@ local M = {}
 M.SYSFS_PMUS = pmc_C.sysfs_pmus
 
 M.read_text = doc(function(path)
+  errors.check("read_text", 1, path, "string")
   local f = io.open(path, "r")
   if not f then return nil end
   local s = f:read("a")
@@ -39,6 +41,7 @@ as sysfs and perf write them, sorted, each cpu once.]])
 
 -- {0, 1, 2, 3, 8} -> "0-3,8": the inverse of parse_list, as sysfs writes lists.
 M.format_list = doc(function(cpus)
+  errors.check("format_list", 1, cpus, "table")
   local parts, i = {}, 1
   while i <= #cpus do
     local j = i
@@ -57,17 +60,20 @@ end, "machine.cpus", [[
 machine.cpus() -> the cpus this process may run on (sched_getaffinity), in
 order: the engines' default thread count is #machine.cpus().]])
 
-M.online = doc(function(root)
+M.online = doc(errors.facade("online", function(root)
   local s = C.online(root)
   return s and M.parse_list(s) or {0}
-end, "machine.online", [[
+end), "machine.online", [[
 machine.online([root]) -> the online cpus, in order ({0} when sysfs says nothing).]])
 
-M.of = doc(function(cpu, root) return C.place(cpu, root) end, "machine.of", [[
+M.of = doc(errors.facade("of", function(cpu, root) return C.place(cpu, root) end), "machine.of", [[
 machine.of(cpu[, root]) -> {cpu=, socket=, die=, core=, node=}: where the cpu
 sits (an id sysfs does not give reads 0).]])
 
 M.threads = doc(function(pid)
+  if math.type(pid) ~= "integer" then
+    errors.argument("threads", 1, "a process id (an integer) expected, got " .. tostring(pid))
+  end
   local names = sys.dir(string.format("/proc/%d/task", pid))
   if not names or #names == 0 then return nil, string.format("no process %d", pid) end
   local out = {}
@@ -91,48 +97,49 @@ machine.all_threads() -> every thread of every process of the machine, sorted
 (a snapshot of /proc/*/task: threads come and go).]])
 
 M.comm = doc(function(tid)
+  errors.check("comm", 1, tid, "integer")
   return M.read_text(string.format("/proc/%d/comm", tid)) or "?"
 end, "machine.comm", [[
 machine.comm(tid) -> the command name of a thread ("bash"), or "?".]])
 
-M.caches = doc(function(cpu, root)
+M.caches = doc(errors.facade("caches", function(cpu, root)
   return setmetatable(C.caches(cpu or 0, root), format.kind("pmcsh.records"))
-end, "machine.caches", [[
+end), "machine.caches", [[
 machine.caches(cpu=0, root=nil) -> list of {level=, type=, size=bytes, line=,
 shared_cpu_list=, source=}, level ascending: the data and unified caches of
 the cpu, from sysfs, else (some VMs and containers list none) from sysconf
 (glibc, cpuid on x86), as `source` says.  The sizes where a latency curve
 steps.]])
 
-M.llc = doc(function(root)
+M.llc = doc(errors.facade("llc", function(root)
   local bytes, count = C.llc(root)
   return {bytes = bytes, count = count}
-end, "machine.llc", [[
+end), "machine.llc", [[
 machine.llc([root]) -> {bytes=, count=}: the last-level caches of all cpus,
 each shared cache once (STREAM's rule sizes its arrays from bytes).]])
 
-M.hugepages = doc(function(root)
+M.hugepages = doc(errors.facade("hugepages", function(root)
   return setmetatable(C.hugepages(root), format.kind("pmcsh.records"))
-end, "machine.hugepages", [[
+end), "machine.hugepages", [[
 machine.hugepages([root]) -> list of {size=bytes, nr=, free=}: each huge page
 size the kernel offers, how many are reserved and how many of those free.]])
 
-M.thp = doc(function(root) return C.thp(root) end, "machine.thp", [[
+M.thp = doc(errors.facade("thp", function(root) return C.thp(root) end), "machine.thp", [[
 machine.thp([root]) -> the transparent huge page mode ("always [madvise]
 never"), nil without THP.]])
 
-M.mem_available = doc(function(root) return C.mem_available(root) end, "machine.mem_available", [[
+M.mem_available = doc(errors.facade("mem_available", function(root) return C.mem_available(root) end), "machine.mem_available", [[
 machine.mem_available([root]) -> MemAvailable in bytes, nil when unknown.]])
 
 M.clock_tick = doc(function() return C.clock_tick() end, "machine.clock_tick", [[
 machine.clock_tick() -> seconds: the smallest step CLOCK_MONOTONIC is seen to
 take, reading included (STREAM's checktick).]])
 
-M.tsc = doc(function(root) return C.tsc(root) end, "machine.tsc", [[
+M.tsc = doc(errors.facade("tsc", function(root) return C.tsc(root) end), "machine.tsc", [[
 machine.tsc([root]) -> true when the TSC is constant and nonstop (cpuinfo
 flags), so ticks measure time.]])
 
-M.model = doc(function(root) return C.model(root) end, "machine.model", [[
+M.model = doc(errors.facade("model", function(root) return C.model(root) end), "machine.model", [[
 machine.model([root]) -> the cpu's model name from /proc/cpuinfo, or "unknown".]])
 
 -- The first processor block of /proc/cpuinfo as key -> value.
@@ -166,6 +173,7 @@ end
 M.IDENTITY = {"host", "hostname", "job", "task"}
 
 M.fingerprint = doc(function(root)
+  errors.check("fingerprint", 1, root, "string?")
   local r = root or ""
   local function text(path) return M.read_text(r .. path) end
   local ci = cpuinfo(root)

@@ -23,7 +23,10 @@ local function value_of(reading, name)
   if type(e) == "number" then return e end
   return nil
 end
-M.value = value_of
+function M.value(reading, name)
+  errors.check("value", 1, reading, "table?")
+  return value_of(reading, name)
+end
 doc(M.value, "metrics.value", [[
 metrics.value(reading, name) -> the value of event `name` in a reading (an
 entry's value, or a number stored under the name), nil when it is absent.]])
@@ -40,6 +43,7 @@ metrics.ratio(a, b) -> a / b, or nil when either is not a number or b is 0
 
 -- A size in pmcsh's one notation, binary units: 512, 4K, 1M, 256M, 1.5G.
 function M.size(bytes)
+  errors.check("size", 1, bytes, "number")
   for _, u in ipairs{{2^40, "T"}, {2^30, "G"}, {2^20, "M"}, {2^10, "K"}} do
     if bytes >= u[1] then
       local v = bytes / u[1]
@@ -66,6 +70,7 @@ metrics.per_second(count, seconds) -> count / seconds, or nil when seconds is 0 
 -- Every event of a reading (a list of entries, or a map name -> entry or
 -- number) as name -> number.
 function M.values(reading)
+  errors.check("values", 1, reading, "table?")
   local out = {}
   for _, e in ipairs(reading or {}) do
     if type(e) == "table" and e.name and type(e.value) == "number" then out[e.name] = e.value end
@@ -85,6 +90,7 @@ numbers, what a metric's fn(e, ctx) gets as e.]])
 
 -- The names of a reading's events, in the order they were given (r[1], r[2]...).
 function M.names(reading)
+  errors.check("names", 1, reading, "table?")
   local out = {}
   for i = 1, #(reading or {}) do
     local e = reading[i]
@@ -129,6 +135,7 @@ there); an entry is nil where the denominator is 0.]])
 -- n-floor(n/5)); spread is (max - min) relative to the mean (0 when all
 -- equal, nil when the mean is 0 but values differ).
 function M.stats(list)
+  errors.check("stats", 1, list, "table")
   local n = #list
   if n == 0 then return {n = 0} end
   local s, sum = {}, 0
@@ -152,6 +159,7 @@ all are equal, nil when the mean is 0 but the values differ.]])
 -- perf stat's figures of repeated runs: mean, relative standard error of
 -- the mean (%), standard deviation.
 function M.mean_rse(xs)
+  errors.check("mean_rse", 1, xs, "table")
   local n, s = #xs, 0
   for _, x in ipairs(xs) do s = s + x end
   local m = s / n
@@ -168,6 +176,7 @@ of numbers: the mean, the relative standard error of the mean in percent
 
 -- The median of a list of numbers, nil for an empty one.
 function M.median(list)
+  errors.check("median", 1, list, "table")
   local n = #list
   if n == 0 then return nil end
   local s = table.move(list, 1, n, 1, {})
@@ -180,6 +189,8 @@ it is), nil for an empty one.]])
 
 -- The median absolute deviation from m (the list's median by default).
 function M.mad(list, m)
+  errors.check("mad", 1, list, "table")
+  errors.check("mad", 2, m, "number?")
   m = m or M.median(list)
   if not m then return nil end
   local d = {}
@@ -195,6 +206,9 @@ list's median), nil for an empty list.]])
 -- equal) it is 0 at the median and infinite anywhere else.
 M.ROBUST_Z = 0.6745
 function M.robust_z(x, median, mad)
+  errors.check("robust_z", 1, x, "number")
+  errors.check("robust_z", 2, median, "number")
+  errors.check("robust_z", 3, mad, "number")
   if mad > 0 then return M.ROBUST_Z * (x - median) / mad end
   if x == median then return 0 end
   return x > median and math.huge or -math.huge
@@ -247,12 +261,16 @@ end
 -- Student's t distribution with df degrees of freedom: P(T <= t), and the
 -- t with P(T <= t) = p (bisection on it, 1e-12 relative).
 function M.t_cdf(t, df)
+  errors.check("t_cdf", 1, t, "number")
+  errors.check("t_cdf", 2, df, "number")
   local tail = 0.5 * ibeta(df / (df + t * t), df / 2, 0.5)
   return t >= 0 and 1 - tail or tail
 end
 doc(M.t_cdf, "metrics.t_cdf", [[
 metrics.t_cdf(t, df) -> P(T <= t) for Student's t with df degrees of freedom.]])
 function M.t_quantile(p, df)
+  errors.check("t_quantile", 1, p, "number")
+  errors.check("t_quantile", 2, df, "number")
   if p == 0.5 then return 0 end
   if p < 0.5 then return -M.t_quantile(1 - p, df) end
   local lo, hi = 0, 1
@@ -275,6 +293,11 @@ degrees of freedom (1e-12 relative): t_quantile(0.975, df) for a 95% interval.]]
 -- values would otherwise hide.  With no spread on either side the interval
 -- is the difference itself (exact counts that differ, differ).
 function M.welch(a, b, level, floor_a, floor_b)
+  errors.check("welch", 1, a, "table")
+  errors.check("welch", 2, b, "table")
+  errors.check("welch", 3, level, "number?")
+  errors.check("welch", 4, floor_a, "number?")
+  errors.check("welch", 5, floor_b, "number?")
   level = level or 0.95
   if #a < 2 or #b < 2 then
     return nil, string.format("%d and %d repetitions: an interval needs 2 on each side", #a, #b)
@@ -310,6 +333,8 @@ floor_b: the least variance of one value of a side (a count's Poisson variance).
 -- integers: the differences stay exact 64-bit integers until the one
 -- division.
 function M.two_window(work, counts)
+  errors.check("two_window", 1, work, "table")
+  errors.check("two_window", 2, counts, "table")
   local slopes, intercepts = {}, {}
   for i = 2, #counts, 2 do
     local w1, w2, c1, c2 = work[i - 1], work[i], counts[i - 1], counts[i]
@@ -333,6 +358,9 @@ nanoBench estimates.]])
 -- bytes, seconds.  Returns value or nil, reason (missing event, zero
 -- denominator, error in the formula: never NaN passed off as a number).
 function M.eval(metric, reading, ctx)
+  errors.check("eval", 1, metric, "table")
+  errors.check("eval", 2, reading, "table?")
+  errors.check("eval", 3, ctx, "table?")
   local vals = M.values(reading)
   for _, name in ipairs(metric.events or {}) do
     if vals[name] == nil then
@@ -364,6 +392,9 @@ never NaN passed off as a number.]])
 
 -- Evaluates a list of metrics; returns a list of {name=, value=, unit=, reason=}.
 function M.eval_all(metrics, reading, ctx)
+  errors.check("eval_all", 1, metrics, "table")
+  errors.check("eval_all", 2, reading, "table?")
+  errors.check("eval_all", 3, ctx, "table?")
   local out = {}
   for i, m in ipairs(metrics) do
     local v, why = M.eval(m, reading, ctx)
@@ -392,6 +423,8 @@ M.common = {
 -- exponent form for very large and very small nonzero values (a stray
 -- context switch per million iterations is not 0.0000), "n/a" for nil.
 function M.fmt(v, width)
+  errors.check("fmt", 1, v, "number?")
+  errors.check("fmt", 2, width, "integer?")
   width = width or 10
   if v == nil then return string.format("%" .. width .. "s", "n/a") end
   local a = math.abs(v)

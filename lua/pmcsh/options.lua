@@ -4,6 +4,7 @@
 -- recipe host so that an experiment (the survey) checks its header with
 -- the very checks its options had.
 local plot = require("pmcsh.plot")
+local errors = require("pmcsh.errors")
 local pmc_names = require("pmcsh._pmc")
 
 local M = {}
@@ -70,6 +71,8 @@ end
 local NUMERIC = {int = true, number = true, size = true}
 
 function M.convert(o, v)
+  errors.check("convert", 1, o, "table")
+  if type(o.name) ~= "string" then errors.argument("convert", 1, "an option {name=, type=, ...} expected") end
   local t = o.type
   local r, why
   if t == "flag" then

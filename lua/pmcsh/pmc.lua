@@ -287,9 +287,7 @@ reading), lua_ratio its median ratio to the same window from C, in
 interleaved blocks; lua_read_window_ns and lua_read_ratio the same for
 g:start(); g:stop(); g:read(r) (one Lua call more).  Ctrl-C stops it with lua's error "interrupted!".]=])
 
-function pmc.probe(g, kind, arg)
-  return C.probe(g, kind, arg)
-end
+pmc.probe = errors.facade("probe", C.probe)
 
 doc(pmc.probe, "pmc.probe", [=[
 pmc.probe(g, kind, arg) -> reading, wall_ns
@@ -307,6 +305,8 @@ pmc.probe_loop_insns = C.probe_loop_insns
 -- cpu-clock: time, whatever the mode) counts it fully under both.
 local PRIV_SPIN_NS = 2e6
 function pmc.privilege_filter(u, k)
+  errors.check("privilege_filter", 1, u, "string")
+  errors.check("privilege_filter", 2, k, "string")
   local g, msg, errno = pmc.group{u, k}
   if not g then return nil, msg, errno end
   local r, err, code = C.probe(g, "spin", PRIV_SPIN_NS)
@@ -349,6 +349,7 @@ and the libpfm4 PMU forced by LIBPFM_FORCE_PMU if any.]=])
 
 -- One line per entry (format.reading_lines, as the REPL shows a reading).
 function pmc.format(r)
+  errors.check("format", 1, r, "table")
   return table.concat(format.reading_lines(r), "\n")
 end
 

@@ -44,6 +44,7 @@ end
 
 -- The file of recipe `name`, or nil.
 function M.find(name)
+  errors.check("find", 1, name, "string")
   if not name:match("^[%w_%-]+$") then return nil end
   for _, dir in ipairs(M.path()) do
     local file = dir .. "/" .. name .. ".lua"
@@ -90,6 +91,7 @@ end
 -- Loads recipe `name` (cached).  None: lua's "cannot open NAME", status 1,
 -- with the recipes of a close name.
 function M.load(name)
+  errors.check("load", 1, name, "string")
   local file = M.find(name)
   if not file then
     local near = closest(name)
@@ -110,6 +112,7 @@ end
 -- The value of the first `description = "..."` in a recipe's text, read
 -- without running it; nil when there is none.
 function M.describe(file)
+  errors.check("describe", 1, file, "string")
   local f = regular(file) and io.open(file, "r")
   if not f then return nil end
   local text = f:read(65536) or ""
@@ -193,6 +196,7 @@ end
 -- The names of a list of {name=...} entries (an engine's own table), as an
 -- option's choices.
 function M.names(list)
+  errors.check("names", 1, list, "table")
   local t = {}
   for i, e in ipairs(list) do t[i] = e.name end
   return t
@@ -201,6 +205,9 @@ end
 -- The chain's and sampling options of a chase recipe, declared alike in
 -- every one: before, then order, stride, pages, samples, sample_ms, then after.
 M.chase_options = doc(function(before, o, after)
+  errors.check("chase_options", 1, before, "table")
+  errors.check("chase_options", 2, o, "table")
+  errors.check("chase_options", 3, after, "table")
   local out = {}
   for _, opt in ipairs(before) do out[#out + 1] = opt end
   for _, opt in ipairs({
@@ -319,6 +326,8 @@ end
 -- Parses command-line words for recipe r: returns opts, positional args.
 -- "--name value", "--name=value", "-s value", flags without a value, "--".
 function M.parse(r, argv)
+  errors.check("parse", 1, r, "table")
+  errors.check("parse", 2, argv, "table")
   local opts, args = defaults(r), {}
   local typed = {}
   TYPED[opts] = typed
@@ -359,6 +368,7 @@ end
 
 -- The text of `pmcsh NAME --help`.
 function M.help_text(name)
+  errors.check("help_text", 1, name, "string")
   local r, file = M.load(name)
   local lines = {
     string.format("usage: pmcsh %s [options]%s", name, r.usage and (" " .. r.usage) or ""),
@@ -430,6 +440,7 @@ end
 -- as a script does, with `arg` set as lua sets it; one that returns a recipe
 -- table is then run as a recipe, any other has done its work.
 function M.main(name, ...)
+  errors.check("main", 1, name, "string")
   local argv = {...}
   local file = M.find(name)
   if not file then M.load(name) end           -- raises "cannot open", with suggestions
@@ -470,6 +481,8 @@ end
 -- returns.  Option values are checked as on the command line; positional
 -- arguments go in opts.args.
 function M.run(name, given)
+  errors.check("run", 1, name, "string")
+  errors.check("run", 2, given, "table?")
   given = given or {}
   local r = M.load(name)
   local opts = defaults(r)
