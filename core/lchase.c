@@ -459,6 +459,10 @@ int luaopen_pmcsh_chase(lua_State *L)
 {
 	luaL_newlib(L, funcs);
 	pmcsh_newclass(L, CHAIN_MT, metamethods, methods);
+	luaL_getmetatable(L, CHAIN_MT);   /* the method table, for the facade's docs */
+	lua_getfield(L, -1, "__index");
+	lua_setfield(L, -3, "methods");
+	lua_pop(L, 1);
 	lua_pushinteger(L, CHASE_MAX_K);
 	lua_setfield(L, -2, "max_k");
 	/* the engine's bounds, for the recipes' option declarations */
@@ -468,9 +472,8 @@ int luaopen_pmcsh_chase(lua_State *L)
 	lua_setfield(L, -2, "max_samples");
 	lua_pushinteger(L, MAX_SAMPLE_MS);
 	lua_setfield(L, -2, "max_sample_ms");
-	lua_newtable(L);   /* the one list of chain{}'s options, for the facade */
-	for (int i = 0; chain_keys[i]; i++)
-		lua_pushstring(L, chain_keys[i]), lua_rawseti(L, -2, i + 1);
-	lua_setfield(L, -2, "chain_options");
+	pmcsh_setnames(L, "chain_options", chain_keys);   /* the one list of chain{}'s options, for the facade */
+	pmcsh_setnames(L, "run_options", run_keys);
+	pmcsh_setnames(L, "loaded_options", loaded_keys);
 	return 1;
 }

@@ -79,14 +79,15 @@ int lpmc_list_len(lua_State *L, int idx, const char *what)
 	return n;
 }
 
+static const char *const target_keys[] = {"pid", "cpus", "inherit", "pinned", NULL};
+
 void lpmc_read_target(lua_State *L, int idx, struct pmc_target *t)
 {
 	memset(t, 0, sizeof *t);
 	if (lua_isnoneornil(L, idx))
 		return;
 	pmcsh_checktype(L, idx, LUA_TTABLE);
-	static const char *const known[] = {"pid", "cpus", "inherit", "pinned", NULL};
-	pmcsh_checkkeys(L, idx, idx, known);
+	pmcsh_checkkeys(L, idx, idx, target_keys);
 	lua_Integer pid = pmcsh_optint(L, idx, idx, "pid", 0);
 	pmcsh_argcheck(L, pid >= 0 && pid <= INT_MAX, idx, "pid must be 0 (the calling thread) .. 2^31-1");
 	t->pid = (pid_t)pid;
@@ -498,6 +499,11 @@ int luaopen_pmcsh_pmc(lua_State *L)
 {
 	createmeta(L);
 	luaL_newlib(L, funcs);
+	luaL_getmetatable(L, GROUP_MT);   /* the method table, for the facade's docs */
+	lua_getfield(L, -1, "__index");
+	lua_setfield(L, -3, "group_methods");
+	lua_pop(L, 1);
+	pmcsh_setnames(L, "group_options", target_keys);   /* for the facade's completion */
 	lpmc_reading_open(L);
 	pmcsh_setint(L, "probe_loop_insns", PROBE_LOOP_INSNS);
 	levents_open(L);

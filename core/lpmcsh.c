@@ -57,6 +57,14 @@ int pmcsh_argerror(lua_State *L, int arg, const char *msg)
 	return lua_error(L);
 }
 
+void pmcsh_setnames(lua_State *L, const char *k, const char *const names[])
+{
+	lua_newtable(L);
+	for (int i = 0; names[i]; i++)
+		lua_pushstring(L, names[i]), lua_rawseti(L, -2, i + 1);
+	lua_setfield(L, -2, k);
+}
+
 int pmcsh_typeerror(lua_State *L, int arg, const char *tname)
 {
 	const char *got;

@@ -112,16 +112,16 @@ static const struct stream_variant *opt_isa(lua_State *L)
 /* Reads and checks the options of the table at 1 into *o (cpus[] holds
  * the cpus o->cpus points to) and *v; bad options raise, naming the
  * option.  Returns 0, or -errno when the affinity cannot be read. */
+/* The one list of stream.new's options; quiet is the facade's (no warnings). */
+static const char *const new_keys[] = {"n", "threads", "cpus", "pages", "offset", "touch", "pin", "isa", "quiet", NULL};
+
 static int stream_opts(lua_State *L, struct stream_opts *o, int *cpus, const struct stream_variant **v)
 {
-	/* The one list of stream.new's options; quiet is the facade's (no warnings). */
-	static const char *const known[] = {"n", "threads", "cpus", "pages", "offset", "touch", "pin", "isa",
-					    "quiet", NULL};
 	int allowed[STREAM_MAX_THREADS];
 	if (lua_isnoneornil(L, 1))
 		lua_newtable(L), lua_replace(L, 1);
 	pmcsh_checktype(L, 1, LUA_TTABLE);
-	pmcsh_checkkeys(L, 1, 1, known);
+	pmcsh_checkkeys(L, 1, 1, new_keys);
 	int nallowed = machine_allowed_cpus(allowed, STREAM_MAX_THREADS);
 	if (nallowed < 0)
 		return nallowed;
@@ -623,5 +623,7 @@ int luaopen_pmcsh_stream(lua_State *L)
 	lua_getfield(L, -1, "__index");
 	lua_setfield(L, -3, "methods");
 	lua_pop(L, 1);
+	pmcsh_setnames(L, "new_options", new_keys);   /* for the facade's completion */
+	pmcsh_setnames(L, "run_options", run_keys);
 	return 1;
 }

@@ -33,6 +33,23 @@ describe("help", function()
     assert.are.equal("", table.concat(missing, ", "))
   end)
 
+  it("documents every method of the objects the engines hand out: groups, streams, chains", function()
+    local g <close> = assert(pmc.group{"task-clock"})
+    local s <close> = assert(stream.new{n = 1024})
+    local c <close> = assert(chase.chain{size = 4096})
+    local missing, walked = {}, 0
+    for what, obj in pairs{g = g, s = s, c = c} do
+      for name, f in pairs(debug.getmetatable(obj).__index) do
+        walked = walked + 1
+        if not help.text(f) then missing[#missing + 1] = what .. ":" .. name end
+      end
+    end
+    table.sort(missing)
+    assert.is_true(walked >= 25, "walked only " .. walked .. " methods")
+    assert.are.equal("", table.concat(missing, ", "))
+    assert.matches("^g:read%(%[r%]%)", help.text(g.read))
+  end)
+
   it("prints show's documentation, and a function's under its own name", function()
     local r = h.run({"-e", "help(show)"})
     assert.are.equal(0, r.code)

@@ -157,25 +157,40 @@ ways=k links k independent cycles over the same elements, each with its
 own order and its own word of every element (multichase's parallel
 chases).  The chain owns its memory: c:close() (or <close>, or the
 collector) frees it.
-Methods:
-  c:info()   -> {size=, n=, stride=, order=, pages=, mix=, ways=, word=?,
-             mixer={period=64, lines=, slot_lines=}?, tlb_pages=, seed=}
-             (mixer.lines: how many of the slot's lines the pointers use)
-  c:next(e[, w]) -> the element (0-based) that element e points to (in cycle w)
-  c:word(e[, w]) -> the byte offset of element e's pointer (of cycle w) inside its stride
-  c:heads(k) -> the k starting elements: evenly spaced along the cycle, or
-             chain j on cycle j with ways; where the order has blocks (page,
-             tlb), chain j also starts j/k of a block in, so the chains, which
-             advance in step, do not cross into new pages together
-  c:run{k=1, samples=5, sample_ms=20, warmup_ms=, group=} -> {samples={ns...},
-             loads=, loads_per_sample=, k=, warmup_ns=, warmup_s=, counts=, per_rep=}
-             (loads: over all timed samples, as counts is their sum; each
-             sample chases loads_per_sample; warm-up: one pass of the chain,
-             at most warmup_ms, by default max(200, 4 * sample_ms); a chain
-             already warm needs little)
-  c:plain(loads) -> ns per load of the plain C loop `p = *p` (the reference)
-  c:loaded{delays=, threads=, bw_size=, samples=, sample_ms=} -> rows of
-             {delay=, mbps=, samples={ns...}}]])
+Methods (help(c.run) and so on for each): c:info, c:next, c:word, c:heads,
+c:run, c:plain, c:loaded, c:close.]])
+
+local methods = C.methods
+doc(methods.info, "chain:info", [[
+c:info() -> {size=, n=, stride=, order=, pages=, mix=, ways=, word=?,
+  mixer={period=64, lines=, slot_lines=}?, tlb_pages=, seed=}: the chain's
+shape (mixer.lines: how many of the slot's lines the pointers use).]])
+doc(methods.next, "chain:next", [[
+c:next(e[, w]) -> the element (0-based) that element e points to (in cycle w).]])
+doc(methods.word, "chain:word", [[
+c:word(e[, w]) -> the byte offset of element e's pointer (of cycle w) inside its stride.]])
+doc(methods.heads, "chain:heads", [[
+c:heads(k) -> the k starting elements: evenly spaced along the cycle, or
+chain j on cycle j with ways; where the order has blocks (page, tlb), chain
+j also starts j/k of a block in, so the chains, which advance in step, do
+not cross into new pages together.]])
+doc(methods.run, "chain:run", [[
+c:run{k=1, samples=5, sample_ms=20, warmup_ms=, group=} -> {samples={ns...},
+  loads=, loads_per_sample=, k=, warmup_ns=, warmup_s=, counts=, per_rep=}
+The engine beneath chase.latency and chase.parallelism: k chains chased
+together, ns per load of each timed sample.  loads: over all timed samples,
+as counts is their sum; each sample chases loads_per_sample.  Warm-up: one
+pass of the chain, at most warmup_ms, by default max(200, 4 * sample_ms); a
+chain already warm needs little.]])
+doc(methods.plain, "chain:plain", [[
+c:plain(loads) -> ns per load of the plain C loop `p = *p` over the chain
+(bench-chase's reference).]])
+doc(methods.loaded, "chain:loaded", [[
+c:loaded{delays=, threads=, bw_size=, samples=, sample_ms=} -> rows of
+{delay=, mbps=, samples={ns...}, ...}: the engine beneath chase.loaded.]])
+doc(methods.close, "chain:close", [[
+c:close(): frees the chain's memory (also done by <close> and the
+collector); using the chain afterwards raises an error.]])
 
 M.latency = doc(errors.facade("latency", function(opts)
   opts = check_opts(opts, "latency")
@@ -766,6 +781,8 @@ samples' spread) flags lists it ({kind=, delay=, text=, cause=}), each
 with its likely cause.  note names any row whose loaders read nothing.]])
 
 for fname in pairs(OWN_KEYS) do complete.options(M[fname], option_keys(fname)) end
+complete.options(methods.run, C.run_options)
+complete.options(methods.loaded, C.loaded_options)
 
 return doc(M, "chase", [[
 pointer chases: memory latency, memory-level parallelism, latency versus size, loaded latency

@@ -62,15 +62,21 @@ local function scan(s)
 end
 
 -- When the cursor (at the end of `line`, after `word`) is where a key of a
--- call's option table goes, as in `chase.latency{si` or `f({n = 1, th`:
--- the name of the function called ("chase.latency"), else nil.
+-- call's option table goes, as in `chase.latency{si`, `f({n = 1, th` or a
+-- later argument, `s:run("copy", {re`: the name of the function called
+-- ("chase.latency"), else nil.
 function M.option_call(line, word)
   local before = line:sub(1, #line - #word)
   local open, quote = scan(before)
-  local top = open[#open]
+  local top, parent = open[#open], open[#open - 1]
   if quote or not top or before:sub(top.at, top.at) ~= "{" then return nil end
   if not before:sub((top.comma or top.at) + 1):match("^%s*$") then return nil end
-  return before:sub(1, top.at - 1):match("([%a_][%w_.:]*)%s*%(?%s*$")
+  local head = before:sub(1, top.at - 1)
+  local name = head:match("([%a_][%w_.:]*)%s*%(?%s*$")
+  if not name and parent and before:sub(parent.at, parent.at) == "(" and head:match(",%s*$") then
+    name = before:sub(1, parent.at - 1):match("([%a_][%w_.:]*)%s*$")
+  end
+  return name
 end
 
 -- Inside an open string literal? (then `word` is string contents)

@@ -49,11 +49,8 @@ read, not started, stopped, reset or given to an engine.  Uncore PMUs (with a cp
 cpumask.  Event names: libpfm4 (INST_RETIRED:ANY_P:u, perf::PAGE-FAULTS:k),
 perf's generic names (cycles, task-clock, page-faults:u), raw r01c0, sysfs
 pmu/event/ and pmu/k=v,.../ (msr/tsc/).
-Methods: g:start() (new baseline, enable), g:stop(), g:reset(), g:read(),
-g:read(r) and g:stop(r) (read into the reading r from this group's g:read(),
-stop first: PAPI_stop's way), g:measure(fn, ...) -> reading, fn's results,
-g:close() (also <close>), g:events(), g:readpath() -> {rdpmc, reason?,
-fast_reads, fallback_reads}.
+Methods (help(g.read) and so on for each): g:start, g:stop, g:reset,
+g:read, g:measure, g:close, g:events, g:readpath, g:nfds.
 A reading is plain data: the list of entries {name, value (scaled), unit?}
 in the order given, with the group's enabled and running times (ns) and
 whether it was multiplexed once, as r.enabled, r.running, r.multiplexed (a
@@ -69,6 +66,42 @@ error (nil, msg, errno), never zeros.
 g:read() of a counting group of hardware events on the calling thread reads
 with rdpmc, without a system call, where the kernel allows it (see
 g:readpath()); otherwise, and for every event off the PMU, with read().]=])
+
+local methods = C.group_methods
+complete.options(pmc.group, C.group_options)
+doc(methods.start, "group:start", [=[
+g:start() -> g, or nil, msg, errno: a new baseline (the counts so far are
+dropped) and the counters enabled.]=])
+doc(methods.stop, "group:stop", [=[
+g:stop([r]) -> g, or nil, msg, errno: disables the counters; g:stop(r)
+stops, then reads into the reading r (from this group's g:read()) in place,
+as PAPI_stop does: the Lua-driven window, g:start(); work; g:stop(r).]=])
+doc(methods.reset, "group:reset", [=[
+g:reset() -> g, or nil, msg, errno: a new baseline while the group is idle;
+the next reading counts from here.]=])
+doc(methods.read, "group:read", [=[
+g:read([r]) -> reading, or nil, msg, errno: the counts since the baseline
+(see pmc.group for a reading's fields); g:read(r) refills the reading r
+from this group in place, allocating nothing.]=])
+doc(methods.measure, "group:measure", [=[
+g:measure(fn, ...) -> reading, fn's results: starts the group, calls
+fn(...), stops and reads it; an error in fn stops the group and is raised.
+Inside fn the group can be read, not started, stopped, reset, closed or
+given to an engine.]=])
+doc(methods.close, "group:close", [=[
+g:close(): closes the counters' file descriptors (also done by <close> and
+the collector); a closed group can still be closed, nothing else.]=])
+doc(methods.events, "group:events", [=[
+g:events() -> {encoding, ...}, nsub: each event as it was opened (name,
+canonical, pmu, config, the perf_event_attr's fields: pmc.info's form) and
+the number of perf groups it took (one per PMU).]=])
+doc(methods.readpath, "group:readpath", [=[
+g:readpath() -> {rdpmc=, reason=?, fast_reads=, fallback_reads=}: whether
+g:read() reads the counters with rdpmc (no system call), why not when it
+does not, and how many reads took each path.]=])
+doc(methods.nfds, "group:nfds", [=[
+g:nfds() -> the number of perf file descriptors the group holds (0 once
+closed).]=])
 
 pmc.parse_name = errors.facade("parse_name", C.parse_name)
 doc(pmc.parse_name, "pmc.parse_name", [=[

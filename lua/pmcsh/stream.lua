@@ -183,9 +183,11 @@ windows pairs that differ only in the elements counted (odd windows each
 thread's first half or so, the rest run right after the window; even
 windows all n): metrics.two_window(r.work, counts) then gives exact counts
 per iteration and the window's own cost, and mbps comes from the pairs'
-time differences.
-s:measure(kernel, opts) is the engine's call beneath: the same without the
-statistics (times, tsc, counts, per_rep as measured).]])
+time differences.  s:measure is the engine's call beneath.]])
+doc(methods.measure, "stream:measure", [[
+s:measure(kernel, opts) -> raw result, or nil, message, errno: the engine's
+call beneath s:run, with its options, without the statistics (times, work,
+tsc, counts, per_rep as measured; no min, median, mbps).]])
 doc(methods.parts, "stream:parts", [[
 s:parts() -> {{first=, count=, cpu=, tid=}, ...}: the static partition of the
 n elements over the threads (first is 1-based).]])
@@ -427,7 +429,12 @@ textbook loop bench-stream compares against.  Where objdump cannot run, the
 figures recorded beside the binary where it was built (EXE.loops: the arm64
 lab's cross build writes one), with recorded=true and no lines.]])
 
--- REPL: s:run("tr<TAB> and stream.disasm("co<TAB> complete kernel names.
+-- REPL: s:run("tr<TAB> and stream.disasm("co<TAB> complete kernel names;
+-- the option keys of stream.new{th<TAB> and s:run("copy", {re<TAB> the
+-- engine's own lists.
+complete.options(M.new, C.new_options)
+complete.options(methods.run, C.run_options)
+complete.options(methods.measure, C.run_options)
 do
   complete.register(function(line, word)
     if not (complete.in_string(line) and (line:match("run%s*%(%s*[\"'][%w_]*$")
