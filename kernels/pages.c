@@ -57,13 +57,13 @@ int pages_check(int policy, size_t bytes, int nbufs, char *msg, size_t msglen)
 	long need = nbufs * (long)((bytes + d->align - 1) / d->align), have = hugetlb_free(d->hugetlb_kb);
 	if (have < 0) {
 		snprintf(msg, msglen, "this kernel offers no %s huge pages (no "
-			 "/sys/kernel/mm/hugepages/hugepages-%ldkB): use pages=\"thp\" or \"4k\"",
+			 "/sys/kernel/mm/hugepages/hugepages-%ldkB): use pages thp or 4k",
 			 hp_words(d->hugetlb_kb), d->hugetlb_kb);
 		return -EOPNOTSUPP;
 	}
 	if (have < need) {
-		snprintf(msg, msglen, "pages=\"%s\" needs %ld free %s huge pages, %ld are reserved and free: "
-			 "echo %ld > /sys/kernel/mm/hugepages/hugepages-%ldkB/nr_hugepages (or use pages=\"thp\")",
+		snprintf(msg, msglen, "pages %s need %ld free %s huge pages, %ld are reserved and free: "
+			 "echo %ld > /sys/kernel/mm/hugepages/hugepages-%ldkB/nr_hugepages (or use pages thp)",
 			 d->name, need, hp_words(d->hugetlb_kb), have, need, d->hugetlb_kb);
 		return -ENOMEM;
 	}

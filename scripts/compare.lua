@@ -8,12 +8,13 @@ local text = require("pmcsh.text")
 
 local function usage(fmt, ...) error(recipe.usage("compare: " .. string.format(fmt, ...)), 0) end
 
--- The files named: a folder stands for its *.json and *.jsonl files, sorted.
+-- The files named: a folder stands for its *.json and *.jsonl files, sorted;
+-- nil and a message when one is not there (the environment's: status 1).
 local function files_of(args)
   local files, from_dir = {}, false
   for _, a in ipairs(args) do
     local st = sys.stat(a)
-    if not st then usage("%s: no such file or folder", text.inert(a)) end
+    if not st then return nil, text.inert(a) .. ": no such file or folder" end
     if st.type == "dir" then
       from_dir = true
       local names = {}
@@ -263,6 +264,7 @@ significant difference" where the interval holds 0.
     if opts.csv and opts.json then usage("--csv and --json exclude each other") end
     if #args == 0 then usage("name the results files or folders to compare (pmcsh compare --help)") end
     local files, from_dir = files_of(args)
+    if not files then return nil, from_dir end
     if #files == 0 then usage("no .json or .jsonl files in %s", text.inert(table.concat(args, " "))) end
     local filter = compare.only(opts.only)
     local per_file = {}

@@ -29,6 +29,10 @@ step to memory comes well below the last-level cache sysfs reports.
     if opts.series and opts.json then usage("--series and --json exclude each other") end
     if opts.to < opts.from then usage("--to must be at least --from") end
     opts.stride = opts.stride or chase.default_stride(opts.order)
+    if opts.from < opts.stride then
+      usage(string.format("--from %s is smaller than one element of --stride %s", metrics.size(opts.from),
+        metrics.size(opts.stride)))
+    end
     -- each row is printed as it is measured (and flushed, so a pipe sees it)
     local cjson = opts.json and require("cjson")
     local size = metrics.size

@@ -30,8 +30,8 @@ describe("page policies", function()
     local c, cmsg, cerr = chase.chain{size = 6 * MiB, pages = "2M"}
     assert.is_nil(s)
     assert.is_nil(c)
-    assert.matches('pages="2m" needs 6 free 2 MiB huge pages, 0 are reserved and free', smsg)
-    assert.matches('pages="2m" needs 3 free 2 MiB huge pages, 0 are reserved and free', cmsg)
+    assert.matches('pages 2m need 6 free 2 MiB huge pages, 0 are reserved and free', smsg)
+    assert.matches('pages 2m need 3 free 2 MiB huge pages, 0 are reserved and free', cmsg)
     assert.matches("nr_hugepages", cmsg)
     assert.are.same({12, 12}, {serr, cerr})   -- ENOMEM
   end)

@@ -283,4 +283,21 @@ describe("every recipe's numeric options, fuzzed", function()
     print(runs .. " fuzz runs in " .. (os.time() - t0) .. " s")
     assert.is_true(os.time() - t0 < 60, "the fuzz took " .. (os.time() - t0) .. " s")
   end)
+
+  it("words refusals in the user's options, usage 2, a missing input 1", function()
+    -- an empty item of a list is a typo, as perf's parser says
+    local r = h.run({"stat", "-e", "task-clock,,", "--", "true"})
+    assert.are.equal(2, r.code, r.err)
+    assert.matches("^pmcsh stat: option %-%-events: an empty item in 'task%-clock,,'", r.err)
+    -- the chain's size against its stride, in the recipe's options
+    r = h.run({"latency", "--from", "4K", "--to", "4K", "--stride", "8192"})
+    assert.are.equal(2, r.code, r.err)
+    assert.are.equal("pmcsh latency: --from 4K is smaller than one element of --stride 8K\n", r.err)
+    -- a results file that is not there is the environment's, as stat -p of no process
+    r = h.run({"compare", "/nonexistent/results.jsonl"})
+    assert.are.equal(1, r.code, r.err)
+    assert.matches("^pmcsh compare: /nonexistent/results.jsonl: no such file or folder", r.err)
+    r = h.run({"stat", "-p", "999999999"})
+    assert.are.equal(1, r.code, r.err)
+  end)
 end)

@@ -5,6 +5,7 @@
 -- the very checks its options had.
 local plot = require("pmcsh.plot")
 local errors = require("pmcsh.errors")
+local text = require("pmcsh.text")
 local pmc_names = require("pmcsh._pmc")
 
 local M = {}
@@ -88,6 +89,9 @@ function M.convert(o, v)
   elseif t == "list" then
     if type(v) == "table" then r = v elseif type(v) == "string" then r = M.split_list(v) end
     if r and #r == 0 then usage_error("option %s: an empty list (give at least one item)", flag_name(o)) end
+    for _, x in ipairs(type(v) == "string" and M.split_list(v, true) or {}) do   -- "a,,b": a typo, as perf's parser says
+      if x == "" then usage_error("option %s: an empty item in '%s'", flag_name(o), text.inert(v)) end
+    end
     if r and o.items then   -- each item converted and bounded as an option of the items' type
       local item = setmetatable({}, {__index = function(_, k) if k == "name" then return o.name end return o.items[k] end})
       local out = {}
