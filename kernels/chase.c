@@ -485,13 +485,16 @@ stopped:
  * warm-up): the bandwidth threads' bytes and the time, in all and per
  * sample (row->mbps_s), and how long the chaser (the thread calling the
  * hooks) and the loaders ran on a cpu meanwhile.  The cpu clocks are read
- * outside the bytes and the time, which are taken nearest the sample. */
+ * outside the bytes and the time, which are taken nearest the sample; the
+ * cpu times are shares of their own span (span), from before the first
+ * cpu clock read to after the last: the chaser preempted between those
+ * reads leaves the loaders running on a longer window than secs. */
 struct bw_window {
 	struct bw_thread *t;
 	int n;
 	struct chase_loaded_row *row;
 	uint64_t b0, bytes;
-	double t0, secs, c0, l0, chaser, loaders;
+	double t0, secs, s0, span, c0, l0, chaser, loaders;
 };
 
 static uint64_t bw_bytes(struct bw_window *w)
@@ -514,6 +517,7 @@ static int bw_begin(void *ctx, int rep)
 {
 	struct bw_window *w = ctx;
 	(void)rep;
+	w->s0 = mono_s();
 	w->l0 = bw_loaders_cpu(w);
 	w->c0 = cpu_s(CLOCK_THREAD_CPUTIME_ID);
 	w->b0 = bw_bytes(w);
@@ -528,6 +532,7 @@ static int bw_end(void *ctx, int rep)
 	uint64_t db = bw_bytes(w) - w->b0;
 	w->chaser += cpu_s(CLOCK_THREAD_CPUTIME_ID) - w->c0;
 	w->loaders += bw_loaders_cpu(w) - w->l0;
+	w->span += mono_s() - w->s0;
 	w->secs += dt;
 	w->bytes += db;
 	w->row->mbps_s[rep] = dt > 0 ? db / dt / 1e6 : 0;
@@ -611,8 +616,8 @@ int chase_loaded(const struct chase_chain *c, const long *delays, int ndelays,
 		rows[d].delay = delays[d];
 		rows[d].mbps = bw.secs > 0 ? bw.bytes / bw.secs / 1e6 : 0;
 		rows[d].timed_s = bw.secs;
-		rows[d].chaser_ran = bw.secs > 0 ? bw.chaser / bw.secs : 0;
-		rows[d].loaders_ran = bw.secs > 0 && threads > 0 ? bw.loaders / (bw.secs * threads) : 0;
+		rows[d].chaser_ran = bw.span > 0 ? bw.chaser / bw.span : 0;
+		rows[d].loaders_ran = bw.span > 0 && threads > 0 ? bw.loaders / (bw.span * threads) : 0;
 		*rows_done = d + 1;
 	}
 out:

@@ -514,7 +514,10 @@ describe("chase latency", function()
     assert.is_true(bytes >= cpu / 1e-6 * 64 - slack, string.format("%.0f bytes in %.4f s", bytes, cpu))
     for _, row in ipairs(r.rows) do
       assert.is_true(row.min_mbps <= row.max_mbps and row.ns <= row.median_ns and row.median_ns <= row.max_ns)
-      assert.is_true(row.chaser_ran > 0 and row.chaser_ran <= 1.01 and row.loaders_ran <= 1.01)
+      -- shares of their own window: at most 1 even when another task took
+      -- the chaser's cpu between the loaders' clock reads (1.37 was seen)
+      assert.is_true(row.chaser_ran > 0 and row.chaser_ran <= 1.01 and row.loaders_ran <= 1.01,
+        string.format("chaser ran %.3f, loaders %.3f", row.chaser_ran, row.loaders_ran))
     end
   end)
 end)

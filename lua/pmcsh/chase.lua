@@ -771,8 +771,9 @@ delay of `delay` empty-loop iterations (about one cycle each) after every
 line.  Per row: mbps, the MB/s (1e6 bytes) the loaders read over the timed
 samples, min_mbps..max_mbps that of one sample; ns, median_ns and max_ns
 the best, median and worst sample's ns per load; timed_s the samples'
-time, chaser_ran and loaders_ran the fraction of it the chaser and the
-loaders ran on their cpus (below 1: other work took them; mbps /
+time, chaser_ran and loaders_ran the fraction of the samples' window
+(from just before each sample to just after it) the chaser and each loader
+ran on their cpus, at most 1 (below 1: other work took them; mbps /
 loaders_ran / threads is what a loader reads per second it runs).  idle is the latency with no loaders,
 measured alike before and after the rows (idle_ns = idle.ns, the best).
 Larger delays, less bandwidth, latency falls toward idle: where the curve
