@@ -459,10 +459,7 @@ int luaopen_pmcsh_chase(lua_State *L)
 {
 	luaL_newlib(L, funcs);
 	pmcsh_newclass(L, CHAIN_MT, metamethods, methods);
-	luaL_getmetatable(L, CHAIN_MT);   /* the method table, for the facade's docs */
-	lua_getfield(L, -1, "__index");
-	lua_setfield(L, -3, "methods");
-	lua_pop(L, 1);
+	pmcsh_setmethods(L, "methods", CHAIN_MT);
 	lua_pushinteger(L, CHASE_MAX_K);
 	lua_setfield(L, -2, "max_k");
 	/* the engine's bounds, for the recipes' option declarations */

@@ -499,10 +499,7 @@ int luaopen_pmcsh_pmc(lua_State *L)
 {
 	createmeta(L);
 	luaL_newlib(L, funcs);
-	luaL_getmetatable(L, GROUP_MT);   /* the method table, for the facade's docs */
-	lua_getfield(L, -1, "__index");
-	lua_setfield(L, -3, "group_methods");
-	lua_pop(L, 1);
+	pmcsh_setmethods(L, "group_methods", GROUP_MT);
 	pmcsh_setnames(L, "group_options", target_keys);   /* for the facade's completion */
 	lpmc_reading_open(L);
 	pmcsh_setint(L, "probe_loop_insns", PROBE_LOOP_INSNS);

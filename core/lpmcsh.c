@@ -57,6 +57,14 @@ int pmcsh_argerror(lua_State *L, int arg, const char *msg)
 	return lua_error(L);
 }
 
+void pmcsh_setmethods(lua_State *L, const char *k, const char *name)
+{
+	luaL_getmetatable(L, name);
+	lua_getfield(L, -1, "__index");
+	lua_setfield(L, -3, k);
+	lua_pop(L, 1);
+}
+
 void pmcsh_setnames(lua_State *L, const char *k, const char *const names[])
 {
 	lua_newtable(L);

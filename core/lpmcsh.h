@@ -55,6 +55,10 @@ int pmcsh_optname(lua_State *L, int idx, int arg, const char *k, const char *con
 /* Field "pages": a page policy (kernels/pages.h), default 4k. */
 int pmcsh_optpages(lua_State *L, int idx, int arg);
 
+/* Sets field k of the table on top to the method table of class `name`
+ * (pmcsh_newclass's): the facade documents the methods and adds its own. */
+void pmcsh_setmethods(lua_State *L, const char *k, const char *name);
+
 /* Sets field k of the table on top to the list of the NULL-terminated
  * names: an engine's option keys, for its facade's completion. */
 void pmcsh_setnames(lua_State *L, const char *k, const char *const names[]);

@@ -18,10 +18,6 @@
 
 #define STREAM_MT "pmcsh.stream"
 
-/* luaL_argcheck that builds its message only when the check fails. */
-#define ARGCHECK(L, cond, arg, msg) \
-	do { if (!(cond)) pmcsh_argerror(L, arg, msg); } while (0)
-
 typedef struct {
 	struct stream *s;	/* NULL once closed (and until created) */
 	int pages;
@@ -46,8 +42,8 @@ static size_t opt_n(lua_State *L)
 	lua_Integer n = pmcsh_optint(L, 1, 1, "n", (lua_Integer)stream_default_n(machine_llc_bytes(NULL, &nllc)));
 	long pagesz = sysconf(_SC_PAGESIZE), phys = sysconf(_SC_PHYS_PAGES);
 	double total = 3.0 * (double)n * sizeof(double);
-	ARGCHECK(L, n > 0, 1, lua_pushfstring(L, "n: must be a positive number of elements, got %I", n));
-	ARGCHECK(L, phys <= 0 || total <= (double)phys * pagesz, 1,
+	pmcsh_argcheck(L, n > 0, 1, lua_pushfstring(L, "n: must be a positive number of elements, got %I", n));
+	pmcsh_argcheck(L, phys <= 0 || total <= (double)phys * pagesz, 1,
 		      lua_pushfstring(L, "n: 3 arrays of %I doubles need %f MiB, more than this machine's %f MiB of memory",
 				      n, (lua_Number)floor(total / 1048576), (lua_Number)floor((double)phys * pagesz / 1048576)));
 	return (size_t)n;
@@ -58,10 +54,10 @@ static size_t opt_n(lua_State *L)
 static int opt_cpus(lua_State *L, const int *allowed, int nallowed, int *cpus)
 {
 	lua_Integer threads = pmcsh_optint(L, 1, 1, "threads", nallowed);
-	ARGCHECK(L, threads >= 1, 1, lua_pushfstring(L, "threads: must be at least 1, got %I", threads));
+	pmcsh_argcheck(L, threads >= 1, 1, lua_pushfstring(L, "threads: must be at least 1, got %I", threads));
 	int tcpu = lua_getfield(L, 1, "cpus");
 	if (tcpu == LUA_TNIL) {
-		ARGCHECK(L, threads <= nallowed, 1, lua_pushfstring(L,
+		pmcsh_argcheck(L, threads <= nallowed, 1, lua_pushfstring(L,
 			      "threads: %I exceeds the %d cpus this process may run on (sched_getaffinity); "
 			      "at most %d, or give cpus= to share cpus", threads, nallowed, nallowed));
 		for (int i = 0; i < threads; i++)
@@ -69,13 +65,13 @@ static int opt_cpus(lua_State *L, const int *allowed, int nallowed, int *cpus)
 		lua_pop(L, 1);
 		return (int)threads;
 	}
-	ARGCHECK(L, tcpu == LUA_TTABLE, 1, "cpus: a list of cpu numbers expected");
+	pmcsh_argcheck(L, tcpu == LUA_TTABLE, 1, "cpus: a list of cpu numbers expected");
 	lua_Integer nc = (lua_Integer)lua_rawlen(L, -1);
-	ARGCHECK(L, nc >= 1 && nc <= STREAM_MAX_THREADS, 1, "cpus: a non-empty list expected");
+	pmcsh_argcheck(L, nc >= 1 && nc <= STREAM_MAX_THREADS, 1, "cpus: a non-empty list expected");
 	if (lua_getfield(L, 1, "threads") == LUA_TNIL)
 		threads = nc;
 	lua_pop(L, 1);
-	ARGCHECK(L, threads == nc, 1, lua_pushfstring(L, "cpus: %I cpus given for %I threads", nc, threads));
+	pmcsh_argcheck(L, threads == nc, 1, lua_pushfstring(L, "cpus: %I cpus given for %I threads", nc, threads));
 	for (int i = 0; i < nc; i++) {
 		lua_rawgeti(L, -1, i + 1);
 		int isint, ok = 0;
@@ -83,7 +79,7 @@ static int opt_cpus(lua_State *L, const int *allowed, int nallowed, int *cpus)
 		lua_pop(L, 1);
 		for (int k = 0; k < nallowed; k++)
 			ok |= allowed[k] == c;
-		ARGCHECK(L, isint && ok, 1, lua_pushfstring(L,
+		pmcsh_argcheck(L, isint && ok, 1, lua_pushfstring(L,
 			      "cpus: entry %d is not a cpu this process may run on (sched_getaffinity)", i + 1));
 		cpus[i] = (int)c;
 	}
@@ -98,9 +94,9 @@ static const struct stream_variant *opt_isa(lua_State *L)
 	const struct stream_variant *v = stream_variant_best();
 	if (lua_getfield(L, 1, "isa") != LUA_TNIL) {
 		const char *name = lua_tostring(L, -1);
-		ARGCHECK(L, name, 1, "isa: a variant name expected (stream.machine().variants)");
+		pmcsh_argcheck(L, name, 1, "isa: a variant name expected (stream.machine().variants)");
 		v = stream_variant_find(name, why, sizeof why);
-		ARGCHECK(L, v, 1, lua_pushfstring(L, "isa: %s", why));
+		pmcsh_argcheck(L, v, 1, lua_pushfstring(L, "isa: %s", why));
 	}
 	lua_pop(L, 1);
 	return v;
@@ -130,7 +126,7 @@ static int stream_opts(lua_State *L, struct stream_opts *o, int *cpus, const str
 	o->cpus = cpus;
 	o->pages = pmcsh_optpages(L, 1, 1);
 	lua_Integer off = pmcsh_optint(L, 1, 1, "offset", 0);
-	ARGCHECK(L, off >= 0 && off < 4096 && off % 8 == 0, 1,
+	pmcsh_argcheck(L, off >= 0 && off < 4096 && off % 8 == 0, 1,
 		      "offset: bytes added to each array start, a multiple of 8 below 4096");
 	o->offset = (size_t)off;
 	o->touch = pmcsh_optbool(L, 1, "touch", 1);
@@ -248,21 +244,21 @@ static void run_opts(lua_State *L, const LStream *ls, struct run_opts *o)
 	lua_settop(L, 3);
 	pmcsh_checkkeys(L, 3, 3, run_keys);
 	o->reps = pmcsh_optint(L, 3, 3, "reps", 10);
-	ARGCHECK(L, o->reps >= 1 && o->reps <= 1000000, 3, "reps: between 1 and 1000000");
+	pmcsh_argcheck(L, o->reps >= 1 && o->reps <= 1000000, 3, "reps: between 1 and 1000000");
 	if (lua_getfield(L, 3, "warmup") == LUA_TNUMBER) {
 		o->warmup = (int)lua_tointeger(L, -1);
-		ARGCHECK(L, o->warmup >= 0 && o->warmup <= 1000, 3, "warmup: true, false or 0..1000 repetitions");
+		pmcsh_argcheck(L, o->warmup >= 0 && o->warmup <= 1000, 3, "warmup: true, false or 0..1000 repetitions");
 	} else {
 		o->warmup = lua_isnil(L, -1) ? 1 : lua_toboolean(L, -1);
 	}
 	lua_pop(L, 1);
 	o->ref = pmcsh_optbool(L, 3, "reference", 0);
 	lua_Integer passes = pmcsh_optint(L, 3, 3, "passes", 1);
-	ARGCHECK(L, passes >= 1 && passes <= 1000, 3, "passes: between 1 and 1000");
+	pmcsh_argcheck(L, passes >= 1 && passes <= 1000, 3, "passes: between 1 and 1000");
 	o->shape.passes = (int)passes;
 	o->shape.alternate = pmcsh_optbool(L, 3, "alternate", 0);
 	if (lua_getfield(L, 3, "group") != LUA_TNIL)
-		ARGCHECK(L, luaL_testudata(L, 4, "pmcsh.group"), 3, lua_pushfstring(L,
+		pmcsh_argcheck(L, luaL_testudata(L, 4, "pmcsh.group"), 3, lua_pushfstring(L,
 			 "group: a pmcsh.group expected (pmc.group{...}), got %s", luaL_typename(L, 4)));
 }
 
@@ -455,7 +451,7 @@ static int checkarray(lua_State *L, int arg)
 static size_t checkindex(lua_State *L, struct stream *s, int arg)
 {
 	lua_Integer i = pmcsh_checkinteger(L, arg);
-	ARGCHECK(L, i >= 1 && (size_t)i <= stream_n(s), arg, "index out of 1..n");
+	pmcsh_argcheck(L, i >= 1 && (size_t)i <= stream_n(s), arg, "index out of 1..n");
 	return (size_t)i - 1;
 }
 
@@ -619,10 +615,7 @@ int luaopen_pmcsh_stream(lua_State *L)
 {
 	luaL_newlib(L, funcs);
 	pmcsh_newclass(L, STREAM_MT, metamethods, methods);
-	luaL_getmetatable(L, STREAM_MT);
-	lua_getfield(L, -1, "__index");
-	lua_setfield(L, -3, "methods");
-	lua_pop(L, 1);
+	pmcsh_setmethods(L, "methods", STREAM_MT);
 	pmcsh_setnames(L, "new_options", new_keys);   /* for the facade's completion */
 	pmcsh_setnames(L, "run_options", run_keys);
 	return 1;

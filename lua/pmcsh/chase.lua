@@ -261,7 +261,7 @@ M.mlp = doc(errors.facade("mlp", function(rows, t1_last)
   if t1_last and t1_last < t1 then t1 = t1_last end
   rows[1].ns = t1
   local res = {rows = rows, peak = 0, t1 = t1}
-  local kmax, best = rows[#rows].k, nil
+  local kmax = rows[#rows].k
   for _, row in ipairs(rows) do
     row.speedup = t1 / row.ns
     row.superlinear = nil
@@ -272,7 +272,7 @@ M.mlp = doc(errors.facade("mlp", function(rows, t1_last)
     end
   end
   local notes = {}
-  best = best_row(rows)
+  local best = best_row(rows)
   if best then
     res.mlp, res.mlp_k = best.speedup, best.k
     if best.k == 1 then notes[#notes + 1] = NO_OVERLAP end
@@ -334,7 +334,7 @@ local function combine(rounds)
       superlinear_rounds = sl > 0 and sl or nil}
   end
   local res = {rows = rows, rounds = R}
-  local peaks, drift, best = {}, nil, nil
+  local peaks, drift = {}, nil
   for r, a in ipairs(rounds) do
     peaks[r] = a.peak
     if a.unsettled then res.unsettled = true end
@@ -344,7 +344,7 @@ local function combine(rounds)
   for _, row in ipairs(rows) do
     if row.superlinear then res.superlinear = (res.superlinear or 0) + 1 end
   end
-  best = best_row(rows)
+  local best = best_row(rows)
   local kmax = rows[#rows].k
   if best then
     res.mlp, res.mlp_k, res.mlp_min, res.mlp_max = best.speedup, best.k, best.speedup_min, best.speedup_max
@@ -556,9 +556,10 @@ M.steps = doc(errors.facade("steps", function(rows, caches)
   for _, c in ipairs(caches) do
     if c.size < llc.size then below = math.max(below, c.size) end
   end
+  local function middle(st) return math.sqrt(st.from * st.to) end   -- a step's place: the geometric middle
   local mem
   for _, st in ipairs(steps) do
-    if math.sqrt(st.from * st.to) > 2 * below and (not mem or st.ratio > mem.ratio) then mem = st end
+    if middle(st) > 2 * below and (not mem or st.ratio > mem.ratio) then mem = st end
   end
   -- and, whatever the steps: at half the LLC an LLC this chain owns still
   -- serves nearly every load, far below memory's latency (the first point
@@ -569,13 +570,13 @@ M.steps = doc(errors.facade("steps", function(rows, caches)
     if not far and row.size >= 2 * llc.size then far = k end
   end
   local near_memory = half and sm[half] >= NEAR_MEMORY * sm[far]
-  if near_memory and not (mem and math.sqrt(mem.from * mem.to) < llc.size / 2) then
+  if near_memory and not (mem and middle(mem) < llc.size / 2) then
     mem = nil   -- the rise into memory lies below half the LLC: the last step there
     for _, st in ipairs(steps) do
-      if math.sqrt(st.from * st.to) < llc.size / 2 then mem = st end
+      if middle(st) < llc.size / 2 then mem = st end
     end
   end
-  if mem and math.sqrt(mem.from * mem.to) < llc.size / 2 or near_memory then
+  if mem and middle(mem) < llc.size / 2 or near_memory then
     if mem then
       mem.below_llc = true
       if mem.cache_size == llc.size then mem.cache_level, mem.cache_size = nil, nil end
@@ -588,7 +589,7 @@ M.steps = doc(errors.facade("steps", function(rows, caches)
       near_memory and string.format("; at %s, half of it, a load already takes %.0f%% of memory's %.1f ns",
         metrics.size(rows[half].size), 100 * sm[half] / sm[far], sm[far]) or "")
   end
-  return setmetatable(res, KIND.steps)
+  return res
 end), "chase.steps", [[
 chase.steps(rows[, caches]) -> {steps={{from=, to=, ratio=, cache_level=?, cache_size=?, below_llc=?}, ...},
   below_llc=?, note=?}

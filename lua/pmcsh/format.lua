@@ -149,6 +149,11 @@ function M.reading(r, indent)
 end
 kinds["pmcsh.reading"] = M.reading
 
+-- A result's counts as a reading, headed by what they sum over.
+local function counts(r, indent, over)
+  return "\n" .. M.reading(r, indent):gsub("^reading:", "counts, summed over " .. over .. ":")
+end
+
 kinds["pmcsh.stream_result"] = function(r, indent)
   indent = indent or ""
   local head = string.format("%s%s: %.1f MB/s (best of %d reps, median %.1f), %d B/iteration, n = %d, " ..
@@ -156,7 +161,7 @@ kinds["pmcsh.stream_result"] = function(r, indent)
     (r.bytes_per_iter or 0) * (r.n or 0) / (r.median or 1) * 1e-6, r.bytes_per_iter or 0, r.n or 0,
     r.threads or 0, r.threads == 1 and "" or "s", r.pages or "?", r.isa or "?",
     r.reference and " (reference)" or "")
-  if r.counts then head = head .. "\n" .. M.reading(r.counts, indent):gsub("^reading:", "counts, summed over the reps:") end
+  if r.counts then head = head .. counts(r.counts, indent, "the reps") end
   for _, w in ipairs(r.warnings or {}) do head = head .. "\n" .. indent .. "warning: " .. w end
   return head
 end
@@ -165,10 +170,7 @@ kinds["pmcsh.chase_latency"] = function(r, indent)
   indent = indent or ""
   local text = string.format("%s%.2f ns per load (best of %d samples, median %.2f): %s order, %s, stride %d, %s pages",
     indent, r.ns, #r.samples, r.median_ns, r.order, size(r.size), r.stride, r.pages)
-  if r.counts then
-    text = text .. "\n" .. M.reading(r.counts, indent):gsub("^reading:",
-      string.format("counts, summed over the samples (%d loads):", r.loads))
-  end
+  if r.counts then text = text .. counts(r.counts, indent, string.format("the samples (%d loads)", r.loads)) end
   return text
 end
 
@@ -184,7 +186,7 @@ kinds["pmcsh.chase_parallelism"] = function(r, indent)
   if not r.mlp then l[2] = string.format("%s  no mlp: %s", indent, tostring(r.why)) end
   for _, row in ipairs(r.rows) do
     l[#l + 1] = string.format("%s  k=%-2d %8.2f ns/load  speedup %5.2f%s%s", indent, row.k, row.ns, row.speedup,
-      rounds > 1 and row.speedup_min and string.format(" (%.2f-%.2f)", row.speedup_min, row.speedup_max) or "",
+      rounds > 1 and string.format(" (%.2f-%.2f)", row.speedup_min, row.speedup_max) or "",
       row.superlinear and "  (above k: left out of mlp)" or "")
   end
   if r.note then l[#l + 1] = indent .. "note: " .. r.note end
@@ -220,11 +222,10 @@ kinds["pmcsh.chase_loaded"] = function(r, indent)
   local function spread(lo, mid, hi) return string.format("%.1f %.1f %.1f", lo, mid, hi) end
   for i, row in ipairs(r.rows) do
     rows[i] = {delay = row.delay, mbps = string.format("%.1f", row.mbps),
-      mbps_range = row.min_mbps and string.format("%.1f-%.1f", row.min_mbps, row.max_mbps) or "",
-      ns_best_median_worst = row.median_ns and spread(row.ns, row.median_ns, row.max_ns) or string.format("%.2f", row.ns)}
+      mbps_range = string.format("%.1f-%.1f", row.min_mbps, row.max_mbps),
+      ns_best_median_worst = spread(row.ns, row.median_ns, row.max_ns)}
   end
-  local idle = r.idle and r.idle.median_ns and spread(r.idle.ns, r.idle.median_ns, r.idle.max_ns)
-    or string.format("%.2f", r.idle_ns)
+  local idle = spread(r.idle.ns, r.idle.median_ns, r.idle.max_ns)
   local text = string.format("%sloaded latency, %d loader thread%s: idle %s ns per load (best median worst); %s order, "
     .. "%s, stride %d, %s pages\n", indent, r.threads, r.threads == 1 and "" or "s", idle, r.order, size(r.size),
     r.stride, r.pages) .. M.table(rows, {"delay", "mbps", "mbps_range", "ns_best_median_worst"}, indent .. "  ")

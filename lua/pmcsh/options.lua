@@ -87,10 +87,16 @@ function M.convert(o, v)
   elseif t == "string" then
     if type(v) == "string" or type(v) == "number" then r = tostring(v) end
   elseif t == "list" then
-    if type(v) == "table" then r = v elseif type(v) == "string" then r = M.split_list(v) end
+    local items = type(v) == "string" and M.split_list(v, true)   -- empty items kept, to be refused
+    if items then
+      r = {}
+      for _, x in ipairs(items) do if x ~= "" then r[#r + 1] = x end end
+    elseif type(v) == "table" then
+      r = v
+    end
     if r and #r == 0 then usage_error("option %s: an empty list (give at least one item)", flag_name(o)) end
-    for _, x in ipairs(type(v) == "string" and M.split_list(v, true) or {}) do   -- "a,,b": a typo, as perf's parser says
-      if x == "" then usage_error("option %s: an empty item in '%s'", flag_name(o), text.inert(v)) end
+    if items and #r < #items then   -- "a,,b": a typo, as perf's parser says
+      usage_error("option %s: an empty item in '%s'", flag_name(o), text.inert(v))
     end
     if r and o.items then   -- each item converted and bounded as an option of the items' type
       local item = setmetatable({}, {__index = function(_, k) if k == "name" then return o.name end return o.items[k] end})
