@@ -37,6 +37,8 @@ local function pct(v)
   if v == math.huge or v == -math.huge then return v > 0 and "+inf%" or "-inf%" end
   return string.format("%+.1f%%", v * 100)
 end
+-- A MAD on the log scale is a relative spread: ln(x / median), shown as %.
+local function mad(r) return r.scale == "log" and string.format("%.3g%%", r.mad * 100) or g(r.mad) end
 local function zs(z) return (z == math.huge or z == -math.huge) and (z > 0 and "+inf" or "-inf") or string.format("%+.2f", z) end
 
 -- Numbers JSON can hold: an infinity (a MAD of 0, a median of 0) is null.
@@ -82,7 +84,7 @@ local function fleet_text(res, diffs, nfiles, o)
     say("%-" .. wh .. "s  %-" .. wm .. "s %12s %12s %10s %8s %8s", "host", "metric", "value", "median", "MAD", "z", "off")
     for _, r in ipairs(list) do
       say("%-" .. wh .. "s  %-" .. wm .. "s %12s %12s %10s %8s %8s%s", text.inert(r.host), text.inert(r.metric),
-        g(r.value), g(r.median), g(r.mad), zs(r.z), pct(r.off),
+        g(r.value), g(r.median), mad(r), zs(r.z), pct(r.off),
         r.flagged and ("  FLAGGED" .. (r.worse == true and " (worse)" or r.worse == false and " (better)" or "")) or "")
     end
     if shown < #rows then say("... %d more rows (--rows 0 shows all)", #rows - shown) end
@@ -112,7 +114,7 @@ local function fleet_text(res, diffs, nfiles, o)
   return table.concat(out, "\n") .. "\n"
 end
 
-local FLEET_FIELDS = {"host", "metric", "unit", "value", "median", "mad", "z", "off", "flagged", "worse"}
+local FLEET_FIELDS = {"host", "metric", "unit", "value", "median", "mad", "scale", "z", "off", "flagged", "worse"}
 
 local function fleet_csv(res)
   return csv(FLEET_FIELDS, res.rows, function(r, f)
@@ -126,7 +128,7 @@ local function fleet_json(res, diffs, hosts)
   local rows = {}
   for i, r in ipairs(res.rows) do
     rows[i] = {host = r.host, metric = r.metric, unit = r.unit, value = r.value, median = r.median, mad = r.mad,
-      z = finite(r.z), off = finite(r.off), flagged = r.flagged, worse = r.worse}
+      scale = r.scale, z = finite(r.z), off = finite(r.off), flagged = r.flagged, worse = r.worse}
   end
   local fps = {}
   for _, h in ipairs(hosts) do fps[h.host] = h.fingerprint end
@@ -234,9 +236,12 @@ latency, parallelism, loaded, bench-stream), each set named by the
 fingerprint of the machine that measured it, and merges them by host.
 
 With three or more hosts, or folders, each metric's fleet median and MAD
-(median absolute deviation), and per node the robust z-score 0.6745 (x -
-median) / MAD: a node is flagged past |z| > --z and beyond --band of the
-median.  The table is sorted worst first; the fingerprint fields where a
+(median absolute deviation), and per node the robust z-score 0.6745 d /
+MAD: a node is flagged past |z| > --z and beyond --band of the median.
+For a metric positive on every host (rates, times, counts) d is
+ln(x / median), so that a tenth of the median is as far off as ten times
+it, and the MAD is shown as a percentage; for one of either sign d is
+x - median.  The table is sorted worst first; the fingerprint fields where a
 flagged node differs from the rest are listed (the likely cause, often).
 
 With exactly two files it is an A/B: per metric, B - A between the means of

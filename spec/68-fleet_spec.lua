@@ -191,8 +191,9 @@ describe("pmcsh compare", function()
     assert.are.equal(0, r.code, r.err)
     local lines = h.lines(r.out)
     assert.matches("^pmcsh compare: 5 hosts", lines[1])
-    -- median 99, MAD median(1, 2, 0, 2, 49) = 2: z = 0.6745 * -49 / 2 = -16.525
-    assert.matches("^n5%s+health: triad MB/s%s+50%s+99%s+2%s+%-16%.53%s+%-49%.5%%  FLAGGED %(worse%)", lines[3])
+    -- on the log scale: median 99, MAD the median of |ln(x / 99)| = ln(101 / 99) (2%),
+    -- z = 0.6745 ln(50 / 99) / ln(101 / 99) = -23.04
+    assert.matches("^n5%s+health: triad MB/s%s+50%s+99%s+2%%%s+%-23%.04%s+%-49%.5%%  FLAGGED %(worse%)", lines[3])
     assert.matches("\nflagged: n5 %(1 metrics%)\n", r.out)
     assert.matches("\n  thp%s+never %(the rest: madvise, 4 of 4%)", r.out)
     assert.matches("1 metrics are the same on every host", r.out)  -- the latencies: 92 everywhere
@@ -200,11 +201,35 @@ describe("pmcsh compare", function()
     assert.are.same({"n5"}, j.flagged)
     local n4
     for _, row in ipairs(j.rows) do if row.host == "n4" then n4 = row end end
-    assert.is_false(n4.flagged)                          -- |z| 0.67 and 2% off
-    -- a band of 1% and a z of 0.5 flag n2 and n4 (|z| 0.67, 2% off) too; a z of 100 flags nothing
+    assert.is_false(n4.flagged)                          -- |z| 0.69 and 2% off
+    assert.near(-0.6883, n4.z, 1e-4); assert.are.equal("log", n4.scale)
+    -- a band of 1% and a z of 0.5 flag n2 and n4 (|z| 0.67 and 0.69, 2% off) too; a z of 100 flags nothing
     assert.matches("flagged: n2 %(1 metrics%), n4 %(1 metrics%), n5",
       h.run({"compare", "--band", "0.01", "--z", "0.5", fleet}).out)
     assert.matches("flagged: none", h.run({"compare", "--z", "100", fleet}).out)
+  end)
+
+  it("judges a positive metric by ratios: a node at 1% of a fleet spread +-30% is flagged", function()
+    -- on the linear scale the median 90 and MAD 25 put even 0 at z = -2.43
+    local wide = dir .. "/wide"
+    os.execute("mkdir " .. h.shquote(wide))
+    local vals = {w1 = 100, w2 = 140, w3 = 70, w4 = 120, w5 = 80, w6 = 0.9}
+    for host, v in pairs(vals) do health_file(wide, host, {["triad MB/s"] = v, ["skew"] = v - 95}) end
+    local j = cjson.decode(h.run({"compare", "--json", "--band", "0.5", wide}).out)
+    assert.are.same({"w6"}, j.flagged)
+    local row = {}
+    for _, r in ipairs(j.rows) do row[r.host .. " " .. r.metric] = r end
+    local w6 = row["w6 health: triad MB/s"]
+    -- |ln(x / 90)|: 0.105 0.118 0.251 0.288 0.442 4.61, MAD (0.251 + 0.288) / 2
+    local mad = (math.log(90 / 70) + math.log(120 / 90)) / 2
+    assert.near(mad, w6.mad, 1e-12); assert.are.equal("log", w6.scale)
+    assert.near(0.6745 * math.log(0.9 / 90) / mad, w6.z, 1e-9)
+    assert.is_false(row["w2 health: triad MB/s"].flagged)         -- z +1.1, 56% above
+    -- x - 95 takes both signs: the linear scale, where w6 is not flagged (z -2.43)
+    local skew = row["w6 health: skew"]
+    assert.are.equal("linear", skew.scale); assert.near(25, skew.mad, 1e-9)
+    assert.near(0.6745 * (-94.1 + 5) / 25, skew.z, 1e-9)
+    assert.is_false(skew.flagged)
   end)
 
   it("writes a baseline from the nodes not flagged, which health reads", function()
@@ -214,7 +239,7 @@ describe("pmcsh compare", function()
     assert.matches("left out: n5", r.out)
     local b = cjson.decode(h.slurp(base))
     local m = b.metrics["health: triad MB/s"]
-    -- over n1..n4: median 99.5, MAD 1: low = 99.5 - max(3.5 / 0.6745, 9.95)
+    -- over n1..n4: median 99.5, MAD of ln(x / 99.5) 1%: low = min(99.5 exp(-3.5 0.01 / 0.6745), 99.5 0.9)
     assert.near(99.5, m.median, 1e-9)
     assert.near(99.5 - 9.95, m.low, 1e-9)
     assert.is_nil(m.high)

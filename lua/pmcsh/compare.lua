@@ -273,11 +273,42 @@ function M.hosts(sets, filter)
   return out
 end
 
+-- A metric's spread over a fleet: the median, the scale its deviations
+-- are taken on, a function giving a value's deviation, and the MAD of
+-- those.  A metric positive on every host (a rate, a time, a count) is
+-- compared on the logarithm, ln(x / median): a node at a tenth of the
+-- median is as far off as one at ten times it.  On the linear scale a
+-- slow node's deviation cannot pass the median itself, so in a fleet
+-- whose MAD passed 19% of the median (0.6745 / 3.5) a node measuring 0
+-- was never flagged.  Values of either sign stay linear: x - median.
+local function spread(vals)
+  local med = metrics.median(vals)
+  local log = med > 0
+  for _, v in ipairs(vals) do if v <= 0 then log = false end end
+  local dev
+  if log then dev = function(v) return math.log(v / med) end else dev = function(v) return v - med end end
+  local d = {}
+  for i, v in ipairs(vals) do d[i] = math.abs(dev(v)) end
+  return med, log and "log" or "linear", dev, metrics.median(d)
+end
+
+-- The bounds a value must keep to stay unflagged, from spread(): outside
+-- both the robust z and the band of the median.
+local function bounds(med, scale, mad, z, band)
+  local k = z * mad / metrics.ROBUST_Z
+  if scale == "log" then
+    return math.min(med * math.exp(-k), med * (1 - band)), math.max(med * math.exp(k), med * (1 + band))
+  end
+  local d = math.max(k, band * math.abs(med))
+  return med - d, med + d
+end
+
 -- The fleet's statistics per metric: median, MAD over the hosts that
--- have it; per host value, robust z, off (the relative distance from the
--- median) and flagged (|z| > o.z and |off| > o.band).  Returns {rows=,
--- flagged={host...}, stats={name -> {median=, mad=, n=, unit=, better=}},
--- equal= (metrics the same on every host), few= (on fewer than 3 hosts)}.
+-- have it (on the scale spread() picks); per host value, robust z, off
+-- (the relative distance from the median) and flagged (|z| > o.z and
+-- |off| > o.band).  Returns {rows=, flagged={host...}, stats={name ->
+-- {median=, mad=, scale=, n=, unit=, better=}}, equal= (metrics the same
+-- on every host), few= (on fewer than 3 hosts)}.
 function M.fleet(hosts, o)
   o = o or {}
   local zmax, band = o.z or M.Z, o.band or M.BAND
@@ -297,10 +328,9 @@ function M.fleet(hosts, o)
       local m = h.metrics[name]
       if m then vals[#vals + 1], have[#have + 1] = m.value, {h, m} end
     end
-    local med = metrics.median(vals)
-    local mad = metrics.mad(vals, med)
+    local med, scale, dev, mad = spread(vals)
     local first = have[1][2]
-    res.stats[name] = {median = med, mad = mad, n = #vals, unit = first.unit, better = first.better}
+    res.stats[name] = {median = med, mad = mad, scale = scale, n = #vals, unit = first.unit, better = first.better}
     local all_equal = true
     for _, v in ipairs(vals) do if v ~= vals[1] then all_equal = false end end
     if all_equal then res.equal = res.equal + 1
@@ -308,13 +338,13 @@ function M.fleet(hosts, o)
     else
       for _, hm in ipairs(have) do
         local h, m = hm[1], hm[2]
-        local z = metrics.robust_z(m.value, med, mad)
+        local z = metrics.robust_z(dev(m.value), 0, mad)
         local off = med ~= 0 and (m.value - med) / math.abs(med) or (m.value == med and 0 or math.huge)
         local flagged = math.abs(z) > zmax and math.abs(off) > band
         local worse
         if m.better then worse = (m.better == "higher") == (m.value < med) end
         res.rows[#res.rows + 1] = {host = h.host, metric = name, unit = m.unit, value = m.value, median = med,
-          mad = mad, z = z, off = off, flagged = flagged, worse = worse}
+          mad = mad, scale = scale, z = z, off = off, flagged = flagged, worse = worse}
         if flagged then nflag[h.host] = (nflag[h.host] or 0) + 1 end
       end
     end
@@ -467,7 +497,7 @@ M.BASELINE = "pmcsh-baseline/1"
 -- A baseline for pmcsh health from a fleet's statistics, recomputed over
 -- the hosts not flagged: per metric the median, the MAD, and the bounds a
 -- node must stay within, low (higher is better) or high (lower is) or both:
--- the median -/+ max(z MAD / 0.6745, band |median|), what compare flags.
+-- past them compare flags (bounds()).
 function M.baseline(hosts, fleet)
   local flagged = {}
   for _, h in ipairs(fleet.flagged) do flagged[h] = true end
@@ -488,11 +518,10 @@ function M.baseline(hosts, fleet)
     end
     if #vals > 0 then
       local st = fleet.stats[name]
-      local med = metrics.median(vals)
-      local mad = metrics.mad(vals, med)
-      local d = math.max(fleet.z * mad / metrics.ROBUST_Z, fleet.band * math.abs(med))
-      out.metrics[name] = {median = med, mad = mad, n = #vals, unit = st.unit, better = st.better,
-        low = st.better ~= "lower" and med - d or nil, high = st.better ~= "higher" and med + d or nil}
+      local med, scale, _, mad = spread(vals)
+      local low, high = bounds(med, scale, mad, fleet.z, fleet.band)
+      out.metrics[name] = {median = med, mad = mad, scale = scale, n = #vals, unit = st.unit, better = st.better,
+        low = st.better ~= "lower" and low or nil, high = st.better ~= "higher" and high or nil}
     end
   end
   return out
