@@ -7,7 +7,10 @@ local M = {}
 local function listing(path)
   local p = assert(io.popen("luac5.4 -l -l -p '" .. path:gsub("'", "'\\''") .. "' 2>&1"))
   local out = p:read("a")
-  p:close()
+  local ok, _, code = p:close()
+  -- no listing, no check: a floor unread is a failure, not a pass
+  if not ok then error(string.format("luac5.4 -l -l %s: status %s: %s (make deps installs lua5.4)", path, code,
+    (out:gsub("%s+$", ""))), 0) end
   return out
 end
 
