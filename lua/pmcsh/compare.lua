@@ -283,7 +283,7 @@ end
 -- was never flagged.  Values of either sign stay linear: x - median.
 local function spread(vals)
   local med = metrics.median(vals)
-  local log = med > 0
+  local log = true
   for _, v in ipairs(vals) do if v <= 0 then log = false end end
   local dev
   if log then dev = function(v) return math.log(v / med) end else dev = function(v) return v - med end end
