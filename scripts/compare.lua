@@ -235,13 +235,13 @@ Reads results files and --json output of pmcsh recipes (survey, health,
 latency, parallelism, loaded, bench-stream), each set named by the
 fingerprint of the machine that measured it, and merges them by host.
 
-With three or more hosts, or folders, each metric's fleet median and MAD
-(median absolute deviation), and per node the robust z-score 0.6745 d /
-MAD: a node is flagged past |z| > --z and beyond --band of the median.
-For a metric positive on every host (rates, times, counts) d is
-ln(x / median), so that a tenth of the median is as far off as ten times
-it, and the MAD is shown as a percentage; for one of either sign d is
-x - median.  The table is sorted worst first; the fingerprint fields where a
+With three or more hosts, or folders, per metric the fleet's median, each
+node's deviation d from it, the MAD (the median |d|) and the robust z-score
+0.6745 d / MAD: a node is flagged past |z| > --z and beyond --band of the
+median.  For a metric positive on every host (rates, times, counts) d is
+ln(x / median), so a tenth of the median is as far off as ten times it, and
+the MAD shows as a percentage; for one of either sign d is x - median.  The
+table is sorted worst first; the fingerprint fields where a
 flagged node differs from the rest are listed (the likely cause, often).
 
 With exactly two files it is an A/B: per metric, B - A between the means of
