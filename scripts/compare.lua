@@ -241,8 +241,8 @@ node's deviation d from it, the MAD (the median |d|) and the robust z-score
 median.  For a metric positive on every host (rates, times, counts) d is
 ln(x / median), so a tenth of the median is as far off as ten times it, and
 the MAD shows as a percentage; for one of either sign d is x - median.  The
-table is sorted worst first; the fingerprint fields where a
-flagged node differs from the rest are listed (the likely cause, often).
+table is sorted worst first; the fingerprint fields where a flagged node
+differs from the rest are listed (the likely cause, often).
 
 With exactly two files it is an A/B: per metric, B - A between the means of
 the repetitions each file kept, with Welch's interval (--level), and "no
