@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #endif
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "lpmcsh.h"
@@ -84,9 +85,10 @@ static int l_pages(lua_State *L)
 static const char *const chain_keys[] = {"size", "stride", "order", "pages", "tlb_pages", "seed", "mix", "ways",
 					 NULL};
 
-/* Reads and checks the chain options in the table at idx into *p; bad
- * options raise, naming the option. */
-static void chain_params(lua_State *L, int idx, struct chase_params *p)
+/* Reads the chain options in the table at idx into *p; malformed ones
+ * raise, naming the option.  Returns NULL, or why chase_check refuses
+ * them together (a size too large for its stride or for this machine). */
+static const char *chain_params(lua_State *L, int idx, struct chase_params *p)
 {
 	const char *order_names[CHASE_NORDERS];
 	for (int i = 0; i < CHASE_NORDERS; i++)
@@ -124,18 +126,46 @@ static void chain_params(lua_State *L, int idx, struct chase_params *p)
 		pmcsh_argerror(L, 1, lua_pushfstring(L, "ways: independent cycles must be in 1..%d, got %I", CHASE_MAX_K, ways));
 	p->ways = (int)ways;
 	const char *why;
-	if (chase_check(p, &why))
-		pmcsh_argerror(L, 1, lua_pushfstring(L, "size %I, stride %I: %s", size, stride, why));
+	return chase_check(p, &why) ? why : NULL;
 }
 
-/* check{size=, stride=, ...} -> true: the options chain{} would accept
- * (raises as chain does), without building anything. */
+/* Reads the chain options as chain_params, and raises where chase_check
+ * refuses them. */
+static void chain_checked(lua_State *L, int idx, struct chase_params *p)
+{
+	const char *why = chain_params(L, idx, p);
+	if (why)
+		pmcsh_argerror(L, 1, lua_pushfstring(L, "size %I, stride %I: %s", (lua_Integer)p->size,
+						     (lua_Integer)p->stride, why));
+}
+
+/* Why k chains cannot run on a chain of n elements (pushed), or NULL. */
+static const char *k_why(lua_State *L, lua_Integer k, size_t n)
+{
+	if (k < 1 || k > CHASE_MAX_K)
+		return lua_pushfstring(L, "k: the number of chains must be in 1..%d, got %I", CHASE_MAX_K, k);
+	if ((size_t)k > n)
+		return lua_pushfstring(L, "k: %I chains need at least %I elements, the chain has %I", k, k, (lua_Integer)n);
+	return NULL;
+}
+
+/* check{size=, stride=, ...}[, k] -> true, or nil and why: the options
+ * chain{} would accept, and k chains on them, checked without building
+ * anything.  Malformed options raise as chain does. */
 static int l_check(lua_State *L)
 {
 	struct chase_params p;
-	chain_params(L, 1, &p);
-	lua_pushboolean(L, 1);
-	return 1;
+	lua_Integer k = pmcsh_optinteger(L, 2, 1);
+	const char *why = chain_params(L, 1, &p);
+	if (!why)
+		why = k_why(L, k, p.size / p.stride);
+	if (!why) {
+		lua_pushboolean(L, 1);
+		return 1;
+	}
+	lua_pushnil(L);
+	lua_pushstring(L, why);
+	return 2;
 }
 
 /* chain{size=, stride=, order="random", pages="4k", tlb_pages=64, seed=1, mix=true}
@@ -144,7 +174,7 @@ static int l_check(lua_State *L)
 static int l_chain(lua_State *L)
 {
 	struct chase_params p;
-	chain_params(L, 1, &p);
+	chain_checked(L, 1, &p);
 	char msg[512];
 
 	LChain *lc = pmcsh_newhandle(L, sizeof *lc, 0, CHAIN_MT);   /* closed until built */
@@ -235,12 +265,9 @@ static int c_word(lua_State *L)
 
 static int check_k(lua_State *L, const struct chase_chain *c, lua_Integer k, int arg)
 {
-	if (k < 1 || k > CHASE_MAX_K)
-		pmcsh_argerror(L, arg, lua_pushfstring(L, "k: the number of chains must be in 1..%d, got %I",
-						     CHASE_MAX_K, k));
-	if ((size_t)k > c->n)
-		pmcsh_argerror(L, arg, lua_pushfstring(L, "k: %I chains need at least %I elements, the chain has %I",
-						     k, k, (lua_Integer)c->n));
+	const char *why = k_why(L, k, c->n);
+	if (why)
+		pmcsh_argerror(L, arg, why);
 	if (c->p.ways > 1 && k > c->p.ways)
 		pmcsh_argerror(L, arg, lua_pushfstring(L, "k: %I chains, but the chain was built with %d cycles (ways)",
 						     k, c->p.ways));
@@ -352,6 +379,12 @@ static int c_loaded(lua_State *L)
 	double ms = opt_num(L, 2, 2, "sample_ms", 20);
 	pmcsh_argcheck(L, threads >= 0 && threads <= 1024, 2, "threads: must be in 0..1024");
 	pmcsh_argcheck(L, bw >= 4096, 2, "bw_size: must be at least 4096 bytes");
+	double phys = (double)pages_physical(), need = (double)threads * (double)bw + (double)c->n * c->p.stride;
+	pmcsh_argcheck(L, phys == 0 || need <= phys, 2,
+		      lua_pushfstring(L, "bw_size: %I loader%s of %I bytes and the chain need %f MiB, more than this "
+				      "machine's %f MiB of memory", threads, threads == 1 ? "" : "s", bw,
+				      (lua_Number)floor(need / 1048576),
+				      (lua_Number)floor(phys / 1048576)));
 	pmcsh_argcheck(L, samples >= 1 && samples <= MAX_SAMPLES, 2, "samples: must be in 1..100000");
 	pmcsh_argcheck(L, ms > 0 && ms <= MAX_SAMPLE_MS, 2, "sample_ms: must be in (0, 60000]");
 	if (lua_getfield(L, 2, "delays") != LUA_TTABLE)

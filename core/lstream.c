@@ -40,12 +40,11 @@ static size_t opt_n(lua_State *L)
 {
 	int nllc;
 	lua_Integer n = pmcsh_optint(L, 1, 1, "n", (lua_Integer)stream_default_n(machine_llc_bytes(NULL, &nllc)));
-	long pagesz = sysconf(_SC_PAGESIZE), phys = sysconf(_SC_PHYS_PAGES);
-	double total = 3.0 * (double)n * sizeof(double);
+	double phys = (double)pages_physical(), total = 3.0 * (double)n * sizeof(double);
 	pmcsh_argcheck(L, n > 0, 1, lua_pushfstring(L, "n: must be a positive number of elements, got %I", n));
-	pmcsh_argcheck(L, phys <= 0 || total <= (double)phys * pagesz, 1,
+	pmcsh_argcheck(L, phys == 0 || total <= phys, 1,
 		      lua_pushfstring(L, "n: 3 arrays of %I doubles need %f MiB, more than this machine's %f MiB of memory",
-				      n, (lua_Number)floor(total / 1048576), (lua_Number)floor((double)phys * pagesz / 1048576)));
+				      n, (lua_Number)floor(total / 1048576), (lua_Number)floor(phys / 1048576)));
 	return (size_t)n;
 }
 

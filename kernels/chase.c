@@ -97,8 +97,8 @@ int chase_check(const struct chase_params *p, const char **why)
 		*why = "size too large: more than 2^32-1 elements (use a larger stride)";
 		return -EINVAL;
 	}
-	long pg = sysconf(_SC_PAGESIZE), np = sysconf(_SC_PHYS_PAGES);
-	if (pg > 0 && np > 0 && p->size > (size_t)pg * (size_t)np) {
+	size_t phys = pages_physical();
+	if (phys && p->size > phys) {
 		*why = "size too large: more than this machine's physical memory";
 		return -EINVAL;
 	}

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #ifndef MAP_HUGE_SHIFT
 #define MAP_HUGE_SHIFT 26
@@ -47,6 +48,12 @@ static long hugetlb_free(long kb)
 		n = -1;
 	fclose(f);
 	return n;
+}
+
+size_t pages_physical(void)
+{
+	long pg = sysconf(_SC_PAGESIZE), np = sysconf(_SC_PHYS_PAGES);
+	return pg > 0 && np > 0 ? (size_t)pg * (size_t)np : 0;
 }
 
 int pages_check(int policy, size_t bytes, int nbufs, char *msg, size_t msglen)

@@ -36,4 +36,8 @@ int pages_map(struct pages_buf *b, size_t bytes, int policy, size_t align, char 
 /* Unmaps; idempotent. */
 void pages_unmap(struct pages_buf *b);
 
+/* This machine's physical memory in bytes, 0 when unknown: what no
+ * engine's buffers may pass. */
+size_t pages_physical(void);
+
 #endif

@@ -240,6 +240,10 @@ end
 -- bad option values are usage errors; --multichase must name a file
 local function check_options(opts)
   if opts.to < opts.from then error(recipe.usage("bench-chase: --to must be >= --from"), 0) end
+  for _, o in ipairs({"size", "to"}) do   -- at stride 64, the most elements of its chains
+    local fits, why = chase.check{size = opts[o]}
+    if not fits then error(recipe.usage(string.format("bench-chase: --%s %s: %s", o, fmt_size(opts[o]), why)), 0) end
+  end
   if opts.only == "multichase" then
     if not opts.multichase then error(recipe.usage("bench-chase: --only multichase needs --multichase PATH"), 0) end
   end

@@ -5,7 +5,9 @@
 -- exit 0; one line on stderr and exit 1 when not.
 local chase = require("pmcsh.chase")
 local compare = require("pmcsh.compare")
+local errors = require("pmcsh.errors")
 local machine = require("pmcsh.machine")
+local metrics = require("pmcsh.metrics")
 local recipe = require("pmcsh.recipe")
 local results = require("pmcsh.results")
 local stream = require("pmcsh.stream")
@@ -162,6 +164,12 @@ neither a baseline nor a threshold it measures and judges nothing.
     local o = {reps = opts.reps, mlp_max = opts["mlp-max"]}
     o.n = opts.n or math.min(MAX_N, (plan.default_n(m.default_n, machine.mem_available())))
     o.chain = opts.chain or math.max(64 << 20, math.min(MAX_CHAIN, 4 * m.llc_bytes))
+    -- what the engines would refuse, refused before anything runs
+    local ok, fits, why = pcall(stream.check, {n = o.n})   -- more than this machine's memory raises
+    if not ok and not errors.is(fits, "argument") then error(fits, 0) end
+    if not (ok and fits) then usage("--n %s: %s", metrics.size(o.n), ok and why or fits.message) end
+    fits, why = chase.check({size = o.chain}, o.mlp_max)
+    if not fits then usage("--chain %s (--mlp-max %d): %s", metrics.size(o.chain), o.mlp_max, why) end
     local out
     if opts.out then
       local path, perr, perrno = results.path(opts.out, "health")

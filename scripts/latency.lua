@@ -33,6 +33,8 @@ step to memory comes well below the last-level cache sysfs reports.
       usage(string.format("--from %s is smaller than one element of --stride %s", metrics.size(opts.from),
         metrics.size(opts.stride)))
     end
+    local fits, why = chase.check{size = opts.to, stride = opts.stride, order = opts.order, pages = opts.pages}
+    if not fits then usage(string.format("--to %s: %s", metrics.size(opts.to), why)) end
     -- each row is printed as it is measured (and flushed, so a pipe sees it)
     local cjson = opts.json and require("cjson")
     local size = metrics.size

@@ -38,6 +38,8 @@ core's bandwidth, not the memory's, and the output says so.]],
   run = function(opts)
     local delays = opts.delays   -- integers, bounded by the option's declaration
     local cpus = #machine.online()
+    local fits, why = chase.check{size = opts.size, order = opts.order, pages = opts.pages}
+    if not fits then error(recipe.usage(string.format("loaded: --size %s: %s", metrics.size(opts.size), why)), 0) end
     local res, err = chase.loaded{size = opts.size, bw_size = opts.bw_size, delays = delays, threads = opts.threads,
       order = opts.order, pages = opts.pages, samples = opts.samples, sample_ms = opts.sample_ms}
     if not res then

@@ -101,6 +101,18 @@ peak is the best speedup of all rows (multichase's simple/parallelN).
     opts.stride = opts.stride or chase.default_stride(opts.order)
     if opts.to < opts.from then usage("--to must be at least --from") end
     local sizes = sizes_of(opts, usage)
+    -- the largest chain, and the most chains on the smallest, before any runs
+    local small, large = math.min(table.unpack(sizes)), math.max(table.unpack(sizes))
+    local chain = {stride = opts.stride, order = opts.order, pages = opts.pages}
+    local list = opts.sizes and "--sizes"
+    chain.size = large
+    local fits, why = chase.check(chain)
+    if not fits then usage(string.format("%s %s: %s", list or "--to", metrics.size(large), why)) end
+    chain.size = small
+    if not chase.check(chain, opts.max) then
+      usage(string.format("%s %s holds %d elements of --stride %s: fewer than the --max %d chains need",
+        list or "--from", metrics.size(small), small // opts.stride, metrics.size(opts.stride), opts.max))
+    end
     local cjson = opts.json and require("cjson")
     local pts, marks, peaks = {}, {}, {}
     local above, unsettled, none = {}, {}, {}

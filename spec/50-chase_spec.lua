@@ -163,6 +163,27 @@ describe("chase chains", function()
     assert.are.equal(MiB // 72, #walk(c, 0))
   end)
 
+  it("checks a chain's options and k chains on it as chase.chain and c:run would, building nothing", function()
+    assert.is_true(chase.check{size = "1M"})
+    assert.is_true(chase.check({size = 1024, stride = 64}, 16))      -- 16 elements, 16 chains
+    local function why(...) return select(2, chase.check(...)) end
+    assert.are.equal("k: 16 chains need at least 16 elements, the chain has 15", why({size = 1023, stride = 64}, 16))
+    assert.matches("^k: the number of chains must be in 1%.%.16, got 17$", why({size = "1M"}, 17))
+    -- 2^40 bytes of 64-byte elements: 2^34 of them, past the 2^32-1 a chain indexes
+    assert.matches("^size too large: more than 2%^32%-1 elements", why{size = 2 ^ 40 // 1})
+    -- 2^40 bytes of 1 GiB elements index well, and pass this machine's memory
+    assert.matches("^size too large: more than this machine's physical memory$",
+      why{size = 2 ^ 50 // 1, stride = 2 ^ 30 // 1})
+    assert.are.equal("size is smaller than one stride", why{size = 64, stride = 128})
+    -- the same words as chase.chain's, which raises them with the size and stride
+    local ok, e = pcall(chase.chain, {size = 2 ^ 40 // 1})
+    assert.is_false(ok)
+    assert.matches("size 1099511627776, stride 64: size too large", tostring(e))
+    -- malformed options raise, naming them
+    assert.matches("unknown option 'bogus'", select(2, pcall(chase.check, {size = 1, bogus = 1})))
+    assert.matches("stride: must be a positive multiple", select(2, pcall(chase.check, {size = 4096, stride = 12})))
+  end)
+
   it("places the k heads evenly spaced along the cycle, their segments disjoint", function()
     local c <close> = assert(chase.chain{size = MiB, stride = 64})
     local n = c:info().n

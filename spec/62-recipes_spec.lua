@@ -206,6 +206,39 @@ describe("pmcsh parallelism", function()
   end)
 end)
 
+describe("the chase recipes' refusals", function()
+  -- each before it measures or prints anything: exit 2, stdout empty, the
+  -- option named as typed, in well under the time of one measurement
+  local sys = require("pmcsh._sys")
+  local BIG = "2%^32%-1 elements"
+  local cases = {
+    {{"latency", "--to", "1T"}, "^pmcsh latency: %-%-to 1T: size too large: more than " .. BIG},
+    {{"parallelism", "--to", "1T"}, "^pmcsh parallelism: %-%-to 1T: size too large: more than " .. BIG},
+    {{"parallelism", "--sizes", "4K,1T"}, "^pmcsh parallelism: %-%-sizes 1T: size too large"},
+    {{"parallelism", "--stride", "8K", "--from", "16K"},
+      "^pmcsh parallelism: %-%-from 16K holds 2 elements of %-%-stride 8K: fewer than the %-%-max 16 chains need"},
+    {{"parallelism", "--sizes", "512", "--max", "9"},
+      "^pmcsh parallelism: %-%-sizes 512 holds 8 elements of %-%-stride 64: fewer than the %-%-max 9 chains need"},
+    {{"loaded", "--size", "1T"}, "^pmcsh loaded: %-%-size 1T: size too large: more than " .. BIG},
+    {{"loaded", "--size", "64K", "--bw-size", "1T", "--delays", "0"},
+      "bw_size: 1 loader of 1099511627776 bytes and the chain need %d+%.0 MiB, more than this machine's"},
+    {{"bench-chase", "--to", "1T"}, "^pmcsh bench%-chase: %-%-to 1T: size too large: more than " .. BIG},
+    {{"health", "--chain", "1T"}, "^pmcsh health: %-%-chain 1T %(%-%-mlp%-max 16%): size too large"},
+    {{"health", "--n", "1T"}, "^pmcsh health: %-%-n 1T: n: 3 arrays of 1099511627776 doubles need"},
+  }
+  for _, c in ipairs(cases) do
+    it(table.concat(c[1], " "), function()
+      local t0 = sys.now()
+      local r = helpers.run(c[1])
+      assert.are.equal(2, r.code, r.err)
+      assert.matches(c[2], r.err)
+      assert.are.equal("", r.out)
+      assert.are.equal(1, select(2, r.err:gsub("\n", "")), r.err)   -- one line
+      assert.is_true(sys.now() - t0 < 5, "took " .. (sys.now() - t0) .. " s")
+    end)
+  end
+end)
+
 describe("pmcsh bench-chase", function()
   it("labels each figure with its statistic, the median first", function()
     local r = helpers.run({"bench-chase", "--size", "4M", "--pairs", "6", "--sample_ms", "2", "--samples", "3",

@@ -137,6 +137,24 @@ chase.page_policies() -> list of {name=, description=}, default (4k) first:
 pages reserved in /sys/kernel/mm/hugepages/*/nr_hugepages).]])
 
 
+M.check = doc(errors.facade("check", function(opts, k)
+  errors.check("check", 1, opts, "table")
+  errors.check("check", 2, k, "integer?")
+  local o = {}
+  for key, v in pairs(opts) do
+    if not CHAIN_KEYS[key] then errors.argument("check", 1, string.format("unknown option '%s'", tostring(key))) end
+    o[key] = v
+  end
+  o.size, o.stride = size_of(o.size, "size"), size_of(o.stride, "stride")
+  return C.check(o, k)
+end), "chase.check", [[
+chase.check{size=, stride=, order=, pages=, ...}[, k] -> true, or nil, why
+The options chase.chain takes, checked as chase.chain checks them, and k
+chains over them (size / stride elements, at least k), building nothing:
+why names a size too large for its stride or for this machine's memory, or
+too few elements for k.  Recipes check their largest chain so before they
+measure the small ones.  Malformed options raise as chase.chain's do.]])
+
 M.chain = doc(errors.facade("chain", function(opts)
   opts = check_opts(opts, "chain")
   return chain_for(opts)
@@ -497,7 +515,8 @@ M.sweep = doc(errors.facade("sweep", function(opts)
   -- the largest chain is checked before the small ones take their time
   local last = pick(opts, CHAIN_KEYS)
   last.size, last.stride = to, stride
-  C.check(last)
+  local ok, bad = C.check(last)
+  if not ok then errors.argument("sweep", 1, string.format("size %d, stride %d: %s", to, stride, bad), 1) end
   local res = {rows = {}, order = opts.order or "random", stride = stride, pages = opts.pages or "4k"}
   for _, s in ipairs(sizes(from, to, po, stride)) do
     local o = pick(opts, CHAIN_KEYS)
