@@ -104,12 +104,12 @@ static const struct stream_variant *opt_isa(lua_State *L)
 /* stream.new{n=, threads=, cpus=, pages=, offset=, touch=, pin=, isa=}
  * Leaves the new pmcsh.stream userdata, or fail, message, errno when the
  * machine cannot give the memory, huge pages or threads. */
-/* Reads and checks the options of the table at 1 into *o (cpus[] holds
- * the cpus o->cpus points to) and *v; bad options raise, naming the
- * option.  Returns 0, or -errno when the affinity cannot be read. */
 /* The one list of stream.new's options; quiet is the facade's (no warnings). */
 static const char *const new_keys[] = {"n", "threads", "cpus", "pages", "offset", "touch", "pin", "isa", "quiet", NULL};
 
+/* Reads and checks the options of the table at 1 into *o (cpus[] holds
+ * the cpus o->cpus points to) and *v; bad options raise, naming the
+ * option.  Returns 0, or -errno when the affinity cannot be read. */
 static int stream_opts(lua_State *L, struct stream_opts *o, int *cpus, const struct stream_variant **v)
 {
 	int allowed[STREAM_MAX_THREADS];

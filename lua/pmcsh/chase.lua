@@ -140,11 +140,8 @@ pages reserved in /sys/kernel/mm/hugepages/*/nr_hugepages).]])
 M.check = doc(errors.facade("check", function(opts, k)
   errors.check("check", 1, opts, "table")
   errors.check("check", 2, k, "integer?")
-  local o = {}
-  for key, v in pairs(opts) do
-    if not CHAIN_KEYS[key] then errors.argument("check", 1, string.format("unknown option '%s'", tostring(key))) end
-    o[key] = v
-  end
+  local o = {}   -- a copy, sizes in bytes; the engine refuses a key it does not know
+  for key, v in pairs(opts) do o[key] = v end
   o.size, o.stride = size_of(o.size, "size"), size_of(o.stride, "stride")
   return C.check(o, k)
 end), "chase.check", [[

@@ -54,16 +54,20 @@ function M.run(args, opts)
   return {code = code, out = out, err = err}
 end
 
--- busted's pending() is a global of the spec file's environment, not of
--- this module's: found through the _ENV of a function of that file.
-local function pending_of(f)
+-- The _ENV of function f when it has one (it reads a global), else nil.
+local function env_of(f)
   for i = 1, math.huge do
     local name, env = debug.getupvalue(f, i)
     if not name then return nil end
-    if name == "_ENV" then
-      return type(env) == "table" and type(env.pending) == "function" and env.pending or nil
-    end
+    if name == "_ENV" then return type(env) == "table" and env or nil end
   end
+end
+
+-- busted's pending() is a global of the spec file's environment, not of
+-- this module's: found through the _ENV of a function of that file.
+local function pending_of(f)
+  local env = env_of(f)
+  return env and type(env.pending) == "function" and env.pending or nil
 end
 
 -- The environment busted gives spec files, from the spec file that
@@ -73,12 +77,8 @@ local SPEC_ENV
 for level = 2, math.huge do
   local info = debug.getinfo(level, "f")
   if not info then break end
-  for i = 1, math.huge do
-    local name, env = debug.getupvalue(info.func, i)
-    if not name then break end
-    if name == "_ENV" and type(env) == "table" and env ~= _G then SPEC_ENV = env end
-  end
-  if SPEC_ENV then break end
+  local env = env_of(info.func)
+  if env and env ~= _G then SPEC_ENV = env; break end
 end
 
 -- The pending of the nearest caller that has one (the spec's own function),
