@@ -26,8 +26,8 @@ static void push_value(lua_State *L, double v, int exact)
 /* A reading's __index: r["page-faults:u"] finds the entry of that name. */
 static int reading_index(lua_State *L)
 {
-	if (lua_type(L, 2) != LUA_TSTRING)
-		return 0;
+	if (lua_type(L, 1) != LUA_TTABLE || lua_type(L, 2) != LUA_TSTRING)
+		return 0;   /* called by hand on something else: nothing found */
 	lua_Integer n = (lua_Integer)lua_rawlen(L, 1);
 	for (lua_Integer i = 1; i <= n; i++) {
 		if (lua_rawgeti(L, 1, i) == LUA_TTABLE) {

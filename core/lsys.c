@@ -2,6 +2,9 @@
  * terminals, a monotonic clock, signals, and processes on a pty. */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
 #include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
@@ -67,6 +70,12 @@ static int sys_now(lua_State *L)
 static int sys_getpid(lua_State *L)
 {
 	lua_pushinteger(L, getpid());
+	return 1;
+}
+
+static int sys_geteuid(lua_State *L)
+{
+	lua_pushinteger(L, geteuid());
 	return 1;
 }
 
@@ -214,6 +223,129 @@ static int pty_pid(lua_State *L)
 	return 1;
 }
 
+/* ---- files as a careful Unix tool writes them ----------------------------
+ * Handles are Lua's own (LUA_FILEHANDLE), so io's methods work on them. */
+
+static int stream_close(lua_State *L)
+{
+	luaL_Stream *p = luaL_checkudata(L, 1, LUA_FILEHANDLE);
+	return luaL_fileresult(L, fclose(p->f) == 0, NULL);
+}
+
+/* Leaves a Lua file handle over fd (fdopen's mode) on the stack; the
+ * handle owns fd from here, closed on failure too.  1, or fail's 3. */
+static int push_stream(lua_State *L, int fd, const char *mode, const char *path)
+{
+	luaL_Stream *p = lua_newuserdatauv(L, sizeof *p, 0);
+	p->closef = NULL;   /* closed until fdopen succeeds */
+	luaL_setmetatable(L, LUA_FILEHANDLE);
+	p->f = fdopen(fd, mode);
+	if (!p->f) {
+		int e = errno;
+		close(fd);
+		return fail(L, e, path);
+	}
+	p->closef = stream_close;
+	return 1;
+}
+
+static int refuse(lua_State *L, int fd, int err, const char *path, const char *why)
+{
+	if (fd >= 0)
+		close(fd);
+	luaL_pushfail(L);
+	lua_pushfstring(L, "%s: %s", path, why);
+	lua_pushinteger(L, err);
+	return 3;
+}
+
+/* Whether path, where it is a link, is one the kernel's protected_symlinks
+ * would follow in a sticky folder: this user's or root's.  Another user's
+ * link in a folder of a group is how a file gets written where it should not. */
+static int link_ok(const char *path)
+{
+	struct stat ls;
+	return lstat(path, &ls) < 0 || !S_ISLNK(ls.st_mode) || ls.st_uid == geteuid() || ls.st_uid == 0;
+}
+
+/* _sys.open(path, how) -> file, size, kind | fail, msg, errno
+ *   "new"    a file made here (O_CREAT|O_EXCL|O_NOFOLLOW): never an existing
+ *            name, never through a link (EEXIST)
+ *   "append" an existing file to read and add to ("a+"): a regular file of
+ *            this user's (another's is EPERM), or a device or FIFO (kind
+ *            "device"); a link is followed only where it is this user's or
+ *            root's (ELOOP)
+ *   "read"   a regular file, links followed; a FIFO or a device is refused
+ *            (EINVAL) without waiting on it. */
+static int sys_open(lua_State *L)
+{
+	static const char *const hows[] = {"new", "append", "read", NULL};
+	const char *path = luaL_checkstring(L, 1);
+	int how = luaL_checkoption(L, 2, NULL, hows);
+	static const int flags[] = {
+		O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW,
+		O_RDWR | O_APPEND | O_NONBLOCK,
+		O_RDONLY | O_NONBLOCK,
+	};
+	if (how == 1 && !link_ok(path))
+		return refuse(L, -1, ELOOP, path, "a link of another user's: pmcsh writes through none");
+	int fd = open(path, flags[how] | O_CLOEXEC, 0666);
+	if (fd < 0 && how == 1 && errno == EISDIR)
+		return refuse(L, -1, EISDIR, path, "a folder");
+	if (fd < 0)
+		return fail(L, errno, path);
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return refuse(L, fd, errno, path, strerror(errno));
+	int regular = S_ISREG(st.st_mode);
+	if (how == 1 && !link_ok(path))   /* a link put there while it was opened */
+		return refuse(L, fd, ELOOP, path, "a link of another user's: pmcsh writes through none");
+	if (how == 1 && regular && st.st_uid != geteuid())
+		return refuse(L, fd, EPERM, path, "a file of another user's: pmcsh adds to none");
+	if (how == 1 && !regular && !S_ISCHR(st.st_mode) && !S_ISFIFO(st.st_mode))
+		return refuse(L, fd, EINVAL, path, "not a regular file");
+	if (how == 2 && !regular)
+		return refuse(L, fd, EINVAL, path, "not a regular file");
+	if (how != 0 && fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) < 0)
+		return refuse(L, fd, errno, path, strerror(errno));
+	static const char *const modes[] = {"w", "a+", "r"};
+	if (push_stream(L, fd, modes[how], path) != 1)
+		return 3;
+	lua_pushinteger(L, (lua_Integer)st.st_size);
+	lua_pushstring(L, regular ? "file" : "device");
+	return 3;
+}
+
+/* _sys.mkstemp(path) -> file ("w+"), name | fail, msg, errno: a new file
+ * beside path (.BASE.XXXXXX in its folder), for a replacement renamed over
+ * path once whole.  Mode as a plain new file's (0666 less the umask). */
+static int sys_mkstemp(lua_State *L)
+{
+	const char *path = luaL_checkstring(L, 1);
+	const char *slash = strrchr(path, '/');
+	int dir = slash ? (int)(slash - path) + 1 : 0;
+	char name[PATH_MAX];
+	if (snprintf(name, sizeof name, "%.*s.%s.XXXXXX", dir, path, path + dir) >= (int)sizeof name)
+		return fail(L, ENAMETOOLONG, path);
+	int fd = mkostemp(name, O_CLOEXEC);
+	if (fd < 0)
+		return fail(L, errno, path);
+	mode_t mask = umask(0);
+	umask(mask);
+	if (fchmod(fd, 0666 & ~mask) < 0) {
+		int e = errno;
+		close(fd);
+		unlink(name);
+		return fail(L, e, name);
+	}
+	if (push_stream(L, fd, "w+", name) != 1) {
+		unlink(name);
+		return 3;
+	}
+	lua_pushstring(L, name);
+	return 2;
+}
+
 /* _sys.lock(file) -> true | nil, msg, errno: an exclusive flock on a Lua
  * file handle, without waiting (EWOULDBLOCK: another process holds it).
  * The lock goes with the handle's close. */
@@ -249,18 +381,21 @@ static int sys_truncate(lua_State *L)
 	return 1;
 }
 
-/* _sys.stat(path) -> {type = "file"|"dir"|"other", size =} | nil, msg, errno */
+/* _sys.stat(path[, link]) -> {type = "file"|"dir"|"link"|"other", size =, uid =}
+ * | nil, msg, errno; with link true a link is itself ("link"), not followed. */
 static int sys_stat(lua_State *L)
 {
 	const char *path = luaL_checkstring(L, 1);
 	struct stat st;
-	if (stat(path, &st) < 0)
+	if ((lua_toboolean(L, 2) ? lstat(path, &st) : stat(path, &st)) < 0)
 		return luaL_fileresult(L, 0, path);
-	lua_createtable(L, 0, 2);
-	lua_pushstring(L, S_ISREG(st.st_mode) ? "file" : S_ISDIR(st.st_mode) ? "dir" : "other");
+	lua_createtable(L, 0, 3);
+	lua_pushstring(L, S_ISREG(st.st_mode) ? "file" : S_ISDIR(st.st_mode) ? "dir" : S_ISLNK(st.st_mode) ? "link" : "other");
 	lua_setfield(L, -2, "type");
 	lua_pushinteger(L, (lua_Integer)st.st_size);
 	lua_setfield(L, -2, "size");
+	lua_pushinteger(L, (lua_Integer)st.st_uid);
+	lua_setfield(L, -2, "uid");
 	return 1;
 }
 
@@ -310,6 +445,8 @@ static const luaL_Reg sys_funcs[] = {
 	{"mkdir", sys_mkdir},
 	{"dir", sys_dir},
 	{"lock", sys_lock},
+	{"open", sys_open},
+	{"mkstemp", sys_mkstemp},
 	{"stat", sys_stat},
 	{"interrupted", sys_interrupted},
 	{"truncate", sys_truncate},
@@ -317,6 +454,7 @@ static const luaL_Reg sys_funcs[] = {
 	{"columns", sys_columns},
 	{"now", sys_now},
 	{"getpid", sys_getpid},
+	{"geteuid", sys_geteuid},
 	{"kill", sys_kill},
 	{"sleep", sys_sleep},
 	{"spawn_pty", sys_spawn_pty},
@@ -357,6 +495,7 @@ int luaopen_pmcsh_sys(lua_State *L)
 		{"EPERM", EPERM}, {"ENOENT", ENOENT}, {"ENXIO", ENXIO}, {"EACCES", EACCES}, {"ENODEV", ENODEV},
 		{"EINVAL", EINVAL}, {"ENOSYS", ENOSYS}, {"EOPNOTSUPP", EOPNOTSUPP}, {"EAGAIN", EAGAIN},
 		{"EWOULDBLOCK", EWOULDBLOCK}, {"EBUSY", EBUSY}, {"ESRCH", ESRCH}, {"ENOMEM", ENOMEM},
+		{"EEXIST", EEXIST}, {"ELOOP", ELOOP}, {"ENOLCK", ENOLCK}, {"ENOTSUP", ENOTSUP}, {"EISDIR", EISDIR},
 	};
 	for (size_t i = 0; i < sizeof errnos / sizeof errnos[0]; i++) {
 		lua_pushinteger(L, errnos[i].value);

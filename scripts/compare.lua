@@ -271,6 +271,23 @@ significant difference" where the interval holds 0.
     local files, from_dir = files_of(args)
     if not files then return nil, from_dir end
     if #files == 0 then usage("no .json or .jsonl files in %s", text.inert(table.concat(args, " "))) end
+    if opts.baseline then   -- never over an input, never where a later compare of the folder would read it
+      local bdir = sys.realpath((opts.baseline:match("^(.*)/[^/]*$") or "."):gsub("^$", "/"))
+      local bfile = sys.realpath(opts.baseline)
+      for _, a in ipairs(args) do
+        local real = sys.realpath(a)
+        if real and (real == bfile or real == bdir and (sys.stat(a) or {}).type == "dir") then
+          usage("--baseline %s %s: write it outside the results", text.inert(opts.baseline),
+            real == bfile and "is one of the results compared" or "lies in a folder of results compared, " ..
+            "where every later compare would read it as a host's")
+        end
+      end
+      for _, f in ipairs(files) do
+        if bfile and sys.realpath(f) == bfile then
+          usage("--baseline %s is one of the results compared: write it outside the results", text.inert(opts.baseline))
+        end
+      end
+    end
     local filter = compare.only(opts.only)
     local per_file = {}
     for i, f in ipairs(files) do
@@ -312,14 +329,8 @@ significant difference" where the interval holds 0.
     io.flush()
     if opts.baseline then
       local b = compare.baseline(hosts, res)
-      local part = opts.baseline .. ".part"
-      local f, err = io.open(part, "w")
-      if not f then return nil, string.format("cannot write the baseline: %s", err) end
-      local ok, werr = f:write(require("cjson").encode(b), "\n")
-      local closed, cerr = f:close()
-      if not (ok and closed) then os.remove(part); return nil, "cannot write the baseline: " .. tostring(werr or cerr) end
-      local moved, merr = os.rename(part, opts.baseline)
-      if not moved then os.remove(part); return nil, "cannot write the baseline: " .. tostring(merr) end
+      local ok, err = sys.replace(opts.baseline, function(f) return f:write(require("cjson").encode(b), "\n") end)
+      if not ok then return nil, "cannot write the baseline: " .. text.inert(tostring(err)) end
       if not opts.json and not opts.csv then
         local n = 0
         for _ in pairs(b.metrics) do n = n + 1 end

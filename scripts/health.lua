@@ -75,8 +75,9 @@ end
 
 -- The bounds each metric must keep: from the baseline (its "health: NAME"
 -- metrics) and the explicit thresholds, the stricter winning.  Returns
--- name -> {low=, high=, why=}, or raises a usage error.
-local function bounds(opts, ms)
+-- name -> {low=, high=, why=}, or nil, message.  base: the baseline, read
+-- before measuring.
+local function bounds(opts, base, ms)
   local b = {}
   local function set(name, low, high, why)
     local e = b[name] or {}
@@ -84,9 +85,7 @@ local function bounds(opts, ms)
     if high and (not e.high or high < e.high) then e.high, e.why_high = high, why end
     b[name] = e
   end
-  if opts.baseline then
-    local base, err = compare.read_baseline(opts.baseline)
-    if not base then return nil, err end
+  if base then
     local any = false
     for _, m in ipairs(ms) do
       local bm = base.metrics["health: " .. m.name]
@@ -170,24 +169,43 @@ neither a baseline nor a threshold it measures and judges nothing.
     if not (ok and fits) then usage("--n %s: %s", metrics.size(o.n), ok and why or fits.message) end
     fits, why = chase.check({size = o.chain}, o.mlp_max)
     if not fits then usage("--chain %s (--mlp-max %d): %s", metrics.size(o.chain), o.mlp_max, why) end
-    local out
+    -- the baseline read and the results file made before measuring: a bad
+    -- one costs no run, and its status (2) is never health's 1
+    local base, w
+    if opts.baseline then
+      local berr
+      base, berr = compare.read_baseline(opts.baseline)
+      if not base then usage("%s", berr) end
+      local any = false
+      for name in pairs(base.metrics) do any = any or name:match("^health: ") ~= nil end
+      if not any then
+        usage("%s holds none of health's metrics: write it from pmcsh health results (pmcsh compare --baseline " ..
+          "%s DIR)", text.inert(opts.baseline), text.inert(opts.baseline))
+      end
+    end
     if opts.out then
-      local path, perr, perrno = results.path(opts.out, "health")
-      if not path then return nil, perr, perrno end
-      out = path
+      local path, perr = results.path(opts.out, "health")
+      if not path then usage("--out %s: %s", text.inert(opts.out), perr) end
+      local werr
+      w, werr = results.create(path, "remove it or name another file (%j and %t make one per task)")
+      if not w then usage("--out: %s", werr) end
     end
     local fp = machine.fingerprint()
     local ms, err = measure(o)
-    if not ms then return nil, err end
-    local b, berr = bounds(opts, ms)
-    if not b then return nil, berr end
+    if not ms then
+      if w then w:close() end
+      return nil, err
+    end
+    local b, berr = bounds(opts, base, ms)
+    if not b then
+      if w then w:close() end
+      return nil, berr
+    end
     local failed = judge(ms, b)
     local verdict = {type = "verdict", healthy = #failed == 0, failed = failed, seconds = sys.now() - t0}
     local header = {type = "header", recipe = "health", format = FORMAT, fingerprint = fp, n = o.n, reps = o.reps,
       chain = o.chain, mlp_max = o.mlp_max, started = os.time(), baseline = opts.baseline}
-    if out then
-      local w, werr = results.create(out, "remove it or name another file (%j and %t make one per task)")
-      if not w then return nil, werr end
+    if w then
       local ok, e2 = w:write(header)
       for _, rec in ipairs(ms) do if ok then ok, e2 = w:write(rec) end end
       if ok then ok, e2 = w:write(verdict) end

@@ -247,7 +247,7 @@ end
 -- run.  stderr without -o; nil, message when it cannot be opened.
 local function open_output(opts)
   if not opts.output then return setmetatable({f = io.stderr, name = "the counts to stderr"}, Out) end
-  local f, msg = io.open(opts.output, opts.append and "a" or "w")
+  local f, msg = sys.create(opts.output, opts.append)   -- never through another user's link
   if not f then return nil, msg end
   local out = setmetatable({f = f, name = opts.output}, Out)
   out:write(string.format("# started on %s\n\n", os.date("%a %b %e %H:%M:%S %Y")))

@@ -169,48 +169,42 @@ local function survey_set(path)
   return {set}
 end
 
-local function first_line(path)
-  local f, err = io.open(path, "r")
-  if not f then return nil, err end
-  local l = f:read("l")
-  while l and not l:match("%S") do l = f:read("l") end
-  f:close()
-  return l or ""
-end
-
 -- The sets of one results file: a list, or nil and a message naming the
--- file (and its line) and what is wrong.
+-- file (and its line) and what is wrong.  Read as a file from another node
+-- (results.each_line: regular, every line bounded).
 function M.read(path)
-  local first, err = first_line(path)
-  if not first then return nil, string.format("cannot read %s", err) end
-  local ok, rec = pcall(cjson.decode, first)
-  if ok and type(rec) == "table" and rec.type == "header" and rec.format == results.FORMAT then
+  local lines = {}
+  local ok, err = results.each_line(path, function(l, lineno)
+    if l:match("%S") then lines[#lines + 1] = {l, lineno} end
+    return true
+  end)
+  if not ok then return nil, err end
+  if not lines[1] then return nil, string.format("%s: empty: no results in it", path) end
+  local dok, rec = pcall(cjson.decode, lines[1][1])
+  if dok and type(rec) == "table" and rec.type == "header" and rec.format == results.FORMAT then
     return survey_set(path)
   end
-  local sets, set, seen, lineno = {}, nil, {}, 0
-  for line in io.lines(path) do
-    lineno = lineno + 1
-    if line:match("%S") then
-      local dok, r = pcall(cjson.decode, line)
-      if not dok or type(r) ~= "table" then
-        return nil, string.format("%s:%d: not a JSON object (compare reads the results files and --json output of " ..
-          "pmcsh recipes)", path, lineno)
-      end
-      if r.fingerprint ~= nil then
-        if type(r.fingerprint) ~= "table" or type(r.fingerprint.host) ~= "string" then
-          return nil, string.format("%s:%d: a fingerprint without a host", path, lineno)
-        end
-        set = new_set(path, r.fingerprint, type(r.recipe) == "string" and r.recipe or nil, r)
-        sets[#sets + 1], seen = set, {}
-      elseif not set then
-        return nil, string.format("%s:%d: a record before any fingerprint: not written by this pmcsh " ..
-          "(results carry their machine's fingerprint since pmcsh compare)", path, lineno)
-      end
-      local reader = READERS[set.recipe]
-      for _, m in ipairs(metric_record(r) or reader and reader(r, seen) or {}) do add(set, m) end
+  local sets, set, seen = {}, nil, {}
+  for _, e in ipairs(lines) do
+    local line, lineno = e[1], e[2]
+    local rok, r = pcall(cjson.decode, line)
+    if not rok or type(r) ~= "table" then
+      return nil, string.format("%s:%d: not a JSON object (compare reads the results files and --json output of " ..
+        "pmcsh recipes)", path, lineno)
     end
+    if r.fingerprint ~= nil then
+      if type(r.fingerprint) ~= "table" or type(r.fingerprint.host) ~= "string" then
+        return nil, string.format("%s:%d: a fingerprint without a host", path, lineno)
+      end
+      set = new_set(path, r.fingerprint, type(r.recipe) == "string" and r.recipe or nil, r)
+      sets[#sets + 1], seen = set, {}
+    elseif not set then
+      return nil, string.format("%s:%d: a record before any fingerprint: not written by this pmcsh " ..
+        "(results carry their machine's fingerprint since pmcsh compare)", path, lineno)
+    end
+    local reader = READERS[set.recipe]
+    for _, m in ipairs(metric_record(r) or reader and reader(r, seen) or {}) do add(set, m) end
   end
-  if #sets == 0 then return nil, string.format("%s: empty: no results in it", path) end
   return sets
 end
 
@@ -529,11 +523,10 @@ end
 
 -- A baseline file read back and checked: the table, or nil and a message.
 function M.read_baseline(path)
-  local f, err = io.open(path, "r")
-  if not f then return nil, string.format("cannot read the baseline: %s", err) end
-  local text = f:read("a")
-  f:close()
-  local ok, b = pcall(cjson.decode, text)
+  local parts = {}
+  local read, err = results.each_line(path, function(l) parts[#parts + 1] = l; return true end)
+  if not read then return nil, string.format("cannot read the baseline: %s", err) end
+  local ok, b = pcall(cjson.decode, table.concat(parts, "\n"))
   if not ok or type(b) ~= "table" or b.format ~= M.BASELINE or type(b.metrics) ~= "table" then
     return nil, string.format("%s: not a pmcsh baseline (write one with pmcsh compare --baseline FILE)", path)
   end

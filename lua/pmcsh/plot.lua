@@ -11,7 +11,8 @@ local paths = require("pmcsh.paths")
 local text = require("pmcsh.text")
 local gq, datum = text.gnuplot, text.gnuplot_datum
 local read_text = require("pmcsh.machine").read_text
-local sys_stat = require("pmcsh._sys").stat
+local sys = require("pmcsh.sys")
+local sys_stat = sys.stat
 
 -- Where gnuplot is, or nil.  PMCSH_GNUPLOT overrides (also "" to disable);
 -- a privileged process (paths.secure) takes neither it nor PATH.
@@ -62,13 +63,6 @@ function M.check(file)
   return true
 end
 
--- The file beside `file` that gnuplot writes first: renamed over `file`
--- once it holds a picture, so a failed plot leaves the old one whole.
-local function part_name(file)
-  local dir, base = file:match("^(.*/)([^/]*)$")
-  return string.format("%s.%s.%d%04d.part", dir or "", base or file, os.time() % 100000, math.random(0, 9999))
-end
-
 -- Runs a gnuplot script; tries the fallback terminal when the first is
 -- missing.  Success is gnuplot's exit status 0 and a non-empty picture.
 local function run(script_body, file, height)
@@ -76,7 +70,11 @@ local function run(script_body, file, height)
   if not gp then return nil, NO_GNUPLOT end
   local term, fallback = terminal(file, height)
   if not term then return nil, string.format("cannot plot to '%s': name a .png or .svg file", text.inert(file)) end
-  local part = part_name(file)
+  -- gnuplot writes a private file of its own (made by mkstemp in /tmp,
+  -- where nobody else can put a link in its place); the picture is then
+  -- copied into place by sys.replace, so a failed plot leaves the old one
+  -- whole and nothing is written through a name another user can guess
+  local part = os.tmpname()
   local function attempt(t)
     local sf, ef = os.tmpname(), os.tmpname()
     local f, ok, err = io.open(sf, "w")
@@ -103,13 +101,14 @@ local function run(script_body, file, height)
   local ok, err = attempt(term)
   if not ok and fallback then ok, err = attempt(fallback) end
   if ok then
-    local renamed, rerr = os.rename(part, file)
-    if not renamed then ok, err = false, "cannot write " .. text.inert(file) .. ": " .. tostring(rerr) end
+    local pf = io.open(part, "rb")
+    local picture = pf and pf:read("a")
+    if pf then pf:close() end
+    local written, werr = sys.replace(file, function(f) return f:write(picture or "") end)
+    if not written then ok, err = false, "cannot write " .. text.inert(file) .. ": " .. tostring(werr) end
   end
-  if not ok then
-    os.remove(part)
-    return nil, text.inert(err, true)
-  end
+  os.remove(part)
+  if not ok then return nil, text.inert(err, true) end
   return true
 end
 

@@ -9,11 +9,23 @@ cjson.encode_invalid_numbers(false)  -- NaN/inf are an error, never "nan" in the
 local machine = require("pmcsh.machine")
 local options = require("pmcsh.options")
 local sys = require("pmcsh._sys")
+local psys = require("pmcsh.sys")
 
 local M = {}
 
 M.FORMAT = "pmcsh-survey/1"
-M.MAX_LINE = 1 << 20      -- bytes; a longer line is no survey record
+M.MAX_LINE = 64 << 20     -- bytes; a longer line is no record (the writer writes none)
+
+-- The most bytes a run record of `cells` cells over `reps` pairs of
+-- windows takes: per cell its fixed fields and four numbers a pair (slope,
+-- intercept, two windows), per run six (times, work, ...), each number at
+-- most 24 bytes as cjson writes it (14 digits, sign, exponent, comma).
+-- Whether that fits a line, and the most reps that would.
+function M.fits(cells, reps)
+  local function bytes(r) return 4096 + cells * 1024 + (cells * 4 + 6) * r * 24 end
+  local most = (M.MAX_LINE - bytes(0)) // ((cells * 4 + 6) * 24)
+  return bytes(reps) <= M.MAX_LINE, math.max(0, most)
+end
 
 -- The line a recipe's JSON lines start with, {"recipe":, "fingerprint":}:
 -- a record with a fingerprint names the machine of itself and the records
@@ -25,20 +37,13 @@ end
 
 -- The results file a task writes: `name` with %h (the host: Slurm's node
 -- name), %j (the job, "local" outside Slurm), %t (the task, 0 outside
--- Slurm) and %% replaced; a name ending in "/" is a folder (made when
--- missing) holding RECIPE-%h-%j-%t.jsonl.  Two tasks of a job get two names.
+-- Slurm) and %% replaced, in the folders as in the file's name; a name
+-- ending in "/" is a folder (made, with those above it, when missing)
+-- holding RECIPE-%h-%j-%t.jsonl.  Two tasks of a job get two names.
 -- Another %x is a usage error (raised); a folder that cannot be made is
 -- nil, message, errno.
 function M.path(name, recipe, fp)
   fp = fp or machine.fingerprint()
-  local dir = name:match("^(.*)/$")
-  if dir then
-    if dir ~= "" then
-      local ok, err, errno = sys.mkdir(dir)
-      if not ok then return nil, string.format("cannot make the folder for results: %s", err), errno end
-    end
-    name = name .. recipe .. "-%h-%j-%t.jsonl"
-  end
   local function safe(s) return (tostring(s):gsub("[^%w._-]", "_")) end
   local subst = {h = safe(fp.host), j = safe(fp.job or "local"), t = safe(fp.task or 0), ["%"] = "%"}
   local bad
@@ -49,67 +54,77 @@ function M.path(name, recipe, fp)
   if bad then
     options.usage_error("%s: unknown %s in a results name (%%h host, %%j job, %%t task, %%%% a %%)", name, bad)
   end
+  local dir = out:match("^(.*)/$")
+  if dir then
+    if dir ~= "" then
+      local ok, err, errno = psys.mkdirs(dir)
+      if not ok then return nil, string.format("cannot make the folder for results: %s", err), errno end
+    end
+    out = out .. recipe .. "-" .. subst.h .. "-" .. subst.j .. "-" .. subst.t .. ".jsonl"
+  end
   return out
 end
 
 local Writer = {}
 Writer.__index = Writer
 
+-- An exclusive lock on f, or nil, message (f closed).  A filesystem that
+-- takes no locks (some network and FUSE ones) is said once and written
+-- without one.
 local function locked(f, path)
-  local ok, _, errno = sys.lock(f)
+  local ok, msg, errno = sys.lock(f)
   if ok then return true end
+  if errno == sys.ENOSYS or errno == sys.ENOLCK or errno == sys.EOPNOTSUPP or errno == sys.ENOTSUP then
+    io.stderr:write(string.format("pmcsh: warning: %s: this filesystem takes no locks; two pmcsh writing it at " ..
+      "once would mix their lines\n", path))
+    return true
+  end
   f:close()
   if errno == sys.EWOULDBLOCK then
     return nil, string.format("%s is being written by another pmcsh; wait for it, or write to another file", path)
   end
-  return nil, string.format("cannot lock %s: errno %d", path, errno)
+  return nil, string.format("cannot lock %s: %s", path, msg)
 end
 
-local function regular(path)
-  local st = sys.stat(path)
-  if st and st.type ~= "file" then
-    return nil, string.format("%s is not a regular file", path)
-  end
-  return st or {size = 0}
-end
-
--- A new results file at `path`: refused when one with content is there
--- (hint: what to do then, the survey's --resume and --report by default).
--- The header and the unopened events wait in memory until the first run
--- (or "done") is written with them: a survey that stops before its first
--- run leaves no file (one it made is removed), so the corrected command
--- finds none in its way.
+-- A new results file at `path`: made here (never through a link, never
+-- another user's file), or an empty one of this user's taken over; refused
+-- when one with content is there (hint: what to do then, the survey's
+-- --resume and --report by default).  The header and the unopened events
+-- wait in memory until the first run (or "done") is written with them: a
+-- stop before it leaves no file (one made here is removed), so the
+-- corrected command finds none in its way.
 function M.create(path, hint)
-  local existed = sys.stat(path) ~= nil
-  local st, err = regular(path)
-  if not st then return nil, err end
-  if st.size > 0 then
+  local f, size, kind = sys.open(path, "new")   -- fail: nil, message, errno
+  local created = f ~= nil
+  if not f and kind == sys.EEXIST then f, size, kind = sys.open(path, "append") end
+  if not f then return nil, string.format("cannot write the results file: %s", size), kind end
+  if kind ~= "file" then f:close(); return nil, string.format("%s is not a regular file", path) end
+  if size > 0 then
+    f:close()
     return nil, string.format("%s already holds results: %s", path, hint or string.format("--resume %s " ..
       "continues that survey, --report %s shows it; remove it or name another file to start afresh", path, path))
   end
-  local f, oerr = io.open(path, "a")
-  if not f then return nil, string.format("cannot write survey file: %s", oerr) end
   local ok, lerr = locked(f, path)
   if not ok then return nil, lerr end
   if f:seek("end") > 0 then   -- written between the check and the lock
     f:close()
     return nil, string.format("%s already holds results (another survey started it)", path)
   end
-  return setmetatable({f = f, path = path, pending = {}, created = not existed}, Writer)
+  return setmetatable({f = f, path = path, pending = {}, created = created}, Writer)
 end
 
--- The results file at `path`, to append to (a resume).  A torn last line
--- (a kill mid-write) is cut off at valid_bytes (the end of the last whole
--- line, from M.read), so that it never ends up between two records.
+-- The results file at `path`, to append to (a resume): a regular file of
+-- this user's.  A torn last line (a kill mid-write) is cut off at
+-- valid_bytes (the end of the last whole line, from M.read), so that it
+-- never ends up between two records.
 function M.append(path, valid_bytes)
-  local st, err = regular(path)
-  if not st then return nil, err end
-  local f, oerr = io.open(path, "a+")
-  if not f then return nil, string.format("cannot write survey file: %s", oerr) end
+  local f, size, kind = sys.open(path, "append")
+  if not f then return nil, string.format("cannot write the results file: %s", size), kind end
+  if kind ~= "file" then f:close(); return nil, string.format("%s is not a regular file", path) end
   local ok, lerr = locked(f, path)
   if not ok then return nil, lerr end
   local w = setmetatable({f = f, path = path}, Writer)
-  local size = f:seek("end")
+  size = f:seek("end")
   if valid_bytes and size > valid_bytes then
     local tok, terr = sys.truncate(f, valid_bytes)
     if not tok then f:close(); return nil, string.format("cannot cut the torn last line of %s: %s", path, terr) end
@@ -131,7 +146,7 @@ function Writer:raw(s)
   local ok, err = self.f:write(s)
   if ok then ok, err = self.f:flush() end
   if not ok then
-    return nil, string.format("cannot write survey file %s: %s", self.path, tostring(err))
+    return nil, string.format("cannot write the results file %s: %s", self.path, tostring(err))
   end
   return true
 end
@@ -141,6 +156,10 @@ end
 local HELD = {header = true, unopened = true}
 function Writer:write(obj)
   local line = cjson.encode(obj) .. "\n"
+  if #line > M.MAX_LINE then   -- M.fits keeps a survey's records under it
+    return nil, string.format("cannot write a %s record of %d bytes to %s: its readers take lines of up to %d",
+      tostring(obj.type), #line, self.path, M.MAX_LINE)
+  end
   if self.pending and HELD[obj.type] then
     self.pending[#self.pending + 1] = line
     return true
@@ -155,7 +174,7 @@ function Writer:close()
   self.f = nil
   if self.pending and self.created then os.remove(self.path) end   -- no run written: no file
   local ok, err = f:close()
-  if not ok then return nil, string.format("cannot write survey file %s: %s", self.path, tostring(err)) end
+  if not ok then return nil, string.format("cannot write the results file %s: %s", self.path, tostring(err)) end
   return true
 end
 Writer.__close = Writer.close
@@ -233,6 +252,55 @@ local function check(v, shape, where)
   return true
 end
 
+-- Reads the file at `path` as a file from another node is read: a regular
+-- file only (a FIFO or a device is refused, never waited on), line by line,
+-- each line at most M.MAX_LINE bytes (a longer one is refused unread: its
+-- pieces gather in a list, so a long line costs its length, not its square).
+-- fn(line, lineno, offset) -> true to go on, or nil, message to stop.  The
+-- bytes read, or nil, message[, errno] (fn's, or the file's).
+function M.each_line(path, fn)
+  local f, oerr, errno = sys.open(path, "read")
+  if not f then return nil, string.format("cannot read %s", oerr), errno end
+  local parts, plen, base, lineno = {}, 0, 0, 0
+  local function one(l)
+    lineno = lineno + 1
+    local ok, err = fn(l, lineno, base)
+    base = base + #l + 1
+    return ok, err
+  end
+  while true do
+    local block = f:read(65536)
+    if not block then break end
+    local from = 1
+    while true do
+      local nl = block:find("\n", from, true)
+      if not nl then break end
+      parts[#parts + 1] = block:sub(from, nl - 1)
+      local l = table.concat(parts)
+      parts, plen = {}, 0
+      local ok, err = one(l)
+      if not ok then f:close(); return nil, err end
+      from = nl + 1
+    end
+    if from <= #block then
+      parts[#parts + 1] = block:sub(from)
+      plen = plen + #block - from + 1
+    end
+    if plen > M.MAX_LINE then
+      f:close()
+      return nil, string.format("%s:%d: a line over %d bytes: not a pmcsh results file", path, lineno + 1, M.MAX_LINE)
+    end
+  end
+  f:close()
+  local rest = table.concat(parts)
+  if rest ~= "" then
+    local ok, err = one(rest)
+    if not ok then return nil, err end
+    base = base - 1
+  end
+  return base
+end
+
 -- The records of the file at `path`, each checked: a list of decoded
 -- objects, how many torn lines were skipped (0 or 1: only the last line
 -- may be torn, by a crash mid-write) and the bytes up to the end of the
@@ -240,14 +308,9 @@ end
 -- naming file:line and what is wrong in it otherwise: any other line that
 -- is not a record is an error, never skipped, so no run is lost unseen.
 function M.read(path)
-  local st, err = regular(path)
-  if not st then return nil, err end
-  local f, oerr = io.open(path, "r")
-  if not f then return nil, string.format("cannot read survey file: %s", oerr) end
-  local records, lineno, rest, base = {}, 0, "", 0
+  local records = {}
   local bad   -- the first line that is no record: {lineno=, at=byte offset}
-  local function line(s, at)
-    lineno = lineno + 1
+  local function line(s, lineno, at)
     if not s:match("%S") then return true end
     if bad then
       return nil, string.format("%s:%d: not a JSON record (only the last line may be torn, by a crash " ..
@@ -274,34 +337,12 @@ function M.read(path)
     records[#records + 1] = obj
     return true
   end
-  while true do
-    local block = f:read(65536)
-    if not block then break end
-    rest = rest .. block
-    local from = 1
-    while true do
-      local nl = rest:find("\n", from, true)
-      if not nl then break end
-      local ok, lerr = line(rest:sub(from, nl - 1), base + from - 1)
-      if not ok then f:close(); return nil, lerr end
-      from = nl + 1
-    end
-    base = base + from - 1
-    rest = rest:sub(from)
-    if #rest > M.MAX_LINE then
-      f:close()
-      return nil, string.format("%s:%d: a line over %d bytes: not a survey file", path, lineno + 1, M.MAX_LINE)
-    end
-  end
-  f:close()
-  if rest ~= "" then
-    local ok, lerr = line(rest, base)
-    if not ok then return nil, lerr end
-  end
+  local size, err, errno = M.each_line(path, line)
+  if not size then return nil, err, errno end
   if #records == 0 or records[1].type ~= "header" then
     return nil, string.format("%s: no survey header (empty, or not written by pmcsh survey)", path)
   end
-  return records, bad and 1 or 0, bad and bad.at or base + #rest
+  return records, bad and 1 or 0, bad and bad.at or size
 end
 
 return M

@@ -3,16 +3,19 @@
 -- facade over pmcsh._sys; only lua/pmcsh reaches the C module).
 local C = require("pmcsh._sys")
 local doc = require("pmcsh.help").doc
+local errors = require("pmcsh.errors")
 
 local M = {}
 
 for _, name in ipairs({"EINTR", "EPERM", "ENOENT", "ENXIO", "EACCES", "ENODEV", "EINVAL", "ENOSYS", "EOPNOTSUPP",
-                       "EAGAIN", "EWOULDBLOCK", "EBUSY", "ESRCH", "ENOMEM"}) do
+                       "EAGAIN", "EWOULDBLOCK", "EBUSY", "ESRCH", "ENOMEM", "EEXIST", "ELOOP", "ENOLCK",
+                       "ENOTSUP", "EISDIR"}) do
   M[name] = C[name]
 end
 
-M.stat = doc(function(path) return C.stat(path) end, "sys.stat", [[
-sys.stat(path) -> {type = "file"|"dir"|"other", size =} | nil, msg, errno]])
+M.stat = doc(function(path, link) return C.stat(path, link) end, "sys.stat", [[
+sys.stat(path[, link]) -> {type = "file"|"dir"|"link"|"other", size =, uid =} | nil, msg, errno
+  (with link true a link is itself, "link", not what it points to)]])
 
 M.dir = doc(function(path) return C.dir(path) end, "sys.dir", [[
 sys.dir(path) -> the names in a folder (unsorted, no . or ..) | nil, msg, errno]])
@@ -38,9 +41,93 @@ sys.columns("stdout") -> the terminal's width in columns, or nil]])
 M.interrupted = doc(function() return C.interrupted() end, "sys.interrupted", [[
 sys.interrupted() -> whether Ctrl-C was pressed during this command]])
 
+-- Files as a careful Unix tool writes them: pmcsh never writes through a
+-- link another user planted, never adopts another user's file, and
+-- replaces a file whole or not at all.
+
+M.open = doc(function(path, how)
+  errors.check("open", 1, path, "string")
+  errors.check("open", 2, how, "string")
+  return C.open(path, how)
+end, "sys.open", [[
+sys.open(path, how) -> file, size, kind | nil, msg, errno
+  how "new":    a new file, made here; never an existing name, never through
+                a link (errno sys.EEXIST)
+  how "append": an existing file, to read and add to: a regular file of this
+                user's (kind "file"), or a device or FIFO ("device"); a link is
+                followed only where it is this user's or root's (sys.ELOOP)
+  how "read":   a regular file; a FIFO or device is refused, never waited on]])
+
+-- A file to write, as perf's -o: a new one, or an existing one of this
+-- user's emptied (kept where append), never through another user's link.
+M.create = doc(function(path, append)
+  errors.check("create", 1, path, "string")
+  local f, size, kind = C.open(path, "new")
+  if f then return f, 0, kind end
+  if size == nil or kind ~= M.EEXIST then return f, size, kind end
+  local err, errno
+  f, size, kind = C.open(path, "append")
+  if f and kind == "file" and not append and size > 0 then
+    local ok
+    ok, err, errno = C.truncate(f, 0)
+    if not ok then f:close(); return nil, err, errno end
+    size = 0
+  end
+  return f, size, kind
+end, "sys.create", [[
+sys.create(path[, append]) -> file, size, kind | nil, msg, errno
+  a file to write: made when missing, emptied when it is this user's (kept
+  with append true); never another user's, never through another's link]])
+
+-- fill(file) -> true | nil, msg: writes the content; an error or nil
+-- leaves path as it was.
+M.replace = doc(function(path, fill)
+  errors.check("replace", 1, path, "string")
+  errors.check("replace", 2, fill, "function")
+  local f, tmp, errno = C.mkstemp(path)
+  if not f then return nil, tmp, errno end
+  local r = table.pack(pcall(fill, f))
+  local ok, err = r[1] and r[2], r[1] and r[3] or r[2]
+  if ok then
+    local flushed, ferr = f:flush()
+    if not flushed then ok, err = nil, ferr end
+  end
+  local closed, cerr = f:close()
+  if ok and not closed then ok, err = nil, cerr end
+  if ok then
+    local moved, merr, merrno = os.rename(tmp, path)
+    if moved then return true end
+    os.remove(tmp)
+    return nil, merr, merrno
+  end
+  os.remove(tmp)
+  if not r[1] then error(r[2], 0) end
+  return nil, err
+end, "sys.replace", [[
+sys.replace(path, fill) -> true | nil, msg, errno
+  writes path whole or not at all: fill(file) writes a new file beside it
+  (a name nobody can guess, made here), renamed over path once fill returns
+  true and the data is written; on nil, msg or an error path is as it was]])
+
+-- Makes path and the folders above it that are missing.
+M.mkdirs = doc(function(path)
+  errors.check("mkdirs", 1, path, "string")
+  local at = path:match("^/") and "/" or ""
+  for part in path:gmatch("[^/]+") do
+    at = at .. part
+    local ok, err, errno = C.mkdir(at)
+    if not ok then return nil, err, errno end
+    at = at .. "/"
+  end
+  return true
+end, "sys.mkdirs", [[
+sys.mkdirs(path) -> true | nil, msg, errno: the folder and those above it, made where missing]])
+
 return doc(M, "sys", [[
 sys: the operating system as recipes use it.
   sys.stat(path), sys.dir(path), sys.realpath(path)   files and folders
+  sys.open(path, how), sys.create(path), sys.replace(path, fill), sys.mkdirs(path)
+                                                      files written safely
   sys.now(), sys.sleep(s), sys.getpid()                the clock, this process
   sys.isatty(stream), sys.columns(stream)              the terminal
   sys.interrupted()                                    Ctrl-C during this command

@@ -367,6 +367,16 @@ function M.run(o)
   end
   -- pack (again, on resume: the environment decides)
   local groups, unopened = plan.pack(hdr.units, plan.try)
+  -- a record the file's readers would refuse is refused before measuring
+  for _, g in ipairs(f and groups or {}) do
+    local fits, most = results.fits(#g.keys, hdr.reps)
+    if not fits then
+      f:close()
+      plan.usage(string.format("--reps %d: a run of %d counts would write a record over the %d MiB a results " ..
+        "line may hold; at most --reps %d with these events, or fewer events at once", hdr.reps, #g.keys,
+        results.MAX_LINE >> 20, most))
+    end
+  end
   -- events the PMU does not implement: not measured, said so
   for _, u in ipairs(st.skipped or {}) do unopened[#unopened + 1] = u end
   st.skipped = nil

@@ -1,0 +1,191 @@
+-- The fourth audit's writer findings: in a results folder a group shares
+-- (writable by others, not sticky), another user's link or file never makes
+-- pmcsh write where the user did not ask, a replacement is whole or absent,
+-- and a file's trouble is found before measuring.  The other user is
+-- nobody (root drops to it with setpriv).
+local h = require("helpers")
+
+local AS_OTHER = "setpriv --reuid=65534 --regid=65534 --clear-groups "
+
+local function exists(path) return os.execute("test -e " .. h.shquote(path) .. " -o -L " .. h.shquote(path)) == true end
+local function is_link(path) return os.execute("test -L " .. h.shquote(path)) == true end
+local function sh(cmd) assert(os.execute(cmd), cmd) end
+
+-- A health file of host `host` whose triad is `mbps`.
+local function health_file(path, host, mbps)
+  h.write(path, table.concat({
+    string.format('{"type":"header","recipe":"health","format":"pmcsh-health/1","fingerprint":{"host":"%s"},' ..
+      '"n":1048576,"reps":3}', host),
+    string.format('{"type":"metric","name":"triad MB/s, socket 0","value":%g,"unit":"MB/s","better":"higher",' ..
+      '"samples":[%g,%g,%g]}', mbps, mbps * 0.99, mbps, mbps * 0.98),
+    '{"type":"verdict","healthy":true,"failed":[],"seconds":1}', '{"type":"done"}', ""}, "\n"))
+end
+
+describe("files written in a folder another user can write", function()
+  local dir, victim, shared
+  before_each(function()
+    dir = h.tmpdir()
+    victim = dir .. "/private/victim"          -- where the other user would like root to write
+    shared = dir .. "/shared"
+    sh("mkdir -p " .. h.shquote(dir .. "/private") .. " " .. h.shquote(shared))
+    sh("chmod 755 " .. h.shquote(dir) .. " && chmod 0777 " .. h.shquote(shared))   -- group-writable, not sticky
+  end)
+  after_each(function() os.execute("rm -rf " .. h.shquote(dir)) end)
+  local function other(cmd)
+    return h.need(h.is_root() and h.have("setpriv"), "needs root (to act as another user) and setpriv") and
+      assert(os.execute("cd / && " .. AS_OTHER .. cmd), cmd)
+  end
+
+  it("survey --out DIR/ and --out FILE create nothing through a link another user planted", function()
+    if not other("ln -s " .. h.shquote(victim) .. " " .. h.shquote(shared .. "/survey-nx-7-0.jsonl")) then return end
+    other("ln -s " .. h.shquote(victim) .. " " .. h.shquote(shared .. "/x.jsonl"))
+    for _, out in ipairs({shared .. "/", shared .. "/x.jsonl"}) do
+      local r = h.run({"survey", "-e", "task-clock", "--n", "20000", "-r", "2", "-k", "copy", "--out", out},
+        {env = "SLURMD_NODENAME=nx SLURM_JOB_ID=7 SLURM_PROCID=0"})
+      assert.are.equal(1, r.code)
+      assert.matches(".jsonl: a link of another user's: pmcsh writes through none", r.err, 1, true)
+      assert.is_false(exists(victim))
+      assert.are.equal("", r.out)
+    end
+    assert.is_true(is_link(shared .. "/x.jsonl"))
+  end)
+
+  it("health --out DIR/ refuses another user's link or file before measuring, exit 2", function()
+    local env = {env = "SLURMD_NODENAME=nx SLURM_JOB_ID=7 SLURM_PROCID=0"}
+    local name = shared .. "/health-nx-7-0.jsonl"
+    if not other("ln -s " .. h.shquote(victim) .. " " .. h.shquote(name)) then return end
+    local r = h.run({"health", "-v", "--n", "4096", "--reps", "2", "--chain", "64K", "--mlp-max", "2", "--out", shared .. "/"}, env)
+    assert.are.equal(2, r.code)
+    assert.matches("a link of another user's", r.err, 1, true)
+    assert.are.equal("", r.out)   -- -v prints the measurements: none were made
+    assert.is_false(exists(victim))
+    -- an empty file of the other user's, writable by all, is not adopted
+    os.remove(name)
+    other("sh -c " .. h.shquote("umask 0 && : > " .. h.shquote(name)))
+    r = h.run({"health", "-v", "--n", "4096", "--reps", "2", "--chain", "64K", "--mlp-max", "2", "--out", shared .. "/"}, env)
+    assert.are.equal(2, r.code)
+    assert.matches("a file of another user's", r.err, 1, true)
+    assert.are.equal("", r.out)
+  end)
+
+  it("stat -o follows no link of another user's; its own file is emptied as perf does", function()
+    if not other("ln -s " .. h.shquote(victim) .. " " .. h.shquote(shared .. "/o.txt")) then return end
+    local r = h.run({"stat", "-o", shared .. "/o.txt", "-e", "task-clock", "true"})
+    assert.are_not.equal(0, r.code)
+    assert.is_false(exists(victim))
+    local mine = dir .. "/private/o.txt"
+    h.write(mine, string.rep("old line\n", 100))
+    r = h.run({"stat", "-o", mine, "-e", "task-clock", "true"})
+    assert.are.equal(0, r.code, r.err)
+    local text = h.slurp(mine)
+    assert.not_matches("old line", text)
+    assert.matches("task%-clock", text)
+  end)
+
+  it("compare --baseline writes through no planted part name or link, and replaces the file whole", function()
+    local F = dir .. "/F"
+    sh("mkdir " .. h.shquote(F))
+    for i, mbps in ipairs({20000, 20100, 19900, 20050}) do health_file(F .. "/h" .. i .. ".jsonl", "n" .. i, mbps) end
+    h.write(victim, "precious\n")
+    local base = shared .. "/fleet.json"
+    if not other("ln -s " .. h.shquote(victim) .. " " .. h.shquote(base .. ".part")) then return end
+    local r = h.run({"compare", F, "--baseline", base})
+    assert.are.equal(0, r.code, r.err)
+    assert.are.equal("precious\n", h.slurp(victim))
+    assert.is_false(is_link(base))
+    assert.are.equal("pmcsh-baseline/1", require("cjson").decode(h.slurp(base)).format)
+    -- a link at the baseline's own name is replaced, not written through
+    os.remove(base)
+    other("ln -s " .. h.shquote(victim) .. " " .. h.shquote(base))
+    r = h.run({"compare", F, "--baseline", base})
+    assert.are.equal(0, r.code, r.err)
+    assert.are.equal("precious\n", h.slurp(victim))
+    assert.is_false(is_link(base))
+    -- nothing else is left in the folder
+    local p = io.popen("ls -A " .. h.shquote(shared))
+    local names = p:read("a"); p:close()
+    assert.are.equal("fleet.json fleet.json.part", (names:gsub("\n", " "):gsub(" $", "")))
+  end)
+
+  it("a plot writes through no link and leaves no part file", function()
+    if not h.need(h.have("gnuplot")) then return end
+    local s = dir .. "/s.jsonl"
+    local r = h.run({"survey", "-e", "task-clock", "--n", "20000", "-r", "2", "-k", "copy", "--out", s})
+    assert.are.equal(0, r.code, r.err)
+    h.write(victim, "precious\n")
+    if not other("ln -s " .. h.shquote(victim) .. " " .. h.shquote(shared .. "/heat.png")) then return end
+    r = h.run({"survey", "--report", s, "--plot", shared .. "/heat.png"})
+    assert.are.equal(0, r.code, r.err)
+    assert.are.equal("precious\n", h.slurp(victim))
+    assert.is_false(is_link(shared .. "/heat.png"))
+    assert.are.equal("\137PNG", h.slurp(shared .. "/heat.png"):sub(1, 4))
+    local p = io.popen("ls -A " .. h.shquote(shared))
+    local names = p:read("a"); p:close()
+    assert.are.equal("heat.png\n", names)
+  end)
+end)
+
+describe("results folders", function()
+  local dir
+  before_each(function() dir = h.tmpdir() end)
+  after_each(function() os.execute("rm -rf " .. h.shquote(dir)) end)
+
+  it("--out makes the missing folders above DIR/ and takes %h %j %t in them", function()
+    local r = h.run({"survey", "-e", "task-clock", "--n", "20000", "-r", "2", "-k", "copy",
+      "--out", dir .. "/a/%j-%t/b/"}, {env = "SLURM_JOB_ID=77 SLURM_PROCID=3 SLURMD_NODENAME=nx"})
+    assert.are.equal(0, r.code, r.err)
+    assert.is_true(exists(dir .. "/a/77-3/b/survey-nx-77-3.jsonl"))
+  end)
+
+  it("compare --baseline refuses to write over an input or into a folder of results", function()
+    local F = dir .. "/F"
+    os.execute("mkdir " .. h.shquote(F))
+    for i, mbps in ipairs({20000, 20100, 19900}) do health_file(F .. "/h" .. i .. ".jsonl", "n" .. i, mbps) end
+    local before = h.slurp(F .. "/h1.jsonl")
+    local r = h.run({"compare", F, "--baseline", F .. "/h1.jsonl"})
+    assert.are.equal(2, r.code)
+    assert.matches("outside the results", r.err, 1, true)
+    assert.are.equal(before, h.slurp(F .. "/h1.jsonl"))
+    r = h.run({"compare", F, "--baseline", F .. "/fleet.json"})
+    assert.are.equal(2, r.code)
+    assert.is_false(exists(F .. "/fleet.json"))
+    r = h.run({"compare", F .. "/h1.jsonl", F .. "/h2.jsonl", F .. "/h3.jsonl", "--baseline", F .. "/h2.jsonl"})
+    assert.are.equal(2, r.code)
+  end)
+end)
+
+describe("a survey's records", function()
+  local dir
+  before_each(function() dir = h.tmpdir() end)
+  after_each(function() os.execute("rm -rf " .. h.shquote(dir)) end)
+
+  it("are all read back: a long run fits the reader's line, a longer one is refused before measuring", function()
+    local s = dir .. "/big.jsonl"
+    local r = h.run({"survey", "-e", "task-clock,page-faults,context-switches", "-k", "copy", "--n", "4096",
+      "-r", "20000", "--no-baseline", "--out", s})
+    assert.are.equal(0, r.code, r.err)
+    local f = assert(io.open(s))
+    local longest = 0
+    for l in f:lines() do longest = math.max(longest, #l) end
+    f:close()
+    assert.is_true(longest > 1 << 20, "the run's line is over the old 1 MiB cap: " .. longest)
+    for _, args in ipairs({{"survey", "--report", s}, {"compare", s, s}}) do
+      r = h.run(args)
+      assert.are.equal(0, r.code, table.concat(args, " ") .. ": " .. r.err)
+    end
+    r = h.run({"survey", "-e", "task-clock,page-faults,context-switches", "-k", "copy", "--n", "4096",
+      "-r", "1000000", "--no-baseline", "--out", dir .. "/huge.jsonl"})
+    assert.are.equal(2, r.code)
+    assert.matches("at most %-%-reps %d+", r.err)
+    assert.is_false(exists(dir .. "/huge.jsonl"))
+  end)
+end)
+
+describe("the reading metatable", function()
+  it("answers nothing when its __index is called by hand on another value", function()
+    local r = h.run({"-e", 'local mt = getmetatable(pmc.group{"task-clock"}:read()); ' ..
+      'print(mt.__index(pmc.group{"task-clock"}, "x") == nil, mt.__index(5, "x") == nil, mt.__index({}, 1) == nil)'})
+    assert.are.equal(0, r.code, r.err)
+    assert.are.equal("true\ttrue\ttrue\n", r.out)
+  end)
+end)
