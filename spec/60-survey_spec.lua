@@ -442,15 +442,31 @@ describe("survey results are never lost", function()
     assert.matches("error writing standard output: No space left on device\n1\n$", out)
   end)
 
-  kit("keeps a relative --group usable from anywhere: the header holds its absolute path", function()
-    os.execute("cp events/software.lua " .. dir .. "/mygrp.lua")
-    local r = helpers.run({"survey", "--group", "mygrp.lua", "-k", "copy", "--n", "64K", "--reps", "2", "--out", "g.jsonl"},
+  kit("reports a group of events/ from anywhere, and runs no group file a results file names", function()
+    local r = helpers.run({"survey", "--group", "software", "-k", "copy", "--n", "64K", "--reps", "2", "--out", "g.jsonl"},
       {env = "cd " .. dir .. " &&"})
     assert.are.equal(0, r.code, r.err)
-    assert.matches("\nMetrics %(.-mygrp%.lua%)", r.out)
+    assert.matches("\nMetrics %(events/software%.lua%)", r.out)
     local elsewhere = helpers.run({"survey", "--report", dir .. "/g.jsonl"}, {env = "cd / &&"})
     assert.are.equal(0, elsewhere.code, elsewhere.err)
     assert.are.equal(r.out, elsewhere.out)
+    -- the user's own file: named by a path, its metrics shown as it runs;
+    -- a results file naming it (or any path) loads nothing (A6)
+    helpers.write(dir .. "/mygrp.lua", 'return {events = {"task-clock"}, metrics = {{name = "m42", ' ..
+      'fn = function() return 42 end}}}')
+    local bare = helpers.run({"survey", "--group", "mygrp.lua", "-k", "copy", "--n", "64K", "--reps", "2"},
+      {env = "cd " .. dir .. " &&"})
+    assert.are.equal(2, bare.code)
+    assert.matches("needs a path: ./mygrp.lua", bare.err, 1, true)
+    r = helpers.run({"survey", "--group", "./mygrp.lua", "-k", "copy", "--n", "64K", "--reps", "2", "--out", "m.jsonl"},
+      {env = "cd " .. dir .. " &&"})
+    assert.are.equal(0, r.code, r.err)
+    assert.matches("\nm42 +42%.0000", r.out)
+    elsewhere = helpers.run({"survey", "--report", dir .. "/m.jsonl"}, {env = "cd / &&"})
+    assert.are.equal(0, elsewhere.code, elsewhere.err)
+    assert.not_matches("m42", elsewhere.out)
+    assert.matches("Metrics: none shown: the group's metrics are in " .. dir .. "/mygrp.lua, which pmcsh does not load",
+      elsewhere.out, 1, true)
   end)
 
   kit("stops on Ctrl-C at any point with status 130, the resume hint and no traceback", function()

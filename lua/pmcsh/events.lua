@@ -33,15 +33,20 @@ function M.names()
   return out
 end
 
--- Loads an events/ data file by name ("pairs-skl") or path.  Returns the
--- table and its path, or nil and a message.
+-- Loads an events/ data file by name ("pairs-skl", from events/ only) or
+-- by path (a name with a "/": ./mine.lua), as recipes are found: a file of
+-- the current folder is never taken for a name.  Returns the table and its
+-- path, or nil and a message.
 function M.load(name)
   local path = name
-  if not file_exists(path) then
+  if not name:find("/", 1, true) then
     path = M.dir() .. "/" .. name .. (name:match("%.lua$") and "" or ".lua")
-  end
-  if not file_exists(path) then
-    return nil, string.format("no events file %q (looked in ./ and %s/)", name, M.dir())
+    if not file_exists(path) then
+      return nil, string.format("no events file %q in %s/%s", name, M.dir(), file_exists(name) and
+        string.format(" (a file of this folder needs a path: ./%s)", name) or "")
+    end
+  elseif not file_exists(path) then
+    return nil, string.format("no events file %s", name)
   end
   local chunk, err = loadfile(path, "t", {})
   if not chunk then return nil, string.format("cannot load %s: %s", path, err) end
@@ -80,6 +85,14 @@ local function split_pairs(spec)
   return out
 end
 
+-- Whether path is a file of events/ (pmcsh's own data): its name, or nil.
+function M.own(path)
+  local dir = sys.realpath(M.dir())
+  local real = type(path) == "string" and sys.realpath(path)
+  local name = real and dir and real:sub(1, #dir + 1) == dir .. "/" and real:sub(#dir + 2):match("^([%w_%-]+)%.lua$")
+  return name or nil
+end
+
 -- Parses a pair list: a file/data name, a list of lists, or "A,B C,D" /
 -- "A,B;C,D".  Returns a list of pairs (each a list of 2..4 event names)
 -- and, for a file, {path=, name=, pmu=, cpu=}; or nil, message.
@@ -87,7 +100,7 @@ function M.pairs(spec)
   if type(spec) == "table" then return check_pairs(spec) end
   if type(spec) ~= "string" or spec == "" then return nil, "empty pair list" end
   local looks_like_file = spec:match("%.lua$") or spec:match("^[%w_.-]+$") and not spec:find(",")
-  if not (looks_like_file or file_exists(spec)) then return check_pairs(split_pairs(spec)) end
+  if not (looks_like_file or spec:find("/", 1, true) and file_exists(spec)) then return check_pairs(split_pairs(spec)) end
   local t, path = M.load(spec)
   if not t then return nil, path end
   if type(t.pairs) ~= "table" then return nil, string.format("%s has no 'pairs' list", path) end

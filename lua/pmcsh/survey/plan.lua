@@ -301,7 +301,7 @@ local function files_of(grp, gpath, prs, psrc)
   if grp then
     local set = {}
     for _, e in ipairs(grp.events) do set[e] = true end
-    files[#files + 1] = {path = gpath, data = grp, count = #grp.events, owns = function(u)
+    files[#files + 1] = {path = gpath, data = grp, group = true, count = #grp.events, owns = function(u)
       return set[u.keys[1]] or u.kind ~= "pair" and set[parsed(u.keys[1]).plain] end}
   end
   if psrc then
@@ -349,7 +349,7 @@ function M.header(o)
   hdr.n, hdr.reps, hdr.threads, hdr.pages = n, opt.reps, opt.threads, opt.pages
   hdr.fresh, hdr.split, hdr.baseline = opt.fresh or false, opt.split or false, opt.baseline ~= false
   hdr.units, hdr.rows, hdr.started, hdr.emulated = units, rows, os.time(), os.getenv("PMCSH_EMULATED")
-  hdr.group = opt.group and realpath(gpath)
+  hdr.group = opt.group and (events.own(gpath) or realpath(gpath))   -- a name of events/, or the path
   hdr.fingerprint = machine.fingerprint()
   -- what the engines will refuse, refused now, before a file is written
   local typed = o.typed or function(k) return "--" .. k:gsub("_", "-") .. " " .. tostring(hdr[k]) end

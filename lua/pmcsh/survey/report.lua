@@ -193,12 +193,25 @@ end
 -- The metrics of the survey's group (header.group, an events/ file), each
 -- evaluated per kernel after the runs.  Returns {path=, rows={{name=,
 -- unit=, desc=, values={kernel=v}, reasons={kernel=why}}}}, or nil and a
--- message (no group, or its file no longer loads).
+-- message (no group, or its file no longer loads).  A survey just run has
+-- the group the user named (st.group); one read from a results file, which
+-- may come from another node, loads only a group of events/, never code a
+-- path in the file names.
 function M.group_metrics(st)
   local name = st.header and st.header.group
   if not name then return nil, "the survey has no group" end
-  local t, path = events.group(name)
-  if not t then return nil, path end
+  local t, path
+  if st.group then
+    t, path = st.group.data, st.group.path
+  else
+    local own = name:find("/", 1, true) and events.own(name) or name
+    if own:find("/", 1, true) or not own:match("^[%w_%-]+$") then
+      return nil, string.format("the group's metrics are in %s, which pmcsh does not load for a results file " ..
+        "(it loads no code a file names)", text.inert(name))
+    end
+    t, path = events.group(own)
+    if not t then return nil, path end
+  end
   local ws = workloads.of(st.header)
   local out = {path = path, rows = {}}
   for _, m in ipairs(t.metrics or {}) do
@@ -321,8 +334,10 @@ end
 
 -- The group's metrics, with one line per kernel and reason for the n/a cells.
 local function metric_lines(st, ws, w)
-  local gm = st.header.group and M.group_metrics(st)
-  if not (gm and #gm.rows > 0) then return {} end
+  if not st.header.group then return {} end
+  local gm, gwhy = M.group_metrics(st)
+  if not gm then return {"", "Metrics: none shown: " .. gwhy} end
+  if #gm.rows == 0 then return {} end
   local kernels = st.header.kernels
   for _, r in ipairs(gm.rows) do w = math.max(w, #r.name + (r.unit and #r.unit + 3 or 0) + 1) end
   local l = {pad_right("Metrics (" .. (gm.path:match("[^/]*/[^/]*$") or gm.path) .. ")", w)}

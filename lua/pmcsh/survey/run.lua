@@ -279,6 +279,9 @@ local function open(o)
   local hdr, files, note, skipped = plan.header(o)
   local st = {header = hdr, baseline = {}, baseline2 = {}, cells = {}, unopened = {}, runs = {}, done = false,
     skipped = skipped}
+  for _, file in ipairs(files) do   -- the group the user named, loaded here (a file's header loads none)
+    if file.group then st.group = {data = file.data, path = file.path} end
+  end
   if not o.out then return st, nil, files, note end
   local f, err = results.create(o.out)
   if not f then return nil, err end
