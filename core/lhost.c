@@ -672,14 +672,18 @@ static int pmain(lua_State *L)
  * said on stderr when stderr still works. */
 static int close_std(int code)
 {
-	int out_bad = fflush(stdout) != 0 || ferror(stdout);
-	int out_err = errno;
+	/* errno is the failure's only where this flush or close fails: an
+	 * earlier write's (ferror) is long overwritten, and is not named */
+	errno = 0;
+	int out_err = fflush(stdout) != 0 ? errno : 0;
+	int out_bad = out_err != 0 || ferror(stdout);
 	if (fclose(stdout) != 0 && !out_bad) {
 		out_bad = 1;
 		out_err = errno;
 	}
 	if (out_bad && out_err != EPIPE) {
-		fprintf(stderr, "%s: error writing standard output: %s\n", progname, strerror(out_err));
+		fprintf(stderr, "%s: error writing standard output: %s\n", progname,
+			out_err ? strerror(out_err) : "a write failed (a full disk, or a closed output?)");
 		if (code == 0)
 			code = 1;
 	}

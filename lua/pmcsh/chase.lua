@@ -31,7 +31,11 @@ local function size_of(v, what)
     return n
   end
   if type(v) == "number" and math.type(v) == "float" and v == math.floor(v) then
-    return math.tointeger(v)
+    return math.tointeger(v) or errors.argument("?", 1, string.format("%s: not a size: %s", what, tostring(v)))
+  end
+  if v ~= nil and math.type(v) ~= "integer" then
+    errors.argument("?", 1, string.format("%s: bytes such as 262144 or \"256M\" expected, got %s", what,
+      type(v) == "number" and tostring(v) or type(v)))
   end
   return v
 end
@@ -732,6 +736,12 @@ or neither; cause is the distinct ones, " / " between them.]])
 M.loaded = doc(errors.facade("loaded", function(opts)
   opts = check_opts(opts, "loaded")
   local threads = opts.threads or math.max(1, #machine.cpus() - 1)
+  if math.type(threads) ~= "integer" then
+    errors.argument("loaded", 1, string.format("threads: an integer expected, got %s", type(threads)), 1)
+  end
+  if opts.delays ~= nil and type(opts.delays) ~= "table" then
+    errors.argument("loaded", 1, string.format("delays: a list of integers expected, got %s", type(opts.delays)), 1)
+  end
   local delays = opts.delays or {0, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 20000}
   if opts.size == nil and opts.chain == nil then
     local o = {size = 256 * 1024 * 1024}

@@ -94,9 +94,10 @@ function M.load(name)
   errors.check("load", 1, name, "string")
   local file = M.find(name)
   if not file then
-    local near = closest(name)
-    local e = M.usage(string.format("cannot open %s: no such file, and no recipe of that name (%spmcsh --help " ..
-      "lists the recipes)", name, #near > 0 and ("did you mean " .. table.concat(near, ", ") .. "? ") or ""))
+    local near, st = closest(name), sys.stat(name)
+    local e = M.usage(st and string.format("cannot read %s: %s", name, st.type == "dir" and "Is a directory" or
+      "not a regular file") or string.format("cannot open %s: no such file, and no recipe of that name (%spmcsh " ..
+      "--help lists the recipes)", name, #near > 0 and ("did you mean " .. table.concat(near, ", ") .. "? ") or ""))
     e.status = 1
     error(e, 0)
   end

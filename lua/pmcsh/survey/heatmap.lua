@@ -55,8 +55,10 @@ local function survey_notes(kernels, units, zero)
     table.insert(per[units[k]], k)
   end
   local lines, cur = {}, string.format("zero in every column (left out, %d):", #zero)
-  for _, z in ipairs(zero) do
-    if #cur + #z + 2 > 120 then lines[#lines + 1] = cur; cur = "  " .. z
+  for i, z in ipairs(zero) do
+    if #cur + #z + 2 > 120 then
+      if #lines == M.MAX_NOTE_LINES - 1 then cur = cur .. string.format(" ... (%d more)", #zero - i + 1); break end
+      lines[#lines + 1] = cur; cur = "  " .. z
     else cur = cur .. " " .. z end
   end
   lines[#lines + 1] = cur
@@ -72,6 +74,10 @@ local function survey_notes(kernels, units, zero)
   return lines
 end
 
+-- The most rows a chart draws, and lines of notes under it: the picture
+-- stays under 640 + 280 * 24 pixels high, whatever the survey.
+M.MAX_ROWS, M.MAX_NOTE_LINES = 300, 8
+
 -- The survey table as a heat map: a row per event, a column per
 -- workload, each cell coloured by its value over the largest in its row
 -- among the columns of the same unit (a chase's hundreds per load and a
@@ -85,6 +91,8 @@ function M.script(st, o)
   local units = workloads.units(kernels)
   local rows, zero = survey_rows(st, kernels, units, o.stat)
   if #rows == 0 then return nil, "nothing to plot: every counted row is zero" end
+  local all = #rows
+  for i = M.MAX_ROWS + 1, all do rows[i] = nil end   -- a picture a viewer opens
   local xt, yt = {}, {}
   for x, k in ipairs(kernels) do xt[#xt + 1] = string.format("%s %d", gq(k), x - 1) end
   for y, r in ipairs(rows) do yt[#yt + 1] = string.format("%s %d", gq(r.name), #rows - y) end
@@ -106,6 +114,10 @@ function M.script(st, o)
     "set tmargin 4",
   }
   local lines = survey_notes(kernels, units, zero)
+  if all > #rows then
+    table.insert(lines, 1, string.format("the first %d rows of %d: a chart holds at most %d (the table shows them all; " ..
+      "-e or --pattern narrows a survey)", #rows, all, M.MAX_ROWS))
+  end
   body[#body + 1] = string.format("set bmargin %d", #lines + 2)
   for i, l in ipairs(lines) do
     body[#body + 1] = string.format("set label %s at screen 0.01, character %d left", gq(l), #lines - i + 1)

@@ -9,6 +9,7 @@ local options = require("pmcsh.options")
 local pmc = require("pmcsh.pmc")
 local stream = require("pmcsh.stream")
 local workloads = require("pmcsh.survey.workloads")
+local text = require("pmcsh.text")
 local results = require("pmcsh.results")
 local sys = require("pmcsh._sys")
 
@@ -387,6 +388,18 @@ end
 -- A header read back to resume: its kernels must be this build's, and the
 -- engines must take its options (as plan.header checks a new survey's).
 function M.check_resume(hdr)
+  -- a survey resumes on the machine that started it: another's runs
+  -- appended would be one host's rows measured on two
+  local fp, here = hdr.fingerprint, machine.fingerprint()
+  if type(fp) == "table" then
+    for _, k in ipairs({"host", "arch", "cpu_model"}) do
+      if fp[k] ~= nil and fp[k] ~= here[k] then
+        return nil, string.format("it was measured on %s (%s, %s), this is %s (%s, %s): resume it there, or start " ..
+          "a new survey with --out", text.inert(tostring(fp.host)), text.inert(tostring(fp.arch)),
+          text.inert(tostring(fp.cpu_model)), here.host, here.arch, here.cpu_model)
+      end
+    end
+  end
   local env = {}
   local known = {}
   for _, n in ipairs(workloads.names(env)) do known[n] = true end
