@@ -14,9 +14,21 @@
 #include "lpmcsh.h"
 #include "lpmc.h"
 #include "machine.h"
+#include "guard.h"
+#include "userloop.h"
 #include "../kernels/stream.h"
+#include "../include/pmcsh/loop.h"
 
 #define STREAM_MT "pmcsh.stream"
+#define LOOP_MT "pmcsh.loop"
+
+/* A user's loop (core/userloop.c): its shared object stays loaded while
+ * the handle is open; s:run takes it where it takes a kernel's name. */
+typedef struct {
+	struct userloop u;	/* u.dl NULL once closed */
+	char path[4096];
+	char who[512];		/* "the loop f of k.so", for the crash guard */
+} LLoop;
 
 typedef struct {
 	struct stream *s;	/* NULL once closed (and until created) */
@@ -202,9 +214,22 @@ static int stream_tostring(lua_State *L)
 	return 1;
 }
 
-/* Kernel `arg` of variant v's table. */
-static const struct stream_kernel *checkkernel(lua_State *L, int arg, const struct stream_variant *v)
+static LLoop *checkloop(lua_State *L, int arg)
 {
+	LLoop *l = luaL_checkudata(L, arg, LOOP_MT);
+	if (!l->u.dl)
+		luaL_error(L, "attempt to use a closed loop");
+	return l;
+}
+
+/* Kernel `arg` of variant v's table, or a user's loop (*loop set). */
+static const struct stream_kernel *checkkernel(lua_State *L, int arg, const struct stream_variant *v, LLoop **loop)
+{
+	*loop = NULL;
+	if (luaL_testudata(L, arg, LOOP_MT)) {
+		*loop = checkloop(L, arg);
+		return &(*loop)->u.k;
+	}
 	const char *name = pmcsh_checkstring(L, arg);
 	const struct stream_kernel *k = stream_kernel_find(v, name);
 	if (!k) {
@@ -223,6 +248,7 @@ static const struct stream_kernel *checkkernel(lua_State *L, int arg, const stru
 
 struct run_opts {
 	const struct stream_kernel *k;
+	LLoop *loop;		/* k is this user's loop */
 	lua_Integer reps;
 	int warmup, ref;
 	struct stream_shape shape;
@@ -236,7 +262,7 @@ static const char *const run_keys[] = {"reps", "warmup", "group", "reference", "
  * or nil.  Bad options raise, naming the option. */
 static void run_opts(lua_State *L, const LStream *ls, struct run_opts *o)
 {
-	o->k = checkkernel(L, 2, ls->v);
+	o->k = checkkernel(L, 2, ls->v, &o->loop);
 	if (lua_isnoneornil(L, 3))
 		lua_settop(L, 2), lua_newtable(L);
 	pmcsh_checktype(L, 3, LUA_TTABLE);
@@ -274,7 +300,11 @@ static void push_raw(lua_State *L, LStream *ls, const struct run_opts *o, int do
 	pmcsh_setbool(L, "reference", o->ref);
 	/* which loop ran: a variant, or the reference built -march=native */
 	pmcsh_setstr(L, "isa", o->ref ? "native" : ls->v->name);
-	if (!o->ref) {
+	if (o->loop) {
+		pmcsh_setstr(L, "symbol", k->symbol);
+		pmcsh_setstr(L, "path", o->loop->path);
+		pmcsh_setbool(L, "loop", 1);
+	} else if (!o->ref) {
 		char sym[96];
 		snprintf(sym, sizeof sym, "%s_%s", k->symbol, ls->v->name);
 		pmcsh_setstr(L, "symbol", sym);
@@ -303,8 +333,13 @@ static void push_raw(lua_State *L, LStream *ls, const struct run_opts *o, int do
 	lua_setfield(L, -2, "work");
 	pmcsh_setint(L, "passes", o->shape.passes);
 	pmcsh_setbool(L, "alternate", o->shape.alternate);
-	pmcsh_setint(L, "bytes_per_iter", stream_kernel_bytes(k));
-	pmcsh_setint(L, "bytes_per_iter_wa", stream_kernel_bytes_wa(k));
+	if (k->own) {	/* the loop's own word, where no arrays say it */
+		if (k->bytes > 0)
+			pmcsh_setnum(L, "bytes_per_iter", k->bytes);
+	} else {
+		pmcsh_setint(L, "bytes_per_iter", stream_kernel_bytes(k));
+		pmcsh_setint(L, "bytes_per_iter_wa", stream_kernel_bytes_wa(k));
+	}
 	pmcsh_setint(L, "iterations", iterations);
 	if (k->reduction)
 		pmcsh_setnum(L, "sum", sum);
@@ -342,7 +377,10 @@ static int stream_measure(lua_State *L)
 	struct run_opts o;
 	LStream *ls = checkstream(L);
 	run_opts(L, ls, &o);
-	if (!o.k->fn)
+	if (o.loop && o.ref)
+		return pmcsh_fail(L, lua_pushfstring(L, "%s has no reference loop (reference=true is the built-ins')",
+						     o.loop->who), EOPNOTSUPP);
+	if (!o.k->fn && !o.loop)
 		return pmcsh_fail(L, lua_pushfstring(L, "kernel '%s' needs non-temporal stores, which the %s variant "
 				  "lacks on this architecture: use '%s'", o.k->name, ls->v->name,
 				  o.k->plain ? o.k->plain : "triad"), EOPNOTSUPP);
@@ -364,10 +402,15 @@ static int stream_measure(lua_State *L)
 	uint64_t *tsc = machine_tsc_usable(NULL) ? work + o.reps : NULL;
 	double sum = 0;
 	int done = 0;
+	if (o.loop)
+		guard_arm(o.loop->who);
 	int rc = stream_run(ls->s, o.k, o.ref, (int)o.reps, o.warmup, &o.shape, w ? &kw : NULL,
 			    times, work, tsc, &sum, &done);
 	struct stream_validation val;
-	int vrc = stream_validate(ls->s, o.k, sum, &val, msg, sizeof msg);
+	/* an own-data loop leaves the arrays as they were: nothing to check */
+	int vrc = o.k->own ? 0 : stream_validate(ls->s, o.k, sum, &val, msg, sizeof msg);
+	if (o.loop)
+		guard_disarm();
 	if (rc == -EINTR)
 		return pmcsh_fail(L, "interrupted", EINTR);
 	if (rc == -EINVAL)
@@ -379,8 +422,10 @@ static int stream_measure(lua_State *L)
 	if (vrc < 0)
 		return luaL_error(L, "%s (kernel %s%s)", msg, o.k->name, o.ref ? ", reference loop" : "");
 	push_raw(L, ls, &o, done, times, work, tsc, sum);
-	push_validation(L, &val);
-	lua_setfield(L, -2, "validation");
+	if (!o.k->own) {
+		push_validation(L, &val);
+		lua_setfield(L, -2, "validation");
+	}
 	if (w) {
 		lpmc_window_push(L, w, done);
 		lua_setfield(L, -3, "per_rep");
@@ -578,8 +623,126 @@ static int stream_engine(lua_State *L)
 	return 1;
 }
 
+/* ---- user loops ---------------------------------------------------------- */
+
+/* stream.loop(path, symbol[, shown]) -> a pmcsh.loop (shown: the file as
+ * messages name it, the source it was built from), or fail, message, errno (no
+ * such file or symbol: ENOENT; not a shared object of this machine:
+ * ENOEXEC; a descriptor pmcsh cannot use: EINVAL).  Loading runs the
+ * object's constructors and, for a bare STREAM-convention loop, the loop on
+ * one element (what it reads and writes): under the crash guard. */
+static int loop_open(lua_State *L)
+{
+	const char *path = pmcsh_checkstring(L, 1);
+	const char *symbol = luaL_optstring(L, 2, NULL);
+	const char *shown = luaL_optstring(L, 3, path);
+	char msg[512];
+	LLoop *l = pmcsh_newhandle(L, sizeof *l, 0, LOOP_MT);
+	snprintf(l->path, sizeof l->path, "%s", path);
+	snprintf(l->who, sizeof l->who, "the loop %s of %s", symbol ? symbol : "loop", shown);
+	guard_arm(l->who);
+	int rc = userloop_open(&l->u, path, symbol, shown, msg, sizeof msg);
+	guard_disarm();
+	if (rc < 0)
+		return pmcsh_fail(L, msg, -rc);
+	snprintf(l->who, sizeof l->who, "the loop %s of %s", l->u.symbol, shown);
+	return 1;
+}
+
+static int loop_close(lua_State *L)
+{
+	LLoop *l = luaL_checkudata(L, 1, LOOP_MT);
+	userloop_close(&l->u);
+	return 0;
+}
+
+static void push_arrays(lua_State *L, unsigned mask, const char *field)
+{
+	lua_createtable(L, 3, 0);
+	for (int a = 0, j = 0; a < 3; a++)
+		if (mask & (1u << a))
+			lua_pushstring(L, array_names[a]), lua_rawseti(L, -2, ++j);
+	lua_setfield(L, -2, field);
+}
+
+/* l:info() -> {name=, symbol=, path=, convention="stream"|"own",
+ * description=, described=, probed=, reads=, writes=, reduction=, bytes=,
+ * bytes_wa=, flops=, elements_per_trip=, init=, fini=}: the loop as the
+ * engine sees it (bytes from the arrays for STREAM's convention, the
+ * descriptor's for its own data; absent where unknown). */
+static int loop_info(lua_State *L)
+{
+	LLoop *l = checkloop(L, 1);
+	const struct stream_kernel *k = &l->u.k;
+	lua_createtable(L, 0, 16);
+	pmcsh_setstr(L, "name", k->name);
+	pmcsh_setstr(L, "symbol", k->symbol);
+	pmcsh_setstr(L, "path", l->path);
+	pmcsh_setstr(L, "description", k->description);
+	pmcsh_setstr(L, "convention", l->u.convention == PMCSH_OWN ? "own" : "stream");
+	pmcsh_setbool(L, "described", l->u.described);
+	pmcsh_setbool(L, "probed", l->u.probed);
+	if (k->own) {
+		pmcsh_setbool(L, "init", k->init != NULL);
+		pmcsh_setbool(L, "fini", k->fini != NULL);
+		if (k->bytes > 0)
+			pmcsh_setnum(L, "bytes", k->bytes);
+		if (k->own_flops > 0)
+			pmcsh_setnum(L, "flops", k->own_flops);
+	} else {
+		push_arrays(L, k->reads, "reads");
+		push_arrays(L, k->writes, "writes");
+		pmcsh_setbool(L, "reduction", k->reduction);
+		pmcsh_setint(L, "loads", stream_kernel_loads(k));
+		pmcsh_setint(L, "stores", stream_kernel_stores(k));
+		if (k->reads | k->writes) {
+			pmcsh_setint(L, "bytes", stream_kernel_bytes(k));
+			pmcsh_setint(L, "bytes_wa", stream_kernel_bytes_wa(k));
+		}
+		if (l->u.described)
+			pmcsh_setnum(L, "flops", k->own_flops);
+	}
+	if (l->u.elements_per_trip > 0)
+		pmcsh_setnum(L, "elements_per_trip", l->u.elements_per_trip);
+	return 1;
+}
+
+static int loop_tostring(lua_State *L)
+{
+	LLoop *l = luaL_checkudata(L, 1, LOOP_MT);
+	if (!l->u.dl)
+		lua_pushliteral(L, "loop (closed)");
+	else
+		lua_pushfstring(L, "loop %s of %s: %p", l->u.symbol, l->path, (void *)l);
+	return 1;
+}
+
+static const luaL_Reg loop_methods[] = {
+	{"info", loop_info},
+	{"close", loop_close},
+	{NULL, NULL}
+};
+
+static const luaL_Reg loop_meta[] = {
+	{"__gc", loop_close},
+	{"__close", loop_close},
+	{"__tostring", loop_tostring},
+	{"__index", NULL},
+	{NULL, NULL}
+};
+
+/* _stream.crash_note(text): what the crash guard adds to a loop's crash
+ * line (the survey's run and how to resume it). */
+static int stream_crash_note(lua_State *L)
+{
+	guard_note(luaL_optstring(L, 1, ""));
+	return 0;
+}
+
 static const luaL_Reg funcs[] = {
 	{"new", stream_new},
+	{"loop", loop_open},
+	{"crash_note", stream_crash_note},
 	{"check", stream_check_opts},
 	{"kernels", stream_kernels_l},
 	{"engine", stream_engine},
@@ -615,6 +778,8 @@ int luaopen_pmcsh_stream(lua_State *L)
 	luaL_newlib(L, funcs);
 	pmcsh_newclass(L, STREAM_MT, metamethods, methods);
 	pmcsh_setmethods(L, "methods", STREAM_MT);
+	pmcsh_newclass(L, LOOP_MT, loop_meta, loop_methods);
+	pmcsh_setmethods(L, "loop_methods", LOOP_MT);
 	pmcsh_setnames(L, "new_options", new_keys);   /* for the facade's completion */
 	pmcsh_setnames(L, "run_options", run_keys);
 	return 1;

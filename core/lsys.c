@@ -495,7 +495,7 @@ int luaopen_pmcsh_sys(lua_State *L)
 		{"EPERM", EPERM}, {"ENOENT", ENOENT}, {"ENXIO", ENXIO}, {"EACCES", EACCES}, {"ENODEV", ENODEV},
 		{"EINVAL", EINVAL}, {"ENOSYS", ENOSYS}, {"EOPNOTSUPP", EOPNOTSUPP}, {"EAGAIN", EAGAIN},
 		{"EWOULDBLOCK", EWOULDBLOCK}, {"EBUSY", EBUSY}, {"ESRCH", ESRCH}, {"ENOMEM", ENOMEM},
-		{"EEXIST", EEXIST}, {"ELOOP", ELOOP}, {"ENOLCK", ENOLCK}, {"ENOTSUP", ENOTSUP}, {"EISDIR", EISDIR},
+		{"EEXIST", EEXIST}, {"ENOEXEC", ENOEXEC}, {"ELOOP", ELOOP}, {"ENOLCK", ENOLCK}, {"ENOTSUP", ENOTSUP}, {"EISDIR", EISDIR},
 	};
 	for (size_t i = 0; i < sizeof errnos / sizeof errnos[0]; i++) {
 		lua_pushinteger(L, errnos[i].value);

@@ -37,6 +37,15 @@ struct stream_kernel {
 	const char *symbol;	/* the loop's name before its _variant suffix */
 	stream_fn ref;		/* the textbook loop (kernels/ref_stream.c) */
 	const char *ref_symbol;
+	/* A loop on its own data (a user's, include/pmcsh/loop.h), fn NULL:
+	 * own(state, begin, end) over elements [begin, end) of n, with the
+	 * state init made on the part's own thread before the windows (NULL
+	 * init: a NULL state); fini after them.  bytes and flops per element
+	 * as the loop says (0 unknown), where no arrays say them. */
+	void (*own)(void *state, size_t begin, size_t end);
+	void *(*init)(size_t n, int thread, int nthreads);
+	void (*fini)(void *state);
+	double bytes, own_flops;
 };
 
 static inline int stream_kernel_loads(const struct stream_kernel *k)
@@ -160,7 +169,8 @@ struct stream_shape {
 	int alternate;
 };
 
-/* Runs `k` (its variant's loop, or the reference loop with ref) `warmup`
+/* Runs `k` (its variant's loop, or the reference loop with ref; a loop on
+ * its own data between its init and fini, each once a call) `warmup`
  * untimed then `reps` timed repetitions shaped by `shape` (NULL: one
  * pass), all threads started together per pass; the window `w` (may be
  * NULL) is opened right around each timed repetition's loop.

@@ -39,6 +39,7 @@ struct part {
 	int started;
 	double *a, *b, *c;	/* arrays offset to lo */
 	double result;		/* kernel's partial sum */
+	void *state;		/* an own-data loop's, from its init */
 	double err[3];		/* validation: sum of |x - expected| */
 	size_t bad[3];		/* first element off by more than the bound */
 	char pad[64];
@@ -49,7 +50,7 @@ struct map {
 	double *arr;		/* buf.base + offset */
 };
 
-enum job { JOB_NONE, JOB_KERNEL, JOB_INIT, JOB_CHECK };
+enum job { JOB_NONE, JOB_KERNEL, JOB_INIT, JOB_CHECK, JOB_OWN_INIT, JOB_OWN_FINI };
 
 /* Which elements of each part a kernel pass runs over. */
 enum span { SPAN_ALL, SPAN_HEAD, SPAN_TAIL };
@@ -75,6 +76,7 @@ struct stream {
 	_Atomic int done;
 	enum job job;
 	stream_fn kfn;
+	const struct stream_kernel *kown;	/* an own-data loop, kfn NULL */
 
 	cpu_set_t saved;	/* the caller's affinity during a call */
 	int saved_ok;
@@ -104,7 +106,18 @@ static void part_work(struct stream *s, int i)
 	struct part *p = &s->parts[i];
 	switch (s->job) {
 	case JOB_KERNEL:	/* one path for whole, head and tail passes: they differ in data only */
-		p->result = s->kfn(p->a + p->off, p->b + p->off, p->c + p->off, STREAM_SCALAR, p->len);
+		if (s->kfn)
+			p->result = s->kfn(p->a + p->off, p->b + p->off, p->c + p->off, STREAM_SCALAR, p->len);
+		else
+			s->kown->own(p->state, p->lo + p->off, p->lo + p->off + p->len);
+		break;
+	case JOB_OWN_INIT:	/* on the part's own thread: its first touch places the pages */
+		p->state = s->kown->init ? s->kown->init(s->n, i, s->threads) : NULL;
+		break;
+	case JOB_OWN_FINI:
+		if (s->kown->fini)
+			s->kown->fini(p->state);
+		p->state = NULL;
 		break;
 	case JOB_INIT:
 		/* in chunks of 24 MiB (first touch: milliseconds) between looks
@@ -548,21 +561,28 @@ int stream_run(struct stream *s, const struct stream_kernel *k, int ref,
 	       double *times, uint64_t *work, uint64_t *tsc, double *sum, int *done)
 {
 	stream_fn fn = ref ? k->ref : k->fn;
+	int own = !ref && !fn && k->own;
 	int rc = 0, timed = 0, tscok = tsc != NULL;
 	int passes = shape && shape->passes > 1 ? shape->passes : 1;
 	int alternate = shape && shape->alternate;
 	size_t n = s->n;
 	*done = 0;
 	*sum = 0;
-	if (!fn)
+	if (!fn && !own)
 		return -EOPNOTSUPP;
 	if (alternate && set_heads(s) == 0)
 		return -EINVAL;
 	if ((rc = session_begin(s)) < 0)
 		return rc;
-	s->touched = 1;		/* from here on the arrays hold kernel results */
-	s->job = JOB_KERNEL;
 	s->kfn = fn;
+	s->kown = own ? k : NULL;
+	if (own) {		/* the loop's data, made outside every window */
+		s->job = JOB_OWN_INIT;
+		dispatch(s);
+	} else {
+		s->touched = 1;	/* from here on the arrays hold kernel results */
+	}
+	s->job = JOB_KERNEL;
 	for (int r = -(warmup > 0 ? warmup : 0); r < reps; r++) {
 		if (pmcsh_stop_requested()) {
 			rc = -EINTR;
@@ -602,10 +622,14 @@ int stream_run(struct stream *s, const struct stream_kernel *k, int ref,
 			*sum = t;
 			timed++;
 		}
-		for (int p = 0; p < passes; p++)
+		for (int p = 0; p < passes && fn; p++)
 			advance(s, fn);
 		if (rc < 0)
 			break;
+	}
+	if (own) {
+		s->job = JOB_OWN_FINI;
+		dispatch(s);
 	}
 	session_end(s);
 	*done = timed;

@@ -11,6 +11,7 @@ local machine = require("pmcsh.machine")
 local metrics = require("pmcsh.metrics")
 local paths = require("pmcsh.paths")
 local format = require("pmcsh.format")
+local loops = require("pmcsh.loops")
 
 local M = {}
 
@@ -34,6 +35,8 @@ bytes is per iteration (one element of each array) in the STREAM convention
 (copy 16, scale 16, add 24, triad 24); bytes_wa adds the write-allocate read
 of every temporally stored line.  The *_nt kernels use non-temporal stores
 (available=false when this CPU lacks them).  Reports compute from these.]])
+
+M.loop = loops.open
 
 M.machine = doc(function()
   local m, llc = C.engine(), machine.llc()
@@ -132,8 +135,8 @@ local function summarise(r)
   if r.alternate then per_iter = two_window(r.work, r.times)
   else for i, t in ipairs(r.times) do per_iter[i] = t / r.work[i] end end
   local best = stats(per_iter).min
-  r.mbps = best and best > 0 and 1e-6 * r.bytes_per_iter / best or nil
-  r.mbps_wa = best and best > 0 and 1e-6 * r.bytes_per_iter_wa / best or nil
+  r.mbps = best and best > 0 and r.bytes_per_iter and 1e-6 * r.bytes_per_iter / best or nil
+  r.mbps_wa = best and best > 0 and r.bytes_per_iter_wa and 1e-6 * r.bytes_per_iter_wa / best or nil
   if r.tsc then
     local ticks = 0
     for _, t in ipairs(r.tsc) do ticks = ticks + t end

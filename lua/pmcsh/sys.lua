@@ -8,7 +8,7 @@ local errors = require("pmcsh.errors")
 local M = {}
 
 for _, name in ipairs({"EINTR", "EPERM", "ENOENT", "ENXIO", "EACCES", "ENODEV", "EINVAL", "ENOSYS", "EOPNOTSUPP",
-                       "EAGAIN", "EWOULDBLOCK", "EBUSY", "ESRCH", "ENOMEM", "EEXIST", "ELOOP", "ENOLCK",
+                       "EAGAIN", "EWOULDBLOCK", "EBUSY", "ESRCH", "ENOMEM", "EEXIST", "ENOEXEC", "ELOOP", "ENOLCK",
                        "ENOTSUP", "EISDIR"}) do
   M[name] = C[name]
 end
