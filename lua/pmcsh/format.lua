@@ -237,8 +237,9 @@ end
 
 kinds["pmcsh.disasm"] = function(r, indent)
   indent = indent or ""
-  local sums = string.format("%d instructions per iteration, %g elements per iteration: %.3g instructions per element",
-    r.instructions, r.elements, r.per_element)
+  local sums = r.elements and string.format("%d instructions per iteration, %g elements per iteration: %.3g " ..
+    "instructions per element", r.instructions, r.elements, r.per_element) or string.format("%d instructions " ..
+    "per iteration; the elements one handles: unknown (nothing says them)", r.instructions)
   if r.recorded then return string.format("%s%s (%s), recorded where it was built: %s", indent, r.kernel, r.symbol, sums) end
   local l = {string.format("%s%s (%s): inner loop %x..%x", indent, r.kernel, r.symbol, r.from, r.to)}
   for _, line in ipairs(r.lines) do l[#l + 1] = indent .. line end

@@ -113,6 +113,18 @@ which, and what it reads, writes and moves; errno ENOENT (no file or
 symbol), ENOEXEC (not a shared object of this machine, or it did not
 build: the compiler's message), EINVAL (a descriptor pmcsh cannot use).]])
 
+-- Whether x is a loop (stream.loop's).
+function M.is(x)
+  return type(x) == "userdata" and getmetatable(x) == "pmcsh.loop"   -- the class's __metatable
+end
+
+-- What the crash guard adds to the line a loop's crash prints (the
+-- survey's run, and how to resume it); nil or "" clears it.
+function M.note(s)
+  errors.check("note", 1, s, "string?")
+  C.crash_note(s or "")
+end
+
 -- What the loop was made from: {source=, object=, command=} (weak: it goes with the loop).
 M.made = setmetatable({}, {__mode = "k"})
 

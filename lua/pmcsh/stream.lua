@@ -361,12 +361,13 @@ local function loops_of(insns, d)
           end
         end
         local elements
-        if d.stores > 0 then elements = stored / d.stores
+        if d.elements_per_trip then elements = d.elements_per_trip
+        elseif d.stores > 0 then elements = stored / d.stores
         elseif d.loads > 0 then elements = loaded / d.loads end
-        if elements and elements > 0 then
+        if elements == nil or elements > 0 then
           loops[#loops + 1] = {
             from = target, to = ins.addr, instructions = #body, elements = elements,
-            per_element = #body / elements, body = body,
+            per_element = elements and #body / elements, body = body,
           }
         end
       end
@@ -377,32 +378,51 @@ end
 
 local DISASM = format.kind("pmcsh.disasm")
 
+-- A loop of the user's as disasm reads it: its symbol in its object, and
+-- what says its elements per trip (its descriptor, else its arrays).
+local function loop_descriptor(l)
+  local i = loops.info(l)
+  return {kernel = i.name, symbol = i.symbol, exe = i.object or i.path, loads = i.loads or 0, stores = i.stores or 0,
+    elements_per_trip = i.elements_per_trip}
+end
+
 M.disasm = doc(function(kernel, opts)
   opts = opts or {}
   kernel = kernel or C.kernels()[1].name
-  local d = descriptor(kernel)
-  if not d then
-    local names = {}
-    for _, k in ipairs(C.kernels()) do names[#names + 1] = k.name end
-    errors.argument("disasm", 1, string.format("unknown kernel '%s' (kernels: %s)", tostring(kernel), table.concat(names, ", ")), 1)
+  local d, symbol, exe
+  if type(kernel) == "userdata" and loops.is(kernel) then
+    d = loop_descriptor(kernel)
+    symbol, exe, kernel = d.symbol, opts.exe or d.exe, d.kernel
+  else
+    d = descriptor(kernel)
+    if not d then
+      local names = {}
+      for _, k in ipairs(C.kernels()) do names[#names + 1] = k.name end
+      errors.argument("disasm", 1, string.format("unknown kernel '%s' (kernels: %s)", tostring(kernel), table.concat(names, ", ")), 1)
+    end
+    local isa = opts.isa or default_isa() or C.engine().isa
+    symbol, exe = opts.reference and d.ref_symbol or (d.symbol .. "_" .. isa), opts.exe
   end
-  local isa = opts.isa or default_isa() or C.engine().isa
-  local symbol = opts.reference and d.ref_symbol or (d.symbol .. "_" .. isa)
-  local insns, err = disassemble(symbol, opts.exe, opts.objdump)
+  local insns, err = disassemble(symbol, exe, opts.objdump)
   if not insns then
-    local rec = recorded(opts.exe or exe_path(), symbol)
+    local rec = recorded(exe or exe_path(), symbol)
     if not rec then return nil, err end
     return setmetatable({kernel = kernel, symbol = symbol, instructions = rec.instructions, elements = rec.elements,
       per_element = rec.per_element, lines = {}, loops = {}, recorded = true}, DISASM)
   end
-  local loops = loops_of(insns, d)
-  if #loops == 0 then
+  local found = loops_of(insns, d)
+  if #found == 0 then
     return nil, string.format("no loop with %s's stores/loads found in %s", kernel, symbol)
   end
   -- The inner loop: the one that moves the most elements per pass (the
-  -- vector body; the others are peel and remainder loops).
-  local main = loops[1]
-  for _, l in ipairs(loops) do
+  -- vector body; the others are peel and remainder loops).  Where nothing
+  -- says the elements, only a lone loop is the loop.
+  local main = found[1]
+  if not main.elements and #found > 1 then
+    return nil, string.format("%d loops in %s and nothing says which handles how many elements: give " ..
+      "elements_per_trip in its descriptor (pmcsh/loop.h)", #found, symbol)
+  end
+  for _, l in ipairs(main.elements and found or {}) do
     if l.elements > main.elements then main = l end
   end
   local res = setmetatable({
@@ -413,13 +433,13 @@ M.disasm = doc(function(kernel, opts)
   for _, ins in ipairs(main.body) do
     res.lines[#res.lines + 1] = string.format("%8x:  %s", ins.addr, ins.text)
   end
-  for _, l in ipairs(loops) do
+  for _, l in ipairs(found) do
     res.loops[#res.loops + 1] = {from = l.from, to = l.to, instructions = l.instructions,
       elements = l.elements, per_element = l.per_element}
   end
   return res
 end, "stream.disasm", [[
-stream.disasm(kernel, {reference=false, isa=, exe=, objdump=}) -> {kernel=, symbol=,
+stream.disasm(kernel|loop, {reference=false, isa=, exe=, objdump=}) -> {kernel=, symbol=,
   instructions=, elements=, per_element=, from=, to=, lines={...}, loops={...}}
 Disassembles pmcsh's own symbol for the kernel (objdump -d), finds its loops
 by their backward jumps, and returns the inner loop (the one moving the most
@@ -430,7 +450,11 @@ counts and how many other loops there are.  What the compiler made of the
 loop decides what the counters count per element.  reference=true shows the
 textbook loop bench-stream compares against.  Where objdump cannot run, the
 figures recorded beside the binary where it was built (EXE.loops: the arm64
-lab's cross build writes one), with recorded=true and no lines.]])
+lab's cross build writes one), with recorded=true and no lines.  A loop of
+your own (stream.loop) is read in its shared object: its elements per trip
+from its descriptor, else its arrays; an own-data loop that says neither
+has elements=nil (one loop found) or no answer (several: which is the
+loop?).]])
 
 -- REPL: s:run("tr<TAB> and stream.disasm("co<TAB> complete kernel names;
 -- the option keys of stream.new{th<TAB> and s:run("copy", {re<TAB> the

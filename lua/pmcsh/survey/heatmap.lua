@@ -88,7 +88,7 @@ M.MAX_ROWS, M.MAX_NOTE_LINES = 300, 8
 function M.script(st, o)
   o = o or {}
   local kernels = st.header.kernels
-  local units = workloads.units(kernels)
+  local units = workloads.units(kernels, {loops = st.header.loops})
   local rows, zero = survey_rows(st, kernels, units, o.stat)
   if #rows == 0 then return nil, "nothing to plot: every counted row is zero" end
   local all = #rows

@@ -400,7 +400,7 @@ function M.check_resume(hdr)
       end
     end
   end
-  local env = {}
+  local env = {loops = hdr.loops}
   local known = {}
   for _, n in ipairs(workloads.names(env)) do known[n] = true end
   for _, k in ipairs(hdr.kernels) do

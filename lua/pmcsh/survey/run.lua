@@ -15,7 +15,7 @@ local metrics = require("pmcsh.metrics")
 local paths = require("pmcsh.paths")
 local results = require("pmcsh.results")
 local pmc = require("pmcsh.pmc")
-local stream = require("pmcsh.stream")
+local loops = require("pmcsh.loops")
 local plan = require("pmcsh.survey.plan")
 local progress = require("pmcsh.survey.progress")
 local workloads = require("pmcsh.survey.workloads")
@@ -227,16 +227,29 @@ local loop_cache = {}
 local function instructions_check(c, w, rec)
   local p = c.event and pmc.parse_name(c.event)
   local base = p and p.privilege == "u" and p.plain
-  if not (base and M.INSTRUCTIONS[base] and w.sized and w.bytes and c.value and rec.isa) then return end
-  local key = w.name .. "/" .. rec.isa
+  if not (base and M.INSTRUCTIONS[base] and w.disasm and c.value and c.value > 0) then return end
+  local key = w.name .. "/" .. tostring(rec.isa)
   if loop_cache[key] == nil then
-    loop_cache[key] = stream.disasm(w.name, {isa = rec.isa, quiet = true}) or false
+    local loop, why = w.disasm(rec)
+    loop_cache[key] = loop or {why = why}
   end
   local loop = loop_cache[key]
-  if not loop then return end
-  c.expected = loop.per_element
-  c.check, c.basis = "value", string.format("%s's loop: %d instructions per %g elements", loop.symbol,
-    loop.instructions, loop.elements)
+  if not loop.instructions then   -- no silent absence: the row says why
+    c.check, c.verdict, c.basis = "value", "unresolved", "no loop to check against: " .. tostring(loop.why)
+    return
+  end
+  local per, basis = loop.per_element, string.format("%s's loop: %d instructions per %g elements", loop.symbol,
+    loop.instructions, loop.elements or 0)
+  if not per then
+    -- nothing says how many elements a trip handles: the nearest whole
+    -- number to what was measured, said as such
+    local e = math.max(1, math.floor(loop.instructions / c.value + 0.5))
+    per = loop.instructions / e
+    basis = string.format("%s's loop: %d instructions per trip; %d elements per trip taken from the measured " ..
+      "value (the nearest whole number: nothing says them)", loop.symbol, loop.instructions, e)
+  end
+  c.expected = per
+  c.check, c.basis = "value", basis
   c.verdict = math.abs(c.value / c.expected - 1) <= M.INSTRUCTIONS_TOLERANCE and "pass" or "fail"
 end
 
@@ -386,6 +399,7 @@ function M.run(o)
   local ws, free = workloads.of(hdr, {quiet = o.quiet})
   local tell = progress.new(o.progress == nil and progress.stderr_is_tty() or o.progress)
   local function stop(...)
+    loops.note(nil)
     local ok, err = true, nil
     if f then ok, err = f:close() end
     free(); tell()
@@ -401,6 +415,11 @@ function M.run(o)
   end
   for i, job in ipairs(todo) do
     tell(i - 1, #todo, job.kernel .. (job.group and (" group " .. job.group) or " no counters"))
+    -- what a crash of a user's loop says, with how to go on
+    local file = o.out or o.resume
+    loops.note(string.format("survey run %d of %d (%s, %s)%s", i, #todo, job.kernel,
+      job.group and ("group " .. job.group) or "no counters", file and string.format("; the runs finished are " ..
+      "kept in %s: pmcsh survey --resume %s continues", file, file) or ""))
     local rec, merr, merrno = measure(ws[job.kernel], groups[job.group], hdr)
     if not rec then return stop(nil, merr, merrno) end
     for _, w in ipairs(rec.warnings or {}) do

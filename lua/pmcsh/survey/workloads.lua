@@ -17,7 +17,9 @@ local errors = require("pmcsh.errors")
 local chase_C = require("pmcsh._chase")
 local metrics = require("pmcsh.metrics")
 local stream_module = require("pmcsh.stream")
+local loops = require("pmcsh.loops")
 local options = require("pmcsh.options")
+local sys = require("pmcsh.sys")
 
 local M = {}
 
@@ -93,34 +95,130 @@ function stream_engine.validate(hdr, env, fail)
   end
 end
 
+-- The run of a workload on the STREAM engine: kernel() gives the kernel
+-- (a built-in's name, or a user's loop), bytes per iteration as its
+-- descriptor says (nil: unknown).
+local function stream_run(hdr, get, kernel, bytes)
+  return function(group, reps)
+    local k, kerr, kerrno = kernel()
+    if not k then return nil, kerr, kerrno end
+    local r, err, errno = stream_pairs(k, hdr, get, group, reps)
+    if not r then return nil, err, errno end
+    -- seconds per iteration, per pair: the time's own two-window slope
+    local secs = metrics.two_window(r.work, r.times)
+    local spi = M.seconds_per_iteration({sec_per_iter = secs, times = r.times, work = r.work})
+    local ticks, secs_all = 0, 0
+    for i, t in ipairs(r.tsc or {}) do ticks, secs_all = ticks + t, secs_all + r.times[i] end
+    return {times = r.times, work = r.work, pairs = true, iterations = r.iterations, counts = r.counts,
+      per_rep = r.per_rep, warnings = r.warnings, record = {
+      mbps = bytes and spi and 1e-6 * bytes / spi or nil,
+      bytes_per_iter = bytes, tsc = r.tsc, isa = r.isa, sec_per_iter = secs,
+      tsc_hz = ticks > 0 and ticks / secs_all or nil,
+      min = metrics.stats(secs).min, median = spi}}
+  end
+end
+
 function stream_engine.workloads(hdr, env, names)
   local desc = {}
   for _, d in ipairs(stream_module.kernels()) do desc[d.name] = d end
-  local get, close = arrays(hdr, env)
+  local get = env.arrays
   local out = {}
   for _, k in ipairs(names) do
+    local bytes = desc[k] and desc[k].bytes
     out[#out + 1] = {
-      name = k, title = title(k), unit = stream_engine.unit, what = "a STREAM loop", sized = true,
-      bytes = desc[k] and desc[k].bytes,
-      run = function(group, reps)
-        local r, err, errno = stream_pairs(k, hdr, get, group, reps)
-        if not r then return nil, err, errno end
-        -- seconds per iteration, per pair: the time's own two-window slope
-        local secs = metrics.two_window(r.work, r.times)
-        local spi = M.seconds_per_iteration({sec_per_iter = secs, times = r.times, work = r.work})
-        local bytes = desc[k] and desc[k].bytes
-        local ticks, secs_all = 0, 0
-        for i, t in ipairs(r.tsc or {}) do ticks, secs_all = ticks + t, secs_all + r.times[i] end
-        return {times = r.times, work = r.work, pairs = true, iterations = r.iterations, counts = r.counts,
-          per_rep = r.per_rep, warnings = r.warnings, record = {
-          mbps = bytes and spi and 1e-6 * bytes / spi or nil,
-          bytes_per_iter = bytes, tsc = r.tsc, isa = r.isa, sec_per_iter = secs,
-          tsc_hz = ticks > 0 and ticks / secs_all or nil,
-          min = metrics.stats(secs).min, median = spi}}
+      name = k, title = title(k), unit = stream_engine.unit, what = "a STREAM loop", sized = true, bytes = bytes,
+      run = stream_run(hdr, get, function() return k end, bytes),
+      -- what the binary's own disassembly says of the loop (the instructions check)
+      disasm = function(rec) return stream_module.disasm(k, {isa = rec.isa, quiet = true}) end,
+    }
+  end
+  return out, function() end
+end
+
+-------------------------------------------------------------------------------
+-- The user's loops (pmcsh.loops): one iteration is one element of n
+-------------------------------------------------------------------------------
+
+local loop_engine = {unit = "loop iteration"}
+
+function loop_engine.names(env)
+  local out = {}
+  for _, l in ipairs(env.loops or {}) do out[#out + 1] = l.name end
+  return out
+end
+
+-- --loop PATH[:SYMBOL] (repeatable): each loop opened (built from source
+-- when it is one) to check it, then closed; the header keeps where it is
+-- and what it is.  With --loop and no -k the loops replace the built-ins.
+function loop_engine.configure(opt, hdr, usage)
+  if not opt.loops then return end
+  if not opt.kernels then hdr.kernels = {} end
+  local taken = {}
+  for _, k in ipairs(hdr.kernels) do taken[k] = true end
+  for _, k in ipairs(stream_engine.names({})) do taken[k] = taken[k] or "built-in" end
+  taken.chase = taken.chase or "built-in"
+  hdr.loops = {}
+  for _, spec in ipairs(opt.loops) do
+    local path, symbol = loops.split(spec)
+    local l, err = loops.open(path, symbol, {cflags = opt.cflags})
+    if not l then usage(string.format("--loop %s: %s", spec, err)) end
+    local i = loops.info(l)
+    l:close()
+    if taken[i.name] then
+      usage(string.format("--loop %s: a column named %s is already there (%s): name the loop in its descriptor " ..
+        "(PMCSH_LOOP(f) = {.name = ...})", spec, i.name, taken[i.name] == true and "another loop" or "a built-in"))
+    end
+    taken[i.name] = true
+    hdr.loops[#hdr.loops + 1] = {name = i.name, path = sys.realpath(path) or path, symbol = i.symbol,
+      convention = i.convention, bytes = i.bytes, flops = i.flops, command = i.command, cflags = opt.cflags}
+    hdr.kernels[#hdr.kernels + 1] = i.name
+  end
+end
+
+-- A header read from a file: each loop's name and file.
+function loop_engine.check(hdr)
+  if hdr.loops == nil then return true end
+  if type(hdr.loops) ~= "table" then return nil, "loops: a list expected" end
+  for i, l in ipairs(hdr.loops) do
+    if type(l) ~= "table" or type(l.name) ~= "string" or type(l.path) ~= "string" or type(l.symbol) ~= "string" or
+      (l.bytes ~= nil and math.type(l.bytes) == nil) or (l.cflags ~= nil and type(l.cflags) ~= "string") then
+      return nil, string.format("loops[%d]: name, path and symbol (strings), bytes (a number) expected", i)
+    end
+  end
+  return true
+end
+
+function loop_engine.workloads(hdr, env, names)
+  local by = {}
+  for _, l in ipairs(hdr.loops or {}) do by[l.name] = l end
+  local get = env.arrays
+  local opened = {}
+  -- loaded at its first run, never to render a file: a report runs no code a file names
+  local function loop_of(e)
+    if not opened[e.name] then
+      local l, err, errno = loops.open(e.path, e.symbol, {cflags = e.cflags})
+      if not l then return nil, string.format("loop %s: %s", e.name, err), errno end
+      opened[e.name] = l
+    end
+    return opened[e.name]
+  end
+  local out = {}
+  for _, name in ipairs(names) do
+    local e = by[name]
+    out[#out + 1] = {
+      name = name, title = name, unit = loop_engine.unit, sized = true, bytes = e.bytes, loop = e,
+      what = string.format("the loop %s of %s", e.symbol, e.path),
+      run = stream_run(hdr, get, function() return loop_of(e) end, e.bytes),
+      disasm = function()
+        local l, err = loop_of(e)
+        if not l then return nil, err end
+        return stream_module.disasm(l)
       end,
     }
   end
-  return out, close
+  return out, function()
+    for k, l in pairs(opened) do l:close(); opened[k] = nil end
+  end
 end
 
 -------------------------------------------------------------------------------
@@ -242,10 +340,12 @@ end
 -- The engines, and the survey's view of them
 -------------------------------------------------------------------------------
 
-local ENGINES = {stream_engine, chase_engine}
+local ENGINES = {stream_engine, loop_engine, chase_engine}
 
-local function env_of(env)
+-- env: {quiet=, loops=} (the header's loops, for the loop engine's names).
+local function env_of(env, hdr)
   env = env or {}
+  if hdr and env.loops == nil then env.loops = hdr.loops end
   return env
 end
 
@@ -278,7 +378,7 @@ function M.configure(opt, hdr, usage, env)
   for _, e in ipairs(ENGINES) do
     if e.configure then e.configure(opt, hdr, usage) end
   end
-  local names = M.names(env)
+  local names = M.names(env_of(env, hdr))
   local known = {}
   for _, n in ipairs(names) do known[n] = true end
   for _, k in ipairs(hdr.kernels) do
@@ -297,7 +397,7 @@ end
 -- The engines' own checks of the options the header holds, before anything
 -- is written: fail(option, why) for the first one refused.
 function M.validate(hdr, env, fail)
-  env = env_of(env)
+  env = env_of(env, hdr)
   local names = {}
   for _, e in ipairs(ENGINES) do
     for _, n in ipairs(e.names(env)) do names[n] = e end
@@ -325,8 +425,10 @@ end
 -- The descriptors of hdr.kernels, in their order (by name too), and a
 -- function that frees what their runs made.  env: {quiet=}.
 function M.of(hdr, env)
-  env = env_of(env)
-  local out, closers = {}, {}
+  env = env_of(env, hdr)
+  local close_arrays
+  env.arrays, close_arrays = arrays(hdr, env)   -- one set of arrays for the built-ins and the loops
+  local out, closers = {}, {close_arrays}
   for _, e in ipairs(ENGINES) do
     local mine, set = {}, {}
     for _, n in ipairs(e.names(env)) do set[n] = true end
