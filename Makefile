@@ -179,14 +179,22 @@ slurm-check: $(BIN)
 	@timeout 1500 bash spec/slurm/run
 
 SHARE := $(DESTDIR)$(PREFIX)/share/pmcsh
+# What a user builds against: include/pmcsh/*.h and a pkg-config file each
+# (pmcsh-loop.pc: the loops' header, nothing to link).
+INCDIR := $(DESTDIR)$(PREFIX)/include/pmcsh
+PCDIR  := $(DESTDIR)$(PREFIX)/lib/pkgconfig
 install: $(BIN)
-	install -d $(DESTDIR)$(PREFIX)/bin $(SHARE) $(DESTDIR)$(PREFIX)/share/man/man1
+	install -d $(DESTDIR)$(PREFIX)/bin $(SHARE) $(DESTDIR)$(PREFIX)/share/man/man1 $(INCDIR) $(PCDIR)
 	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/pmcsh
 	cp -R lua scripts events $(SHARE)/
 	install -m 644 pmcsh.1 $(DESTDIR)$(PREFIX)/share/man/man1/pmcsh.1
+	install -m 644 include/pmcsh/loop.h $(INCDIR)/
+	printf 'prefix=%s\nincludedir=$${prefix}/include\n\nName: pmcsh-loop\nDescription: %s\nVersion: %s\nCflags: -I$${includedir}\n' \
+		'$(PREFIX)' 'your own loop, measured by pmcsh survey --loop' '$(VERSION)' >$(PCDIR)/pmcsh-loop.pc
 
 uninstall:
-	rm -rf $(DESTDIR)$(PREFIX)/bin/pmcsh $(SHARE) $(DESTDIR)$(PREFIX)/share/man/man1/pmcsh.1
+	rm -rf $(DESTDIR)$(PREFIX)/bin/pmcsh $(SHARE) $(DESTDIR)$(PREFIX)/share/man/man1/pmcsh.1 $(INCDIR) \
+		$(PCDIR)/pmcsh-loop.pc
 
 clean:
 	rm -rf $(BUILD) $(BIN) $(ASAN) $(FUZZ)
