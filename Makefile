@@ -57,7 +57,8 @@ UNLISTED := $(filter-out $(CORE_SRC) $(BIND_SRC),$(wildcard core/*.c))
 ifneq ($(UNLISTED),)
 $(error $(UNLISTED): add to CORE_SRC (Lua-free) or name it core/l*.c (a binding))
 endif
-KERN_SRC := $(filter-out kernels/stream.c,$(wildcard kernels/*.c))
+# loop_driver.c is a program of its own (bench-stream --loop builds it)
+KERN_SRC := $(filter-out kernels/stream.c kernels/loop_driver.c,$(wildcard kernels/*.c))
 KERN_OBJ := $(KERN_SRC:%.c=$(BUILD)/%.o) $(STREAM_VARIANTS:%=$(BUILD)/kernels/stream-%.o)
 OBJ := $(CORE_OBJ) $(BIND_SRC:%.c=$(BUILD)/%.o) $(KERN_OBJ)
 DEP := $(OBJ:.o=.d)
@@ -187,6 +188,7 @@ install: $(BIN)
 	install -d $(DESTDIR)$(PREFIX)/bin $(SHARE) $(DESTDIR)$(PREFIX)/share/man/man1 $(INCDIR) $(PCDIR)
 	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/pmcsh
 	cp -R lua scripts events $(SHARE)/
+	install -d $(SHARE)/kernels && install -m 644 kernels/loop_driver.c $(SHARE)/kernels/
 	install -m 644 pmcsh.1 $(DESTDIR)$(PREFIX)/share/man/man1/pmcsh.1
 	install -m 644 include/pmcsh/loop.h $(INCDIR)/
 	printf 'prefix=%s\nincludedir=$${prefix}/include\n\nName: pmcsh-loop\nDescription: %s\nVersion: %s\nCflags: -I$${includedir}\n' \

@@ -1,7 +1,11 @@
 -- pmcsh bench-stream: pmcsh's STREAM kernels against the textbook loops
 -- (kernels/ref_stream.c), same arrays, threads and pinning, interleaved.
+local loops = require("pmcsh.loops")
 local metrics = require("pmcsh.metrics")
+local paths = require("pmcsh.paths")
 local recipe = require("pmcsh.recipe")
+local sys = require("pmcsh.sys")
+local text = require("pmcsh.text")
 local results = require("pmcsh.results")
 local stream = require("pmcsh.stream")
 
@@ -56,6 +60,68 @@ local function compare(s, k, refk, opts)
   return {best = best, best_ref = best_ref, paired = metrics.stats(paired).median, isa = isa}
 end
 
+-- The plain C driver (kernels/loop_driver.c), built once: its path, or nil, message.
+local function driver()
+  local exe, err = loops.build(paths.root .. "/kernels/loop_driver.c", "-O2 -std=gnu11", "")
+  if not exe then return nil, "cannot build the plain C driver: " .. err end
+  return exe
+end
+
+-- Seconds of each timed call of the driver over `object`'s `symbol`.
+local function drive(exe, object, symbol, n, reps, cpu)
+  local p = io.popen(string.format("%s %s %s %d %d %d 2>&1", text.shell(exe), text.shell(object), text.shell(symbol),
+    n, reps, cpu))
+  local out = p:read("a")
+  local ok = p:close()
+  local times = {}
+  for l in out:gmatch("[^\n]+") do times[#times + 1] = tonumber(l) end
+  if not ok or #times ~= reps then return nil, "the plain C driver failed: " .. text.inert(out) end
+  return times
+end
+
+-- A loop of the user's, run by pmcsh and by the plain C driver on one
+-- thread, rounds interleaved, and by pmcsh twice in each round (A/A: the
+-- noise floor the ratio is read against).  Returns {mbps=, driver_mbps=,
+-- ratio=, paired=, aa=} or nil, message.
+local function compare_loop(spec, opts, n)
+  local path, symbol = loops.split(spec)
+  local l, err = loops.open(path, symbol)
+  if not l then error(recipe.usage(string.format("--loop %s: %s", spec, err))) end
+  local i = loops.info(l)
+  if i.convention ~= "stream" or not i.bytes then
+    error(recipe.usage(string.format("--loop %s: the plain driver runs STREAM's convention on pmcsh's arrays; " ..
+      "this loop is on its own data", spec)))
+  end
+  local exe, derr = driver()
+  if not exe then return nil, derr end
+  local s, serr = stream.new{n = n, threads = 1, pages = opts.pages, quiet = true}
+  if not s then return nil, serr end
+  local cpu = s:parts()[1].cpu or 0
+  local best, best_drv, paired, aa = 0, 0, {}, {}
+  for round = 1, opts.rounds do
+    local this = {}
+    local order = round % 2 == 1 and {"a", "driver", "b"} or {"driver", "b", "a"}
+    for _, who in ipairs(order) do
+      if who == "driver" then
+        local times, terr = drive(exe, sys.realpath(i.object or i.path) or i.path, i.symbol, n, opts.reps, cpu)
+        if not times then s:close(); return nil, terr end
+        this.driver = 1e-6 * i.bytes * n / metrics.stats(times).min
+        best_drv = math.max(best_drv, this.driver)
+      else
+        local r, rerr = s:run(l, {reps = opts.reps})
+        if not r then s:close(); return nil, rerr end
+        this[who] = r.mbps
+        best = math.max(best, r.mbps)
+      end
+    end
+    paired[#paired + 1] = this.a / this.driver
+    aa[#aa + 1] = this.a / this.b
+  end
+  s:close(); l:close()
+  return {name = i.name, mbps = best, driver_mbps = best_drv, ratio = best / best_drv,
+    paired = metrics.stats(paired).median, aa = metrics.stats(aa).median}
+end
+
 -- the closing line: the lowest ratios, read against the target (or, with --self, as noise)
 local function verdict(opts, worst, worst_paired)
   if not opts.json and worst < math.huge and opts.self then
@@ -96,9 +162,48 @@ noise floor, against which the real comparison is read.
     {name = "self", type = "flag", help = "A/A: pmcsh's kernel on both sides, to see the noise floor"},
     {name = "isa", type = "string", help = "the variant of pmcsh's loops (default: the best this cpu runs)"},
     {name = "json", type = "flag", help = "one JSON object per kernel and thread count"},
+    {name = "loop", type = "list",
+     help = "your own loop, FILE[:SYMBOL] (STREAM's convention): pmcsh against a plain C driver, one thread"},
   },
   run = function(opts)
     local m = stream.machine()
+    if opts.loop then
+      if opts.kernels or opts.self or opts.isa then
+        error(recipe.usage("--loop compares a loop of yours with the plain C driver: without -k, --self or --isa"))
+      end
+      local t = thread_counts(opts, m)
+      if opts.threads and (#t ~= 1 or t[1] ~= 1) then
+        error(recipe.usage("--loop runs one thread (the plain driver's): -t 1 or none"))
+      end
+      local n = opts.n or m.default_n
+      local cjson = opts.json and require("cjson")
+      if opts.json then print(results.head("bench-stream"))
+      else
+        print(string.format("n=%d (%s per array), 1 thread, pages=%s, %d reps x %d rounds, interleaved with a " ..
+          "plain C driver (kernels/loop_driver.c) over the same object; A/A: pmcsh against itself in the same rounds",
+          n, metrics.size(n * 8), opts.pages, opts.reps, opts.rounds))
+        print(string.format("%-12s %12s %12s %7s %7s %7s", "loop", "pmcsh MB/s", "plain MB/s", "ratio", "paired", "A/A"))
+      end
+      local worst, worst_aa = math.huge, math.huge
+      for _, spec in ipairs(opts.loop) do
+        local c, err = compare_loop(spec, opts, n)
+        if not c then return nil, err end
+        worst, worst_aa = math.min(worst, c.paired), math.min(worst_aa, c.aa)
+        if opts.json then
+          print(cjson.encode({loop = c.name, threads = 1, n = n, pages = opts.pages, mbps = c.mbps,
+            driver_mbps = c.driver_mbps, ratio = c.ratio, paired_ratio = c.paired, aa_ratio = c.aa,
+            reps = opts.reps, rounds = opts.rounds}))
+        else
+          print(string.format("%-12s %12.1f %12.1f %7.3f %7.3f %7.3f", c.name, c.mbps, c.driver_mbps, c.ratio, c.paired,
+            c.aa))
+        end
+      end
+      if not opts.json then
+        print(string.format("lowest paired ratio against the plain driver %.3f (target >= 0.98), beside an A/A of " ..
+          "%.3f: differences this size are this machine's noise", worst, worst_aa))
+      end
+      return 0
+    end
     local desc = {}
     for _, d in ipairs(stream.kernels()) do desc[d.name] = d end
     local kernels = kernel_list(opts, desc)

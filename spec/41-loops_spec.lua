@@ -214,3 +214,24 @@ describe("survey --loop", function()
     assert(os.execute(string.format("cc -O2 -shared -fPIC -o %s/triad2.so %s/triad2.c", dir, dir)))
   end)
 end)
+
+describe("bench-stream --loop", function()
+  it("runs the loop by pmcsh and by the plain C driver, interleaved, with the A/A floor beside it", function()
+    local r = run({"bench-stream", "--loop", "triad2.so:triad2", "--n", "256K", "--rounds", "3", "--json"})
+    assert.are.equal(0, r.code, r.err)
+    local _, recs = h.json_lines(r.out)
+    assert.are.equal(1, #recs)
+    local c = recs[1]
+    assert.are.equal("triad2", c.loop)
+    for _, f in ipairs({"mbps", "driver_mbps", "ratio", "paired_ratio", "aa_ratio"}) do
+      assert.is_true(type(c[f]) == "number" and c[f] > 0, f)
+    end
+    assert.is_true(math.abs(c.ratio - c.mbps / c.driver_mbps) < 1e-9)
+  end)
+
+  it("refuses a loop on its own data, which the plain driver cannot run, exit 2", function()
+    local r = run({"bench-stream", "--loop", "own.c:fillown"})
+    assert.are.equal(2, r.code)
+    assert.matches("on its own data", r.err, 1, true)
+  end)
+end)

@@ -41,12 +41,14 @@ end
 -- Whether `path` is source pmcsh builds (.c, .s, .S).
 local function source(path) return path:match("%.[csS]$") ~= nil end
 
--- The shared object built from `path` with cc and cflags, from the cache
--- when the same source was built with the same command: object, command;
--- nil, message, errno (the compiler's own message).
-function M.build(path, cflags)
+-- The shared object (or, with suffix "", the program) built from `path`
+-- with cc and cflags, from the cache when the same source was built with
+-- the same command: object, command; nil, message, errno (the compiler's
+-- own message).
+function M.build(path, cflags, suffix)
   errors.check("build", 1, path, "string")
   errors.check("build", 2, cflags, "string?")
+  errors.check("build", 3, suffix, "string?")
   local f, ferr, errno = sys.open(path, "read")
   if not f then return nil, ferr, errno end
   local src = f:read("a")
@@ -55,7 +57,8 @@ function M.build(path, cflags)
   cc = cc and cc ~= "" and cc or M.CC
   cflags = cflags or M.CFLAGS
   local dir = cache_dir()
-  local object = string.format("%s/%s.so", dir, digest(cc .. "\0" .. cflags .. "\0" .. path:match("[^.]*$") .. "\0" .. src))
+  local object = string.format("%s/%s%s", dir, digest(cc .. "\0" .. cflags .. "\0" .. path:match("[^.]*$") .. "\0" .. src),
+    suffix or ".so")
   local command = string.format("%s %s -o %s %s", cc, cflags, text.shell(object), text.shell(path))
   local st = sys.stat(object)
   if st and st.type == "file" and st.size > 0 then return object, command end
