@@ -235,3 +235,24 @@ describe("bench-stream --loop", function()
     assert.matches("on its own data", r.err, 1, true)
   end)
 end)
+
+describe("events known by what they count", function()
+  local pmc = require("pmcsh.pmc")
+  it("one identity for the names of one event, another for another", function()
+    assert.are.equal(pmc.identity("page-faults"), pmc.identity("perf::FAULTS"))
+    assert.are.equal(pmc.identity("page-faults"), pmc.identity("perf::PERF_COUNT_SW_PAGE_FAULTS"))
+    assert.are_not.equal(pmc.identity("page-faults"), pmc.identity("minor-faults"))
+    assert.are_not.equal(pmc.identity("instructions"), pmc.identity("cycles"))
+    assert.is_nil(pmc.identity("no-such-event"))
+  end)
+
+  kit("the first-touch check of a loop reads perf::FAULTS as page-faults: the check is the encoding's", function()
+    local r = run({"survey", "--loop", "triad2.c:triad2", "-e", "perf::FAULTS", "--fresh", "--n", "256K", "-r", "3",
+      "--json"})
+    assert.are.equal(0, r.code, r.err)
+    local row
+    for _, rec in ipairs(select(2, h.json_lines(r.out))) do if rec.name == "perf::FAULTS:u" then row = rec end end
+    assert.is_not_nil(row, r.out)
+    assert.are.same({3 * 256 * 1024 * 8 / PAGE, "pass"}, {row.expected, row.verdict})
+  end)
+end)

@@ -207,11 +207,15 @@ function M.defaults()
   local implemented, dirs = M.arm_implemented()
   local t = M.load("software")
   for _, e in ipairs(t and t.events or {}) do
-    if not seen[e] then seen[e] = true; out[#out + 1] = e end
+    local id = pmc.identity(e) or e
+    if not seen[id] then seen[id] = true; out[#out + 1] = e end
   end
+  -- one row per event: a libpfm4 name and the sysfs event it equals
+  -- (arm_ac57::INST_RETIRED, armv8_pmuv3/inst_retired/) are one
   for _, e in ipairs(pmc.list() or {}) do
-    if e.opens and M.core_pmu(e.pmu or "") and not seen[e.name] then
-      seen[e.name] = true
+    local id = e.opens and M.core_pmu(e.pmu or "") and (pmc.identity(e.name) or e.name)
+    if id and not seen[id] then
+      seen[id] = true
       local info = implemented and pmc.info(e.name)
       local code = info and info.config
       if code and code <= M.ARM_COMMON_LAST and not implemented[code] then
@@ -225,14 +229,8 @@ function M.defaults()
   return out, skipped
 end
 
--- The identity of an event: its perf type and config words (aliases such as
--- perf::FAULTS and page-faults encode the same), or nil where it does not encode.
-local function identity(name)
-  local info = pmc.info(name)
-  if not info or info.type == nil then return nil end
-  return string.format("%d:%s:%s:%s", info.type, tostring(info.config), tostring(info.config1 or 0),
-    tostring(info.config2 or 0))
-end
+-- What an event counts (pmc.identity: aliases of one event have one).
+local identity = pmc.identity
 
 -- The name perf writes for a libpfm4 perf-PMU name: perf::PAGE-FAULTS is
 -- page-faults; the enum spelling (perf::PERF_COUNT_SW_PAGE_FAULTS) has none.

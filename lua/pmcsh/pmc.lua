@@ -221,6 +221,62 @@ encoded is false for a bare libpfm4 event that needs a umask to be counted
 (LS_DISPATCH on Zen 3): then there is no type/config, reason says why, and
 umasks lists the choices (LS_DISPATCH:LD_DISPATCH encodes).]=])
 
+-- The PMU a raw config goes to (PERF_TYPE_RAW): the core PMU's sysfs name
+-- and type ("cpu" on x86, armv8_pmuv3* on Arm), read once; nil without one.
+local PERF_TYPE_HARDWARE, PERF_TYPE_RAW = 0, 4
+local core
+local function core_pmu()
+  if core == nil then
+    core = false
+    local root = C.sysfs_pmus
+    local names = sys.dir(root) or {}
+    table.sort(names)
+    for _, n in ipairs(names) do
+      if n == "cpu" or n == "cpu_core" or n:match("^armv[78]") then
+        local f = io.open(root .. "/" .. n .. "/type")
+        local t = f and math.tointeger(tonumber(f:read("l")))
+        if f then f:close() end
+        if t then core = {name = n, type = t}; break end
+      end
+    end
+  end
+  return core or nil
+end
+
+-- The kernel's own names, in the core PMU's sysfs events/, of perf's generic
+-- hardware events (its config): where the generic event and a PMU's
+-- event are one.
+local HW_ALIASES = {[0] = {"cpu-cycles", "cpu_cycles"}, [1] = {"instructions", "inst_retired"},
+  [4] = {"branch-instructions", "br_retired"}, [5] = {"branch-misses", "br_mis_pred_retired"}}
+
+function pmc.identity(name)
+  if type(name) ~= "string" then errors.argument("identity", 1, "event name expected", 1) end
+  local info = C.info(name)
+  if not info or info.type == nil then return nil end
+  local t, cfg = info.type, info.config
+  local c = core_pmu()
+  if t == PERF_TYPE_RAW and c then t = c.type end
+  if t == PERF_TYPE_HARDWARE and c and HW_ALIASES[cfg] then
+    for _, alias in ipairs(HW_ALIASES[cfg]) do
+      local f = io.open(C.sysfs_pmus .. "/" .. c.name .. "/events/" .. alias)
+      if f then
+        f:close()
+        local a = C.info(c.name .. "/" .. alias .. "/")
+        if a and a.type then t, cfg, info = a.type, a.config, a; break end
+      end
+    end
+  end
+  return string.format("%d:%s:%s:%s", t, tostring(cfg), tostring(info.config1 or 0), tostring(info.config2 or 0))
+end
+doc(pmc.identity, "pmc.identity", [=[
+pmc.identity(name) -> "type:config:config1:config2", or nil where it does
+not encode: what the event counts, as the kernel is asked for it.  Two names
+of one event have one identity: aliases (page-faults, perf::FAULTS), a
+libpfm4 name and the sysfs event it equals (arm_ac57::INST_RETIRED and
+armv8_pmuv3/inst_retired/: a raw config is the core PMU's), and perf's
+generic event and the core PMU's own (instructions and INST_RETIRED, where
+sysfs names it).  Modifiers (:u, :k) are not part of it.]=])
+
 function pmc.list(pattern, opts)
   if pattern ~= nil and type(pattern) ~= "string" then
     errors.argument("list", 1, "pattern string expected", 1)

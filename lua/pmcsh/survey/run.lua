@@ -157,8 +157,23 @@ local function ratio_cell(res, i)
     method = "ratio"}
 end
 
--- Page-fault events, and the modifiers that keep user-mode faults.
-local FAULTS = {["page-faults"] = true, faults = true, ["minor-faults"] = true}
+-- The events the checks know, by what they count (pmc.identity), never by
+-- their spelling: instructions retired is also INST_RETIRED, INST_RETIRED:ANY_P,
+-- armv8_pmuv3/inst_retired/ and their PMU-qualified names.
+local KNOWN = {faults = {"page-faults", "minor-faults"}, tsc = {"msr/tsc/"}, instructions = {"instructions"}}
+local known_ids = {}
+local function is(kind, name)
+  if not name then return false end
+  if not known_ids[kind] then
+    known_ids[kind] = {}
+    for _, n in ipairs(KNOWN[kind]) do
+      local id = pmc.identity(n)
+      if id then known_ids[kind][id] = true end
+    end
+  end
+  local id = pmc.identity(name)
+  return id ~= nil and known_ids[kind][id] == true
+end
 
 -- What pmcsh can predict of a cell, checked: first touch of fresh arrays
 -- on 4 KiB pages faults once per page of each array the loop touches (a
@@ -167,7 +182,7 @@ local FAULTS = {["page-faults"] = true, faults = true, ["minor-faults"] = true}
 function M.check(c, w, hdr)
   local p = c.event and pmc.parse_name(c.event)
   local base = p and p.form == "name" and (p.modifiers == "" or p.modifiers == "u") and p.plain
-  if not (hdr.fresh and hdr.pages == "4k" and base and FAULTS[base] and w.bytes and hdr.n
+  if not (hdr.fresh and hdr.pages == "4k" and base and is("faults", base) and w.bytes and hdr.n
     and c.intercept) then return end
   local arrays = w.bytes // 8
   c.expected = arrays * math.ceil(hdr.n * 8 / 4096)
@@ -219,15 +234,12 @@ end
 -- instructions over the elements one trip handles, as the binary's own
 -- disassembly says (stream.disasm; Heller's check).  The loop's instructions
 -- only: rep-prefixed or remainder code is not in the body, hence 0.5%.
-M.INSTRUCTIONS = {instructions = true, INST_RETIRED = true, ["INST_RETIRED:ANY_P"] = true,
-  ["INST_RETIRED:ANY"] = true, RETIRED_INSTRUCTIONS = true, ["perf::INSTRUCTIONS"] = true,
-  ["perf::PERF_COUNT_HW_INSTRUCTIONS"] = true, PERF_COUNT_HW_INSTRUCTIONS = true}
 M.INSTRUCTIONS_TOLERANCE = 0.005
 local loop_cache = {}
 local function instructions_check(c, w, rec)
   local p = c.event and pmc.parse_name(c.event)
   local base = p and p.privilege == "u" and p.plain
-  if not (base and M.INSTRUCTIONS[base] and w.disasm and c.value and c.value > 0) then return end
+  if not (base and w.disasm and c.value and c.value > 0 and is("instructions", base)) then return end
   local key = w.name .. "/" .. tostring(rec.isa)
   if loop_cache[key] == nil then
     local loop, why = w.disasm(rec)
@@ -264,7 +276,7 @@ function M.cells(res, labels, keys)
   for i, label in ipairs(labels) do
     local c = res.pairs and pair_cell(res, i, keep, dropped) or ratio_cell(res, i)
     c.key, c.event = keys[i], label
-    if res.pairs and label == "msr/tsc/" then clock_check(c, res, keep) end
+    if res.pairs and is("tsc", label) then clock_check(c, res, keep) end
     c.count, c.unit = res.counts[i].value, res.counts[i].unit
     c.enabled, c.running = res.counts.enabled, res.counts.running
     c.class = M.classify(c)
