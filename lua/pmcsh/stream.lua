@@ -311,16 +311,18 @@ end
 
 -- What a build without objdump beside it (the arm64 lab's guest) knows of
 -- its loops: EXE.loops, written where the binary was built (spec/lab/lab.sh),
--- a table {[symbol] = {instructions=, elements=, per_element=}}.
-local function recorded(exe, symbol)
+-- a table {[symbol] = {instructions=, elements=, per_element=}}, or, for a
+-- loop of the user's, {instructions=, stored=, loaded=} (doubles per trip),
+-- its elements then from d (its descriptor or arrays).
+local function recorded(exe, symbol, d)
   local chunk = loadfile(exe .. ".loops", "t", {})
   local ok, t = pcall(chunk or error)
   local r = ok and type(t) == "table" and t[symbol]
-  if type(r) ~= "table" then return nil end
-  for _, f in ipairs({"instructions", "elements", "per_element"}) do
-    if type(r[f]) ~= "number" then return nil end
-  end
-  return r
+  if type(r) ~= "table" or type(r.instructions) ~= "number" then return nil end
+  if type(r.elements) == "number" and type(r.per_element) == "number" then return r end
+  if type(r.stored) ~= "number" or type(r.loaded) ~= "number" then return nil end
+  local e = d.elements_per_trip or (d.stores > 0 and r.stored / d.stores) or (d.loads > 0 and r.loaded / d.loads) or nil
+  return {instructions = r.instructions, elements = e, per_element = e and e > 0 and r.instructions / e or nil}
 end
 
 -- Loops are found by their backward jump: a jump to an address at or
@@ -367,7 +369,7 @@ local function loops_of(insns, d)
         if elements == nil or elements > 0 then
           loops[#loops + 1] = {
             from = target, to = ins.addr, instructions = #body, elements = elements,
-            per_element = elements and #body / elements, body = body,
+            per_element = elements and #body / elements, body = body, stored = stored, loaded = loaded,
           }
         end
       end
@@ -393,6 +395,11 @@ M.disasm = doc(function(kernel, opts)
   if type(kernel) == "userdata" and loops.is(kernel) then
     d = loop_descriptor(kernel)
     symbol, exe, kernel = d.symbol, opts.exe or d.exe, d.kernel
+  elseif type(kernel) == "table" then   -- a symbol of an object not loaded here (another architecture's)
+    errors.check("disasm", 1, kernel.symbol, "string")
+    errors.check("disasm", 1, kernel.exe, "string")
+    d = {loads = 0, stores = 0, elements_per_trip = kernel.elements_per_trip}
+    symbol, exe, kernel = kernel.symbol, kernel.exe, kernel.symbol
   else
     d = descriptor(kernel)
     if not d then
@@ -405,7 +412,7 @@ M.disasm = doc(function(kernel, opts)
   end
   local insns, err = disassemble(symbol, exe, opts.objdump)
   if not insns then
-    local rec = recorded(exe or exe_path(), symbol)
+    local rec = recorded(exe or exe_path(), symbol, d)
     if not rec then return nil, err end
     return setmetatable({kernel = kernel, symbol = symbol, instructions = rec.instructions, elements = rec.elements,
       per_element = rec.per_element, lines = {}, loops = {}, recorded = true}, DISASM)
@@ -415,20 +422,24 @@ M.disasm = doc(function(kernel, opts)
     return nil, string.format("no loop with %s's stores/loads found in %s", kernel, symbol)
   end
   -- The inner loop: the one that moves the most elements per pass (the
-  -- vector body; the others are peel and remainder loops).  Where nothing
-  -- says the elements, only a lone loop is the loop.
+  -- vector body; the others are peel and remainder loops); where nothing
+  -- says the elements, the one moving the most doubles, and where two
+  -- move as many the answer is that nothing tells them apart.
   local main = found[1]
-  if not main.elements and #found > 1 then
-    return nil, string.format("%d loops in %s and nothing says which handles how many elements: give " ..
-      "elements_per_trip in its descriptor (pmcsh/loop.h)", #found, symbol)
+  local function moved(l) return l.elements or (l.stored + l.loaded) end
+  for _, l in ipairs(found) do
+    if moved(l) > moved(main) then main = l end
   end
-  for _, l in ipairs(main.elements and found or {}) do
-    if l.elements > main.elements then main = l end
+  for _, l in ipairs(found) do
+    if l ~= main and not main.elements and moved(l) == moved(main) then
+      return nil, string.format("%d loops in %s move as many doubles a trip, and nothing says which is the loop: " ..
+        "give elements_per_trip in its descriptor (pmcsh/loop.h)", #found, symbol)
+    end
   end
   local res = setmetatable({
     kernel = kernel, symbol = symbol, instructions = main.instructions,
     elements = main.elements, per_element = main.per_element, from = main.from, to = main.to,
-    lines = {}, loops = {},
+    stored = main.stored, loaded = main.loaded, lines = {}, loops = {},
   }, DISASM)
   for _, ins in ipairs(main.body) do
     res.lines[#res.lines + 1] = string.format("%8x:  %s", ins.addr, ins.text)

@@ -30,7 +30,9 @@ local M = {}
 -- resume (path: options come from its header), progress (nil = auto),
 -- quiet (no warning about a small n), group (an events/ group: its
 -- events, its metrics in the report), chase ("ORDER:SIZE[:STRIDE]" or a
--- table: adds the chase kernel), sample_ms (per chase sample).
+-- table: adds the chase kernel), sample_ms (per chase sample), loops
+-- (list of "FILE[:SYMBOL]": the user's loops, pmcsh.loops; alone they
+-- replace the default kernels) and cflags (how a .c/.s loop is built).
 -- Returns the state table (see load) or nil, message, errno.
 M.run = run.run
 M.load = run.load
@@ -43,9 +45,10 @@ M.plot = heatmap.draw
 do
   help.doc(M, "survey", [[
 survey: the every-event survey of the STREAM loops (events per loop iteration).
-  survey.run{events=, pattern=, split=, pairs=, group=, kernels=, chase=, n=, reps=, fresh=, out=, resume=}
+  survey.run{events=, pattern=, split=, pairs=, group=, kernels=, chase=, loops=, n=, reps=, fresh=, out=, resume=}
       -> state (rows, cells per kernel, baseline bandwidth, unopened events)
       kernels: stream kernels and "chase" (chase="random:256M": per dependent load)
+      loops: your own loops, {"k.c:f", "x.so:g"} (stream.loop; pmcsh/loop.h)
       group: an events/ file (software, memory-skl, ...); survey.group_metrics(state)
       evaluates its metrics per kernel
   survey.load(path)             a JSON-lines file written by survey.run{out=...}

@@ -263,3 +263,50 @@ describe("the default survey on an Arm PMU", function()
     assert.matches("not implemented by this PMU %(common event 0x%x+ is not in its PMCEID", report)
   end)
 end)
+
+describe("the survey's checks on a real core PMU, by what events count", function()
+  local survey = require("pmcsh.survey")
+  local INSTRUCTIONS = pmc.identity("instructions")
+
+  -- the user-mode rows whose event retires instructions, whatever its name
+  local function instruction_rows(st)
+    local out = {}
+    for key in pairs(st.cells) do
+      local p = pmc.parse_name(key)
+      if p.privilege == "u" and pmc.identity(p.plain) == INSTRUCTIONS then out[#out + 1] = key end
+    end
+    return out
+  end
+
+  it("the default survey checks instructions retired once, under one of its names, in every STREAM loop", function()
+    if not h.need(env.cpu_pmu, NO_HW) then return end
+    local kernels = {"copy", "scale", "add", "triad"}
+    local st = assert(survey.run{kernels = kernels, n = 100000, reps = 5, quiet = true, progress = false,
+      baseline = false})
+    local rows = instruction_rows(st)
+    assert.are.equal(1, #rows, table.concat(rows, ", "))   -- not again as its sysfs alias
+    for _, k in ipairs(kernels) do
+      local c = st.cells[rows[1]][k]
+      assert.are.equal("pass", c.verdict, k .. ": " .. tostring(c.basis))
+      assert.are.equal(stream.disasm(k, {quiet = true}).per_element, c.expected, k)
+    end
+  end)
+
+  it("counts a user's loop's instructions per element as its disassembly says, in each convention", function()
+    if not h.need(env.cpu_pmu, NO_HW) then return end
+    for _, sym in ipairs({"triad_lab", "own_lab"}) do
+      local l = assert(stream.loop("spec/lab/loops/lab_loops.so", sym))
+      local d = assert(stream.disasm(l))
+      assert.is_true(d.recorded)
+      local st = assert(survey.run{loops = {"spec/lab/loops/lab_loops.so:" .. sym}, events = {"INST_RETIRED"},
+        n = 100000, reps = 5, quiet = true, progress = false, baseline = false})
+      local c = st.cells["INST_RETIRED:u"][sym]
+      assert.are.equal("exact", c.class, sym)
+      assert.are.equal(d.per_element, c.expected, sym)
+      assert.are.equal("pass", c.verdict, sym .. ": " .. tostring(c.basis))
+      assert.is_true(math.abs(c.value - d.per_element) < 5e-5, string.format("%s: %.6f against %g", sym, c.value,
+        d.per_element))
+      l:close()
+    end
+  end)
+end)

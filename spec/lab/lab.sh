@@ -110,6 +110,24 @@ image() {
 		io.write("}\n")' >"$fs/p/pmcsh.loops" ||
 		die "cannot disassemble the arm64 STREAM loops"
 	grep -q '"stream_copy' "$fs/p/pmcsh.loops" || die "no STREAM loop found in the arm64 binary"
+	# the user's loops of spec/lab/loops, cross-built, each with its
+	# disassembly beside it (SO.loops: instructions and doubles a trip)
+	for src in "$root"/spec/lab/loops/*.c; do
+		local so="$fs/p/spec/lab/loops/$(basename "${src%.c}").so"
+		$triplet-gcc -O2 -fno-tree-vectorize -shared -fPIC -I"$root/include" -o "$so" "$src" ||
+			die "cannot cross-build $src"
+		LAB_SO="$so" LAB_OBJDUMP="$triplet-objdump" LAB_SYMS="$($triplet-nm --defined-only "$so" |
+			awk '$2 ~ /^[tT]$/ { print $3 }')" "$root/pmcsh" -e '
+			io.write("return {\n")
+			for sym in os.getenv("LAB_SYMS"):gmatch("%S+") do
+				local r = stream.disasm({symbol = sym, exe = os.getenv("LAB_SO")}, {objdump = os.getenv("LAB_OBJDUMP")})
+				if r then
+					io.write(string.format("  [%q] = {instructions = %d, stored = %g, loaded = %g},\n",
+						sym, r.instructions, r.stored, r.loaded))
+				end
+			end
+			io.write("}\n")' >"$so.loops" || die "cannot disassemble $so"
+	done
 	cat >"$fs/init" <<-'EOF'
 	#!/bin/busybox sh
 	/bin/busybox --install -s /bin
@@ -133,7 +151,7 @@ run() {
 	local vmlinuz cmd out
 	vmlinuz="$(kernel)"
 	[ -s "$cache/initrd.gz" ] && [ -z "$(find "$root"/lua "$root"/scripts "$root"/events "$root"/spec "$root"/core \
-		"$root"/kernels -newer "$cache/initrd.gz" -print -quit)" ] || image
+		"$root"/kernels "$root"/include -newer "$cache/initrd.gz" -print -quit)" ] || image
 	cmd="$(mktemp -d)"
 	printf '%q ' "$@" >"$cmd/cmd"
 	(cd "$cmd" && echo cmd | cpio -o -H newc 2>/dev/null | gzip -1) | cat "$cache/initrd.gz" - >"$cmd/initrd.gz"
