@@ -12,7 +12,6 @@
 local sys = require("pmcsh._sys")
 local EINTR = sys.EINTR
 local metrics = require("pmcsh.metrics")
-local paths = require("pmcsh.paths")
 local results = require("pmcsh.results")
 local pmc = require("pmcsh.pmc")
 local loops = require("pmcsh.loops")
@@ -157,114 +156,6 @@ local function ratio_cell(res, i)
     method = "ratio"}
 end
 
--- The events the checks know, by what they count (pmc.identity), never by
--- their spelling: instructions retired is also INST_RETIRED, INST_RETIRED:ANY_P,
--- armv8_pmuv3/inst_retired/ and their PMU-qualified names.
-local KNOWN = {faults = {"page-faults", "minor-faults"}, tsc = {"msr/tsc/"}, instructions = {"instructions"}}
-local known_ids = {}
-local function is(kind, name)
-  if not name then return false end
-  if not known_ids[kind] then
-    known_ids[kind] = {}
-    for _, n in ipairs(KNOWN[kind]) do
-      local id = pmc.identity(n)
-      if id then known_ids[kind][id] = true end
-    end
-  end
-  local id = pmc.identity(name)
-  return id ~= nil and known_ids[kind][id] == true
-end
-
--- What pmcsh can predict of a cell, checked: first touch of fresh arrays
--- on 4 KiB pages faults once per page of each array the loop touches (a
--- read maps the zero page, a write a new one), in user mode, once per
--- window: the intercept.  Sets c.expected, c.check, c.basis, c.verdict.
-function M.check(c, w, hdr)
-  local p = c.event and pmc.parse_name(c.event)
-  local base = p and p.form == "name" and (p.modifiers == "" or p.modifiers == "u") and p.plain
-  if not (hdr.fresh and hdr.pages == "4k" and base and is("faults", base) and w.bytes and hdr.n
-    and c.intercept) then return end
-  local arrays = w.bytes // 8
-  c.expected = arrays * math.ceil(hdr.n * 8 / 4096)
-  c.check, c.basis = "intercept", string.format("first touch: %d arrays of %d pages", arrays, math.ceil(hdr.n * 8 / 4096))
-  -- an array's first page may start mid-page (its offset): one more each;
-  -- a sanitized pmcsh (make asan) faults in up to a shadow page per 8 too,
-  -- in the process's first window only: twice that in the intercept
-  local shadow = paths.sanitized and math.ceil(c.expected / 4) or 0
-  c.verdict = c.intercept >= c.expected - 0.5 and c.intercept <= c.expected + arrays + shadow + 0.5 and "pass" or "fail"
-end
-
--- The TSC counter against the engine's own rdtsc around the same windows
--- (read outside the counters' window: its edges cancel in the slope), pair
--- by pair on the pairs kept: a task's TSC count stops only when it is
--- switched out, and those pairs are dropped.  The median pair within 2%.
--- The edges (enable and disable between rdtsc and the counters: the
--- clock's intercept less the counter's) cancel only as far as they repeat,
--- and they vary by about their own cost: a pair resolves 2% where its
--- windows differ by CLOCK_RESOLUTION times the edges; closer, the check
--- is unresolved, not failed.
-M.CLOCK_TOLERANCE, M.CLOCK_RESOLUTION = 0.02, 50
-local function clock_check(c, res, keep)
-  local ticks = res.record and res.record.tsc
-  if not (ticks and #ticks == #res.work and c.windows and #c.windows == #ticks) then return end
-  local clock, clock_icpt = metrics.two_window(res.work, ticks)
-  local counted, counted_icpt = metrics.two_window(res.work, c.windows)
-  local ratios, kept, apart, edges = {}, {}, {}, {}
-  for p, sl in ipairs(clock) do
-    if keep[p] ~= false and sl > 0 and counted[p] then
-      ratios[#ratios + 1], kept[#kept + 1] = counted[p] / sl, sl
-      apart[#apart + 1] = sl * (res.work[2 * p] - res.work[2 * p - 1])
-      edges[#edges + 1] = math.abs(clock_icpt[p] - counted_icpt[p])
-    end
-  end
-  if #ratios == 0 then return end
-  c.expected = metrics.stats(kept).median
-  c.check, c.basis = "value", "rdtsc around each window, by the stream engine"
-  local gap, edge = metrics.stats(apart).median, metrics.stats(edges).median
-  if gap < M.CLOCK_RESOLUTION * edge then
-    c.verdict = "unresolved"
-    c.basis = string.format("%s; windows %.0f ticks apart, edges %.0f (under %dx): too close to judge %g%%, "
-      .. "raise --n", c.basis, gap, edge, M.CLOCK_RESOLUTION, M.CLOCK_TOLERANCE * 100)
-    return
-  end
-  c.verdict = math.abs(metrics.stats(ratios).median - 1) <= M.CLOCK_TOLERANCE and "pass" or "fail"
-end
-
--- Instructions retired in user mode per loop iteration: the loop body's
--- instructions over the elements one trip handles, as the binary's own
--- disassembly says (stream.disasm; Heller's check).  The loop's instructions
--- only: rep-prefixed or remainder code is not in the body, hence 0.5%.
-M.INSTRUCTIONS_TOLERANCE = 0.005
-local loop_cache = {}
-local function instructions_check(c, w, rec)
-  local p = c.event and pmc.parse_name(c.event)
-  local base = p and p.privilege == "u" and p.plain
-  if not (base and w.disasm and c.value and c.value > 0 and is("instructions", base)) then return end
-  local key = w.name .. "/" .. tostring(rec.isa)
-  if loop_cache[key] == nil then
-    local loop, why = w.disasm(rec)
-    loop_cache[key] = loop or {why = why}
-  end
-  local loop = loop_cache[key]
-  if not loop.instructions then   -- no silent absence: the row says why
-    c.check, c.verdict, c.basis = "value", "unresolved", "no loop to check against: " .. tostring(loop.why)
-    return
-  end
-  local per, basis = loop.per_element, string.format("%s's loop: %d instructions per %g elements", loop.symbol,
-    loop.instructions, loop.elements or 0)
-  if not per then
-    -- nothing says how many elements a trip handles: the nearest whole
-    -- number to what was measured, said as such
-    local e = math.max(1, math.floor(loop.instructions / c.value + 0.5))
-    per = loop.instructions / e
-    basis = string.format("%s's loop: %d instructions per trip; %d elements per trip taken from the measured " ..
-      "value (the nearest whole number: nothing says them)", loop.symbol, loop.instructions, e)
-  end
-  c.expected = per
-  c.check, c.basis = "value", basis
-  c.verdict = math.abs(c.value / c.expected - 1) <= M.INSTRUCTIONS_TOLERANCE and "pass" or "fail"
-end
-
 -- Cells of one run: per event, the per-iteration value and its spread,
 -- by the two-window estimate where the run made pairs (res.pairs), else
 -- by the ratio; the disturbance events after the labels decide which
@@ -276,14 +167,13 @@ function M.cells(res, labels, keys)
   for i, label in ipairs(labels) do
     local c = res.pairs and pair_cell(res, i, keep, dropped) or ratio_cell(res, i)
     c.key, c.event = keys[i], label
-    if res.pairs and is("tsc", label) then clock_check(c, res, keep) end
     c.count, c.unit = res.counts[i].value, res.counts[i].unit
     c.enabled, c.running = res.counts.enabled, res.counts.running
     c.class = M.classify(c)
     c.zero = nil
     cells[i] = c
   end
-  return cells
+  return cells, keep
 end
 
 -- A new survey, or the one in o.resume: its state, the results file to
@@ -359,8 +249,13 @@ local function measure(w, g, hdr)
     iterations = res.iterations, work = res.work, warnings = res.warnings}
   for k, v in pairs(res.record or {}) do rec[k] = v end
   if g then
-    rec.cells = M.cells(res, g.labels, g.keys)
-    for _, c in ipairs(rec.cells) do M.check(c, w, hdr); instructions_check(c, w, rec) end
+    local keep
+    rec.cells, keep = M.cells(res, g.labels, g.keys)
+    -- what the workload can predict of its cells, checked (its descriptor's checks)
+    local x = {w = w, rec = rec, res = res, hdr = hdr, keep = keep}
+    for _, c in ipairs(rec.cells) do
+      for _, check in ipairs(w.checks or {}) do check(c, x) end
+    end
   end
   return rec
 end

@@ -20,6 +20,7 @@ local stream_module = require("pmcsh.stream")
 local loops = require("pmcsh.loops")
 local options = require("pmcsh.options")
 local sys = require("pmcsh.sys")
+local checks = require("pmcsh.survey.checks")
 
 local M = {}
 
@@ -130,6 +131,7 @@ function stream_engine.workloads(hdr, env, names)
       run = stream_run(hdr, get, function() return k end, bytes),
       -- what the binary's own disassembly says of the loop (the instructions check)
       disasm = function(rec) return stream_module.disasm(k, {isa = rec.isa, quiet = true}) end,
+      checks = {checks.first_touch, checks.clock, checks.instructions},
     }
   end
   return out, function() end
@@ -214,6 +216,9 @@ function loop_engine.workloads(hdr, env, names)
         if not l then return nil, err end
         return stream_module.disasm(l)
       end,
+      -- first touch is of pmcsh's arrays: a loop on its own data touches its own
+      checks = e.convention == "own" and {checks.clock, checks.instructions} or
+        {checks.first_touch, checks.clock, checks.instructions},
     }
   end
   return out, function()
