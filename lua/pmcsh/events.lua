@@ -203,7 +203,7 @@ end
 M.ARM_COMMON_LAST = 0x3f
 
 function M.defaults()
-  local out, seen, skipped = {}, {}, {}
+  local out, seen, skipped, also = {}, {}, {}, {}
   local implemented, dirs = M.arm_implemented()
   local t = M.load("software")
   for _, e in ipairs(t and t.events or {}) do
@@ -214,8 +214,12 @@ function M.defaults()
   -- (arm_ac57::INST_RETIRED, armv8_pmuv3/inst_retired/) are one
   for _, e in ipairs(pmc.list() or {}) do
     local id = e.opens and M.core_pmu(e.pmu or "") and (pmc.identity(e.name) or e.name)
+    if id and seen[id] and seen[id] ~= true and seen[id] ~= e.name then   -- another name of a kept event
+      also[seen[id]] = also[seen[id]] or {}
+      table.insert(also[seen[id]], e.name)
+    end
     if id and not seen[id] then
-      seen[id] = true
+      seen[id] = e.name
       local info = implemented and pmc.info(e.name)
       local code = info and info.config
       if code and code <= M.ARM_COMMON_LAST and not implemented[code] then
@@ -226,7 +230,7 @@ function M.defaults()
       end
     end
   end
-  return out, skipped
+  return out, skipped, also
 end
 
 -- What an event counts (pmc.identity: aliases of one event have one).
@@ -283,8 +287,9 @@ events: the data files of events/ (Lua tables loaded into an empty environment).
   events.pmu_check(t, path[, pmus]) -> nil, or why the file's PMU is not this
                                machine's (pmus: events.machine_pmus() by default)
   events.machine_pmus()        {names = the PMUs libpfm4 finds, exposed = a hardware PMU is}
-  events.defaults()            the events a survey counts by default, and those
-                               an Arm PMU does not implement {{event=, reason=}}
+  events.defaults()            the events a survey counts by default, one name per
+                               event; those an Arm PMU does not implement {{event=,
+                               reason=}}; the other names of each {[name] = {...}}
   events.matching(pattern, given) the events of pmc.list(pattern) that open,
                                aliases of one event once; those that do not open
   events.arm_implemented()     the Arm common events the PMUs implement (PMCEID)]])

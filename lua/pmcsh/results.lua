@@ -201,6 +201,7 @@ local SHAPES = {
     ["threads?"] = "integer", ["pages?"] = "string", ["fresh?"] = "boolean", ["split?"] = "boolean",
     ["started?"] = "number", ["emulated?"] = "string", ["fingerprint?"] = "table", ["baseline?"] = "boolean", ["sample_ms?"] = "number", ["group?"] = "string",
     ["chase?"] = {fields = {size = "integer", ["stride?"] = "integer", ["order?"] = "string"}},
+    ["aliases?"] = {list = {fields = {event = "string", also = {list = "string"}}}},
     ["loops?"] = {list = {fields = {name = "string", path = "string", symbol = "string", ["convention?"] = "string",
       ["bytes?"] = "number", ["flops?"] = "number", ["command?"] = "string", ["cflags?"] = "string"}}},
     units = {list = {fields = {labels = {list = "string"}, keys = {list = "string"}, kind = "string"}}},

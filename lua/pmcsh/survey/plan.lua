@@ -279,8 +279,8 @@ local function events_of(opt)
     for _, e in ipairs(evs or {}) do all[#all + 1] = e end
     evs = all
   end
-  local skipped
-  if not evs and not opt.pairs then evs, skipped = events.defaults() end
+  local skipped, also
+  if not evs and not opt.pairs then evs, skipped, also = events.defaults() end
   skipped = skipped or unopened
   if opt.umasks then
     local out = {}
@@ -292,7 +292,12 @@ local function events_of(opt)
     end
     evs = out
   end
-  return evs, grp, gpath, skipped
+  -- one row per event: its other names said under the table
+  local aliases = {}
+  for _, e in ipairs(evs or {}) do
+    if also and also[e] then aliases[#aliases + 1] = {event = e, also = also[e]} end
+  end
+  return evs, grp, gpath, skipped, #aliases > 0 and aliases or nil
 end
 
 -- The events/ files the survey reads (a group, a pair list), each with the
@@ -335,7 +340,7 @@ function M.header(o)
   local opt = setmetatable({}, {__index = o})
   opt.reps, opt.threads, opt.pages = o.reps or 10, o.threads or 1, o.pages or "4k"
   opt.split = o.split ~= false   -- user and OS apart unless asked not to
-  local evs, grp, gpath, skipped = events_of(opt)
+  local evs, grp, gpath, skipped, aliases = events_of(opt)
   local prs, psrc
   if opt.pairs then
     prs, psrc = events.pairs(opt.pairs)
@@ -352,6 +357,7 @@ function M.header(o)
   hdr.units, hdr.rows, hdr.started, hdr.emulated = units, rows, os.time(), os.getenv("PMCSH_EMULATED")
   hdr.group = opt.group and (events.own(gpath) or realpath(gpath))   -- a name of events/, or the path
   hdr.fingerprint = machine.fingerprint()
+  hdr.aliases = aliases
   -- what the engines will refuse, refused now, before a file is written
   local typed = o.typed or function(k) return "--" .. k:gsub("_", "-") .. " " .. tostring(hdr[k]) end
   workloads.validate(hdr, {}, function(k, why) usage(string.format("survey: %s: %s", typed(k), why)) end)

@@ -464,6 +464,14 @@ function M.report(st, o)
       out[#out + 1] = l
     end
   end
+  -- one row per event, its other names here (as pmcsh list's OR)
+  for _, a in ipairs(st.header.aliases or {}) do
+    local names = {}
+    for _, n in ipairs(a.also) do names[#names + 1] = text.inert(n) end
+    for _, l in ipairs(name_lines(string.format("%s is also", text.inert(a.event)), {table.concat(names, " OR ")})) do
+      out[#out + 1] = l
+    end
+  end
   for _, l in ipairs(verdict_lines(st)) do out[#out + 1] = l end
   out[#out + 1] = ""
   local wrapped = {}
