@@ -701,6 +701,7 @@ static int loop_info(lua_State *L)
 		}
 		if (l->u.described)
 			pmcsh_setnum(L, "flops", k->own_flops);
+		pmcsh_setbool(L, "reference", k->replay != NULL);
 	}
 	if (l->u.elements_per_trip > 0)
 		pmcsh_setnum(L, "elements_per_trip", l->u.elements_per_trip);

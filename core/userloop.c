@@ -152,6 +152,7 @@ int userloop_open(struct userloop *u, const char *path, const char *symbol, cons
 		k->reads = d->reads;
 		k->writes = d->writes;
 		k->reduction = d->reduction;
+		k->replay = d->convention == PMCSH_STREAM ? d->reference : NULL;
 		k->flops = (int)d->flops;
 		k->own_flops = d->flops;
 		k->bytes = d->bytes;

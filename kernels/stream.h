@@ -42,6 +42,7 @@ struct stream_kernel {
 	 * state init made on the part's own thread before the windows (NULL
 	 * init: a NULL state); fini after them.  bytes and flops per element
 	 * as the loop says (0 unknown), where no arrays say them. */
+	stream_fn replay;	/* the loop validation replays over one element (NULL: fn) */
 	void (*own)(void *state, size_t begin, size_t end);
 	void *(*init)(size_t n, int thread, int nthreads);
 	void (*fini)(void *state);

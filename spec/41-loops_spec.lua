@@ -44,6 +44,28 @@ static double axpy(double *restrict a, double *restrict b, double *restrict c, d
 PMCSH_LOOP(axpy) = {.version = PMCSH_LOOP_VERSION, .name = "axpy", .convention = PMCSH_STREAM, .stream = axpy,
 	.reads = PMCSH_A | PMCSH_B, .writes = PMCSH_B, .flops = 2};
 ]],
+  -- wrong in every element alike: its own replay agrees, its reference does not
+  ["offby1.c"] = [[
+#include <pmcsh/loop.h>
+static double plain(double *restrict a, double *restrict b, double *restrict c, double s, size_t n)
+{
+	for (size_t j = 0; j < n; j++)
+		a[j] = b[j] + s * c[j];
+	return 0;
+}
+static double off(double *restrict a, double *restrict b, double *restrict c, double s, size_t n)
+{
+	for (size_t j = 0; j < n; j++)
+		a[j] = b[j] + s * c[j] + 1;
+	return 0;
+}
+double bare_off(double *restrict a, double *restrict b, double *restrict c, double s, size_t n)
+{
+	return off(a, b, c, s, n);
+}
+PMCSH_LOOP(off) = {.version = PMCSH_LOOP_VERSION, .name = "off", .convention = PMCSH_STREAM, .stream = off,
+	.reads = PMCSH_B | PMCSH_C, .writes = PMCSH_A, .reference = plain};
+]],
   -- the loop's own data: init writes the first `touched` of every 8 pages
   ["own.c"] = [[
 #include <stdlib.h>
@@ -118,6 +140,19 @@ describe("a loop of the user's", function()
     assert.is_false(ok)
     assert.matches("validation failed: array a", tostring(err))
     s:close(); l:close()
+  end)
+
+  it("is validated against its descriptor's reference: a loop wrong in every element alike fails", function()
+    local flags = {cflags = "-O2 -I" .. INCLUDE .. " -shared -fPIC"}
+    local bare = assert(stream.loop(dir .. "/offby1.c", "bare_off", flags))
+    local s = assert(stream.new{n = 100000, threads = 1, quiet = true})
+    assert(s:run(bare, {reps = 2}))   -- replaying itself, it agrees with itself
+    local l = assert(stream.loop(dir .. "/offby1.c", "off", flags))
+    assert.is_true(l:info().reference)
+    local ok, err = pcall(s.run, s, l, {reps = 2})
+    assert.is_false(ok)
+    assert.matches("validation failed: array a", tostring(err))
+    s:close(); l:close(); bare:close()
   end)
 
   it("built from C by its content once, with its descriptor's name, arrays and flops", function()

@@ -25,8 +25,10 @@
  *
  * A bare symbol is STREAM's convention unless the object exports f_init.
  * A loop may describe itself: export `PMCSH_LOOP(f) = {...}` (below); the
- * report computes MB/s and flop rates from it, and the disassembly check
- * takes its elements per trip of the loop. */
+ * report computes MB/s and flop rates from it, the disassembly check takes
+ * its elements per trip, and validation replays its reference (a plain
+ * loop that computes the same) over one element to know what every element
+ * must hold. */
 #ifndef PMCSH_LOOP_H
 #define PMCSH_LOOP_H
 #include <stddef.h>
@@ -60,6 +62,7 @@ struct pmcsh_loop {
 	double bytes;			/* own data: bytes moved per element (STREAM's way: 0 unknown) */
 	double flops;			/* per element */
 	double elements_per_trip;	/* elements one trip of the loop's body handles (0: found) */
+	pmcsh_stream_fn *reference;	/* STREAM's: the plain loop validation replays (NULL: the loop itself) */
 };
 
 /* The descriptor of loop f: PMCSH_LOOP(f) = {.version = PMCSH_LOOP_VERSION, ...}; */

@@ -141,7 +141,7 @@ end
 local loop_methods = C.loop_methods
 doc(loop_methods.info, "loop:info", [[
 loop:info() -> {name=, symbol=, path=, convention="stream"|"own", description=,
-  described=, probed=, reads=, writes=, reduction=, loads=, stores=, bytes=,
+  described=, probed=, reference=, reads=, writes=, reduction=, loads=, stores=, bytes=,
   bytes_wa=, flops=, elements_per_trip=, init=, fini=}
 The loop as the engine runs it.  STREAM's convention: the arrays read and
 written (from its descriptor, else found by running it on one element of
