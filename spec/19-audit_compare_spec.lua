@@ -55,3 +55,52 @@ describe("a survey file", function()
       "fraction%.jsonl:3 %(run%)%.work%[2%]: expected integer, got 1024%.5")
   end)
 end)
+
+describe("CSV of files from other nodes", function()
+  it("makes every CSV text field safe for a spreadsheet, numbers left numbers", function()
+    -- OWASP: a field starting = + - @ tab or CR is prefixed with ' and quoted
+    local function fields(line)   -- the CSV fields of a line, unquoted
+      local out, i = {}, 1
+      while i <= #line + 1 do
+        if line:sub(i, i) == '"' then
+          local j, v = i + 1, {}
+          while true do
+            local c = line:sub(j, j)
+            if c == '"' and line:sub(j + 1, j + 1) == '"' then v[#v + 1] = '"'; j = j + 2
+            elseif c == '"' then break
+            else v[#v + 1] = c; j = j + 1 end
+          end
+          out[#out + 1], i = table.concat(v), j + 2
+        else
+          local j = line:find(",", i, true) or #line + 1
+          out[#out + 1], i = line:sub(i, j - 1), j + 1
+        end
+      end
+      return out
+    end
+    local outputs = {
+      h.run({"compare", "--csv", HOSTILE .. "health-formula.jsonl"}),
+      h.run({"compare", "--csv", HOSTILE .. "survey-tidy-formula.jsonl"}),
+      h.run({"survey", "--report", HOSTILE .. "survey-formula.jsonl", "--csv"}),
+    }
+    local seen = 0
+    for _, r in ipairs(outputs) do
+      assert.are.equal(0, r.code, r.err)
+      local lines = h.lines(r.out)
+      assert.is_true(#lines >= 3, r.out)
+      for i = 2, #lines do
+        for _, f in ipairs(fields(lines[i])) do
+          if not tonumber(f) then
+            assert.is_nil(f:find("^[=+%-@\t\r]"), lines[i])
+            if f:find("^'") then seen = seen + 1 end
+          end
+        end
+      end
+      assert.is_nil(r.out:find("[\t\r]"))
+    end
+    assert.is_true(seen >= 10, seen .. " fields made safe")
+    -- numbers stay numbers, a negative one too
+    assert.matches("\n\"'\\x09n3\",health: @SUM%(A1:A9%),\"'%+cmd|' /C calc'!A0\",50,99%.5,[%d.]+,log,%-46%.4",
+      outputs[1].out)
+  end)
+end)

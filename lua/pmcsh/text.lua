@@ -37,11 +37,18 @@ function M.gnuplot_datum(s)
   return '"' .. M.inert(s):gsub('[\\"]', "\\%0") .. '"'
 end
 
--- A CSV field (RFC 4180): quoted, a quote inside doubled, where it holds a
--- comma, a quote or a newline; controls written out.
+-- A CSV text field (RFC 4180), safe in a spreadsheet: one starting with
+-- = + - @, a tab or a carriage return (a formula to Excel, LibreOffice and
+-- Sheets: =HYPERLINK(...), @SUM(...)) is prefixed with a single quote and
+-- quoted (OWASP's CSV injection rule); one holding a comma, a quote or a
+-- newline is quoted, a quote inside doubled; controls written out.
+-- Numbers are no text: a writer formats them itself.
 function M.csv(s)
+  s = tostring(s)
+  local formula = s:find("^[=+%-@\t\r]") ~= nil
   s = M.inert(s)
-  if s:find('[,"\n]') then return '"' .. s:gsub('"', '""') .. '"' end
+  if formula then s = "'" .. s end
+  if formula or s:find('[,"\n]') then return '"' .. s:gsub('"', '""') .. '"' end
   return s
 end
 
