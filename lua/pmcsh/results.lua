@@ -192,6 +192,14 @@ local decoder = require("cjson").new()
 decoder.decode_invalid_numbers(false)
 decoder.decode_max_depth(64)
 
+-- Field k of a value at `where`, as a message names it: where[3],
+-- where.name, where["a name"].
+local function field(where, k)
+  if math.type(k) == "integer" then return string.format("%s[%d]", where, k) end
+  if type(k) == "string" and k:match("^[%a_][%w_]*$") then return where .. "." .. k end
+  return string.format("%s[%q]", where, tostring(k))
+end
+
 -- Where in v a number is not finite (1e999 decodes as inf), or nil.
 local function infinite(v, where)
   if type(v) == "number" then
@@ -199,7 +207,7 @@ local function infinite(v, where)
   end
   if type(v) == "table" then
     for k, x in pairs(v) do
-      local w = infinite(x, math.type(k) and string.format("%s[%d]", where, k) or where .. "." .. tostring(k))
+      local w = infinite(x, field(where, k))
       if w then return w end
     end
   end
@@ -257,8 +265,8 @@ local SHAPES = {
 }
 
 local function shape_error(where, want, v)
-  local got = v == null and "null" or math.type(v) or type(v)
-  if type(v) == "number" and want == "integer" then got = string.format("%.17g", v) end
+  local got = v == null and "null" or type(v) == "number" and string.format("%.14g", v) or
+    type(v) == "table" and (v[1] ~= nil and "a list" or "an object") or type(v)
   return string.format("%s: expected %s, got %s", where, type(want) == "string" and want or
     (want.list and "a list" or "an object"), got)
 end
@@ -289,7 +297,7 @@ local function check(v, shape, where)
   if shape.map then
     for k, x in pairs(v) do
       if type(k) ~= "string" then return nil, shape_error(where, shape, v) end
-      local ok, err = check(x, shape.map, where .. "." .. k)
+      local ok, err = check(x, shape.map, field(where, k))
       if not ok then return nil, err end
     end
     return true
@@ -299,7 +307,7 @@ local function check(v, shape, where)
     local x = v[key]
     if x == nil and optional == "" then return nil, string.format("%s: no field %s", where, key) end
     if x ~= nil then
-      local ok, err = check(x, sub, where .. "." .. key)
+      local ok, err = check(x, sub, field(where, key))
       if not ok then return nil, err end
     end
   end
