@@ -52,7 +52,7 @@ local function zs(z) return (z == math.huge or z == -math.huge) and (z > 0 and "
 
 local function column(rows, f, min)
   local w = min or 0
-  for _, r in ipairs(rows) do w = math.max(w, #f(r)) end
+  for _, r in ipairs(rows) do w = math.max(w, text.width(f(r))) end
   return w
 end
 
@@ -102,9 +102,9 @@ local function fleet_text(res, diffs, nfiles, o)
     local list = {table.unpack(rows, 1, shown)}
     local wh = column(list, function(r) return text.inert(r.host) end, 4)
     local wm = column(list, function(r) return text.inert(r.metric) end, 6)
-    say("%-" .. wh .. "s  %-" .. wm .. "s %12s %12s %10s %8s %8s", "host", "metric", "value", "median", "MAD", "z", "off")
+    say("%s  %s %12s %12s %10s %8s %8s", text.pad("host", wh), text.pad("metric", wm), "value", "median", "MAD", "z", "off")
     for _, r in ipairs(list) do
-      say("%-" .. wh .. "s  %-" .. wm .. "s %12s %12s %10s %8s %8s%s", text.inert(r.host), text.inert(r.metric),
+      say("%s  %s %12s %12s %10s %8s %8s%s", text.pad(text.inert(r.host), wh), text.pad(text.inert(r.metric), wm),
         g(r.value), g(r.median), mad(r), zs(r.z), pct(r.off),
         r.flagged and ("  FLAGGED" .. (r.worse == true and " (worse)" or r.worse == false and " (better)" or "")) or "")
     end
@@ -193,14 +193,14 @@ local function ab_text(rows, diffs, a, b, o)
     "fewer than 2, the values' difference and no interval", o.level * 100)
   if #rows > 0 then
     local wm = column(rows, function(r) return text.inert(r.metric) end, 6)
-    say("%-" .. wm .. "s %12s %12s %12s %8s  %-27s %s", "metric", "A", "B", "B - A", "", "interval", "")
+    say("%s %12s %12s %12s %8s  %-27s %s", text.pad("metric", wm), "A", "B", "B - A", "", "interval", "")
     local shown = o.rows > 0 and math.min(#rows, o.rows) or #rows
     for i = 1, shown do
       local r = rows[i]
       local iv = r.lo and string.format("[%s, %s]", signed(r.lo), signed(r.hi)) or "no interval"
       local verdict = r.significant == nil and string.format("(%d and %d repetitions)", r.n_a, r.n_b)
         or r.significant and (r.diff > 0 and "B higher" or "B lower") or "no significant difference"
-      say("%-" .. wm .. "s %12s %12s %12s %8s  %-27s %s", text.inert(r.metric), g(r.a), g(r.b), signed(r.diff),
+      say("%s %12s %12s %12s %8s  %-27s %s", text.pad(text.inert(r.metric), wm), g(r.a), g(r.b), signed(r.diff),
         pct(r.rel), iv, verdict)
     end
     if shown < #rows then say("... %d more rows (--rows 0 shows all)", #rows - shown) end

@@ -211,6 +211,21 @@ describe("pmcsh compare of files from other nodes", function()
     assert.is_true(w.lo > 0 and w.hi < 1e101)
   end)
 
+  it("prints a host or metric name of any length (the fuzzer's find: %-159s)", function()
+    local d = dir .. "/long"
+    os.execute("cp -R " .. h.shquote(fleet) .. " " .. h.shquote(d))
+    local long = ("n"):rep(150)
+    health(d .. "/long.jsonl", long, 50)
+    local r = h.run({"compare", d})
+    assert.are.equal(0, r.code, r.err)
+    assert.matches("\n" .. long .. "  health: triad MB/s +50 ", r.out)
+    local m = ("m"):rep(120)   -- and in an A/B
+    local a = h.write(dir .. "/a.jsonl", (h.slurp(d .. "/long.jsonl"):gsub("triad MB\\/s", m)))   -- cjson writes \/
+    r = h.run({"compare", a, a})
+    assert.are.equal(0, r.code, r.err)
+    assert.matches("\nhealth: " .. m .. " +50 +50 ", r.out)
+  end)
+
   it("writes no baseline part when the baseline cannot be written", function()
     local d = dir .. "/out"
     os.execute("mkdir -p " .. h.shquote(d .. "/b.json"))

@@ -580,8 +580,8 @@ function M.baseline(hosts, fleet)
 end
 
 -- A baseline's shape (pmcsh.results' shapes) and what its numbers must
--- keep: z and band as compare's --z and --band take them, every value past
--- no LIMIT, low below high.
+-- keep: z and band as compare's --z and --band take them, no value past
+-- LIMIT, low below high.
 local BASELINE = {fields = {format = "string", z = "number", band = "number", ["created?"] = "integer",
   ["hosts?"] = {list = "string"}, ["excluded?"] = {list = "string"},
   metrics = {map = {fields = {median = "number", ["mad?"] = "number", ["low?"] = "number", ["high?"] = "number",
@@ -604,8 +604,10 @@ function M.read_baseline(path)
   local function bad(what, v, want)
     return nil, string.format("%s (baseline): %s %.14g: %s (%s)", path, what, v, want, hint)
   end
-  if b.z <= 0 then return bad("z", b.z, "a positive number expected") end
-  if b.band < 0 then return bad("band", b.band, "a fraction of the median, 0 or more, expected") end
+  if not (b.z > 0 and b.z <= M.LIMIT) then return bad("z", b.z, "a positive number expected") end
+  if not (b.band >= 0 and b.band <= M.LIMIT) then
+    return bad("band", b.band, "a fraction of the median, 0 or more, expected")
+  end
   for name, m in pairs(b.metrics) do
     for _, k in ipairs({"median", "mad", "low", "high"}) do
       if m[k] and not (math.abs(m[k]) <= M.LIMIT) then

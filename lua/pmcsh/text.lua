@@ -17,6 +17,18 @@ function M.inert(s, keep_lines)
   return (s:gsub("\194[\128-\159]", function(c) return escape(c:sub(2)) end))
 end
 
+-- The columns s takes on a terminal: its UTF-8 characters, its bytes
+-- where it is not UTF-8.
+function M.width(s)
+  return utf8.len(s) or #s
+end
+
+-- s padded with spaces to w columns (as it is where it is wider): a
+-- table's column, where string.format's %-Ns takes no N past 99.
+function M.pad(s, w)
+  return s .. string.rep(" ", math.max(0, w - M.width(s)))
+end
+
 -- A word for sh -c: single-quoted, a quote inside written '\''.
 function M.shell(s)
   return "'" .. tostring(s):gsub("'", "'\\''") .. "'"
