@@ -8,10 +8,16 @@ local text = require("pmcsh.text")
 
 local function usage(fmt, ...) error(recipe.usage("compare: " .. string.format(fmt, ...)), 0) end
 
+-- --json and --baseline: a number past a double (an infinite z where the
+-- MAD is 0) is null
+local json = require("cjson").new()
+json.encode_invalid_numbers("null")
+
 -- The files named: a folder stands for its *.json and *.jsonl files, sorted;
 -- nil and a message when one is not there (the environment's: status 1).
+-- Also whether a folder was named, and the files found in one (by name).
 local function files_of(args)
-  local files, from_dir = {}, false
+  local files, from_dir, in_dir = {}, false, {}
   for _, a in ipairs(args) do
     local st = sys.stat(a)
     if not st then return nil, text.inert(a) .. ": no such file or folder" end
@@ -22,12 +28,15 @@ local function files_of(args)
         if n:match("%.jsonl?$") and (sys.stat(a .. "/" .. n) or {}).type == "file" then names[#names + 1] = n end
       end
       table.sort(names)
-      for _, n in ipairs(names) do files[#files + 1] = a:gsub("/+$", "") .. "/" .. n end
+      for _, n in ipairs(names) do
+        files[#files + 1] = a:gsub("/+$", "") .. "/" .. n
+        in_dir[files[#files]] = true
+      end
     else
       files[#files + 1] = a
     end
   end
-  return files, from_dir
+  return files, from_dir, in_dir
 end
 
 local function g(v) return v == nil and "n/a" or string.format("%.6g", v) end
@@ -41,24 +50,20 @@ end
 local function mad(r) return r.scale == "log" and string.format("%.3g%%", r.mad * 100) or g(r.mad) end
 local function zs(z) return (z == math.huge or z == -math.huge) and (z > 0 and "+inf" or "-inf") or string.format("%+.2f", z) end
 
--- Numbers JSON can hold: an infinity (a MAD of 0, a median of 0) is null.
-local function finite(v) return (v ~= math.huge and v ~= -math.huge) and v or nil end
-
 local function column(rows, f, min)
   local w = min or 0
-  for _, r in ipairs(rows) do w = math.max(w, #f(r)) end
+  for _, r in ipairs(rows) do w = math.max(w, text.width(f(r))) end
   return w
 end
 
--- A header of fields, then a line per row: numbers to 10 digits, text
--- quoted as CSV; value(r, f) gives a row's field (default r[f]).
-local function csv(fields, rows, value)
+-- A header of fields, then a line per row: numbers to 10 digits (an
+-- infinite z as inf), text made safe as CSV (text.csv).
+local function csv(fields, rows)
   local out = {table.concat(fields, ",")}
   for _, r in ipairs(rows) do
     local l = {}
     for i, f in ipairs(fields) do
-      local v
-      if value then v = value(r, f) else v = r[f] end
+      local v = r[f]
       l[i] = v == nil and "" or type(v) == "number" and string.format("%.10g", v) or text.csv(v)
     end
     out[#out + 1] = table.concat(l, ",")
@@ -68,11 +73,27 @@ end
 
 -- ---- the fleet -------------------------------------------------------------
 
+-- Where sets claim one host: a line each, naming the files.
+local function duplicates(res, say)
+  for _, d in ipairs(res.duplicates) do
+    local t = {}
+    for i, c in ipairs(d.claims) do t[i] = c.file .. ":" .. c.line end
+    say("host %s is claimed by %d sets, their values merged (the median): %s", d.host, #d.claims, table.concat(t, ", "))
+  end
+end
+
+-- Lines for a terminal: every byte of a results file made inert.
+local function lines(out)
+  for i, l in ipairs(out) do out[i] = text.inert(l) end
+  return table.concat(out, "\n") .. "\n"
+end
+
 local function fleet_text(res, diffs, nfiles, o)
   local out = {}
   local function say(...) out[#out + 1] = string.format(...) end
   say("pmcsh compare: %d hosts (%s) in %d files, %d metrics; a node is flagged past |z| > %g and beyond " ..
     "%g%% of the fleet median", #res.hosts, table.concat(res.hosts, ", "), nfiles, res.metrics, res.z, res.band * 100)
+  duplicates(res, say)
   if #res.hosts < 3 then say("  (fewer than 3 hosts: no median to judge a node against)") end
   local rows, nflagged = res.rows, 0
   for _, r in ipairs(rows) do if r.flagged then nflagged = nflagged + 1 end end
@@ -81,9 +102,9 @@ local function fleet_text(res, diffs, nfiles, o)
     local list = {table.unpack(rows, 1, shown)}
     local wh = column(list, function(r) return text.inert(r.host) end, 4)
     local wm = column(list, function(r) return text.inert(r.metric) end, 6)
-    say("%-" .. wh .. "s  %-" .. wm .. "s %12s %12s %10s %8s %8s", "host", "metric", "value", "median", "MAD", "z", "off")
+    say("%s  %s %12s %12s %10s %8s %8s", text.pad("host", wh), text.pad("metric", wm), "value", "median", "MAD", "z", "off")
     for _, r in ipairs(list) do
-      say("%-" .. wh .. "s  %-" .. wm .. "s %12s %12s %10s %8s %8s%s", text.inert(r.host), text.inert(r.metric),
+      say("%s  %s %12s %12s %10s %8s %8s%s", text.pad(text.inert(r.host), wh), text.pad(text.inert(r.metric), wm),
         g(r.value), g(r.median), mad(r), zs(r.z), pct(r.off),
         r.flagged and ("  FLAGGED" .. (r.worse == true and " (worse)" or r.worse == false and " (better)" or "")) or "")
     end
@@ -111,29 +132,26 @@ local function fleet_text(res, diffs, nfiles, o)
       end
     end
   end
-  return table.concat(out, "\n") .. "\n"
+  return lines(out)
 end
 
 local FLEET_FIELDS = {"host", "metric", "unit", "value", "median", "mad", "scale", "z", "off", "flagged", "worse"}
 
 local function fleet_csv(res)
-  return csv(FLEET_FIELDS, res.rows, function(r, f)
-    local v = r[f]
-    if f == "z" or f == "off" then v = (v == math.huge or v == -math.huge) and (v > 0 and "inf" or "-inf") or v end
-    return v
-  end)
+  return csv(FLEET_FIELDS, res.rows)
 end
 
 local function fleet_json(res, diffs, hosts)
   local rows = {}
   for i, r in ipairs(res.rows) do
     rows[i] = {host = r.host, metric = r.metric, unit = r.unit, value = r.value, median = r.median, mad = r.mad,
-      scale = r.scale, z = finite(r.z), off = finite(r.off), flagged = r.flagged, worse = r.worse}
+      scale = r.scale, z = r.z, off = r.off, flagged = r.flagged, worse = r.worse}
   end
   local fps = {}
   for _, h in ipairs(hosts) do fps[h.host] = h.fingerprint end
-  return require("cjson").encode({mode = "fleet", z = res.z, band = res.band, hosts = res.hosts, flagged = res.flagged,
-    rows = rows, differences = diffs, fingerprints = fps, equal = res.equal, few = res.few}) .. "\n"
+  return json.encode({mode = "fleet", z = res.z, band = res.band, hosts = res.hosts, flagged = res.flagged,
+    rows = rows, differences = diffs, fingerprints = fps, equal = res.equal, few = res.few,
+    duplicates = res.duplicates}) .. "\n"
 end
 
 -- One point per node per metric, as the node's value over the fleet's
@@ -175,14 +193,14 @@ local function ab_text(rows, diffs, a, b, o)
     "fewer than 2, the values' difference and no interval", o.level * 100)
   if #rows > 0 then
     local wm = column(rows, function(r) return text.inert(r.metric) end, 6)
-    say("%-" .. wm .. "s %12s %12s %12s %8s  %-27s %s", "metric", "A", "B", "B - A", "", "interval", "")
+    say("%s %12s %12s %12s %8s  %-27s %s", text.pad("metric", wm), "A", "B", "B - A", "", "interval", "")
     local shown = o.rows > 0 and math.min(#rows, o.rows) or #rows
     for i = 1, shown do
       local r = rows[i]
       local iv = r.lo and string.format("[%s, %s]", signed(r.lo), signed(r.hi)) or "no interval"
       local verdict = r.significant == nil and string.format("(%d and %d repetitions)", r.n_a, r.n_b)
         or r.significant and (r.diff > 0 and "B higher" or "B lower") or "no significant difference"
-      say("%-" .. wm .. "s %12s %12s %12s %8s  %-27s %s", text.inert(r.metric), g(r.a), g(r.b), signed(r.diff),
+      say("%s %12s %12s %12s %8s  %-27s %s", text.pad(text.inert(r.metric), wm), g(r.a), g(r.b), signed(r.diff),
         pct(r.rel), iv, verdict)
     end
     if shown < #rows then say("... %d more rows (--rows 0 shows all)", #rows - shown) end
@@ -205,7 +223,7 @@ local function ab_text(rows, diffs, a, b, o)
       end
     end
   end
-  return table.concat(out, "\n") .. "\n"
+  return lines(out)
 end
 
 local AB_FIELDS = {"metric", "unit", "a", "b", "diff", "rel", "lo", "hi", "n_a", "n_b", "significant", "basis"}
@@ -248,6 +266,12 @@ With exactly two files it is an A/B: per metric, B - A between the means of
 the repetitions each file kept, with Welch's interval (--level), and "no
 significant difference" where the interval holds 0.
 
+Files come from other nodes and are checked line by line: a folder's file
+that cannot be read is left out, with a line on stderr saying why; a file
+named is an error.  A host several sets claim (two tasks on one node, or a
+file naming another's host) is judged on the median of their values and
+named, with the files that claim it.
+
   pmcsh compare results/                     the fleet, worst first
   pmcsh compare results/ --baseline b.json   ... and a baseline for pmcsh health
   pmcsh compare a.jsonl b.jsonl              A/B
@@ -268,7 +292,7 @@ significant difference" where the interval holds 0.
   run = function(opts, args)
     if opts.csv and opts.json then usage("--csv and --json exclude each other") end
     if #args == 0 then usage("name the results files or folders to compare (pmcsh compare --help)") end
-    local files, from_dir = files_of(args)
+    local files, from_dir, in_dir = files_of(args)
     if not files then return nil, from_dir end
     if #files == 0 then usage("no .json or .jsonl files in %s", text.inert(table.concat(args, " "))) end
     if opts.baseline then   -- never over an input, never where a later compare of the folder would read it
@@ -289,12 +313,17 @@ significant difference" where the interval holds 0.
       end
     end
     local filter = compare.only(opts.only)
-    local per_file = {}
-    for i, f in ipairs(files) do
+    -- a file named that cannot be read is an error; one of a folder is
+    -- left out, saying why, and the others compared
+    local per_file, left = {}, {}
+    for _, f in ipairs(files) do
       local sets, err = compare.read(f)
-      if not sets then return nil, text.inert(err) end
-      per_file[i] = sets
+      if sets then per_file[#per_file + 1] = sets
+      elseif in_dir[f] then left[#left + 1] = "pmcsh compare: left out " .. err
+      else return nil, text.inert(err) end
     end
+    if #left > 0 then io.stderr:write(lines(left)) end
+    if #per_file == 0 then return nil, string.format("no results in %d files (all left out)", #files) end
     local ab = #files == 2 and not from_dir and not opts.fleet
     if ab then
       if opts.baseline then usage("--baseline needs a fleet: give a folder, three files or more, or --fleet") end
@@ -302,7 +331,7 @@ significant difference" where the interval holds 0.
       local diffs = compare.ab_differences(per_file[1], per_file[2])
       if opts.csv then io.write(ab_csv(rows))
       elseif opts.json then
-        io.write(require("cjson").encode({mode = "ab", a = files[1], b = files[2], level = opts.level, rows = rows,
+        io.write(json.encode({mode = "ab", a = files[1], b = files[2], level = opts.level, rows = rows,
           differences = diffs}), "\n")
       else
         io.write(ab_text(rows, diffs, files[1], files[2], {level = opts.level, rows = opts.rows,
@@ -320,22 +349,26 @@ significant difference" where the interval holds 0.
     local res = compare.fleet(hosts, {z = opts.z, band = opts.band})
     local diffs = compare.differences(hosts, res.flagged)
     if res.metrics == 0 then
-      return nil, string.format("no metrics in %d files (compare reads the results of %s)", #files,
+      return nil, string.format("no metrics in %d files (compare reads the results of %s)", #per_file,
         table.concat(compare.recipes, ", "))
     end
-    if opts.csv then io.write(fleet_csv(res))
+    if opts.csv then
+      io.write(fleet_csv(res))
+      local warn = {}
+      duplicates(res, function(...) warn[#warn + 1] = "pmcsh compare: " .. string.format(...) end)
+      if #warn > 0 then io.stderr:write(lines(warn)) end
     elseif opts.json then io.write(fleet_json(res, diffs, hosts))
-    else io.write(fleet_text(res, diffs, #files, {rows = opts.rows})) end
+    else io.write(fleet_text(res, diffs, #per_file, {rows = opts.rows})) end
     io.flush()
     if opts.baseline then
       local b = compare.baseline(hosts, res)
-      local ok, err = sys.replace(opts.baseline, function(f) return f:write(require("cjson").encode(b), "\n") end)
+      local ok, err = sys.replace(opts.baseline, function(f) return f:write(json.encode(b), "\n") end)
       if not ok then return nil, "cannot write the baseline: " .. text.inert(tostring(err)) end
       if not opts.json and not opts.csv then
         local n = 0
         for _ in pairs(b.metrics) do n = n + 1 end
         io.write(string.format("baseline: %d metrics of %d healthy hosts written to %s%s\n", n, #b.hosts,
-          text.inert(opts.baseline), #b.excluded > 0 and (" (left out: " .. table.concat(b.excluded, ", ") .. ")") or ""))
+          text.inert(opts.baseline), #b.excluded > 0 and (" (left out: " .. text.inert(table.concat(b.excluded, ", ")) .. ")") or ""))
       end
     end
     if opts.plot then

@@ -175,7 +175,7 @@ neither a baseline nor a threshold it measures and judges nothing.
     if opts.baseline then
       local berr
       base, berr = compare.read_baseline(opts.baseline)
-      if not base then usage("%s", berr) end
+      if not base then usage("%s", text.inert(berr)) end
       local any = false
       for name in pairs(base.metrics) do any = any or name:match("^health: ") ~= nil end
       if not any then

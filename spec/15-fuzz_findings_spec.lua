@@ -98,7 +98,7 @@ describe("a survey results file (make fuzz: result_lines)", function()
   it("naming the chase kernel without its chain is refused by name, not a traceback in the report", function()
     local r = report('"kernels":["add","chase"]')
     assert.are.equal(1, r.code, r.err)
-    assert.matches("s%.jsonl %(header%): kernel chase without its chain", r.err)
+    assert.matches("s%.jsonl:1 %(header%): kernel chase without its chain", r.err)
     assert.not_matches("traceback", r.err)
   end)
 

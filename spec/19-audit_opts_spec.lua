@@ -176,7 +176,7 @@ describe("a header read back", function()
       for _, mode in ipairs({"--report", "--resume"}) do
         local r = h.run({"survey", mode, file}, {env = "timeout 20"})
         assert.are.equal(1, r.code, c[1] .. " " .. mode .. ": " .. r.err)
-        assert.matches("h%.jsonl %(header%)", r.err)
+        assert.matches("h%.jsonl:1 %(header%)", r.err)
         assert_clean(r.err)
       end
     end)

@@ -15,73 +15,76 @@ local metrics = require("pmcsh.metrics")
 local results = require("pmcsh.results")
 local survey = require("pmcsh.survey")
 
-local cjson = require("cjson").new()
-cjson.decode_max_depth(64)
+local null = require("cjson").null
+local check = results.check
 
 local M = {}
 
 M.Z, M.BAND, M.LEVEL = 3.5, 0.10, 0.95
 
+-- The largest magnitude compare takes for a value: no measurement is near
+-- it, and the statistics over values up to it (differences, squares,
+-- Welch's sums) stay within a double.
+M.LIMIT = 1e100
+
 local size = metrics.size
 
-local function num(v) return type(v) == "number" and v == v and v ~= math.huge and v ~= -math.huge end
-
-local function numbers(list)
-  if type(list) ~= "table" then return nil end
-  local out = {}
-  for _, v in ipairs(list) do
-    if not num(v) then return nil end
-    out[#out + 1] = v
-  end
-  return #out > 0 and out or nil
-end
-
--- Readers: a record of recipe R -> its metrics (a list, or nil).
+-- Readers: per recipe the fields its records carry (pmcsh.results' shapes)
+-- and the metrics of one such record.  A record that has the fields not
+-- marked optional is the reader's, and must have their shapes.
 local READERS = {}
-READERS.latency = function(r)
-  if num(r.size) and num(r.ns) then
-    return {{name = "ns per load, " .. size(r.size), value = r.ns, unit = "ns", better = "lower",
-      samples = numbers(r.samples)}}
-  end
-end
-READERS.parallelism = function(r)
-  if num(r.size) and num(r.mlp) then
+READERS.latency = {fields = {size = "integer", ns = "number", ["samples?"] = {list = "number"}},
+  metrics = function(r)
+    return {{name = "ns per load, " .. size(r.size), value = r.ns, unit = "ns", better = "lower", samples = r.samples}}
+  end}
+READERS.parallelism = {fields = {size = "integer", mlp = "number"},
+  metrics = function(r)
     return {{name = "mlp, " .. size(r.size), value = r.mlp, unit = "misses", better = "higher"}}
-  end
-end
-READERS.loaded = function(r)
-  if num(r.delay) and num(r.ns) and num(r.mbps) then
+  end}
+READERS.loaded = {fields = {delay = "integer", ns = "number", mbps = "number"},
+  metrics = function(r)
     return {{name = string.format("ns per load, delay %d", r.delay), value = r.ns, unit = "ns", better = "lower"},
       {name = string.format("loaders MB/s, delay %d", r.delay), value = r.mbps, unit = "MB/s", better = "higher"}}
-  end
-end
-READERS["bench-stream"] = function(r)
-  if type(r.kernel) == "string" and num(r.threads) and num(r.mbps) then
+  end}
+READERS["bench-stream"] = {fields = {kernel = "string", threads = "integer", mbps = "number"},
+  metrics = function(r)
     return {{name = string.format("%s MB/s, %d threads", r.kernel, r.threads), value = r.mbps, unit = "MB/s",
       better = "higher"}}
-  end
-end
+  end}
 -- survey --json (the tidy records): the events per iteration, and the
 -- bandwidth once per kernel
-READERS.survey = function(r, seen)
-  if r.kind ~= "event" or type(r.name) ~= "string" or type(r.kernel) ~= "string" then return nil end
-  local out = {}
-  if num(r.value) then
-    out[1] = {name = string.format("%s per iteration, %s", r.name, r.kernel), value = r.value, unit = r.unit}
-  end
-  if num(r.mbps_no_counters) and not seen[r.kernel] then
-    seen[r.kernel] = true
-    out[#out + 1] = {name = r.kernel .. " MB/s", value = r.mbps_no_counters, unit = "MB/s", better = "higher"}
-  end
-  return out
-end
-
+READERS.survey = {fields = {kind = "string", name = "string", kernel = "string", ["value?"] = "number",
+  ["unit?"] = "string", ["mbps_no_counters?"] = "number"},
+  metrics = function(r, seen)
+    if r.kind ~= "event" then return {} end
+    local out = {}
+    if r.value then
+      out[1] = {name = string.format("%s per iteration, %s", r.name, r.kernel), value = r.value, unit = r.unit}
+    end
+    if r.mbps_no_counters and not seen[r.kernel] then
+      seen[r.kernel] = true
+      out[#out + 1] = {name = r.kernel .. " MB/s", value = r.mbps_no_counters, unit = "MB/s", better = "higher"}
+    end
+    return out
+  end}
 -- A metric record of any recipe (pmcsh health writes these).
-local function metric_record(r)
-  if r.type == "metric" and type(r.name) == "string" and num(r.value) then
-    return {{name = r.name, value = r.value, unit = type(r.unit) == "string" and r.unit or nil,
-      better = (r.better == "higher" or r.better == "lower") and r.better or nil, samples = numbers(r.samples)}}
+local METRIC = {fields = {name = "string", value = "number", ["unit?"] = "string", ["better?"] = "string",
+  ["samples?"] = {list = "number"}},
+  metrics = function(r)
+    return {{name = r.name, value = r.value, unit = r.unit,
+      better = (r.better == "higher" or r.better == "lower") and r.better or nil, samples = r.samples}}
+  end}
+
+-- The metrics of record r by reader rd: a list; nil where r is not rd's
+-- (a field it needs absent); nil, message where it is but a field has not
+-- its shape.
+local function read_record(rd, r, where, seen)
+  for name in pairs(rd.fields) do
+    if not name:match("%?$") and r[name] == nil then return nil end
   end
+  local ok, err = check(r, {fields = rd.fields}, where .. " (" .. (r.type == "metric" and "metric" or "record") .. ")")
+  if not ok then return nil, err end
+  return rd.metrics(r, seen)
 end
 
 -- The settings of a set: the scalar fields of its first record but the
@@ -97,13 +100,24 @@ local function settings_of(r)
   return s
 end
 
-local function new_set(path, fp, recipe, first)
-  return {source = path, fingerprint = fp, host = fp.host or "unknown", recipe = recipe or "unknown",
+local function new_set(path, line, fp, recipe, first)
+  return {source = path, line = line, fingerprint = fp, host = fp.host or "unknown", recipe = recipe or "unknown",
     settings = settings_of(first), metrics = {}}
 end
 
-local function add(set, m)
+-- Adds metric m to the set, read at `where`: nil, message where a value, a
+-- sample or the floor is past what the statistics take (M.LIMIT).
+local function add(set, m, where)
+  local function past(v) return not (math.abs(v) <= M.LIMIT) end
+  local bad = past(m.value) and m.value
+  for _, v in ipairs(m.samples or {}) do bad = bad or past(v) and v end
+  if bad or m.floor and past(math.sqrt(m.floor)) then
+    return nil, string.format("%s: %s: %s past %g, which no measurement reaches: not compared", where, m.name,
+      bad and string.format("%.14g", bad) or "a count's variance", M.LIMIT)
+  end
+  if m.samples and #m.samples == 0 then m.samples = nil end
   set.metrics[#set.metrics + 1] = m
+  return true
 end
 
 -- The Poisson variance of one kept slope of a cell of counts (no unit):
@@ -111,12 +125,12 @@ end
 -- equal slopes a file kept say; the mean over the kept pairs.  nil where
 -- the cell has no windows (a ratio cell, an older file) or counts time.
 local function poisson(c, run)
-  if c.unit or not (run and type(run.work) == "table" and type(c.windows) == "table") then return nil end
+  if c.unit or not (run and run.work and c.windows) then return nil end
   local w, k, sum, n = run.work, 1, 0, 0
   local kept = c.per_rep or {}
   for p = 2, #c.windows, 2 do
     local dw = (w[p] or 0) - (w[p - 1] or 0)
-    if dw > 0 and num(c.windows[p]) and num(c.windows[p - 1]) then
+    if dw > 0 then
       -- the kept slopes are a subsequence of the pairs' (pmcsh.survey.run)
       if kept[k] == (c.windows[p] - c.windows[p - 1]) / dw then
         sum, n, k = sum + (c.windows[p] + c.windows[p - 1]) / dw ^ 2, n + 1, k + 1
@@ -134,23 +148,23 @@ local function survey_set(path)
   local st, err = survey.load(path)
   if not st then return nil, err end
   local hdr = st.header
-  local set = new_set(path, hdr.fingerprint or {}, "survey", hdr)
+  local ms = {}
   for _, k in ipairs(hdr.kernels) do
     local b = st.baseline[k]
-    if b and num(b.mbps) then
+    if b and b.mbps then
       local samples
-      if num(b.bytes_per_iter) and b.sec_per_iter then
+      if b.bytes_per_iter and b.sec_per_iter then
         samples = {}   -- a pair's slope is <= 0 only when noise outweighed the work: no rate
         for _, s in ipairs(b.sec_per_iter) do
           if s > 0 then samples[#samples + 1] = 1e-6 * b.bytes_per_iter / s end
         end
       end
-      add(set, {name = k .. " MB/s", value = b.mbps, unit = "MB/s", better = "higher", samples = numbers(samples)})
-    elseif b and b.sec_per_iter then
+      ms[#ms + 1] = {name = k .. " MB/s", value = b.mbps, unit = "MB/s", better = "higher", samples = samples}
+    elseif b and b.sec_per_iter and #b.sec_per_iter > 0 then
       local ns = {}
       for i, s in ipairs(b.sec_per_iter) do ns[i] = s * 1e9 end
-      add(set, {name = k .. " ns per iteration", value = metrics.median(ns), unit = "ns", better = "lower",
-        samples = numbers(ns)})
+      ms[#ms + 1] = {name = k .. " ns per iteration", value = metrics.median(ns), unit = "ns", better = "lower",
+        samples = ns}
     end
   end
   local run_of = {}
@@ -160,18 +174,26 @@ local function survey_set(path)
   for _, row in ipairs(hdr.rows) do
     for _, k in ipairs(hdr.kernels) do
       local c = st.cells[row.key] and st.cells[row.key][k]
-      if c and num(c.value) then
-        add(set, {name = string.format("%s per iteration, %s", row.key, k), value = c.value,
-          unit = c.unit, samples = numbers(c.per_rep), floor = poisson(c, run_of[c])})
+      if c and c.value then
+        ms[#ms + 1] = {name = string.format("%s per iteration, %s", row.key, k), value = c.value,
+          unit = c.unit, samples = c.per_rep, floor = poisson(c, run_of[c])}
       end
     end
+  end
+  local set = new_set(path, 1, hdr.fingerprint or {}, "survey", hdr)
+  for _, m in ipairs(ms) do
+    local ok, aerr = add(set, m, path)
+    if not ok then return nil, aerr end
   end
   return {set}
 end
 
 -- The sets of one results file: a list, or nil and a message naming the
 -- file (and its line) and what is wrong.  Read as a file from another node
--- (results.each_line: regular, every line bounded).
+-- (results.each_line: regular, every line bounded; results.decode: finite
+-- numbers); a torn last line (a kill mid-write) is skipped, as
+-- results.read skips it.  A survey's results file is one set; JSON lines
+-- hold a set per record with a fingerprint.
 function M.read(path)
   local lines = {}
   local ok, err = results.each_line(path, function(l, lineno)
@@ -180,31 +202,44 @@ function M.read(path)
   end)
   if not ok then return nil, err end
   if not lines[1] then return nil, string.format("%s: empty: no results in it", path) end
-  local dok, rec = pcall(cjson.decode, lines[1][1])
-  if dok and type(rec) == "table" and rec.type == "header" and rec.format == results.FORMAT then
+  local first = results.decode(lines[1][1])
+  if first and first.type == "header" and first.format == results.FORMAT then
     return survey_set(path)
   end
   local sets, set, seen = {}, nil, {}
-  for _, e in ipairs(lines) do
+  for i, e in ipairs(lines) do
     local line, lineno = e[1], e[2]
-    local rok, r = pcall(cjson.decode, line)
-    if not rok or type(r) ~= "table" then
-      return nil, string.format("%s:%d: not a JSON object (compare reads the results files and --json output of " ..
-        "pmcsh recipes)", path, lineno)
+    local where = string.format("%s:%d", path, lineno)
+    local r, why, kind = results.decode(line)
+    if not r and kind == "syntax" and i == #lines and i > 1 then break end   -- torn by a kill mid-write
+    if not r then
+      return nil, string.format("%s: %s%s", where, why, kind == "syntax" and " (compare reads the results " ..
+        "files and --json output of pmcsh recipes)" or "")
+    end
+    for k, v in pairs(r) do if v == null then r[k] = nil end end   -- JSON lines write null for no value
+    if r.type == "header" and r.format == results.FORMAT then
+      return nil, string.format("%s: a survey's header inside another file: a survey file is read alone " ..
+        "(name each file, not the files concatenated)", where)
     end
     if r.fingerprint ~= nil then
-      if type(r.fingerprint) ~= "table" or type(r.fingerprint.host) ~= "string" then
-        return nil, string.format("%s:%d: a fingerprint without a host", path, lineno)
-      end
-      set = new_set(path, r.fingerprint, type(r.recipe) == "string" and r.recipe or nil, r)
+      local fok, ferr = check(r.fingerprint, results.FINGERPRINT, where .. " (fingerprint)")
+      if not fok then return nil, ferr end
+      set = new_set(path, lineno, r.fingerprint, type(r.recipe) == "string" and r.recipe or nil, r)
       sets[#sets + 1], seen = set, {}
     elseif not set then
-      return nil, string.format("%s:%d: a record before any fingerprint: not written by this pmcsh " ..
-        "(results carry their machine's fingerprint since pmcsh compare)", path, lineno)
+      return nil, string.format("%s: a record before any fingerprint: not written by this pmcsh " ..
+        "(results carry their machine's fingerprint since pmcsh compare)", where)
     end
-    local reader = READERS[set.recipe]
-    for _, m in ipairs(metric_record(r) or reader and reader(r, seen) or {}) do add(set, m) end
+    local reader = r.type == "metric" and METRIC or READERS[set.recipe]
+    local ms, rerr
+    if reader then ms, rerr = read_record(reader, r, where, seen) end
+    if rerr then return nil, rerr end
+    for _, m in ipairs(ms or {}) do
+      local aok, aerr = add(set, m, where)
+      if not aok then return nil, aerr end
+    end
   end
+  if #sets == 0 then return nil, string.format("%s: no results in it", path) end
   return sets
 end
 
@@ -280,7 +315,8 @@ local function spread(vals)
   local log = true
   for _, v in ipairs(vals) do if v <= 0 then log = false end end
   local dev
-  if log then dev = function(v) return math.log(v / med) end else dev = function(v) return v - med end end
+  -- ln x - ln median: v / med may pass a double where the logs do not
+  if log then dev = function(v) return math.log(v) - math.log(med) end else dev = function(v) return v - med end end
   local d = {}
   for i, v in ipairs(vals) do d[i] = math.abs(dev(v)) end
   return med, log and "log" or "linear", dev, metrics.median(d)
@@ -302,7 +338,8 @@ end
 -- (the relative distance from the median) and flagged (|z| > o.z and
 -- |off| > o.band).  Returns {rows=, flagged={host...}, stats={name ->
 -- {median=, mad=, scale=, n=, unit=, better=}}, equal= (metrics the same
--- on every host), few= (on fewer than 3 hosts)}.
+-- on every host), few= (on fewer than 3 hosts), duplicates= ({host=,
+-- claims={{file=, line=}...}} for each host several sets claim)}.
 function M.fleet(hosts, o)
   o = o or {}
   local zmax, band = o.z or M.Z, o.band or M.BAND
@@ -315,6 +352,16 @@ function M.fleet(hosts, o)
   local res = {rows = {}, flagged = {}, stats = {}, equal = 0, few = 0, z = zmax, band = band,
     hosts = {}, metrics = #names}
   for i, h in ipairs(hosts) do res.hosts[i] = h.host end
+  -- a host more than one set claims (two tasks of a job on one node, or a
+  -- file claiming another's host): the median of their values is judged
+  res.duplicates = {}
+  for _, h in ipairs(hosts) do
+    if #h.sets > 1 then
+      local claims = {}
+      for i, s in ipairs(h.sets) do claims[i] = {file = s.source, line = s.line} end
+      res.duplicates[#res.duplicates + 1] = {host = h.host, claims = claims}
+    end
+  end
   local nflag = {}
   for _, name in ipairs(names) do
     local vals, have = {}, {}
@@ -357,26 +404,35 @@ function M.fleet(hosts, o)
   return res
 end
 
--- A fingerprint as field -> text, for telling two apart: lists and
--- tables written out, the identity (host, job, task) left out.
+-- A fingerprint as field -> text, for telling two apart: caches as "L1
+-- Data 48K", lists and objects written out (the latter by sorted key),
+-- the identity (host, job, task) left out.  fp has results.FINGERPRINT's
+-- shape; its other fields may hold any JSON.
 local IDENTITY = {}
 for _, k in ipairs(machine.IDENTITY) do IDENTITY[k] = true end
+local function as_text(v)
+  if type(v) ~= "table" then return tostring(v) end
+  local t = {}
+  for i, x in ipairs(v) do t[i] = as_text(x) end
+  if #t > 0 or next(v) == nil then return table.concat(t, " ") end
+  local keys = {}
+  for k in pairs(v) do keys[#keys + 1] = tostring(k) end
+  table.sort(keys)
+  for i, k in ipairs(keys) do t[i] = k .. "=" .. as_text(v[k]) end
+  return "{" .. table.concat(t, " ") .. "}"
+end
 function M.flat(fp)
   local out = {}
   for k, v in pairs(fp or {}) do
     if not IDENTITY[k] then
-      if k == "caches" and type(v) == "table" then
+      if k == "caches" then
         local t = {}
         for _, c in ipairs(v) do
-          t[#t + 1] = string.format("L%s %s %s", tostring(c.level), tostring(c.type), num(c.size) and size(c.size) or "?")
+          t[#t + 1] = string.format("L%s %s %s", tostring(c.level), tostring(c.type), c.size and size(c.size) or "?")
         end
         out[k] = table.concat(t, ", ")
-      elseif type(v) == "table" then
-        local t = {}
-        for i, x in ipairs(v) do t[i] = tostring(x) end
-        out[k] = table.concat(t, " ")
       else
-        out[k] = tostring(v)
+        out[k] = as_text(v)
       end
     end
   end
@@ -514,6 +570,8 @@ function M.baseline(hosts, fleet)
       local st = fleet.stats[name]
       local med, scale, _, mad = spread(vals)
       local low, high = bounds(med, scale, mad, fleet.z, fleet.band)
+      if high == math.huge then high = nil end   -- past a double: no bound
+      if low == -math.huge then low = nil end
       out.metrics[name] = {median = med, mad = mad, scale = scale, n = #vals, unit = st.unit, better = st.better,
         low = st.better ~= "lower" and low or nil, high = st.better ~= "higher" and high or nil}
     end
@@ -521,19 +579,43 @@ function M.baseline(hosts, fleet)
   return out
 end
 
--- A baseline file read back and checked: the table, or nil and a message.
+-- A baseline's shape (pmcsh.results' shapes) and what its numbers must
+-- keep: z and band as compare's --z and --band take them, no value past
+-- LIMIT, low below high.
+local BASELINE = {fields = {format = "string", z = "number", band = "number", ["created?"] = "integer",
+  ["hosts?"] = {list = "string"}, ["excluded?"] = {list = "string"},
+  metrics = {map = {fields = {median = "number", ["mad?"] = "number", ["low?"] = "number", ["high?"] = "number",
+    ["n?"] = "integer", ["scale?"] = "string", ["unit?"] = "string", ["better?"] = "string"}}}}}
+
+-- A baseline file read back and checked (a file from another node, as
+-- results files are): the table, or nil and a message naming the file.
 function M.read_baseline(path)
   local parts = {}
   local read, err = results.each_line(path, function(l) parts[#parts + 1] = l; return true end)
   if not read then return nil, string.format("cannot read the baseline: %s", err) end
-  local ok, b = pcall(cjson.decode, table.concat(parts, "\n"))
-  if not ok or type(b) ~= "table" or b.format ~= M.BASELINE or type(b.metrics) ~= "table" then
-    return nil, string.format("%s: not a pmcsh baseline (write one with pmcsh compare --baseline FILE)", path)
+  local b, why, kind = results.decode(table.concat(parts, "\n"))
+  local hint = "write one with pmcsh compare --baseline FILE"
+  if not b and kind == "value" then return nil, string.format("%s (baseline): %s (%s)", path, why, hint) end
+  if not b or b.format ~= M.BASELINE then
+    return nil, string.format("%s: not a pmcsh baseline (%s)", path, hint)
+  end
+  local ok, cerr = check(b, BASELINE, path .. " (baseline)")
+  if not ok then return nil, string.format("%s (%s)", cerr, hint) end
+  local function bad(what, v, want)
+    return nil, string.format("%s (baseline): %s %.14g: %s (%s)", path, what, v, want, hint)
+  end
+  if not (b.z > 0 and b.z <= M.LIMIT) then return bad("z", b.z, "a positive number expected") end
+  if not (b.band >= 0 and b.band <= M.LIMIT) then
+    return bad("band", b.band, "a fraction of the median, 0 or more, expected")
   end
   for name, m in pairs(b.metrics) do
-    if type(name) ~= "string" or type(m) ~= "table" or not num(m.median) or (m.low ~= nil and not num(m.low))
-      or (m.high ~= nil and not num(m.high)) then
-      return nil, string.format("%s: metric %s: a median and bounds (numbers) expected", path, tostring(name))
+    for _, k in ipairs({"median", "mad", "low", "high"}) do
+      if m[k] and not (math.abs(m[k]) <= M.LIMIT) then
+        return bad(string.format("metrics[%q].%s", name, k), m[k], string.format("past %g, no measurement", M.LIMIT))
+      end
+    end
+    if m.low and m.high and m.low > m.high then
+      return bad(string.format("metrics[%q].low", name), m.low, string.format("above its high %.14g", m.high))
     end
   end
   return b

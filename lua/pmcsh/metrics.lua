@@ -129,6 +129,14 @@ by = "iteration" (ctx.iterations), "byte" (ctx.bytes), "second" (ctx.seconds)
 or the name of another event of the reading (nil, message when it is not
 there); an entry is nil where the denominator is 0.]])
 
+-- The midpoint of a and b, (a + b) / 2 without its overflow: halves
+-- of numbers from 1 up are exact, so a / 2 + b / 2 is the same double
+-- wherever a + b is one (+-1.7e308 made +-inf and "-nan" of a median).
+local function midpoint(a, b)
+  if math.abs(a) < 1 and math.abs(b) < 1 then return (a + b) / 2 end
+  return a / 2 + b / 2
+end
+
 -- Order statistics over a list of numbers: {n, mean, trimmed, median,
 -- min, max, spread}; trimmed is the mean of the middle 60% (nanoBench's
 -- 20th to 80th percentile: the sorted values from floor(n/5)+1 to
@@ -141,7 +149,7 @@ function M.stats(list)
   local s, sum = {}, 0
   for i = 1, n do s[i] = list[i]; sum = sum + list[i] end
   table.sort(s)
-  local median = (n % 2 == 1) and s[(n + 1) // 2] or (s[n // 2] + s[n // 2 + 1]) / 2
+  local median = (n % 2 == 1) and s[(n + 1) // 2] or midpoint(s[n // 2], s[n // 2 + 1])
   local mean = sum / n
   local cut, mid = n // 5, 0
   for i = cut + 1, n - cut do mid = mid + s[i] end
@@ -181,7 +189,7 @@ function M.median(list)
   if n == 0 then return nil end
   local s = table.move(list, 1, n, 1, {})
   table.sort(s)
-  return n % 2 == 1 and s[(n + 1) // 2] or (s[n // 2] + s[n // 2 + 1]) / 2
+  return n % 2 == 1 and s[(n + 1) // 2] or midpoint(s[n // 2], s[n // 2 + 1])
 end
 doc(M.median, "metrics.median", [[
 metrics.median(list) -> the median of a list of numbers (the list is left as
@@ -313,7 +321,10 @@ function M.welch(a, b, level, floor_a, floor_b)
   local mb, vb = mv(b, floor_b)
   local qa, qb = va / #a, vb / #b
   local se = math.sqrt(qa + qb)
-  local df = se > 0 and (qa + qb) ^ 2 / (qa ^ 2 / (#a - 1) + qb ^ 2 / (#b - 1)) or #a + #b - 2
+  -- Welch-Satterthwaite, (qa + qb)^2 / (qa^2 / (na - 1) + qb^2 / (nb - 1)),
+  -- as shares of qa + qb: no fourth power of the values to overflow
+  local ra, rb = qa / (qa + qb), qb / (qa + qb)
+  local df = se > 0 and 1 / (ra ^ 2 / (#a - 1) + rb ^ 2 / (#b - 1)) or #a + #b - 2
   local half = se > 0 and M.t_quantile(1 - (1 - level) / 2, df) * se or 0
   local diff = mb - ma
   return {diff = diff, lo = diff - half, hi = diff + half, se = se, df = df, mean_a = ma, mean_b = mb,

@@ -186,8 +186,58 @@ Writer.__gc = Writer.close
 
 local null = require("cjson").null
 
--- Shapes: "string", "integer", "number", "boolean", "table", {list = shape},
--- {fields = {name = shape}}; a name ending in ? may be absent.
+-- The decoder of lines from another node: no NaN, Infinity or hex (not
+-- JSON numbers), nesting bounded.
+local decoder = require("cjson").new()
+decoder.decode_invalid_numbers(false)
+decoder.decode_max_depth(64)
+
+-- Field k of a value at `where`, as a message names it: where[3],
+-- where.name, where["a name"].
+local function field(where, k)
+  if math.type(k) == "integer" then return string.format("%s[%d]", where, k) end
+  if type(k) == "string" and k:match("^[%a_][%w_]*$") then return where .. "." .. k end
+  return string.format("%s[%q]", where, tostring(k))
+end
+
+-- Where in v a number is not finite (1e999 decodes as inf), or nil.
+local function infinite(v, where)
+  if type(v) == "number" then
+    return (v ~= v or v == math.huge or v == -math.huge) and where or nil
+  end
+  if type(v) == "table" then
+    for k, x in pairs(v) do
+      local w = infinite(x, field(where, k))
+      if w then return w end
+    end
+  end
+end
+
+-- A line of a file from another node as a JSON object: the table, or nil,
+-- why and its kind: "syntax" (no JSON object: a torn line, perhaps) or
+-- "value" (a number past a double's range).
+local lenient = require("cjson").new()
+lenient.decode_max_depth(64)
+function M.decode(line)
+  local ok, v = pcall(decoder.decode, line)
+  if not ok and pcall(lenient.decode, line) then
+    return nil, "NaN, Infinity or a hex number: not a JSON number (no pmcsh writes one)", "value"
+  end
+  if not ok or type(v) ~= "table" then return nil, "not a JSON object", "syntax" end
+  local at = infinite(v, "")
+  if at then
+    return nil, string.format("%s: a number past a double's range (no pmcsh writes one)", at:gsub("^%.", "")), "value"
+  end
+  return v
+end
+
+-- Shapes: "string", "integer" (a number with an integer's value), "number"
+-- (finite), "boolean", "table", {list = shape[, min = n]}, {map = shape}
+-- (string keys), {fields = {name = shape}}; a name ending in ? may be
+-- absent.
+local FINGERPRINT = {fields = {host = "string",
+  ["caches?"] = {list = {fields = {["level?"] = "integer", ["type?"] = "string", ["size?"] = "integer"}}}}}
+M.FINGERPRINT = FINGERPRINT
 local CELL = {fields = {["key"] = "string", ["count?"] = "number", ["value?"] = "number", ["event?"] = "string",
   ["min?"] = "number", ["max?"] = "number", ["median?"] = "number", ["spread?"] = "number",
   ["enabled?"] = "number", ["running?"] = "number", ["multiplexed?"] = "boolean", ["per_rep?"] = {list = "number"},
@@ -197,9 +247,10 @@ local CELL = {fields = {["key"] = "string", ["count?"] = "number", ["value?"] = 
   ["verdict?"] = "string", ["check?"] = "string", ["basis?"] = "string", ["resolution?"] = "number"}}
 local SHAPES = {
   header = {fields = {
-    format = "string", kernels = {list = "string"}, ["n?"] = "integer", reps = "integer",
+    format = "string", kernels = {list = "string", min = 1}, ["n?"] = "integer", reps = "integer",
     ["threads?"] = "integer", ["pages?"] = "string", ["fresh?"] = "boolean", ["split?"] = "boolean",
-    ["started?"] = "number", ["emulated?"] = "string", ["fingerprint?"] = "table", ["baseline?"] = "boolean", ["sample_ms?"] = "number", ["group?"] = "string",
+    ["started?"] = "number", ["emulated?"] = "string", ["fingerprint?"] = FINGERPRINT, ["baseline?"] = "boolean",
+    ["sample_ms?"] = "number", ["group?"] = "string",
     ["chase?"] = {fields = {size = "integer", ["stride?"] = "integer", ["order?"] = "string"}},
     ["aliases?"] = {list = {fields = {event = "string", also = {list = "string"}}}},
     ["loops?"] = {list = {fields = {name = "string", path = "string", symbol = "string", ["convention?"] = "string",
@@ -208,26 +259,28 @@ local SHAPES = {
     rows = {list = {fields = {key = "string", ["event?"] = "string", ["kind?"] = "string"}}},
   }},
   baseline = {fields = {kernel = "string", ["mbps?"] = "number", ["times?"] = {list = "number"}, ["second?"] = "boolean",
-    ["work?"] = {list = "integer"}, ["sec_per_iter?"] = {list = "number"}}},
+    ["work?"] = {list = "integer"}, ["sec_per_iter?"] = {list = "number"}, ["bytes_per_iter?"] = "number"}},
   run = {fields = {kernel = "string", group = "integer", cells = {list = CELL}, ["mbps?"] = "number",
     ["times?"] = {list = "number"}, ["iterations?"] = "number", ["work?"] = {list = "integer"},
-    ["sec_per_iter?"] = {list = "number"}, ["isa?"] = "string"}},
+    ["sec_per_iter?"] = {list = "number"}, ["isa?"] = "string", ["bytes_per_iter?"] = "number"}},
   unopened = {fields = {event = "string", ["reason?"] = "string"}},
   done = {fields = {}},
 }
 
 local function shape_error(where, want, v)
-  local got = v == null and "null" or math.type(v) or type(v)
+  local got = v == null and "null" or type(v) == "number" and string.format("%.14g", v) or
+    type(v) == "table" and (v[1] ~= nil and "a list" or "an object") or type(v)
   return string.format("%s: expected %s, got %s", where, type(want) == "string" and want or
     (want.list and "a list" or "an object"), got)
 end
 
+-- Whether v has the shape: true, or nil and what is wrong where.
 local function check(v, shape, where)
   if type(shape) == "string" then
-    local ok = shape == "integer" and math.type(v) == "integer" or shape == "number" and type(v) == "number" or
-      shape == "string" and type(v) == "string" or shape == "boolean" and type(v) == "boolean" or
-      shape == "table" and type(v) == "table"
-    if shape == "integer" and type(v) == "number" and math.tointeger(v) then ok = true end
+    local ok
+    if shape == "integer" then ok = type(v) == "number" and math.tointeger(v) ~= nil
+    elseif shape == "number" then ok = type(v) == "number" and v == v and v ~= math.huge and v ~= -math.huge
+    else ok = type(v) == shape end
     return ok or nil, not ok and shape_error(where, shape, v) or nil
   end
   if type(v) ~= "table" then return nil, shape_error(where, shape, v) end
@@ -237,8 +290,17 @@ local function check(v, shape, where)
       if math.type(k) ~= "integer" then return nil, shape_error(where, shape, v) end
       n = n + 1
     end
+    if n < (shape.min or 0) then return nil, string.format("%s: an empty list", where) end
     for i = 1, n do
       local ok, err = check(v[i], shape.list, string.format("%s[%d]", where, i))
+      if not ok then return nil, err end
+    end
+    return true
+  end
+  if shape.map then
+    for k, x in pairs(v) do
+      if type(k) ~= "string" then return nil, shape_error(where, shape, v) end
+      local ok, err = check(x, shape.map, field(where, k))
       if not ok then return nil, err end
     end
     return true
@@ -248,12 +310,16 @@ local function check(v, shape, where)
     local x = v[key]
     if x == nil and optional == "" then return nil, string.format("%s: no field %s", where, key) end
     if x ~= nil then
-      local ok, err = check(x, sub, where .. "." .. key)
+      local ok, err = check(x, sub, field(where, key))
       if not ok then return nil, err end
     end
   end
   return true
 end
+
+-- check(v, shape, where) -> true | nil, "where.field: expected ..., got ..."
+-- for a value read from another node's file (shapes as above).
+M.check = check
 
 -- Reads the file at `path` as a file from another node is read: a regular
 -- file only (a FIFO or a device is refused, never waited on), line by line,
@@ -306,46 +372,58 @@ end
 
 -- The records of the file at `path`, each checked: a list of decoded
 -- objects, how many torn lines were skipped (0 or 1: only the last line
--- may be torn, by a crash mid-write) and the bytes up to the end of the
--- last whole record (where M.append cuts a torn line off).  nil, message
--- naming file:line and what is wrong in it otherwise: any other line that
--- is not a record is an error, never skipped, so no run is lost unseen.
+-- may be torn, by a crash mid-write), the bytes up to the end of the
+-- last whole record (where M.append cuts a torn line off) and the line of
+-- each record.  nil, message naming file:line and what is wrong in it
+-- otherwise: any other line that is not a record is an error, never
+-- skipped, so no run is lost unseen.  A file is one survey: its header
+-- first and only there, nothing after its "done".
 function M.read(path)
-  local records = {}
+  local records, lines = {}, {}
   local bad   -- the first line that is no record: {lineno=, at=byte offset}
+  local done  -- the line of "done"
   local function line(s, lineno, at)
     if not s:match("%S") then return true end
     if bad then
       return nil, string.format("%s:%d: not a JSON record (only the last line may be torn, by a crash " ..
         "mid-write; line %d follows it): repair or remove that line", path, bad.lineno, lineno)
     end
-    local ok, obj = pcall(cjson.decode, s)
-    if not ok or type(obj) ~= "table" then
+    local where = string.format("%s:%d", path, lineno)
+    local obj, why, kind = M.decode(s)
+    if not obj and kind == "syntax" then
       bad = {lineno = lineno, at = at}
       return true
     end
-    local where = string.format("%s:%d", path, lineno)
+    if not obj then return nil, string.format("%s: %s", where, why) end
     local shape = SHAPES[obj.type]
     if not shape then
       return nil, string.format("%s: not a survey record (type %s)", where, tostring(obj.type))
     end
-    if lineno == 1 and obj.type ~= "header" then
+    if #records == 0 and obj.type ~= "header" then
       return nil, string.format("%s: a survey file starts with its header", where)
+    end
+    if #records > 0 and obj.type == "header" then
+      return nil, string.format("%s: a second survey header (the first is line %d): a survey file holds one " ..
+        "survey; name each file, not the files concatenated", where, lines[1])
+    end
+    if done then
+      return nil, string.format("%s: a %s record after the survey's end (\"done\", line %d)", where, obj.type, done)
     end
     if obj.type == "header" and obj.format ~= M.FORMAT then
       return nil, string.format("%s: not a pmcsh survey file (format %s)", where, tostring(obj.format))
     end
     local cok, cerr = check(obj, shape, where .. " (" .. obj.type .. ")")
     if not cok then return nil, cerr end
-    records[#records + 1] = obj
+    if obj.type == "done" then done = lineno end
+    records[#records + 1], lines[#records + 1] = obj, lineno
     return true
   end
   local size, err, errno = M.each_line(path, line)
   if not size then return nil, err, errno end
-  if #records == 0 or records[1].type ~= "header" then
+  if #records == 0 then
     return nil, string.format("%s: no survey header (empty, or not written by pmcsh survey)", path)
   end
-  return records, bad and 1 or 0, bad and bad.at or size
+  return records, bad and 1 or 0, bad and bad.at or size, lines
 end
 
 return M

@@ -17,6 +17,18 @@ function M.inert(s, keep_lines)
   return (s:gsub("\194[\128-\159]", function(c) return escape(c:sub(2)) end))
 end
 
+-- The columns s takes on a terminal: its UTF-8 characters, its bytes
+-- where it is not UTF-8.
+function M.width(s)
+  return utf8.len(s) or #s
+end
+
+-- s padded with spaces to w columns (as it is where it is wider): a
+-- table's column, where string.format's %-Ns takes no N past 99.
+function M.pad(s, w)
+  return s .. string.rep(" ", math.max(0, w - M.width(s)))
+end
+
 -- A word for sh -c: single-quoted, a quote inside written '\''.
 function M.shell(s)
   return "'" .. tostring(s):gsub("'", "'\\''") .. "'"
@@ -37,11 +49,18 @@ function M.gnuplot_datum(s)
   return '"' .. M.inert(s):gsub('[\\"]', "\\%0") .. '"'
 end
 
--- A CSV field (RFC 4180): quoted, a quote inside doubled, where it holds a
--- comma, a quote or a newline; controls written out.
+-- A CSV text field (RFC 4180), safe in a spreadsheet: one starting with
+-- = + - @, a tab or a carriage return (a formula to Excel, LibreOffice and
+-- Sheets: =HYPERLINK(...), @SUM(...)) is prefixed with a single quote and
+-- quoted (OWASP's CSV injection rule); one holding a comma, a quote or a
+-- newline is quoted, a quote inside doubled; controls written out.
+-- Numbers are no text: a writer formats them itself.
 function M.csv(s)
+  s = tostring(s)
+  local formula = s:find("^[=+%-@\t\r]") ~= nil
   s = M.inert(s)
-  if s:find('[,"\n]') then return '"' .. s:gsub('"', '""') .. '"' end
+  if formula then s = "'" .. s end
+  if formula or s:find('[,"\n]') then return '"' .. s:gsub('"', '""') .. '"' end
   return s
 end
 

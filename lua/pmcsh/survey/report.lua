@@ -57,11 +57,6 @@ function M.spread_text(c)
   return s
 end
 
-local function pad_right(s, w)
-  local len = utf8.len(s) or #s
-  return s .. string.rep(" ", math.max(0, w - len))
-end
-
 local function trim(s) return (s:gsub("%s+$", "")) end
 
 -- Per kernel, the median over its counted runs of f(run record).
@@ -264,7 +259,7 @@ local function heading(o) return string.format("Events per loop iteration (%s)",
 
 local function event_lines(st, o, ws, w)
   local kernels = st.header.kernels
-  local line = {pad_right(heading(o), w)}
+  local line = {text.pad(heading(o), w)}
   for _, k in ipairs(kernels) do line[#line + 1] = string.format("%10s%-7s", ws[k].title, "") end
   line[#line + 1] = " class"
   local out, shown, zero = {trim(table.concat(line))}, 0, {}
@@ -279,9 +274,9 @@ local function event_lines(st, o, ws, w)
         local vals = {}
         for i, k in ipairs(kernels) do vals[i] = M.cell_stat(cells[k], o.stat) end
         local num = row_format(vals)
-        line = {pad_right(M.label(st, r), w)}
+        line = {text.pad(M.label(st, r), w)}
         for i, k in ipairs(kernels) do
-          line[#line + 1] = " " .. num(vals[i]) .. " " .. pad_right(M.spread_text(cells[k]), 6)
+          line[#line + 1] = " " .. num(vals[i]) .. " " .. text.pad(M.spread_text(cells[k]), 6)
         end
         line[#line + 1] = " " .. (class or "")
         out[#out + 1] = trim(table.concat(line))
@@ -321,7 +316,7 @@ end
 local function rate_lines(st, rows, w)
   local rates, out = M.rates(st), {}
   for _, s in ipairs(rows) do
-    local l, any = {pad_right(s[1], w)}, false
+    local l, any = {text.pad(s[1], w)}, false
     for _, k in ipairs(st.header.kernels) do
       local v = rates[k][s[2]]
       any = any or v ~= nil
@@ -340,11 +335,11 @@ local function metric_lines(st, ws, w)
   if #gm.rows == 0 then return {} end
   local kernels = st.header.kernels
   for _, r in ipairs(gm.rows) do w = math.max(w, #r.name + (r.unit and #r.unit + 3 or 0) + 1) end
-  local l = {pad_right("Metrics (" .. (gm.path:match("[^/]*/[^/]*$") or gm.path) .. ")", w)}
+  local l = {text.pad("Metrics (" .. (gm.path:match("[^/]*/[^/]*$") or gm.path) .. ")", w)}
   for _, k in ipairs(kernels) do l[#l + 1] = string.format("%10s%-7s", ws[k].title, "") end
   local out, why = {"", trim(table.concat(l))}, {}
   for _, r in ipairs(gm.rows) do
-    l = {pad_right(r.name .. (r.unit and (" (" .. r.unit .. ")") or ""), w)}
+    l = {text.pad(r.name .. (r.unit and (" (" .. r.unit .. ")") or ""), w)}
     for _, k in ipairs(kernels) do
       l[#l + 1] = " " .. metrics.fmt(r.values[k], 9) .. string.rep(" ", 7)
       local reason = r.values[k] == nil and r.reasons[k]

@@ -39,21 +39,25 @@ end
 -- from a kill mid-write, is skipped).  Returns state {header,
 -- baseline[kernel], cells[key][kernel], unopened, runs, done} or nil, message.
 function M.load(path)
-  local records, torn, valid_bytes = results.read(path)
+  local records, torn, valid_bytes, lines = results.read(path)
   if not records then return nil, torn end
   local st = {baseline = {}, baseline2 = {}, cells = {}, unopened = {}, runs = {}, done = false, torn = torn,
     valid_bytes = valid_bytes}
-  for _, obj in ipairs(records) do
+  for i, obj in ipairs(records) do
+    local ok, why = true, nil
     if obj.type == "header" then
       for _, k in ipairs({"n", "reps", "threads", "started"}) do
         obj[k] = obj[k] and (math.tointeger(obj[k]) or obj[k])
       end
-      local ok, why = plan.check_header(obj)
-      if not ok then return nil, string.format("%s (header): %s", path, why) end
+      ok, why = plan.check_header(obj)
       st.header = obj
     elseif obj.type == "unopened" then st.unopened[#st.unopened + 1] = obj
     elseif obj.type == "done" then st.done = true
-    else add(st, obj) end
+    else
+      ok, why = workloads.check_record(st.header, obj)
+      add(st, obj)
+    end
+    if not ok then return nil, string.format("%s:%d (%s): %s", path, lines[i], obj.type, why) end
   end
   return st
 end

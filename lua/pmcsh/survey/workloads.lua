@@ -226,6 +226,22 @@ function loop_engine.workloads(hdr, env, names)
   end
 end
 
+-- A run or baseline record read from a file: its windows must be the
+-- header's n (the table shows that n for it).  Warm arrays: the long
+-- windows are n iterations (a short one is each thread's head); fresh:
+-- the one-pass windows are n (the two-pass ones 2n).  True, or nil, why.
+function stream_engine.check_record(hdr, rec)
+  if not rec.work or #rec.work == 0 then return true end
+  local lo, hi = math.huge, -math.huge
+  for _, w in ipairs(rec.work) do lo, hi = math.min(lo, w), math.max(hi, w) end
+  local n = hdr.fresh and lo or hi
+  if n ~= hdr.n then
+    return nil, string.format("%s windows of %.0f iterations where the header's n is %s", rec.kernel, n,
+      tostring(hdr.n))
+  end
+  return true
+end
+
 -------------------------------------------------------------------------------
 -- The pointer chase: one iteration is one dependent load
 -------------------------------------------------------------------------------
@@ -423,6 +439,21 @@ function M.check(hdr)
   for _, e in ipairs(ENGINES) do
     local ok, why = (e.check or function() return true end)(hdr)
     if not ok then return nil, why end
+  end
+  return true
+end
+
+-- Whether a run or baseline record read from a file belongs to its
+-- header: a kernel the header names, measured as it says (the engine's
+-- check_record).  True, or nil, why.
+function M.check_record(hdr, rec)
+  local named = false
+  for _, k in ipairs(hdr.kernels) do named = named or k == rec.kernel end
+  if not named then return nil, string.format("a %s of kernel %s, which the header does not name", rec.type, rec.kernel) end
+  for _, e in ipairs(ENGINES) do
+    for _, n in ipairs(e.names({})) do
+      if n == rec.kernel and e.check_record then return e.check_record(hdr, rec) end
+    end
   end
   return true
 end
