@@ -177,6 +177,9 @@ function loop_engine.configure(opt, hdr, usage)
   end
 end
 
+-- A record read from a file: its windows at the header's n, as the built-ins'.
+loop_engine.check_record = stream_engine.check_record
+
 -- A header read from a file: each loop's name and file.
 function loop_engine.check(hdr)
   if hdr.loops == nil then return true end
@@ -451,7 +454,7 @@ function M.check_record(hdr, rec)
   for _, k in ipairs(hdr.kernels) do named = named or k == rec.kernel end
   if not named then return nil, string.format("a %s of kernel %s, which the header does not name", rec.type, rec.kernel) end
   for _, e in ipairs(ENGINES) do
-    for _, n in ipairs(e.names({})) do
+    for _, n in ipairs(e.names(env_of(nil, hdr))) do
       if n == rec.kernel and e.check_record then return e.check_record(hdr, rec) end
     end
   end
