@@ -178,7 +178,7 @@ function loop_engine.configure(opt, hdr, usage)
 end
 
 -- A record read from a file: its windows at the header's n, as the built-ins'.
-loop_engine.check_record = stream_engine.check_record
+function loop_engine.check_record(hdr, rec) return stream_engine.check_record(hdr, rec) end
 
 -- A header read from a file: each loop's name and file.
 function loop_engine.check(hdr)
