@@ -272,7 +272,8 @@ static int link_ok(const char *path)
  *   "new"    a file made here (O_CREAT|O_EXCL|O_NOFOLLOW): never an existing
  *            name, never through a link (EEXIST)
  *   "append" an existing file to read and add to ("a+"): a regular file of
- *            this user's (another's is EPERM), or a device or FIFO (kind
+ *            this user's with no other name (another's is EPERM, one with
+ *            hard links EMLINK), or a device or FIFO (kind
  *            "device"); a link is followed only where it is this user's or
  *            root's (ELOOP)
  *   "read"   a regular file, links followed; a FIFO or a device is refused
@@ -302,6 +303,8 @@ static int sys_open(lua_State *L)
 		return refuse(L, fd, ELOOP, path, "a link of another user's: pmcsh writes through none");
 	if (how == 1 && regular && st.st_uid != geteuid())
 		return refuse(L, fd, EPERM, path, "a file of another user's: pmcsh adds to none");
+	if (how == 1 && regular && st.st_nlink > 1)	/* a hard link planted to a file elsewhere */
+		return refuse(L, fd, EMLINK, path, "a file with other names (hard links): pmcsh adds to none");
 	if (how == 1 && !regular && !S_ISCHR(st.st_mode) && !S_ISFIFO(st.st_mode))
 		return refuse(L, fd, EINVAL, path, "not a regular file");
 	if (how == 2 && !regular)

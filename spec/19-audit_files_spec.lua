@@ -82,6 +82,21 @@ describe("files written in a folder another user can write", function()
     assert.matches("task%-clock", text)
   end)
 
+  it("truncates and adopts no file with another name (a hard link to a file elsewhere)", function()
+    -- where fs.protected_hardlinks is 0 another user may link a file of root's into the folder
+    h.write(victim, "precious\n")
+    sh("ln " .. h.shquote(victim) .. " " .. h.shquote(shared .. "/o.txt"))
+    local r = h.run({"stat", "-o", shared .. "/o.txt", "-e", "task-clock", "true"})
+    assert.are.equal(1, r.code)
+    assert.matches("a file with other names", r.err, 1, true)
+    assert.are.equal("precious\n", h.slurp(victim))
+    os.execute("truncate -s 0 " .. h.shquote(victim))
+    sh("ln " .. h.shquote(victim) .. " " .. h.shquote(shared .. "/s.jsonl"))
+    r = h.run({"survey", "-e", "task-clock", "--n", "20000", "-r", "2", "-k", "copy", "--out", shared .. "/s.jsonl"})
+    assert.are.equal(1, r.code)
+    assert.are.equal("", h.slurp(victim))
+  end)
+
   it("compare --baseline writes through no planted part name or link, and replaces the file whole", function()
     local F = dir .. "/F"
     sh("mkdir " .. h.shquote(F))
