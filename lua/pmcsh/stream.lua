@@ -493,6 +493,7 @@ non-temporal variants), threaded, validated, counters inside the window.
   local s = stream.new{n=2^24, threads=2}
   local r = s:run("triad", {reps=10, group=pmc.group{"page-faults:u"}})
   print(r.mbps, r.counts["page-faults:u"].value)
-  stream.disasm("triad")]])
+  stream.disasm("triad")
+Your own loop (pmcsh/loop.h) runs the same way: s:run(stream.loop("k.c", "f"), {...}).]])
 
 return M
