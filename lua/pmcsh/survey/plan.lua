@@ -236,7 +236,10 @@ function M.default_n(rule_n, avail)
 end
 
 -- The line stating n and its memory, before anything is measured.
-function M.size_line(n, note)
+function M.size_line(n, note, own)
+  if own then   -- loops on their own data only: n is theirs, no arrays of pmcsh's
+    return string.format("pmcsh survey: n = %d elements of the loops' own data%s\n", n, note or "")
+  end
   return string.format("pmcsh survey: n = %d per array, %d arrays of %s = %s%s\n",
     n, M.ARRAYS, mib(n * 8), mib(n * 8 * M.ARRAYS), note or "")
 end

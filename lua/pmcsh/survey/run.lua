@@ -321,9 +321,9 @@ function M.run(o)
   if ok then ok, err = begin(st, f, unopened, o.resume) end
   if not ok then return stop(nil, err, errno) end
   local todo, warned = work_list(st, groups), {}
-  for _, w in ipairs(ws) do
-    if w.sized and hdr.n and not o.quiet then io.stderr:write(plan.size_line(hdr.n, note)); break end
-  end
+  local sized, arrays = false, false
+  for _, w in ipairs(ws) do sized, arrays = sized or w.sized, arrays or (w.sized and not w.own_data) end
+  if sized and hdr.n and not o.quiet then io.stderr:write(plan.size_line(hdr.n, note, not arrays)) end
   for i, job in ipairs(todo) do
     tell(i - 1, #todo, job.kernel .. (job.group and (" group " .. job.group) or " no counters"))
     -- what a crash of a user's loop says, with how to go on

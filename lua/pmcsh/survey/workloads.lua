@@ -42,10 +42,17 @@ end
 -- fresh (first touch inside the window).  Warns about a small n once.
 local function arrays(hdr, env)
   local shared, made = nil, 0
+  -- loops on their own data only: the arrays are mapped, never touched or warned about
+  local own = hdr.loops ~= nil
+  for _, k in ipairs(hdr.kernels) do
+    local mine = false
+    for _, l in ipairs(hdr.loops or {}) do mine = mine or (l.name == k and l.convention == "own") end
+    own = own and mine
+  end
   return function()
     if shared then return shared end
-    local args = {n = hdr.n, threads = hdr.threads, pages = hdr.pages, quiet = (made > 0 or env.quiet) or nil}
-    if hdr.fresh then args.touch = false end
+    local args = {n = hdr.n, threads = hdr.threads, pages = hdr.pages, quiet = (made > 0 or env.quiet or own) or nil}
+    if hdr.fresh or own then args.touch = false end
     local s, err, errno = stream_module.new(args)
     if not s then return nil, err, errno end
     made = made + 1
@@ -212,6 +219,7 @@ function loop_engine.workloads(hdr, env, names)
     local e = by[name]
     out[#out + 1] = {
       name = name, title = name, unit = loop_engine.unit, sized = true, bytes = e.bytes, loop = e,
+      own_data = e.convention == "own",
       what = string.format("the loop %s of %s", e.symbol, e.path),
       run = stream_run(hdr, get, function() return loop_of(e) end, e.bytes),
       disasm = function()
