@@ -361,6 +361,12 @@ function M.header(o)
   hdr.group = opt.group and (events.own(gpath) or realpath(gpath))   -- a name of events/, or the path
   hdr.fingerprint = machine.fingerprint()
   hdr.aliases = aliases
+  -- how the user's loops were built is part of what was measured: where two
+  -- hosts' surveys differ, compare names it beside the machines' facts
+  for _, l in ipairs(hdr.loops or {}) do
+    hdr.fingerprint.loops = hdr.fingerprint.loops or {}
+    table.insert(hdr.fingerprint.loops, l.name .. ": " .. (l.command or l.path))
+  end
   -- what the engines will refuse, refused now, before a file is written
   local typed = o.typed or function(k) return "--" .. k:gsub("_", "-") .. " " .. tostring(hdr[k]) end
   workloads.validate(hdr, {}, function(k, why) usage(string.format("survey: %s: %s", typed(k), why)) end)
