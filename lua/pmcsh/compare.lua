@@ -428,7 +428,9 @@ function M.flat(fp)
       if k == "caches" then
         local t = {}
         for _, c in ipairs(v) do
-          t[#t + 1] = string.format("L%s %s %s", tostring(c.level), tostring(c.type), c.size and size(c.size) or "?")
+          -- a level read back from JSON is a float: L1, never L1.0 (A33)
+          t[#t + 1] = string.format("L%s %s %s", tostring(math.tointeger(c.level) or c.level), tostring(c.type),
+            c.size and size(c.size) or "?")
         end
         out[k] = table.concat(t, ", ")
       else
