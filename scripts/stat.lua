@@ -14,8 +14,6 @@ local sys = require("pmcsh.sys")
 -- perf's tool events (duration_time): no counter, the run's own clock
 local TOOLS = (events.load("generic") or {}).tools or {}
 
-local mean_rse = metrics.mean_rse
-
 -- perf shows clocks in msec
 local function is_clock(name)
   local base = pmc.parse_name(name).base
@@ -439,15 +437,14 @@ local function std_row(c, w)
 end
 
 -- One row of perf stat's in the chosen format: event name of aggregate a,
--- vals: its value in each run, ens and runs: its enabled and running times
--- summed over the runs; metric_v: its -M metric {value, unit}, if any.
-local function row(c, prefix_t, a, name, vals, ens, runs, el_s, clock_ns, metric_v)
-  local w = {a = a, name = name, n = #vals, unit = c.unit_of[name], rse = 0}
+-- t its cell (see fold); metric_v: its -M metric {value, unit}, if any.
+local function row(c, prefix_t, a, name, t, el_s, clock_ns, metric_v)
+  local ens, runs = t.enabled, t.running
+  local w = {a = a, name = name, n = t.stats.n, unit = c.unit_of[name], rse = 0}
   local m = 0
-  if c.tool[name] then m = mean_rse(vals); w.rse = select(2, mean_rse(vals))
-  elseif not c.idx[name] or not c.counted then w.status = "<not supported>"; w.unit = ""
-  elseif runs == 0 then w.status = "<not counted>"
-  else m, w.rse = mean_rse(vals) end
+  if not c.tool[name] and (not c.idx[name] or not c.counted) then w.status = "<not supported>"; w.unit = ""
+  elseif not c.tool[name] and runs == 0 then w.status = "<not counted>"
+  else m = t.stats.mean; w.rse = select(2, metrics.mean_error(t.stats)) end
   w.v = w.unit == "msec" and m / 1e6 or m
   w.pct = (not w.status and ens > 0) and 100 * runs / ens or 100
   w.runtime = w.status and 0 or math.floor(runs / w.n + 0.5)
@@ -476,44 +473,66 @@ local function metric_rows(metrics, means, el_s)
   return at
 end
 
--- The cells of a table: per aggregate key, per event name {vals, enabled,
--- running} over the runs, and the aggregate's means of the counted events,
--- its clock's mean (clock_ns) and -M metrics (metric).
-local function cells_of(c, runs_aggs, keys, el_s)
-  local cells = {}
-  for _, k in ipairs(keys) do
-    local cell = {clock_ns = nil, means = {}, metric = nil}
+-- The rows of a table, summed run by run as perf stat sums them: the
+-- first run's aggregates (aggs, their keys in order), the elapsed times'
+-- running statistics (elapsed), and per key and event a cell {stats,
+-- enabled, running, first, nonzero}: the running statistics of its value
+-- (metrics.running), its enabled and running times summed over the runs,
+-- the first run's value and whether any run's was not 0.  Nothing grows
+-- with the runs: -r 1000000 keeps what -r 2 keeps.
+local function table_acc()
+  return {elapsed = metrics.running(), cells = {}}
+end
+
+-- Adds a run's (or an interval's) length elapsed (seconds) and its
+-- aggregates aggs, keys (aggregate's two results) to acc.
+local function fold(c, acc, elapsed, aggs, keys)
+  if not acc.keys then acc.aggs, acc.keys = aggs, keys end
+  metrics.update(acc.elapsed, elapsed)
+  for _, k in ipairs(acc.keys) do
+    local cell = acc.cells[k]
+    if not cell then cell = {}; acc.cells[k] = cell end
     for _, name in ipairs(c.all) do
-      local i = c.idx[name]
-      local vals, en, ru = {}, 0, 0
+      local t = cell[name]
+      if not t then t = {stats = metrics.running(), enabled = 0, running = 0}; cell[name] = t end
+      local i, v = c.idx[name], 0
       if c.tool[name] then   -- duration_time: each run's (or interval's) length
-        for r, ra in ipairs(runs_aggs) do vals[r] = math.floor(ra.elapsed * 1e9 + 0.5); en = en + vals[r] end
-        ru = en
+        v = math.floor(elapsed * 1e9 + 0.5)
+        t.enabled, t.running = t.enabled + v, t.running + v
       elseif i and c.counted then
-        for r, ra in ipairs(runs_aggs) do
-          local s = ra[1][k] and ra[1][k].sum[i] or {value = 0, enabled = 0, running = 0}
-          vals[r], en, ru = s.value, en + s.enabled, ru + s.running
-        end
-      else
-        for r = 1, #runs_aggs do vals[r] = 0 end
+        local s = aggs[k] and aggs[k].sum[i] or {value = 0, enabled = 0, running = 0}
+        v, t.enabled, t.running = s.value, t.enabled + s.enabled, t.running + s.running
       end
-      cell[name] = {vals, en, ru}
-      if i and c.counted and ru > 0 then
-        cell.means[name] = mean_rse(vals)
-        if is_clock(name) and not cell.clock_ns then cell.clock_ns = cell.means[name] end
+      metrics.update(t.stats, v)
+      if t.first == nil then t.first = v end
+      t.nonzero = t.nonzero or v ~= 0
+    end
+  end
+end
+
+-- Per aggregate key of acc: the means of its counted events (means), its
+-- clock's mean (clock_ns) and its -M metrics (metric).
+local function means_of(c, acc, el_s)
+  local out = {}
+  for _, k in ipairs(acc.keys) do
+    local cell, o = acc.cells[k], {means = {}}
+    for _, name in ipairs(c.all) do
+      if c.idx[name] and c.counted and cell[name].running > 0 then
+        o.means[name] = cell[name].stats.mean
+        if is_clock(name) and not o.clock_ns then o.clock_ns = o.means[name] end
       end
     end
-    cell.metric = metric_rows(c.metrics, cell.means, el_s)
-    cells[k] = cell
+    o.metric = metric_rows(c.metrics, o.means, el_s)
+    out[k] = o
   end
-  return cells
+  return out
 end
 
 -- perf's order of threads for an event: by count, the largest first, uncounted last
 local function by_count(keys, cells, name)
   local order = {}
   for j, k in ipairs(keys) do order[j] = k end
-  local function val(k) local t = cells[k][name]; return t[3] > 0 and t[1][1] or -1 end
+  local function val(k) local t = cells[k][name]; return t.running > 0 and t.first or -1 end
   table.sort(order, function(x, y)
     local vx, vy = val(x), val(y)
     if vx ~= vy then return vx > vy end
@@ -525,22 +544,19 @@ end
 -- an uncounted event's aggregate has 1 member in perf's --per-socket/die/core/node
 local ONE_MEMBER = {socket = true, die = true, core = true, node = true}
 
--- prints one table of rows: per aggregate, the events (or per event, the aggregates)
-local function print_table(c, prefix_t, runs_aggs, el_s)
-  -- runs_aggs: one {aggs, keys} per run; rows from the first run's keys
-  local aggs1, keys = runs_aggs[1][1], runs_aggs[1][2]
-  local cells = cells_of(c, runs_aggs, keys, el_s)
+-- prints one table of rows from acc (fold): per aggregate, the events (or
+-- per event, the aggregates), in the first run's keys
+local function print_table(c, prefix_t, acc, el_s)
+  local keys, cells = acc.keys, acc.cells
+  local derived = means_of(c, acc, el_s)
   local function one(k, name)
-    local cell, a = cells[k], aggs1[k]
+    local d, a = derived[k], acc.aggs[k]
     if not c.idx[name] and ONE_MEMBER[c.mode] then a = setmetatable({nr = 1}, {__index = a}) end
-    local t = cell[name]
-    row(c, prefix_t, a, name, t[1], t[2], t[3], el_s, cell.clock_ns, cell.metric[name])
+    row(c, prefix_t, a, name, cells[k][name], el_s, d.clock_ns, d.metric[name])
   end
   -- perf leaves out the threads that counted nothing when it lists every thread of the machine
   local function shown(k, name)
-    if not c.system_threads then return true end
-    for _, v in ipairs(cells[k][name][1]) do if v ~= 0 then return true end end
-    return false
+    return not c.system_threads or cells[k][name].nonzero
   end
   if EVENT_MAJOR[c.mode] then
     for _, name in ipairs(c.all) do
@@ -559,10 +575,10 @@ end
 -- the -I rows of instances d at time t, under a header every 25 intervals
 local function interval_rows(c, d, t)
   if not c.sep and not c.json and c.printed % 25 == 0 then c.out:write(c.M.header, "\n") end
-  local one = {aggregate(c.M, d)}
-  one.elapsed = t - (c.last_t or 0)
+  local acc = table_acc()
+  fold(c, acc, t - (c.last_t or 0), aggregate(c.M, d))
   c.last_t = t
-  print_table(c, t, {one}, c.interval / 1000)
+  print_table(c, t, acc, c.interval / 1000)
 end
 
 local function tick(c, r, t)
@@ -574,12 +590,12 @@ local function tick(c, r, t)
   c.out:flush()
 end
 
--- The runs (one with -I, its rows printed as they come): per run its
--- aggregates (aggs), elapsed, user and sys times, and the exit status (the
--- command's, or 128 + the signal that stopped it).  nil, status when a run
--- fails.
+-- The runs (one with -I, its rows printed as they come), summed as they
+-- end: their table (acc, see fold), the number of runs (n), the first
+-- run's user and sys times, and the exit status (the command's, or 128 +
+-- the signal that stopped it).  nil, status when a run fails.
 local function count(c)
-  local runs = {aggs = {}, elapsed = {}, user = {}, sys = {}, status = 0}
+  local runs = {acc = table_acc(), n = 0, status = 0}
   for rep = 1, c.repeats do
     c.prev, c.last_t = nil, nil
     -- every thread of the machine: one that ends before it is opened is left out (false)
@@ -603,10 +619,10 @@ local function count(c)
       local t = info.elapsed
       if not c.prev or t - (c.printed * c.interval / 1000) > 1e-3 then interval_rows(c, minus(inst, c.prev), t) end
     else
-      runs.aggs[rep] = {aggregate(c.M, instances(c, r))}
-      runs.aggs[rep].elapsed = info.elapsed
+      fold(c, runs.acc, info.elapsed, aggregate(c.M, instances(c, r)))
     end
-    runs.elapsed[rep], runs.user[rep], runs.sys[rep] = info.elapsed, info.user or 0, info.sys or 0
+    runs.n = rep
+    if rep == 1 then runs.user, runs.sys = info.user or 0, info.sys or 0 end
     runs.status = info.status or runs.status
     if info.stopped_by then   -- Ctrl-C or SIGTERM: print what was counted, exit 128 + signal
       runs.status = 128 + info.stopped_by
@@ -618,27 +634,28 @@ end
 
 -- the table of the runs, with perf's header and times in the table format
 local function print_summary(c, runs)
-  local n = #runs.elapsed
-  local el, el_rse, el_sd = mean_rse(runs.elapsed)
+  local n, el = runs.n, runs.acc.elapsed.mean
+  local se, rse = metrics.mean_error(runs.acc.elapsed)
   local text = not c.sep and not c.json
   if text then
     c.out:write(string.format("\n Performance counter stats for %s%s:\n\n",
       c.what or ("'" .. table.concat(c.args, " ") .. "'"),
       n > 1 and string.format(" (%d runs)", n) or ""))
   end
-  print_table(c, nil, runs.aggs, el)
+  print_table(c, nil, runs.acc, el)
   if not text then return end
   if n > 1 then
-    -- perf: the mean and standard deviation with the deviation's precision
-    local prec = el_sd > 0 and math.max(0, -math.floor(math.log(el_sd, 10))) + 1 or 9
+    -- perf: the mean and the standard error of the mean, to two digits
+    -- past the error's first significant one (perf's get_precision + 2)
+    local prec = (se > 1 or se <= 0) and 2 or math.ceil(-math.log(se, 10)) + 2
     c.out:write(string.format("\n %17." .. prec .. "f +- %." .. prec .. "f seconds time elapsed  ( +- %5.2f%% )\n\n",
-      el, el_sd, el_rse))
+      el, se, rse))
   else
     c.out:write(string.format("\n%18.9f seconds time elapsed\n\n", el))
   end
   -- perf prints user/sys for one run of a command it started
   if n == 1 and not c.cpus and not c.tids then
-    c.out:write(string.format("%18.9f seconds user\n%18.9f seconds sys\n\n", runs.user[1], runs.sys[1]))
+    c.out:write(string.format("%18.9f seconds user\n%18.9f seconds sys\n\n", runs.user, runs.sys))
   end
 end
 

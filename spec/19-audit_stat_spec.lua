@@ -298,3 +298,57 @@ describe("permission messages say what the kernel refused here", function()
     end
   end)
 end)
+
+describe("pmcsh stat -r, as perf stat sums repeated runs", function()
+  -- perf's elapsed line: the mean, the standard deviation of the mean (the
+  -- runs' standard deviation over sqrt(n)) and it as a percentage of the
+  -- mean, both numbers to perf's digits: get_precision(error) + 2
+  it("prints the standard error of the mean on the elapsed line, to perf's digits", function()
+    local r = h.run({"stat", "-r", "8", "-e", "task-clock", "--", "sh", "-c", ":"})
+    assert.are.equal(0, r.code, r.err)
+    local m, s, p = r.err:match("\n%s*([%d.]+) %+%- ([%d.]+) seconds time elapsed  %( %+%-%s*([%d.]+)%% %)")
+    assert.is_truthy(m, r.err)
+    local mean, se, pct = tonumber(m), tonumber(s), tonumber(p)
+    assert.is_true(se > 0, r.err)
+    -- the same figure twice: the +- over the mean is the percentage, within
+    -- the rounding of three significant digits and of %.2f
+    assert.is_true(math.abs(100 * se / mean - pct) <= 0.006 * pct + 0.006,
+      string.format("%s +- %s is %.2f%%, printed %s%%", m, s, 100 * se / mean, p))
+    -- perf's precision: two digits past the error's first significant one
+    -- (one more where the printed error rounded up to a power of ten)
+    local digits = #s:match("%.(%d*)$")
+    assert.are.equal(digits, #m:match("%.(%d*)$"), r.err)
+    local want = se > 1 and 2 or math.ceil(-math.log(se, 10)) + 2
+    local power = math.log(se, 10) == math.floor(math.log(se, 10))
+    assert.is_true(digits == want or power and digits == want + 1,
+      string.format("%d digits, perf prints %d: %s", digits, want, r.err))
+  end)
+
+  it("keeps running sums, so the memory it holds does not grow with -r", function()
+    local recipe, pmc = require("pmcsh.recipe"), require("pmcsh.pmc")
+    -- the heap in use after each run's counting, everything collectable
+    -- collected (the list of figures made at its full size first)
+    local real, live, n = pmc.run, {}, 0
+    for i = 1, 300 do live[i] = 0 end
+    finally(function() pmc.run = real end)
+    pmc.run = function(...)
+      local res = table.pack(real(...))
+      collectgarbage(); collectgarbage()
+      n = n + 1
+      live[n] = collectgarbage("count") * 1024
+      return table.unpack(res, 1, res.n)
+    end
+    local dir = h.tmpdir()
+    local status = recipe.run("stat", {["repeat"] = 300, events = "task-clock,page-faults",
+      output = dir .. "/counts", args = {"true"}})
+    pmc.run = real
+    os.execute("rm -rf " .. h.shquote(dir))
+    assert.are.equal(0, status)
+    assert.are.equal(300, n)
+    -- every run's aggregates kept cost about 1 KB a run (310 KB here, 25 MB
+    -- at -r 4000); running sums hold the same few numbers from the second
+    -- run on, whatever the number of runs (a few KB of slack for the heap)
+    local grew = live[300] - live[50]
+    assert.is_true(grew < 4096, string.format("%.0f bytes more after 250 more runs", grew))
+  end)
+end)
