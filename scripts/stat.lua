@@ -138,7 +138,7 @@ local MODE_FLAGS = {{"no-aggr", "none"}, {"per-socket", "socket"}, {"per-die", "
 
 -- The context from the options, or nil, status, message.
 local function setup(opts, args)
-  local c = {sep = opts["field-separator"], json = opts.json, args = args,
+  local c = {sep = opts["field-separator"], json = opts.json, args = args, inherit = not opts["no-inherit"],
              interval = opts["interval-print"], repeats = opts["repeat"], printed = 0}
   if c.sep == "" then usage("-x needs a separator (such as -x ,)") end
   if c.sep and c.json then usage("-x and --json exclude each other") end
@@ -292,7 +292,7 @@ end
 local function probe_events(c)
   -- every thread of the machine: tried on this process, the first listed may be gone
   local target = c.cpus and {cpus = {c.cpus[1]}} or c.system_threads and {pid = sys.getpid()} or
-    c.tids and {pid = c.tids[1]} or nil
+    c.tids and {pid = c.tids[1], inherit = c.inherit} or nil
   c.events, c.idx, c.tool, c.typed = {}, {}, {}, table.move(c.all, 1, #c.all, 1, {})
   for k, name in ipairs(c.all) do
     local counted, row, status
@@ -325,7 +325,12 @@ local function place_targets(c)
     c.targets = {{cpus = c.cpus}}
   elseif c.tids then
     c.targets = {}
-    for k, t in ipairs(c.tids) do c.targets[k] = {pid = t}; c.place[k] = {tid = t, comm = topo.comm(t)} end
+    -- inherit: the threads and children a target starts while counted are
+    -- counted with it, as perf's attr.inherit (off with -i)
+    for k, t in ipairs(c.tids) do
+      c.targets[k] = {pid = t, inherit = c.inherit}
+      c.place[k] = {tid = t, comm = topo.comm(t)}
+    end
   end
 end
 
@@ -601,6 +606,7 @@ local function count(c)
     -- every thread of the machine: one that ends before it is opened is left out (false)
     local r, info, _, cmd_status = pmc.run{events = c.events, cmd = #c.args > 0 and c.args or nil,
       targets = c.targets, until_pid = #c.args == 0 and c.until_pid or nil, missing_ok = c.system_threads,
+      inherit = c.inherit,
       interval_ms = c.interval, on_interval = c.interval and function(rr, t) tick(c, rr, t) end or nil}
     if not r then   -- a command that cannot run: 127 or 126, as env(1) and nohup exit
       if not c.counted and not cmd_status then
@@ -675,7 +681,8 @@ return {
 The command is counted from its exec, children included; the output goes to
 stderr, like perf stat's (the command keeps stdout).  With -a, -C, -p or -t
 those are counted instead, while the command runs (or until Ctrl-C, or the
-process of -p ends, when no command is given).  The default events are perf
+process of -p ends, when no command is given), with the threads and children
+they start meanwhile (not with -i).  The default events are perf
 stat 6.1's (cpu-clock instead of task-clock for cpus); an event this machine
 cannot count is a <not supported> row and the run goes on.]],
   options = {
@@ -687,6 +694,8 @@ cannot count is a <not supported> row and the run goes on.]],
     {name = "cpu", short = "C", type = "string", help = "count these cpus: 0-3,8"},
     {name = "pid", short = "p", type = "string", help = "count these processes (all their threads): PID[,PID]"},
     {name = "tid", short = "t", type = "string", help = "count these threads: TID[,TID]"},
+    {name = "no-inherit", short = "i", type = "flag",
+      help = "leave out the threads and children the command (or -p, -t) starts while counted"},
     {name = "interval-print", short = "I", type = "int", min = 10, max = 86400000, help = "print the counts every N ms"},
     {name = "no-aggr", short = "A", type = "flag", help = "with -a/-C: a row per cpu"},
     {name = "per-socket", type = "flag", help = "with -a/-C: a row per socket"},

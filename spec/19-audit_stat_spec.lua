@@ -352,3 +352,50 @@ describe("pmcsh stat -r, as perf stat sums repeated runs", function()
     assert.is_true(grew < 4096, string.format("%.0f bytes more after 250 more runs", grew))
   end)
 end)
+
+describe("pmcsh stat -p and -t, as perf's attr.inherit counts", function()
+  -- A target that waits until stat's command says the count has begun,
+  -- then starts a child that burns 0.3 s of cpu time by its own clock
+  -- (os.clock), then says it is done; stat's command waits for that.
+  -- Returns stat's result and its task-clock in ms.
+  local function counted(which, extra)
+    local dir = h.tmpdir()
+    local go, done = dir .. "/go", dir .. "/done"
+    assert(os.execute("mkfifo " .. h.shquote(go) .. " " .. h.shquote(done)))
+    local burn = h.shquote(h.exe) .. " -e " .. h.shquote("local t = os.clock() while os.clock() - t < 0.3 do end")
+    local target = string.format("read x < %s; %s; echo > %s", h.shquote(go), burn, h.shquote(done))
+    local p = io.popen("sh -c " .. h.shquote(target) .. " >/dev/null 2>&1 & echo $!")
+    local pid = p:read("l")
+    p:close()
+    local a = {"stat", "-x", ",", "-e", "task-clock", which, pid}
+    table.move(extra, 1, #extra, #a + 1, a)
+    table.move({"--", "sh", "-c", string.format("echo > %s; read x < %s", h.shquote(go), h.shquote(done))}, 1, 4,
+      #a + 1, a)
+    local r = h.run(a)
+    os.execute("kill -9 " .. pid .. " 2>/dev/null; rm -rf " .. h.shquote(dir))
+    return r, tonumber(r.err:match("^([%d.]+),msec,task%-clock,"))
+  end
+
+  for _, which in ipairs{"-p", "-t"} do
+    it("counts with " .. which .. " the child its target starts after the count began", function()
+      local r, ms = counted(which, {})
+      assert.are.equal(0, r.code, r.err)
+      -- at least the child's own 0.3 s (0.13 ms counted before: its parent's)
+      assert.is_true(ms and ms >= 300, r.err)
+    end)
+  end
+
+  it("leaves the target's new children out with -i/--no-inherit, as perf stat -i", function()
+    for _, flag in ipairs{"-i", "--no-inherit"} do
+      local r, ms = counted("-p", {flag})
+      assert.are.equal(0, r.code, r.err)
+      assert.is_true(ms == nil or ms < 150, flag .. ": " .. r.err)   -- the shell's own reads and fork
+    end
+    -- and the command's: sh -c's child burns outside the count
+    local r = h.run({"stat", "-x", ",", "-i", "-e", "task-clock", "--", "sh", "-c",
+      h.shquote(h.exe) .. " -e 'local t = os.clock() while os.clock() - t < 0.3 do end'; :"})
+    assert.are.equal(0, r.code, r.err)
+    local ms = tonumber(r.err:match("^([%d.]+),msec,task%-clock,"))
+    assert.is_true(ms and ms < 150, r.err)
+  end)
+end)

@@ -143,9 +143,9 @@ pmc.split{ev, ...} -> {ev:u, ev:k, ...}: the user/OS pairs of each event
 -- Runs a command once under counters.
 local function run_once(o)
   local extra
-  if o.targets or o.interval_ms or o.until_pid then
+  if o.targets or o.interval_ms or o.until_pid or o.inherit ~= nil then
     extra = {targets = o.targets, interval_ms = o.interval_ms, on_interval = o.on_interval, until_pid = o.until_pid,
-             missing_ok = o.missing_ok}
+             missing_ok = o.missing_ok, inherit = o.inherit}
   end
   return C.run(o.events, o.cmd, extra)
 end
@@ -175,14 +175,16 @@ end
 
 doc(pmc.run, "pmc.run", [=[
 pmc.run{events={...}, cmd={"prog", "arg", ...}[, reps=1, targets=, interval_ms=,
-on_interval=, until_pid=, missing_ok=]} -> reading, info | nil, msg, errno[, status]
-Runs cmd as a child, counting from its exec (children included, the parent's
-work excluded).  A command that cannot run: nil, "cannot run 'cmd': ...",
+on_interval=, until_pid=, missing_ok=, inherit=]} -> reading, info | nil, msg, errno[, status]
+Runs cmd as a child, counting from its exec (children and threads included,
+the parent's work excluded; inherit = false: its first thread only, as perf
+stat -i).  A command that cannot run: nil, "cannot run 'cmd': ...",
 errno, and the status a shell gives it (127: not found, 126: not runnable).  info = {status=, signal=?, elapsed= seconds since the exec,
 user=, sys=, stopped_by=?}.  With reps > 1 returns the list of readings and
 the list of infos.
-targets = {{cpus={0,1}}, {pid=N}, ...}: count these instead of the command
-(perf stat -a, -C, -p, -t), enabled just before its exec; the reading is
+targets = {{cpus={0,1}}, {pid=N[, inherit=true]}, ...}: count these instead of
+the command (perf stat -a, -C, -p, -t), enabled just before its exec; a
+{pid=} target with inherit counts the threads and children it starts too; the reading is
 then the list of the targets' readings.  With targets, cmd may be left out:
 counting lasts until Ctrl-C or SIGTERM, or until process until_pid exits.
 interval_ms = N, on_interval = function(reading, seconds): the cumulative
