@@ -10,6 +10,7 @@ local options = require("pmcsh.options")
 local pmc = require("pmcsh.pmc")
 local results = require("pmcsh.results")
 local sys = require("pmcsh.sys")
+local text = require("pmcsh.text")
 
 -- perf's tool events (duration_time): no counter, the run's own clock
 local TOOLS = (events.load("generic") or {}).tools or {}
@@ -41,6 +42,19 @@ local function metric_of(name, mean, clock_ns, elapsed_s)
   elseif rate > 1e6 then rate, unit = rate / 1e6, "M/sec"
   elseif rate > 1e3 then rate, unit = rate / 1e3, "K/sec" end
   return rate, unit
+end
+
+-- A JSON string: quote, backslash and every control character escaped
+-- (C1 too), and each byte of a string that is not UTF-8 (a thread's name
+-- is any 15 bytes) as the code point of its value.
+local function json_str(s)
+  local esc = function(c) return string.format("\\u%04x", c:byte()) end
+  if not utf8.len(s) then
+    s = s:gsub('[%c"\\\128-\255]', esc)
+  else
+    s = s:gsub('[%c"\\]', esc):gsub("\194([\128-\159])", esc)
+  end
+  return '"' .. s .. '"'
 end
 
 -- ---- aggregation modes: perf's prefix fields per mode ----------------------
@@ -79,18 +93,16 @@ local MODES = {
     std = function(a) return string.format("N%-5d %4d ", a.node, a.nr) end,
     json = function(a) return string.format('"node" : "N%d", "aggregate-number" : %d, ', a.node, a.nr) end,
     header = "#           time node   cpus             counts unit events"},
+  -- a thread's name is the thread's to choose (prctl PR_SET_NAME): inert
+  -- in the table and -x, a JSON string in --json
   thread = {key = function(i) return string.format("%010d", i.tid) end,
-    csv = function(a) return {a.comm .. "-" .. a.tid} end,
-    std = function(a) return string.format("%16s-%-8d ", a.comm, a.tid) end,
-    json = function(a) return string.format('"thread" : "%s-%d", ', a.comm, a.tid) end,
+    csv = function(a) return {text.inert(a.comm) .. "-" .. a.tid} end,
+    std = function(a) return string.format("%16s-%-8d ", text.inert(a.comm), a.tid) end,
+    json = function(a) return string.format('"thread" : %s, ', json_str(a.comm .. "-" .. a.tid)) end,
     header = "#           time             comm-pid                  counts unit events"},
 }
 -- perf prints aggregates first, events within, except for -A and --per-thread
 local EVENT_MAJOR = {none = true, thread = true}
-
-local function json_str(s)
-  return '"' .. s:gsub('[%c"\\]', function(c) return string.format("\\u%04x", c:byte()) end) .. '"'
-end
 
 local function usage(msg) error(options.usage("stat: " .. msg), 0) end
 
@@ -642,14 +654,14 @@ end
 local function print_summary(c, runs)
   local n, el = runs.n, runs.acc.elapsed.mean
   local se, rse = metrics.mean_error(runs.acc.elapsed)
-  local text = not c.sep and not c.json
-  if text then
+  local tabular = not c.sep and not c.json
+  if tabular then
     c.out:write(string.format("\n Performance counter stats for %s%s:\n\n",
-      c.what or ("'" .. table.concat(c.args, " ") .. "'"),
+      text.inert(c.what or ("'" .. table.concat(c.args, " ") .. "'")),
       n > 1 and string.format(" (%d runs)", n) or ""))
   end
   print_table(c, nil, runs.acc, el)
-  if not text then return end
+  if not tabular then return end
   if n > 1 then
     -- perf: the mean and the standard error of the mean, to two digits
     -- past the error's first significant one (perf's get_precision + 2)

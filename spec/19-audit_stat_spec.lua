@@ -399,3 +399,45 @@ describe("pmcsh stat -p and -t, as perf's attr.inherit counts", function()
     assert.is_true(ms and ms < 150, r.err)
   end)
 end)
+
+describe("pmcsh stat --per-thread, a thread's name is the thread's to choose", function()
+  -- a shell that names itself q"\ ESC[31m TAB x (prctl's 15 bytes: any but NUL)
+  local NAME = 'q"\\\27[31m\tx'
+  local pid
+  before_each(function()
+    local p = io.popen("sh -c " .. h.shquote([[printf 'q"\\\033[31m\tx' > /proc/$$/comm; sleep 5 & wait]]) ..
+      " >/dev/null 2>&1 & echo $!")
+    pid = p:read("l")
+    p:close()
+    for _ = 1, 100 do
+      if h.slurp("/proc/" .. pid .. "/comm") == NAME .. "\n" then break end
+      os.execute("sleep 0.02")
+    end
+  end)
+  after_each(function() os.execute("kill " .. pid .. " 2>/dev/null") end)
+
+  local function stat(extra)
+    local a = {"stat", "--per-thread", "-p", pid, "-e", "task-clock"}
+    table.move(extra, 1, #extra, #a + 1, a)
+    table.move({"--", "sleep", "0.1"}, 1, 3, #a + 1, a)
+    return h.run(a)
+  end
+
+  it("writes it as a JSON string in --json", function()
+    assert.are.equal(NAME .. "\n", h.slurp("/proc/" .. pid .. "/comm"))
+    local r = stat({"--json"})
+    assert.are.equal(0, r.code, r.err)
+    local _, recs = h.json_lines(r.err)   -- every line decodes
+    assert.are.equal(1, #recs, r.err)
+    assert.are.equal(NAME .. "-" .. pid, recs[1].thread)
+  end)
+
+  it("makes its control bytes inert in the table and -x", function()
+    for _, extra in ipairs{{}, {"-x", ","}} do
+      local r = stat(extra)
+      assert.are.equal(0, r.code, r.err)
+      assert.is_nil(r.err:find("[\27\t]"), r.err)
+      assert.is_truthy(r.err:find('q"\\\\x1b[31m\\x09x-' .. pid, 1, true), r.err)
+    end
+  end)
+end)
