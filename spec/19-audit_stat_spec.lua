@@ -183,18 +183,21 @@ end)
 
 describe("pmcsh stat and the signals that reach it while the command runs", function()
   -- pmcsh stat in the background; once its command runs, the signal; then
-  -- its status, its stderr and whether the command's pid is still there
-  local function signalled(sig, cmd)
+  -- its status, its stderr and whether the command's pid is still there.
+  -- pmcsh starts with every signal at its default (env --default-signal),
+  -- not with INT and QUIT ignored as a shell starts a background job,
+  -- unless keep_ignored.
+  local function signalled(sig, cmd, keep_ignored)
     local dir = h.tmpdir()
     local script = string.format([[
 ulimit -c 0
-%s stat -x , -e task-clock -- %s 2>%s/err & p=$!
+%s %s stat -x , -e task-clock,duration_time -- %s 2>%s/err & p=$!
 c=; i=0
 while [ -z "$c" ] && [ $i -lt 100 ]; do sleep 0.05; c=$(cat /proc/$p/task/$p/children 2>/dev/null); i=$((i+1)); done
 sleep 0.2
 kill -%s $p
 wait $p
-echo "$? $c"]], h.shquote(h.exe), cmd, dir, sig)
+echo "$? $c"]], keep_ignored and "" or "env --default-signal", h.shquote(h.exe), cmd, dir, sig)
     local p = io.popen(script)
     local code, child = p:read("a"):match("(%d+)%s+(%d+)")
     p:close()
@@ -205,16 +208,54 @@ echo "$? $c"]], h.shquote(h.exe), cmd, dir, sig)
     return tonumber(code), err, alive, child
   end
 
-  local SIGNUM = {HUP = 1, QUIT = 3, USR1 = 10, TERM = 15}
-  for _, sig in ipairs{"HUP", "QUIT", "USR1", "TERM"} do
+  -- every signal that would end pmcsh: 40 is a real-time one (SIGRTMIN+6 here)
+  local SIGNUM = {HUP = 1, QUIT = 3, USR1 = 10, PIPE = 13, TERM = 15, XCPU = 24, VTALRM = 26, ["40"] = 40}
+  for _, sig in ipairs{"HUP", "QUIT", "USR1", "TERM", "PIPE", "XCPU", "VTALRM", "40"} do
     it("passes SIG" .. sig .. " on to the command, prints the counts and exits as it ended (128 + signal)", function()
       local code, err, alive, child = signalled(sig, "sleep 5")
       assert.is_truthy(child, "the command never started: " .. err)
       assert.is_false(alive, "the command was left running")
       assert.are.equal(128 + SIGNUM[sig], code, err)
       assert.matches("^[%d.]+,msec,task%-clock,", err)
+      -- the signal ended it, not its 5 s
+      assert.is_true(tonumber(err:match("\n(%d+),ns,duration_time,")) < 4e9, err)
     end)
   end
+
+  it("holds SIGALRM as perf stat does: the command runs on to its end, then its counts and its status", function()
+    local code, err, alive = signalled("ALRM", [['sh' '-c' 'sleep 0.6; exit 3']])
+    assert.is_false(alive)
+    assert.are.equal(3, code, err)   -- the command's own end, after its sleep
+    assert.matches("^[%d.]+,msec,task%-clock,", err)
+  end)
+
+  it("ends a count without a command at SIGALRM, prints it and exits 142, leaving -p's process, as perf", function()
+    local dir = h.tmpdir()
+    -- once stat holds a counter open, the signal
+    local p = io.popen(string.format([[
+sleep 5 & t=$!
+%s stat -x , -e task-clock -p $t 2>%s/err & p=$!
+i=0
+until ls -l /proc/$p/fd 2>/dev/null | grep -q perf_event || [ $i -ge 100 ]; do sleep 0.05; i=$((i+1)); done
+sleep 0.2
+kill -ALRM $p
+wait $p
+echo "$? $(kill -0 $t 2>/dev/null && echo alive)"
+kill $t]], h.shquote(h.exe), dir))
+    local out = p:read("a")
+    p:close()
+    local err = h.slurp(dir .. "/err")
+    os.execute("rm -rf " .. h.shquote(dir))
+    assert.are.equal("142 alive", out:match("^(%d+ ?%a*)"), out .. err)
+    assert.matches("task%-clock", err)
+  end)
+
+  it("leaves a signal ignored where it started ignored (a shell's background job's QUIT, nohup's HUP)", function()
+    local code, err, alive = signalled("QUIT", [['sh' '-c' 'sleep 0.6; exit 3']], true)
+    assert.is_false(alive)
+    assert.are.equal(3, code, err)
+    assert.matches("^[%d.]+,msec,task%-clock,", err)
+  end)
 
   it("lets a command that handles SIGUSR1 go on, and exits with its status", function()
     local code, err, alive = signalled("USR1",
