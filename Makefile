@@ -122,7 +122,8 @@ asan: asan-build
 # parser of outside input, a harness under spec/fuzz/ with its seeds in
 # spec/fuzz/corpus/NAME/: event names (evname) and a PMU's sysfs files
 # (sysfs_files) through the resolver, built here to read the fake tree
-# spec/fuzz/sysfs; recipe options (recipe_options) and survey results files
+# spec/fuzz/sysfs; lists of numbers (id_list: cpumasks, stat -C and -p);
+# recipe options (recipe_options) and survey results files
 # (result_lines) through pmcsh's Lua modules, on make asan's objects.  Each
 # runs FUZZ_SECONDS; what it found is kept in $(FUZZ)/corpus/NAME, a crash's
 # input in $(FUZZ)/NAME-crash-*, its log in $(FUZZ)/NAME.log.  The Lua
@@ -131,7 +132,7 @@ asan: asan-build
 # scan (5 ms an input; 0.2 ms without).
 FUZZ := build-fuzz
 FUZZ_SECONDS ?= 60
-FUZZ_C := evname sysfs_files
+FUZZ_C := evname sysfs_files id_list
 FUZZ_LUA := recipe_options result_lines render
 FUZZ_CFLAGS := -O1 -g -fno-omit-frame-pointer -std=gnu11 -D_GNU_SOURCE -Wall -Wextra \
 	-fsanitize=address,undefined,float-cast-overflow -fno-sanitize-recover=all

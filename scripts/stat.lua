@@ -8,6 +8,7 @@ local metrics = require("pmcsh.metrics")
 local machine = require("pmcsh.machine")
 local options = require("pmcsh.options")
 local pmc = require("pmcsh.pmc")
+local recipe = require("pmcsh.recipe")
 local results = require("pmcsh.results")
 local sys = require("pmcsh.sys")
 local text = require("pmcsh.text")
@@ -106,6 +107,14 @@ local EVENT_MAJOR = {none = true, thread = true}
 
 local function usage(msg) error(options.usage("stat: " .. msg), 0) end
 
+-- Option name as the user typed it with its value ("-C 0,,1", "--pid=''"),
+-- for a message about the value.
+local function as_typed(opts, name)
+  local t = recipe.typed(opts)(name)
+  if opts[name] == "" then t = t .. "''" end
+  return text.inert(t)
+end
+
 -- The stat's context, c below: the options checked and turned into what the
 -- phases share.  The format (sep, json, out), the target (cpus, or tids with
 -- until_pid, what names it in the header; the command in args), the
@@ -116,7 +125,8 @@ local function usage(msg) error(options.usage("stat: " .. msg), 0) end
 
 -- -p and -t: the threads to count (all of a process's) into c.tids, each
 -- thread once (-p P,P, or -p P -t P, names P's threads once), the first
--- process into c.until_pid.  nil, status, message when one is gone.
+-- process into c.until_pid.  nil, status, message when one is gone.  The
+-- lists are decimal ids, nothing else (machine.parse_list's "ids").
 local function read_ids(opts, c)
   local topo = machine
   local seen = {}
@@ -124,9 +134,9 @@ local function read_ids(opts, c)
     local v = opts[o[1]]
     if v then
       c.tids = c.tids or {}
-      for id in v:gmatch("[^,]+") do
-        local n = math.tointeger(tonumber(id))
-        if not n or n < 1 then usage(string.format("-%s: '%s' is not a %s", o[1]:sub(1, 1), id, o[2])) end
+      local ids, why = machine.parse_list(v, "ids")
+      if not ids then usage(string.format("%s: %s (give %ss: N[,N...])", as_typed(opts, o[1]), why, o[2])) end
+      for _, n in ipairs(ids) do
         local list, msg = {n}, nil
         if o[1] == "pid" then
           list, msg = topo.threads(n)
@@ -162,8 +172,8 @@ local function setup(opts, args)
   if opts["all-cpus"] then c.cpus, c.what = machine.online(), "'system wide'"
   elseif opts.cpu then
     local msg
-    c.cpus, msg = machine.parse_list(opts.cpu)
-    if not c.cpus then usage("-C: " .. msg) end
+    c.cpus, msg = machine.parse_list(opts.cpu, "cpus")
+    if not c.cpus then usage(string.format("%s: %s (give cpus: N or N-M, comma-separated)", as_typed(opts, "cpu"), msg)) end
     -- a cpu that is not online opens nothing (EINVAL, ENODEV): said before any event is tried
     local online, is_online = machine.online(), {}
     for _, cpu in ipairs(online) do is_online[cpu] = true end

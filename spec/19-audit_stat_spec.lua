@@ -482,3 +482,46 @@ describe("pmcsh stat --per-thread, a thread's name is the thread's to choose", f
     end
   end)
 end)
+
+describe("pmcsh stat's -p, -t and -C lists", function()
+  it("refuse anything but decimal numbers, and an empty item, as usage errors naming the option as typed", function()
+    for _, case in ipairs{
+      {{"-p", ""}, "-p '': an empty list"},
+      {{"-p", ",,,"}, "-p ,,,: an empty item"},
+      {{"-p", "0x10"}, "-p 0x10: '0x10' is not a decimal number"},   -- not pid 16
+      {{"-p", "1e3"}, "-p 1e3: '1e3' is not a decimal number"},      -- not pid 1000
+      {{"-p", "010"}, "-p 010: '010' has a leading zero"},
+      {{"-p", "5-7"}, "-p 5-7: '5-7' is a range"},
+      {{"-p", "0"}, "-p 0: '0' is outside 1 to"},
+      {{"-p", "2147483648"}, "-p 2147483648: '2147483648' is outside 1 to 2147483647"},   -- no pid_t
+      {{"--pid=1,"}, "--pid=1,: an empty item"},
+      {{"--pid="}, "--pid='': an empty list"},
+      {{"-t", "1,,1"}, "-t 1,,1: an empty item"},
+      {{"-C", "0,,1"}, "-C 0,,1: an empty item"},
+      {{"-C", ",0"}, "-C ,0: an empty item"},
+      {{"-C", "0x0"}, "-C 0x0: '0x0' is not a decimal number"},
+      {{"-C", " 0"}, "-C  0: ' 0' is not a decimal number"},
+      {{"-C", "010"}, "-C 010: '010' has a leading zero"},   -- perf reads 010 as octal 8
+      {{"--cpu", "0-\27[2J"}, "--cpu 0-\\x1b[2J: '0-\\x1b[2J' is not a decimal number"},
+    } do
+      local a = {"stat", "-e", "task-clock"}
+      table.move(case[1], 1, #case[1], #a + 1, a)
+      table.move({"--", "true"}, 1, 2, #a + 1, a)
+      local r = h.run(a)
+      local what = table.concat(case[1], " ")
+      assert.are.equal(2, r.code, what .. ": " .. r.err)
+      assert.is_truthy(r.err:find("pmcsh stat: " .. case[2], 1, true), what .. ": " .. r.err)
+      assert.not_matches("bad argument", r.err)
+      assert.is_nil(r.err:find("\27", 1, true))
+    end
+  end)
+
+  it("keep -p's order and -C's cpus sorted, each once (machine.parse_list's kinds)", function()
+    local machine = require("pmcsh.machine")
+    assert.are.same({5, 3, 5}, machine.parse_list("5,3,5", "ids"))
+    assert.are.same({0, 1, 2, 3, 8}, machine.parse_list("8,0-3,2", "cpus"))
+    assert.are.same({0, 1}, machine.parse_list(" 0 , 1\n"))   -- a sysfs file's text, as before
+    assert.is_nil((machine.parse_list(" 0 , 1\n", "cpus")))
+    assert.has_error(function() machine.parse_list("0", "pids") end)
+  end)
+end)
