@@ -483,18 +483,16 @@ local function row(c, prefix_t, a, name, t, el_s, clock_ns, metric_v)
   if c.json then json_row(c, w) elseif c.sep then csv_row(c, w) else std_row(c, w) end
 end
 
--- -M metrics of one aggregate: {[event] = {value, unit}} on the row of each metric's first event
-local function metric_rows(metrics, means, el_s)
+-- -M metrics of one aggregate: {[event] = {value, unit}} on the row of each
+-- metric's first event; one that cannot be evaluated here is left out
+-- (metrics.eval: a Ctrl-C inside one stops the stat, as elsewhere).
+local function metric_rows(list, means, el_s)
   local at = {}
-  for _, mt in ipairs(metrics) do
-    local e, ok_all = {}, true
-    for _, ev in ipairs(mt.events or {}) do
-      if means[ev] == nil then ok_all = false end
-    end
-    for k, v in pairs(means) do e[k] = v end
-    if ok_all and mt.events and mt.events[1] and not at[mt.events[1]] then
-      local ok, v = pcall(mt.fn, e, {seconds = el_s})
-      if ok and type(v) == "number" and v == v then at[mt.events[1]] = {v, mt.name} end
+  for _, mt in ipairs(list) do
+    local first = mt.events and mt.events[1]
+    if first and not at[first] then
+      local v = metrics.eval(mt, means, {seconds = el_s})
+      if v then at[first] = {v, mt.name} end
     end
   end
   return at

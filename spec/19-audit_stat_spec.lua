@@ -525,3 +525,34 @@ describe("pmcsh stat's -p, -t and -C lists", function()
     assert.has_error(function() machine.parse_list("0", "pids") end)
   end)
 end)
+
+describe("pmcsh stat -M, Ctrl-C while a metric is evaluated", function()
+  it("ends the stat with status 130, as a Ctrl-C elsewhere does", function()
+    local dir = h.tmpdir()
+    -- a group whose metric never returns: only an interrupt ends it
+    h.write(dir .. "/slow.lua", [[
+return {name = "slow", description = "a metric that never ends", events = {"task-clock"},
+  metrics = {{name = "forever", events = {"task-clock"}, fn = function(e) while true do end end}}}]])
+    -- once the command has come and gone, the metric runs: then Ctrl-C;
+    -- a stat still there 10 s later is killed and reported
+    local p = io.popen(string.format([[
+%s stat -M %s/slow.lua -- sleep 0.2 2>%s/err & p=$!
+c=; i=0
+while [ -z "$c" ] && [ $i -lt 200 ]; do sleep 0.02; c=$(cat /proc/$p/task/$p/children 2>/dev/null); i=$((i+1)); done
+while [ -e /proc/$c ] && [ $i -lt 400 ]; do sleep 0.02; i=$((i+1)); done
+sleep 0.3
+kill -INT $p
+i=0
+while kill -0 $p 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done
+if kill -0 $p 2>/dev/null; then kill -9 $p; echo hung; fi
+wait $p
+echo "status $?"]], h.shquote(h.exe), dir, dir))
+    local out = p:read("a")
+    p:close()
+    local err = h.slurp(dir .. "/err")
+    os.execute("rm -rf " .. h.shquote(dir))
+    assert.not_matches("hung", out, nil, true)
+    assert.are.equal("130", out:match("status (%d+)"), out .. err)
+    assert.matches("pmcsh stat: interrupted", err, nil, true)
+  end)
+end)
