@@ -556,3 +556,34 @@ echo "status $?"]], h.shquote(h.exe), dir, dir))
     assert.matches("pmcsh stat: interrupted", err, nil, true)
   end)
 end)
+
+describe("pmcsh stat -o FILE with stdout closed (>&-)", function()
+  local function sh(line)
+    local p = io.popen(line .. "; echo \"status $?\"")
+    local out = p:read("a")
+    p:close()
+    return tonumber(out:match("status (%d+)")), out
+  end
+
+  it("ends with the command's status: a closed stdout it never writes is no failure", function()
+    local dir = h.tmpdir()
+    local f = dir .. "/counts"
+    local code, out = sh(string.format("%s stat -o %s -e task-clock -- true >&- 2>%s/err", h.shquote(h.exe), f, dir))
+    assert.are.equal(0, code, out .. h.slurp(dir .. "/err"))
+    assert.matches("task%-clock", h.slurp(f))
+    -- the command finds its stdout closed: nothing it writes lands in the counts' file
+    os.remove(f)
+    code = sh(string.format("%s stat -o %s -e task-clock -- sh -c 'echo x$((20+3))y' >&- 2>/dev/null",
+      h.shquote(h.exe), f))
+    assert.are_not.equal(0, code)   -- its echo failed, as on a closed stdout
+    assert.matches("task%-clock", h.slurp(f))
+    assert.not_matches("x23y", h.slurp(f))
+    os.execute("rm -rf " .. h.shquote(dir))
+  end)
+
+  it("still fails a write to a closed stdout, naming it", function()
+    local code, out = sh(h.shquote(h.exe) .. " -e 'print(1)' 2>&1 >&-")
+    assert.are.equal(1, code, out)
+    assert.matches("error writing standard output: Bad file descriptor", out)
+  end)
+end)
