@@ -114,7 +114,10 @@ static void run_args(lua_State *L, struct run_args *a)
 	for (int i = 0; i < a->argc; i++) {
 		lua_geti(L, 2, i + 1);
 		pmcsh_argcheck(L, lua_type(L, -1) == LUA_TSTRING, 2, "command words must be strings");
-		a->argv[i] = lua_tostring(L, -1);
+		size_t len;
+		a->argv[i] = lua_tolstring(L, -1, &len);
+		if (strlen(a->argv[i]) != len)  /* exec would take it cut at the NUL */
+			pmcsh_argerror(L, 2, lua_pushfstring(L, "command word %d holds a NUL byte", i + 1));
 		lua_pop(L, 1);  /* still referenced by the table */
 	}
 	a->argv[a->argc] = NULL;

@@ -587,3 +587,52 @@ describe("pmcsh stat -o FILE with stdout closed (>&-)", function()
     assert.matches("error writing standard output: Bad file descriptor", out)
   end)
 end)
+
+describe("a word with a NUL byte (from Lua: no command line has one)", function()
+  local function lua(chunk) return h.run({"-e", chunk}) end
+
+  it("is refused by stat as a usage error naming it, never taken cut short", function()
+    local dir = h.tmpdir()
+    for _, case in ipairs{
+      {[[{events = "task-clock\0xyz", args = {"true"}}]], "option --events: 'task-clock\\x00xyz' holds a NUL byte"},
+      {[[{events = {"task-clock", "page-faults\0:k"}, args = {"true"}}]],
+       "option --events: 'page-faults\\x00:k' holds a NUL byte"},
+      {[[{events = "task-clock", args = {"echo", "a\0b"}}]], "stat: argument 2 ('a\\x00b') holds a NUL byte"},
+      {[[{events = "task-clock", pid = "1\0 2", args = {"true"}}]], "option --pid: '1\\x00 2' holds a NUL byte"},
+      {string.format([[{events = "task-clock", output = %q, args = {"true"}}]], dir .. "/x\0y"),
+       "option --output: '" .. dir .. "/x\\x00y' holds a NUL byte"},
+    } do
+      local r = lua("require('pmcsh.recipe').run('stat', " .. case[1] .. ")")
+      assert.are.equal(2, r.code, case[1] .. ": " .. r.err)
+      assert.is_truthy(r.err:find(case[2], 1, true), r.err)
+      assert.are.equal("", r.out)   -- echo never ran with 'a'
+      assert.is_nil(io.open(dir .. "/x"))   -- no file of the name cut at the NUL
+    end
+    os.execute("rm -rf " .. h.shquote(dir))
+  end)
+
+  it("is a bad argument to the engines and the file functions, at the caller's line", function()
+    local dir = h.tmpdir()
+    for chunk, why in pairs{
+      ['pmc.run{events = {"task-clock"}, cmd = {"echo", "a\\0b"}}'] = "bad argument #1 to 'run' (cmd: word 2 holds a NUL",
+      ['pmc.info("task-clock\\0x")'] = "bad argument #1 to 'info' (the event name holds a NUL",
+      [string.format("require('pmcsh.sys').create(%q)", dir .. "/x\0y")] = "bad argument #1 to 'create' (the string holds a NUL",
+      [string.format("require('pmcsh._sys').mkdir(%q)", dir .. "/x\0y")] = "bad argument #1 to 'mkdir' (the string holds a NUL",
+    } do
+      local r = lua(chunk)
+      assert.are.equal(1, r.code, chunk)
+      assert.matches("%(command line%):1: ", r.err)
+      assert.is_truthy(r.err:find(why, 1, true), chunk .. ": " .. r.err)
+      assert.are.equal("", r.out)
+      assert.is_nil(io.open(dir .. "/x"))
+    end
+    os.execute("rm -rf " .. h.shquote(dir))
+  end)
+
+  it("is an answer, not an error, where a function answers nil and why (events.pairs, machine.parse_list)", function()
+    local p, why = require("pmcsh.events").pairs("task-clock\0,page-faults")
+    assert.is_nil(p)
+    assert.matches("NUL byte", why)
+    assert.is_nil((require("pmcsh.machine").parse_list("1\0", "ids")))
+  end)
+end)

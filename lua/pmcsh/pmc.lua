@@ -158,6 +158,11 @@ function pmc.run(o)
   if o.targets == nil and (type(o.cmd) ~= "table" or #o.cmd == 0) then
     errors.argument("run", 1, "cmd: list {program, args...} expected", 1)
   end
+  for i, w in ipairs(type(o.cmd) == "table" and o.cmd or {}) do   -- exec would take one cut at a NUL
+    if type(w) == "string" and w:find("\0", 1, true) then
+      errors.argument("run", 1, string.format("cmd: word %d holds a NUL byte", i), 1)
+    end
+  end
   if o.interval_ms ~= nil and type(o.on_interval) ~= "function" then
     errors.argument("run", 1, "interval_ms needs on_interval = function(reading, seconds)", 1)
   end
@@ -201,6 +206,7 @@ end
 
 function pmc.info(name, opts)
   if type(name) ~= "string" then errors.argument("info", 1, "event name expected", 1) end
+  if name:find("\0", 1, true) then errors.argument("info", 1, "the event name holds a NUL byte", 1) end
   local t, msg, errno = C.info(name, forced(opts))
   if not t then return nil, msg, errno end
   t.umasks, t.modifiers = {}, {}
