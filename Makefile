@@ -123,19 +123,19 @@ asan: asan-build
 # parser of outside input, a harness under spec/fuzz/ with its seeds in
 # spec/fuzz/corpus/NAME/: event names (evname) and a PMU's sysfs files
 # (sysfs_files) through the resolver, built here to read the fake tree
-# spec/fuzz/sysfs; recipe options (recipe_options), survey results files
-# (result_lines), what the survey renders of them (render), a results file
-# as pmcsh compare reads and renders it (compare_files) and a baseline as
-# pmcsh health reads it (baseline) through pmcsh's Lua modules, on make
-# asan's objects.  Each runs FUZZ_SECONDS; what it found is kept in
-# $(FUZZ)/corpus/NAME, a crash's input in $(FUZZ)/NAME-crash-*, its log in
-# $(FUZZ)/NAME.log.  The Lua
+# spec/fuzz/sysfs; lists of numbers (id_list: cpumasks, stat -C and -p);
+# recipe options (recipe_options), survey results files (result_lines),
+# what the survey renders of them (render), a results file as pmcsh compare
+# reads and renders it (compare_files) and a baseline as pmcsh health reads
+# it (baseline) through pmcsh's Lua modules, on make asan's objects.  Each
+# runs FUZZ_SECONDS; what it found is kept in $(FUZZ)/corpus/NAME, a crash's
+# input in $(FUZZ)/NAME-crash-*, its log in $(FUZZ)/NAME.log.  The Lua
 # harnesses run without libFuzzer's leak check after each input: Lua's
 # collector frees later, so every input looked like a leak and cost a heap
 # scan (5 ms an input; 0.2 ms without).
 FUZZ := build-fuzz
 FUZZ_SECONDS ?= 60
-FUZZ_C := evname sysfs_files
+FUZZ_C := evname sysfs_files id_list
 FUZZ_LUA := recipe_options result_lines render compare_files baseline
 FUZZ_CFLAGS := -O1 -g -fno-omit-frame-pointer -std=gnu11 -D_GNU_SOURCE -Wall -Wextra \
 	-fsanitize=address,undefined,float-cast-overflow -fno-sanitize-recover=all

@@ -17,21 +17,43 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* The signals that reach pmcsh while a counted command runs, passed on to
- * it as they come (perf stat's way: the counts are still printed).  HUP,
- * QUIT and TERM end the count, as Ctrl-C does (the interrupt flag, sent
- * once: the terminal sends it to the command too); USR1 and USR2 only
- * reach the command (dd prints its progress and goes on), which decides
- * by how it ends.  Without a command, any of them ends the count. */
-static const int passed_on[] = {SIGHUP, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2};
-#define NPASSED (sizeof passed_on / sizeof passed_on[0])
-static volatile sig_atomic_t arrived[NPASSED];
+/* What a signal that reaches pmcsh while a counted command runs does.
+ * Every one that would end pmcsh is caught, so that the command is never
+ * left running uncounted and the counts are printed (perf stat dies of
+ * SIGTERM, SIGHUP or SIGPIPE and leaves its command behind).  Ctrl-C is
+ * the host's (the interrupt flag: sent once, the terminal sends it to the
+ * command too).  pmcsh's own faults (SEGV, BUS, FPE, ILL, TRAP, ABRT, SYS)
+ * are left alone. */
+enum {
+	PASS_NONE,
+	PASS_END,   /* passed on as it comes; the command decides by how it ends */
+	PASS_ONLY,  /* USR1, USR2: passed on, ends nothing (dd prints its progress) */
+	HOLD,       /* ALRM, as perf stat's skip_signal: the command runs on, its
+		     * count printed when it ends; it ends a count without one */
+};
+
+static int sig_kind(int sig)
+{
+	switch (sig) {
+	case SIGHUP: case SIGQUIT: case SIGTERM: case SIGPIPE: case SIGVTALRM: case SIGPROF:
+	case SIGXCPU: case SIGXFSZ: case SIGIO: case SIGPWR:
+#ifdef SIGSTKFLT
+	case SIGSTKFLT:
+#endif
+		return PASS_END;
+	case SIGUSR1: case SIGUSR2:
+		return PASS_ONLY;
+	case SIGALRM:
+		return HOLD;
+	}
+	return sig >= SIGRTMIN && sig <= SIGRTMAX ? PASS_END : PASS_NONE;  /* the C library's own below SIGRTMIN */
+}
+
+static volatile sig_atomic_t arrived[NSIG];
 
 static void on_run_signal(int sig)
 {
-	for (size_t i = 0; i < NPASSED; i++)
-		if (passed_on[i] == sig)
-			arrived[i] = 1;
+	arrived[sig] = 1;
 }
 
 int pmc_child_spawn(struct pmc_child *c, char *const argv[], char *msg, size_t len)
@@ -91,14 +113,14 @@ void pmc_child_abandon(struct pmc_child *c)
 static int pass_signals(struct pmc_child *c, int alive, int *int_sent, struct pmc_child_status *st)
 {
 	int end = 0;
-	for (size_t i = 0; i < NPASSED; i++) {
-		if (!arrived[i])
+	for (int sig = 1; sig < NSIG; sig++) {
+		if (!arrived[sig])
 			continue;
-		arrived[i] = 0;
-		int sig = passed_on[i];
-		if (c->pid && alive)
+		arrived[sig] = 0;
+		int kind = sig_kind(sig);
+		if (c->pid && alive && kind != HOLD)
 			kill(c->pid, sig);
-		if (!c->pid || (sig != SIGUSR1 && sig != SIGUSR2))
+		if (!c->pid || kind == PASS_END)
 			st->forwarded = sig;
 		end |= !c->pid;
 	}
@@ -160,21 +182,24 @@ void pmc_child_wait(struct pmc_child *c, const struct pmc_child_wait_opts *o, st
 	memset(st, 0, sizeof *st);
 	int child_errno = 0;
 	ssize_t got = 0;
-	/* the passed-on signals are caught before the command is let go,
-	 * and blocked outside the waits */
-	struct sigaction sa, old_act[NPASSED];
+	/* the signals are caught before the command is let go, and blocked
+	 * outside the waits; one ignored when the count began stays ignored */
+	struct sigaction sa, old_act[NSIG];
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_run_signal;
 	sigemptyset(&sa.sa_mask);
 	sigset_t block, open_mask;
 	sigemptyset(&block);
-	for (size_t i = 0; i < NPASSED; i++) {
-		arrived[i] = 0;
-		sigaddset(&block, passed_on[i]);
+	for (int sig = 1; sig < NSIG; sig++) {
+		arrived[sig] = 0;
+		if (sig_kind(sig))
+			sigaddset(&block, sig);
 	}
 	sigprocmask(SIG_BLOCK, &block, &open_mask);
-	for (size_t i = 0; i < NPASSED; i++)
-		sigaction(passed_on[i], &sa, &old_act[i]);
+	unsigned char caught[NSIG] = {0};
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sig_kind(sig) && sigaction(sig, NULL, &old_act[sig]) == 0 && old_act[sig].sa_handler != SIG_IGN)
+			caught[sig] = sigaction(sig, &sa, NULL) == 0;
 	int int_sent = 0;
 	/* perf stat's span: from releasing the command (its exec and loader
 	 * included) to its end.  Timed from the exec seen here instead, a
@@ -205,8 +230,9 @@ void pmc_child_wait(struct pmc_child *c, const struct pmc_child_wait_opts *o, st
 		pass_signals(c, !reaped, &int_sent, st);
 	}
 	pass_signals(c, 0, &int_sent, st);  /* what came last: noted, the command is gone */
-	for (size_t i = 0; i < NPASSED; i++)
-		sigaction(passed_on[i], &old_act[i], NULL);
+	for (int sig = 1; sig < NSIG; sig++)
+		if (caught[sig])
+			sigaction(sig, &old_act[sig], NULL);
 	st->elapsed_ns = mono_ns() - t0;
 	st->exit_code = -1;
 	if (c->pid && WIFEXITED(st->status))

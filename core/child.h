@@ -2,8 +2,9 @@
  * its counters are opened on it, then let go and waited for, Ctrl-C and
  * SIGTERM passed on to it as perf stat does; or, with no command, a count
  * that lasts until a watched process ends or a signal (perf stat -a/-p).
- * SIGHUP, SIGQUIT, SIGTERM, SIGUSR1 and SIGUSR2 that reach pmcsh meanwhile
- * are passed on to the command as they come.
+ * Every other signal that would end pmcsh (HUP, QUIT, TERM, PIPE, XCPU,
+ * real-time ones, ...) and USR1/USR2 are passed on to the command as they
+ * come; ALRM is held, as perf stat holds it, until the command ends.
  * Ticks every interval (perf stat -I) through a callback.  Pure C: never
  * prints, never exits (the child alone calls _exit). */
 #ifndef PMCSH_CHILD_H
@@ -43,10 +44,11 @@ int pmc_child_spawn(struct pmc_child *c, char *const argv[], char *msg, size_t l
 /* Gives the held child up (it exits 127 without running) and reaps it. */
 void pmc_child_abandon(struct pmc_child *c);
 /* Lets the child exec (c->pid 0: there is none) and waits for it, or for
- * o->until_pid, or for a signal; SIGTERM, and Ctrl-C (the interrupt flag),
- * are forwarded to the command once; HUP, QUIT, TERM, USR1 and USR2 as
- * they come (HUP, QUIT and TERM end a count, USR1/USR2 only reach the
- * command).  o may be NULL. */
+ * o->until_pid, or for a signal.  Ctrl-C (the interrupt flag) is forwarded
+ * to the command once; the other signals that would end pmcsh, and USR1
+ * and USR2, as they come (st->forwarded names the last but USR1/USR2);
+ * ALRM reaches only pmcsh: the command runs on.  Without a command any of
+ * them ends the count.  o may be NULL. */
 void pmc_child_wait(struct pmc_child *c, const struct pmc_child_wait_opts *o, struct pmc_child_status *st);
 
 #endif

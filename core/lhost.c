@@ -1,6 +1,7 @@
 /* pmcsh host: main(), command-line handling after lua.c's conventions, and
  * the dispatch of recipes.  The REPL lives in lrepl.c. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -667,16 +668,38 @@ static int pmain(lua_State *L)
 	return 1;
 }
 
+/* A standard stream closed when pmcsh starts (pmcsh ... >&-) is held by
+ * /dev/null opened the wrong way round (0 write-only, 1 and 2 read-only,
+ * close-on-exec): no file pmcsh opens takes its number, a command it runs
+ * finds it closed, and every use fails as on a closed one (EBADF), so
+ * close_std reports a write, not the close of a stream never used. */
+static void hold_closed_std(void)
+{
+	for (int fd = 0; fd <= 2; fd++)
+		if (fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
+			int got = open("/dev/null", (fd == 0 ? O_WRONLY : O_RDONLY) | O_CLOEXEC);
+			if (got >= 0 && got != fd)
+				close(got);  /* not the lowest free number: leave it closed */
+		}
+}
+
 /* Results must not be lost unnoticed: a failed write to stdout or stderr
  * (a full disk, /dev/full, a closed pipe) turns a success into status 1,
  * said on stderr when stderr still works. */
 static int close_std(int code)
 {
 	/* errno is the failure's only where this flush or close fails: an
-	 * earlier write's (ferror) is long overwritten, and is not named */
+	 * earlier write's (ferror) is long overwritten; the descriptor is asked
+	 * again with an empty write (a closed one says EBADF, /dev/full ENOSPC),
+	 * else the failure is not named */
 	errno = 0;
 	int out_err = fflush(stdout) != 0 ? errno : 0;
 	int out_bad = out_err != 0 || ferror(stdout);
+	if (out_bad && !out_err) {
+		errno = 0;
+		if (write(fileno(stdout), "", 0) < 0)
+			out_err = errno;
+	}
 	if (fclose(stdout) != 0 && !out_bad) {
 		out_bad = 1;
 		out_err = errno;
@@ -694,6 +717,7 @@ static int close_std(int code)
 
 int main(int argc, char **argv)
 {
+	hold_closed_std();
 	if (argv[0] && argv[0][0])
 		progname = argv[0];
 	if (getuid() != geteuid() || getgid() != getegid()) {

@@ -2,6 +2,7 @@
  * Every function takes an optional root last (a fake sysfs/procfs tree;
  * nil: the real one).  The face is lua/pmcsh/machine.lua. */
 #include <errno.h>
+#include <limits.h>
 #include "lpmcsh.h"
 #include "machine.h"
 #include "sysfs.h"
@@ -165,18 +166,43 @@ static int l_arch(lua_State *L)
 	return 1;
 }
 
-/* parse_list(s) -> the cpus of a list ("0-3,8", as sysfs and perf write
- * them: pmc_parse_list), sorted, each once; or nil, message, EINVAL. */
+/* parse_list(s[, kind]) -> a list of numbers, or nil, why, EINVAL.  kind
+ * nil: a list as sysfs writes it ("0-3,8\n", spaces around items), the
+ * cpus sorted, each once; "cpus": one a user typed (-C: decimal N and N-M
+ * only), sorted, each once; "ids": process or thread ids a user typed
+ * (-p, -t: decimal numbers from 1), in the order given (pmc_parse_list). */
+#define MAX_LIST_ID INT_MAX  /* a pid_t: one above pid_max is no process, the environment's answer */
 static int l_parse_list(lua_State *L)
 {
-	const char *s = pmcsh_checkstring(L, 1);
-	struct pmc_range r[256];
-	int n = pmc_parse_list(s, MAX_LIST_CPU, r, 256);
+	size_t len;
+	pmcsh_checktype(L, 1, LUA_TSTRING);
+	const char *s = lua_tolstring(L, 1, &len);
+	static const char *const kinds[] = {"sysfs", "cpus", "ids", NULL};
+	int kind = pmcsh_checkoption(L, 2, "sysfs", kinds);
+	struct pmc_list_rules ru = {.min = kind == 2, .max = kind == 2 ? MAX_LIST_ID : MAX_LIST_CPU, .words = kind > 0,
+				    .single = kind == 2};
+	int cap = 1;
+	for (size_t k = 0; k < len; k++)
+		cap += s[k] == ',';
+	struct pmc_range *r = lua_newuserdatauv(L, (size_t)cap * sizeof *r, 0);
+	char why[PMC_ERR_MAX];
+	int n = pmc_parse_list(s, len, &ru, r, cap, why, sizeof why);
 	if (n < 0) {
-		char msg[160];
-		snprintf(msg, sizeof msg, "bad cpu list '%.64s' (give N or N-M, comma-separated, cpus 0 to %d)", s,
-			 MAX_LIST_CPU);
-		return pmcsh_fail(L, msg, -n);
+		if (kind == 0) {
+			char q[PMC_ERR_MAX + 96];
+			snprintf(q, sizeof q, "bad cpu list (%s; give N or N-M, comma-separated, cpus 0 to %d)", why,
+				 MAX_LIST_CPU);
+			return pmcsh_fail(L, q, -n);
+		}
+		return pmcsh_fail(L, why, -n);
+	}
+	lua_newtable(L);
+	if (kind == 2) {
+		for (int k = 0; k < n; k++) {
+			lua_pushinteger(L, r[k].lo);
+			lua_rawseti(L, -2, k + 1);
+		}
+		return 1;
 	}
 	unsigned char seen[MAX_LIST_CPU / 8 + 1] = {0};
 	int top = 0;
@@ -186,7 +212,6 @@ static int l_parse_list(lua_State *L)
 		if (r[k].hi > top)
 			top = r[k].hi;
 	}
-	lua_newtable(L);
 	lua_Integer i = 0;
 	for (int c = 0; c <= top; c++)
 		if (seen[c / 8] & (1u << (c % 8))) {

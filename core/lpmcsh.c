@@ -114,9 +114,12 @@ lua_Number pmcsh_checknumber(lua_State *L, int arg)
 
 const char *pmcsh_checkstring(lua_State *L, int arg)
 {
-	const char *s = lua_tostring(L, arg);
+	size_t len;
+	const char *s = lua_tolstring(L, arg, &len);
 	if (!s)
 		pmcsh_typeerror(L, arg, lua_typename(L, LUA_TSTRING));
+	if (strlen(s) != len)  /* C would read it cut at the NUL: refused, not cut */
+		pmcsh_argerror(L, arg, "the string holds a NUL byte");
 	return s;
 }
 

@@ -30,7 +30,9 @@ int pmcsh_fail(lua_State *L, const char *msg, int err);
 int pmcsh_argerror(lua_State *L, int arg, const char *msg);
 
 /* lauxlib's argument checks, worded as theirs, raising kind "argument"
- * through pmcsh_argerror: the engines check their arguments with these. */
+ * through pmcsh_argerror: the engines check their arguments with these.
+ * pmcsh_checkstring also refuses a string with a NUL byte inside, which C
+ * would read cut short (a path, a name, a command word). */
 int pmcsh_typeerror(lua_State *L, int arg, const char *tname);
 lua_Integer pmcsh_checkinteger(lua_State *L, int arg);
 lua_Integer pmcsh_optinteger(lua_State *L, int arg, lua_Integer def);

@@ -70,6 +70,7 @@ struct run_args {
 	lua_Integer interval_ms, until_pid;
 	int cb, gtab;  /* stack indices of on_interval and targets; 0: none */
 	int missing_ok;  /* a {pid=} target gone before it is opened is left out */
+	int inherit;     /* the command's threads and children are counted (perf stat without -i) */
 };
 
 static void run_args(lua_State *L, struct run_args *a)
@@ -82,8 +83,11 @@ static void run_args(lua_State *L, struct run_args *a)
 	if (!lua_isnoneornil(L, 3)) {
 		pmcsh_checktype(L, 3, LUA_TTABLE);
 		static const char *const known[] = {"targets", "interval_ms", "on_interval", "until_pid", "missing_ok",
-						    NULL};
+						    "inherit", NULL};
 		pmcsh_checkkeys(L, 3, 3, known);
+		if (lua_getfield(L, 3, "inherit") != LUA_TNIL)
+			a->inherit = lua_toboolean(L, -1);
+		lua_pop(L, 1);
 		lua_getfield(L, 3, "missing_ok");
 		a->missing_ok = lua_toboolean(L, -1);
 		lua_pop(L, 1);
@@ -110,7 +114,10 @@ static void run_args(lua_State *L, struct run_args *a)
 	for (int i = 0; i < a->argc; i++) {
 		lua_geti(L, 2, i + 1);
 		pmcsh_argcheck(L, lua_type(L, -1) == LUA_TSTRING, 2, "command words must be strings");
-		a->argv[i] = lua_tostring(L, -1);
+		size_t len;
+		a->argv[i] = lua_tolstring(L, -1, &len);
+		if (strlen(a->argv[i]) != len)  /* exec would take it cut at the NUL */
+			pmcsh_argerror(L, 2, lua_pushfstring(L, "command word %d holds a NUL byte", i + 1));
 		lua_pop(L, 1);  /* still referenced by the table */
 	}
 	a->argv[a->argc] = NULL;
@@ -185,8 +192,9 @@ static void push_status(lua_State *L, const struct pmc_child_status *st)
  * user=, sys=, stopped_by=?} | nil, msg, errno[, status]: status is the
  * shell's for a command that cannot run (127 not found, 126 not runnable).
  * Without opts.targets the child is counted: it waits on a pipe until the
- * group is opened on it (inherit, enable_on_exec), so counting starts at
- * exec and includes its children; the parent's own work is not counted.
+ * group is opened on it (inherit unless opts.inherit is false,
+ * enable_on_exec), so counting starts at exec and includes its children;
+ * the parent's own work is not counted.
  * opts.targets = {{pid=}|{cpus=}, ...}: these are counted instead, enabled
  * just before the child's exec (perf stat -a/-C/-p/-t), and the first
  * result is the list of their readings; argv may then be empty: counting
@@ -197,7 +205,7 @@ static void push_status(lua_State *L, const struct pmc_child_status *st)
  * elapsed runs from the exec (perf's span), not from the fork. */
 int l_run(lua_State *L)
 {
-	struct run_args a = {0};
+	struct run_args a = {.inherit = 1};
 	run_args(L, &a);
 	char msg[PMC_ERR_MAX];
 	int r;
@@ -215,7 +223,7 @@ int l_run(lua_State *L)
 	if (a.argc && (r = pmc_child_spawn(&child, (char *const *)a.argv, msg, sizeof msg)))
 		return pmcsh_fail(L, msg, -r);
 	if (lg) {  /* counts the child and its children from its exec */
-		struct pmc_target t = {.pid = child.pid, .inherit = 1, .enable_on_exec = 1};
+		struct pmc_target t = {.pid = child.pid, .inherit = a.inherit, .enable_on_exec = 1};
 		if ((r = lpmc_group_open(L, lg, &t, msg))) {
 			pmc_child_abandon(&child);
 			return pmcsh_fail(L, msg, -r);

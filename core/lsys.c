@@ -148,7 +148,7 @@ static int sys_spawn_pty(lua_State *L)
 	char **argv = lua_newuserdatauv(L, sizeof(char *) * ((size_t)argc + 1), 0);
 	for (int i = 0; i < argc; i++) {
 		lua_rawgeti(L, 1, i + 1);
-		argv[i] = (char *)luaL_checkstring(L, -1);
+		argv[i] = (char *)pmcsh_checkstring(L, -1);
 		lua_pop(L, 1);	/* table keeps it alive */
 	}
 	argv[argc] = NULL;
@@ -157,7 +157,7 @@ static int sys_spawn_pty(lua_State *L)
 		envp = lua_newuserdatauv(L, sizeof(char *) * ((size_t)envc + 1), 0);
 		for (int i = 0; i < envc; i++) {
 			lua_rawgeti(L, 2, i + 1);
-			envp[i] = (char *)luaL_checkstring(L, -1);
+			envp[i] = (char *)pmcsh_checkstring(L, -1);
 			lua_pop(L, 1);
 		}
 		envp[envc] = NULL;
@@ -281,7 +281,7 @@ static int link_ok(const char *path)
 static int sys_open(lua_State *L)
 {
 	static const char *const hows[] = {"new", "append", "read", NULL};
-	const char *path = luaL_checkstring(L, 1);
+	const char *path = pmcsh_checkstring(L, 1);
 	int how = luaL_checkoption(L, 2, NULL, hows);
 	static const int flags[] = {
 		O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW,
@@ -324,7 +324,7 @@ static int sys_open(lua_State *L)
  * path once whole.  Mode as a plain new file's (0666 less the umask). */
 static int sys_mkstemp(lua_State *L)
 {
-	const char *path = luaL_checkstring(L, 1);
+	const char *path = pmcsh_checkstring(L, 1);
 	const char *slash = strrchr(path, '/');
 	int dir = slash ? (int)(slash - path) + 1 : 0;
 	char name[PATH_MAX];
@@ -388,7 +388,7 @@ static int sys_truncate(lua_State *L)
  * | nil, msg, errno; with link true a link is itself ("link"), not followed. */
 static int sys_stat(lua_State *L)
 {
-	const char *path = luaL_checkstring(L, 1);
+	const char *path = pmcsh_checkstring(L, 1);
 	struct stat st;
 	if ((lua_toboolean(L, 2) ? lstat(path, &st) : stat(path, &st)) < 0)
 		return luaL_fileresult(L, 0, path);
@@ -405,7 +405,7 @@ static int sys_stat(lua_State *L)
 /* _sys.dir(path) -> {names...} (unsorted, no "." or "..") | nil, msg, errno */
 static int sys_dir(lua_State *L)
 {
-	const char *path = luaL_checkstring(L, 1);
+	const char *path = pmcsh_checkstring(L, 1);
 	DIR *d = opendir(path);
 	if (!d)
 		return luaL_fileresult(L, 0, path);
@@ -423,7 +423,7 @@ static int sys_dir(lua_State *L)
 /* _sys.realpath(path) -> the absolute path | nil, msg, errno */
 static int sys_realpath(lua_State *L)
 {
-	char *r = realpath(luaL_checkstring(L, 1), NULL);
+	char *r = realpath(pmcsh_checkstring(L, 1), NULL);
 	if (!r)
 		return luaL_fileresult(L, 0, lua_tostring(L, 1));
 	lua_pushstring(L, r);
@@ -434,7 +434,7 @@ static int sys_realpath(lua_State *L)
 /* _sys.mkdir(path) -> true (made, or a folder already) | nil, msg, errno */
 static int sys_mkdir(lua_State *L)
 {
-	const char *path = luaL_checkstring(L, 1);
+	const char *path = pmcsh_checkstring(L, 1);
 	struct stat st;
 	if (mkdir(path, 0777) == 0 || (errno == EEXIST && stat(path, &st) == 0 && S_ISDIR(st.st_mode))) {
 		lua_pushboolean(L, 1);

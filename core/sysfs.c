@@ -74,43 +74,134 @@ static int sysfs_name_ok(const char *s)
 	return 1;
 }
 
-/* One range of a list ("5" or "0-7"), spaces around it allowed. */
-static int parse_range(const char *s, long max, struct pmc_range *r)
+/* s[0..n) for a message: quoted, at most 40 bytes of it, every byte but
+ * printable ASCII as \xNN, so that no byte of it reaches a terminal. */
+static void quote_item(char *out, size_t len, const char *s, size_t n)
 {
-	char *end;
-	s += strspn(s, " \t\n");
-	if (!isdigit((unsigned char)*s))
-		return -EINVAL;
-	errno = 0;
-	long a = strtol(s, &end, 10), b = a;
-	if (*end == '-') {
-		if (!isdigit((unsigned char)end[1]))
-			return -EINVAL;
-		b = strtol(end + 1, &end, 10);
+	size_t o = 0;
+	if (len < 8) {
+		if (len)
+			out[0] = 0;
+		return;
 	}
-	end += strspn(end, " \t\n");
-	if (errno || *end || a > b || b > max)
+	out[o++] = '\'';
+	for (size_t i = 0; i < n && o + 8 < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (i == 40) {
+			o += (size_t)snprintf(out + o, len - o, "...");
+			break;
+		}
+		if (c >= 0x20 && c < 0x7f)
+			out[o++] = (char)c;
+		else
+			o += (size_t)snprintf(out + o, len - o, "\\x%02x", c);
+	}
+	snprintf(out + o, len - o, "'");
+}
+
+static int is_blank(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n';
+}
+
+/* A decimal number at s[*i..n): its value, capped at max + 1 (no
+ * overflow); -1 when no digit is there, -2 for a leading zero in words. */
+static long read_number(const char *s, size_t n, size_t *i, long max, int words)
+{
+	size_t from = *i;
+	long v = 0;
+	while (*i < n && s[*i] >= '0' && s[*i] <= '9') {
+		int d = s[*i] - '0';
+		v = v > (max - d) / 10 ? max + 1 : v * 10 + d;
+		(*i)++;
+	}
+	if (*i == from)
+		return -1;
+	if (words && s[from] == '0' && *i - from > 1)
+		return -2;
+	return v;
+}
+
+/* One item of a list, s[0..n): "5" or "0-7" (spaces around it allowed
+ * unless ru->words).  0 with *r set, or -EINVAL with why. */
+static int parse_range(const char *s, size_t n, const struct pmc_list_rules *ru, struct pmc_range *r, char *why,
+		       size_t wlen)
+{
+	const char *item = s;
+	size_t len = n, i = 0;
+	if (!ru->words) {
+		while (len > 0 && is_blank(item[0]))
+			item++, len--;
+		while (len > 0 && is_blank(item[len - 1]))
+			len--;
+	}
+	char q[200];
+	quote_item(q, sizeof q, item, len);
+	if (len == 0) {
+		snprintf(why, wlen, "an empty item");
 		return -EINVAL;
+	}
+	long a = read_number(item, len, &i, ru->max, ru->words), b = a;
+	if (a >= 0 && i < len && item[i] == '-') {
+		i++;
+		b = read_number(item, len, &i, ru->max, ru->words);
+		if (b >= 0 && i == len && ru->single) {
+			snprintf(why, wlen, "%s is a range", q);
+			return -EINVAL;
+		}
+	}
+	if (a == -2 || b == -2) {
+		snprintf(why, wlen, "%s has a leading zero", q);
+		return -EINVAL;
+	}
+	if (a < 0 || b < 0 || i != len) {
+		snprintf(why, wlen, "%s is not a decimal %s", q, ru->single ? "number" : "number or range N-M");
+		return -EINVAL;
+	}
+	if (a > b) {
+		snprintf(why, wlen, "%s ends below its start", q);
+		return -EINVAL;
+	}
+	if (b > ru->max || a < ru->min) {
+		snprintf(why, wlen, "%s is outside %ld to %ld", q, ru->min, ru->max);
+		return -EINVAL;
+	}
 	r->lo = (int)a;
 	r->hi = (int)b;
 	return 0;
 }
 
-int pmc_parse_list(const char *s, long max, struct pmc_range *r, int cap)
+int pmc_parse_list(const char *s, size_t n, const struct pmc_list_rules *ru, struct pmc_range *r, int cap, char *why,
+		   size_t wlen)
 {
-	char buf[1024], *save = NULL;
-	if (strlen(s) >= sizeof buf)
-		return -E2BIG;
-	snprintf(buf, sizeof buf, "%s", s);
-	int n = 0;
-	for (char *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
-		if (n == cap)
-			return -E2BIG;
-		if (parse_range(item, max, &r[n]))
-			return -EINVAL;
-		n++;
+	char spare[1];
+	if (!why || !wlen)
+		why = spare, wlen = sizeof spare;
+	why[0] = 0;
+	size_t blank = 0;
+	while (!ru->words && blank < n && is_blank(s[blank]))
+		blank++;
+	if (blank == n) {
+		snprintf(why, wlen, "an empty list");
+		return -EINVAL;
 	}
-	return n ? n : -EINVAL;
+	int count = 0;
+	for (size_t from = 0;;) {
+		size_t to = from;
+		while (to < n && s[to] != ',')
+			to++;
+		if (count == cap) {
+			snprintf(why, wlen, "more than %d items", cap);
+			return -E2BIG;
+		}
+		int e = parse_range(s + from, to - from, ru, &r[count], why, wlen);
+		if (e)
+			return e;
+		count++;
+		if (to == n)
+			return count;
+		from = to + 1;
+	}
 }
 
 /* Places `val` into the bits that format file `fmt` ("config:0-7,32-35")
@@ -140,7 +231,8 @@ static int apply_format(const char *pmu, const char *term, uint64_t val, struct 
 	}
 	const char *bits = colon + 1;
 	struct pmc_range rg[64];
-	int nranges = pmc_parse_list(bits, 63, rg, 64), width = 0;
+	static const struct pmc_list_rules bit_rules = {.min = 0, .max = 63};
+	int nranges = pmc_parse_list(bits, strlen(bits), &bit_rules, rg, 64, NULL, 0), width = 0;
 	uint64_t given = val;
 	if (nranges < 0)
 		goto bad;
@@ -251,7 +343,8 @@ static int read_cpumask(const char *pmu, struct pmc_event *ev, char *msg, size_t
 	if (pmc_read_text(path, buf, sizeof buf) <= 0)
 		return 0;
 	struct pmc_range rg[128];
-	int n = pmc_parse_list(buf, INT_MAX - 1, rg, 128);
+	static const struct pmc_list_rules cpu_rules = {.min = 0, .max = INT_MAX - 1};
+	int n = pmc_parse_list(buf, strlen(buf), &cpu_rules, rg, 128, NULL, 0);
 	if (n < 0) {
 		snprintf(msg, len, "cpumask of PMU %s reads '%s', not a list of cpus (0,18 or 0-3)", pmu, buf);
 		return -EINVAL;

@@ -14,13 +14,22 @@
 int pmc_read_text(const char *path, char *buf, size_t len);
 
 /* A list as sysfs and perf write them ("0-3,8,10-11": cpus, or a format
- * file's bits), spaces around items allowed: its ranges in order into
- * r[0..cap-1], each decimal with lo <= hi <= max.  Returns how many, or
- * -EINVAL (also for an empty list) or -E2BIG (more than cap, or longer
- * than 1023 characters).  The one list parser: format bits, cpumask files
- * and machine.parse_list. */
+ * file's bits), s[0..n): its ranges in order into r[0..cap-1], each
+ * decimal with min <= lo <= hi <= max.  Spaces around items are allowed
+ * unless the rules say words: a user's list (-C, -p), where only digits,
+ * '-' and ',' are, without leading zeros (perf reads -C 010 as octal).  No
+ * item may be empty.  Returns how many, or -EINVAL (also for an empty
+ * list) or -E2BIG (more than cap), with why (may be NULL) saying which
+ * item and why, its bytes quoted inert.  The one list parser: format bits,
+ * cpumask files, machine.parse_list and the fuzz harness id_list. */
 struct pmc_range { int lo, hi; };
-int pmc_parse_list(const char *s, long max, struct pmc_range *r, int cap);
+struct pmc_list_rules {
+	long min, max;  /* every number within */
+	int words;      /* typed by a user: nothing but digits, '-' and ',' */
+	int single;     /* single numbers only, no N-M (process ids) */
+};
+int pmc_parse_list(const char *s, size_t n, const struct pmc_list_rules *rules, struct pmc_range *r, int cap,
+		   char *why, size_t wlen);
 
 /* Resolves the sysfs form "pmu/terms/" (modifiers ":u" or right after the
  * slash) into ev.  Returns 0, -ENOENT (no such PMU, event or term) or

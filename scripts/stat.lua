@@ -8,13 +8,13 @@ local metrics = require("pmcsh.metrics")
 local machine = require("pmcsh.machine")
 local options = require("pmcsh.options")
 local pmc = require("pmcsh.pmc")
+local recipe = require("pmcsh.recipe")
 local results = require("pmcsh.results")
 local sys = require("pmcsh.sys")
+local text = require("pmcsh.text")
 
 -- perf's tool events (duration_time): no counter, the run's own clock
 local TOOLS = (events.load("generic") or {}).tools or {}
-
-local mean_rse = metrics.mean_rse
 
 -- perf shows clocks in msec
 local function is_clock(name)
@@ -43,6 +43,19 @@ local function metric_of(name, mean, clock_ns, elapsed_s)
   elseif rate > 1e6 then rate, unit = rate / 1e6, "M/sec"
   elseif rate > 1e3 then rate, unit = rate / 1e3, "K/sec" end
   return rate, unit
+end
+
+-- A JSON string: quote, backslash and every control character escaped
+-- (C1 too), and each byte of a string that is not UTF-8 (a thread's name
+-- is any 15 bytes) as the code point of its value.
+local function json_str(s)
+  local esc = function(c) return string.format("\\u%04x", c:byte()) end
+  if not utf8.len(s) then
+    s = s:gsub('[%c"\\\128-\255]', esc)
+  else
+    s = s:gsub('[%c"\\]', esc):gsub("\194([\128-\159])", esc)
+  end
+  return '"' .. s .. '"'
 end
 
 -- ---- aggregation modes: perf's prefix fields per mode ----------------------
@@ -81,20 +94,26 @@ local MODES = {
     std = function(a) return string.format("N%-5d %4d ", a.node, a.nr) end,
     json = function(a) return string.format('"node" : "N%d", "aggregate-number" : %d, ', a.node, a.nr) end,
     header = "#           time node   cpus             counts unit events"},
+  -- a thread's name is the thread's to choose (prctl PR_SET_NAME): inert
+  -- in the table and -x, a JSON string in --json
   thread = {key = function(i) return string.format("%010d", i.tid) end,
-    csv = function(a) return {a.comm .. "-" .. a.tid} end,
-    std = function(a) return string.format("%16s-%-8d ", a.comm, a.tid) end,
-    json = function(a) return string.format('"thread" : "%s-%d", ', a.comm, a.tid) end,
+    csv = function(a) return {text.inert(a.comm) .. "-" .. a.tid} end,
+    std = function(a) return string.format("%16s-%-8d ", text.inert(a.comm), a.tid) end,
+    json = function(a) return string.format('"thread" : %s, ', json_str(a.comm .. "-" .. a.tid)) end,
     header = "#           time             comm-pid                  counts unit events"},
 }
 -- perf prints aggregates first, events within, except for -A and --per-thread
 local EVENT_MAJOR = {none = true, thread = true}
 
-local function json_str(s)
-  return '"' .. s:gsub('[%c"\\]', function(c) return string.format("\\u%04x", c:byte()) end) .. '"'
-end
-
 local function usage(msg) error(options.usage("stat: " .. msg), 0) end
+
+-- Option name as the user typed it with its value ("-C 0,,1", "--pid=''"),
+-- for a message about the value.
+local function as_typed(opts, name)
+  local t = recipe.typed(opts)(name)
+  if opts[name] == "" then t = t .. "''" end
+  return text.inert(t)
+end
 
 -- The stat's context, c below: the options checked and turned into what the
 -- phases share.  The format (sep, json, out), the target (cpus, or tids with
@@ -106,7 +125,8 @@ local function usage(msg) error(options.usage("stat: " .. msg), 0) end
 
 -- -p and -t: the threads to count (all of a process's) into c.tids, each
 -- thread once (-p P,P, or -p P -t P, names P's threads once), the first
--- process into c.until_pid.  nil, status, message when one is gone.
+-- process into c.until_pid.  nil, status, message when one is gone.  The
+-- lists are decimal ids, nothing else (machine.parse_list's "ids").
 local function read_ids(opts, c)
   local topo = machine
   local seen = {}
@@ -114,9 +134,9 @@ local function read_ids(opts, c)
     local v = opts[o[1]]
     if v then
       c.tids = c.tids or {}
-      for id in v:gmatch("[^,]+") do
-        local n = math.tointeger(tonumber(id))
-        if not n or n < 1 then usage(string.format("-%s: '%s' is not a %s", o[1]:sub(1, 1), id, o[2])) end
+      local ids, why = machine.parse_list(v, "ids")
+      if not ids then usage(string.format("%s: %s (give %ss: N[,N...])", as_typed(opts, o[1]), why, o[2])) end
+      for _, n in ipairs(ids) do
         local list, msg = {n}, nil
         if o[1] == "pid" then
           list, msg = topo.threads(n)
@@ -140,7 +160,7 @@ local MODE_FLAGS = {{"no-aggr", "none"}, {"per-socket", "socket"}, {"per-die", "
 
 -- The context from the options, or nil, status, message.
 local function setup(opts, args)
-  local c = {sep = opts["field-separator"], json = opts.json, args = args,
+  local c = {sep = opts["field-separator"], json = opts.json, args = args, inherit = not opts["no-inherit"],
              interval = opts["interval-print"], repeats = opts["repeat"], printed = 0}
   if c.sep == "" then usage("-x needs a separator (such as -x ,)") end
   if c.sep and c.json then usage("-x and --json exclude each other") end
@@ -152,8 +172,8 @@ local function setup(opts, args)
   if opts["all-cpus"] then c.cpus, c.what = machine.online(), "'system wide'"
   elseif opts.cpu then
     local msg
-    c.cpus, msg = machine.parse_list(opts.cpu)
-    if not c.cpus then usage("-C: " .. msg) end
+    c.cpus, msg = machine.parse_list(opts.cpu, "cpus")
+    if not c.cpus then usage(string.format("%s: %s (give cpus: N or N-M, comma-separated)", as_typed(opts, "cpu"), msg)) end
     -- a cpu that is not online opens nothing (EINVAL, ENODEV): said before any event is tried
     local online, is_online = machine.online(), {}
     for _, cpu in ipairs(online) do is_online[cpu] = true end
@@ -294,7 +314,7 @@ end
 local function probe_events(c)
   -- every thread of the machine: tried on this process, the first listed may be gone
   local target = c.cpus and {cpus = {c.cpus[1]}} or c.system_threads and {pid = sys.getpid()} or
-    c.tids and {pid = c.tids[1]} or nil
+    c.tids and {pid = c.tids[1], inherit = c.inherit} or nil
   c.events, c.idx, c.tool, c.typed = {}, {}, {}, table.move(c.all, 1, #c.all, 1, {})
   for k, name in ipairs(c.all) do
     local counted, row, status
@@ -327,7 +347,12 @@ local function place_targets(c)
     c.targets = {{cpus = c.cpus}}
   elseif c.tids then
     c.targets = {}
-    for k, t in ipairs(c.tids) do c.targets[k] = {pid = t}; c.place[k] = {tid = t, comm = topo.comm(t)} end
+    -- inherit: the threads and children a target starts while counted are
+    -- counted with it, as perf's attr.inherit (off with -i)
+    for k, t in ipairs(c.tids) do
+      c.targets[k] = {pid = t, inherit = c.inherit}
+      c.place[k] = {tid = t, comm = topo.comm(t)}
+    end
   end
 end
 
@@ -439,15 +464,14 @@ local function std_row(c, w)
 end
 
 -- One row of perf stat's in the chosen format: event name of aggregate a,
--- vals: its value in each run, ens and runs: its enabled and running times
--- summed over the runs; metric_v: its -M metric {value, unit}, if any.
-local function row(c, prefix_t, a, name, vals, ens, runs, el_s, clock_ns, metric_v)
-  local w = {a = a, name = name, n = #vals, unit = c.unit_of[name], rse = 0}
+-- t its cell (see fold); metric_v: its -M metric {value, unit}, if any.
+local function row(c, prefix_t, a, name, t, el_s, clock_ns, metric_v)
+  local ens, runs = t.enabled, t.running
+  local w = {a = a, name = name, n = t.stats.n, unit = c.unit_of[name], rse = 0}
   local m = 0
-  if c.tool[name] then m = mean_rse(vals); w.rse = select(2, mean_rse(vals))
-  elseif not c.idx[name] or not c.counted then w.status = "<not supported>"; w.unit = ""
-  elseif runs == 0 then w.status = "<not counted>"
-  else m, w.rse = mean_rse(vals) end
+  if not c.tool[name] and (not c.idx[name] or not c.counted) then w.status = "<not supported>"; w.unit = ""
+  elseif not c.tool[name] and runs == 0 then w.status = "<not counted>"
+  else m = t.stats.mean; w.rse = select(2, metrics.mean_error(t.stats)) end
   w.v = w.unit == "msec" and m / 1e6 or m
   w.pct = (not w.status and ens > 0) and 100 * runs / ens or 100
   w.runtime = w.status and 0 or math.floor(runs / w.n + 0.5)
@@ -459,61 +483,81 @@ local function row(c, prefix_t, a, name, vals, ens, runs, el_s, clock_ns, metric
   if c.json then json_row(c, w) elseif c.sep then csv_row(c, w) else std_row(c, w) end
 end
 
--- -M metrics of one aggregate: {[event] = {value, unit}} on the row of each metric's first event
-local function metric_rows(metrics, means, el_s)
+-- -M metrics of one aggregate: {[event] = {value, unit}} on the row of each
+-- metric's first event; one that cannot be evaluated here is left out
+-- (metrics.eval: a Ctrl-C inside one stops the stat, as elsewhere).
+local function metric_rows(list, means, el_s)
   local at = {}
-  for _, mt in ipairs(metrics) do
-    local e, ok_all = {}, true
-    for _, ev in ipairs(mt.events or {}) do
-      if means[ev] == nil then ok_all = false end
-    end
-    for k, v in pairs(means) do e[k] = v end
-    if ok_all and mt.events and mt.events[1] and not at[mt.events[1]] then
-      local ok, v = pcall(mt.fn, e, {seconds = el_s})
-      if ok and type(v) == "number" and v == v then at[mt.events[1]] = {v, mt.name} end
+  for _, mt in ipairs(list) do
+    local first = mt.events and mt.events[1]
+    if first and not at[first] then
+      local v = metrics.eval(mt, means, {seconds = el_s})
+      if v then at[first] = {v, mt.name} end
     end
   end
   return at
 end
 
--- The cells of a table: per aggregate key, per event name {vals, enabled,
--- running} over the runs, and the aggregate's means of the counted events,
--- its clock's mean (clock_ns) and -M metrics (metric).
-local function cells_of(c, runs_aggs, keys, el_s)
-  local cells = {}
-  for _, k in ipairs(keys) do
-    local cell = {clock_ns = nil, means = {}, metric = nil}
+-- The rows of a table, summed run by run as perf stat sums them: the
+-- first run's aggregates (aggs, their keys in order), the elapsed times'
+-- running statistics (elapsed), and per key and event a cell {stats,
+-- enabled, running, first, nonzero}: the running statistics of its value
+-- (metrics.running), its enabled and running times summed over the runs,
+-- the first run's value and whether any run's was not 0.  Nothing grows
+-- with the runs: -r 1000000 keeps what -r 2 keeps.
+local function table_acc()
+  return {elapsed = metrics.running(), cells = {}}
+end
+
+-- Adds a run's (or an interval's) length elapsed (seconds) and its
+-- aggregates aggs, keys (aggregate's two results) to acc.
+local function fold(c, acc, elapsed, aggs, keys)
+  if not acc.keys then acc.aggs, acc.keys = aggs, keys end
+  metrics.update(acc.elapsed, elapsed)
+  for _, k in ipairs(acc.keys) do
+    local cell = acc.cells[k]
+    if not cell then cell = {}; acc.cells[k] = cell end
     for _, name in ipairs(c.all) do
-      local i = c.idx[name]
-      local vals, en, ru = {}, 0, 0
+      local t = cell[name]
+      if not t then t = {stats = metrics.running(), enabled = 0, running = 0}; cell[name] = t end
+      local i, v = c.idx[name], 0
       if c.tool[name] then   -- duration_time: each run's (or interval's) length
-        for r, ra in ipairs(runs_aggs) do vals[r] = math.floor(ra.elapsed * 1e9 + 0.5); en = en + vals[r] end
-        ru = en
+        v = math.floor(elapsed * 1e9 + 0.5)
+        t.enabled, t.running = t.enabled + v, t.running + v
       elseif i and c.counted then
-        for r, ra in ipairs(runs_aggs) do
-          local s = ra[1][k] and ra[1][k].sum[i] or {value = 0, enabled = 0, running = 0}
-          vals[r], en, ru = s.value, en + s.enabled, ru + s.running
-        end
-      else
-        for r = 1, #runs_aggs do vals[r] = 0 end
+        local s = aggs[k] and aggs[k].sum[i] or {value = 0, enabled = 0, running = 0}
+        v, t.enabled, t.running = s.value, t.enabled + s.enabled, t.running + s.running
       end
-      cell[name] = {vals, en, ru}
-      if i and c.counted and ru > 0 then
-        cell.means[name] = mean_rse(vals)
-        if is_clock(name) and not cell.clock_ns then cell.clock_ns = cell.means[name] end
+      metrics.update(t.stats, v)
+      if t.first == nil then t.first = v end
+      t.nonzero = t.nonzero or v ~= 0
+    end
+  end
+end
+
+-- Per aggregate key of acc: the means of its counted events (means), its
+-- clock's mean (clock_ns) and its -M metrics (metric).
+local function means_of(c, acc, el_s)
+  local out = {}
+  for _, k in ipairs(acc.keys) do
+    local cell, o = acc.cells[k], {means = {}}
+    for _, name in ipairs(c.all) do
+      if c.idx[name] and c.counted and cell[name].running > 0 then
+        o.means[name] = cell[name].stats.mean
+        if is_clock(name) and not o.clock_ns then o.clock_ns = o.means[name] end
       end
     end
-    cell.metric = metric_rows(c.metrics, cell.means, el_s)
-    cells[k] = cell
+    o.metric = metric_rows(c.metrics, o.means, el_s)
+    out[k] = o
   end
-  return cells
+  return out
 end
 
 -- perf's order of threads for an event: by count, the largest first, uncounted last
 local function by_count(keys, cells, name)
   local order = {}
   for j, k in ipairs(keys) do order[j] = k end
-  local function val(k) local t = cells[k][name]; return t[3] > 0 and t[1][1] or -1 end
+  local function val(k) local t = cells[k][name]; return t.running > 0 and t.first or -1 end
   table.sort(order, function(x, y)
     local vx, vy = val(x), val(y)
     if vx ~= vy then return vx > vy end
@@ -525,22 +569,19 @@ end
 -- an uncounted event's aggregate has 1 member in perf's --per-socket/die/core/node
 local ONE_MEMBER = {socket = true, die = true, core = true, node = true}
 
--- prints one table of rows: per aggregate, the events (or per event, the aggregates)
-local function print_table(c, prefix_t, runs_aggs, el_s)
-  -- runs_aggs: one {aggs, keys} per run; rows from the first run's keys
-  local aggs1, keys = runs_aggs[1][1], runs_aggs[1][2]
-  local cells = cells_of(c, runs_aggs, keys, el_s)
+-- prints one table of rows from acc (fold): per aggregate, the events (or
+-- per event, the aggregates), in the first run's keys
+local function print_table(c, prefix_t, acc, el_s)
+  local keys, cells = acc.keys, acc.cells
+  local derived = means_of(c, acc, el_s)
   local function one(k, name)
-    local cell, a = cells[k], aggs1[k]
+    local d, a = derived[k], acc.aggs[k]
     if not c.idx[name] and ONE_MEMBER[c.mode] then a = setmetatable({nr = 1}, {__index = a}) end
-    local t = cell[name]
-    row(c, prefix_t, a, name, t[1], t[2], t[3], el_s, cell.clock_ns, cell.metric[name])
+    row(c, prefix_t, a, name, cells[k][name], el_s, d.clock_ns, d.metric[name])
   end
   -- perf leaves out the threads that counted nothing when it lists every thread of the machine
   local function shown(k, name)
-    if not c.system_threads then return true end
-    for _, v in ipairs(cells[k][name][1]) do if v ~= 0 then return true end end
-    return false
+    return not c.system_threads or cells[k][name].nonzero
   end
   if EVENT_MAJOR[c.mode] then
     for _, name in ipairs(c.all) do
@@ -559,10 +600,10 @@ end
 -- the -I rows of instances d at time t, under a header every 25 intervals
 local function interval_rows(c, d, t)
   if not c.sep and not c.json and c.printed % 25 == 0 then c.out:write(c.M.header, "\n") end
-  local one = {aggregate(c.M, d)}
-  one.elapsed = t - (c.last_t or 0)
+  local acc = table_acc()
+  fold(c, acc, t - (c.last_t or 0), aggregate(c.M, d))
   c.last_t = t
-  print_table(c, t, {one}, c.interval / 1000)
+  print_table(c, t, acc, c.interval / 1000)
 end
 
 local function tick(c, r, t)
@@ -574,17 +615,18 @@ local function tick(c, r, t)
   c.out:flush()
 end
 
--- The runs (one with -I, its rows printed as they come): per run its
--- aggregates (aggs), elapsed, user and sys times, and the exit status (the
--- command's, or 128 + the signal that stopped it).  nil, status when a run
--- fails.
+-- The runs (one with -I, its rows printed as they come), summed as they
+-- end: their table (acc, see fold), the number of runs (n), the first
+-- run's user and sys times, and the exit status (the command's, or 128 +
+-- the signal that stopped it).  nil, status when a run fails.
 local function count(c)
-  local runs = {aggs = {}, elapsed = {}, user = {}, sys = {}, status = 0}
+  local runs = {acc = table_acc(), n = 0, status = 0}
   for rep = 1, c.repeats do
     c.prev, c.last_t = nil, nil
     -- every thread of the machine: one that ends before it is opened is left out (false)
     local r, info, _, cmd_status = pmc.run{events = c.events, cmd = #c.args > 0 and c.args or nil,
       targets = c.targets, until_pid = #c.args == 0 and c.until_pid or nil, missing_ok = c.system_threads,
+      inherit = c.inherit,
       interval_ms = c.interval, on_interval = c.interval and function(rr, t) tick(c, rr, t) end or nil}
     if not r then   -- a command that cannot run: 127 or 126, as env(1) and nohup exit
       if not c.counted and not cmd_status then
@@ -603,10 +645,10 @@ local function count(c)
       local t = info.elapsed
       if not c.prev or t - (c.printed * c.interval / 1000) > 1e-3 then interval_rows(c, minus(inst, c.prev), t) end
     else
-      runs.aggs[rep] = {aggregate(c.M, instances(c, r))}
-      runs.aggs[rep].elapsed = info.elapsed
+      fold(c, runs.acc, info.elapsed, aggregate(c.M, instances(c, r)))
     end
-    runs.elapsed[rep], runs.user[rep], runs.sys[rep] = info.elapsed, info.user or 0, info.sys or 0
+    runs.n = rep
+    if rep == 1 then runs.user, runs.sys = info.user or 0, info.sys or 0 end
     runs.status = info.status or runs.status
     if info.stopped_by then   -- Ctrl-C or SIGTERM: print what was counted, exit 128 + signal
       runs.status = 128 + info.stopped_by
@@ -618,27 +660,28 @@ end
 
 -- the table of the runs, with perf's header and times in the table format
 local function print_summary(c, runs)
-  local n = #runs.elapsed
-  local el, el_rse, el_sd = mean_rse(runs.elapsed)
-  local text = not c.sep and not c.json
-  if text then
+  local n, el = runs.n, runs.acc.elapsed.mean
+  local se, rse = metrics.mean_error(runs.acc.elapsed)
+  local tabular = not c.sep and not c.json
+  if tabular then
     c.out:write(string.format("\n Performance counter stats for %s%s:\n\n",
-      c.what or ("'" .. table.concat(c.args, " ") .. "'"),
+      text.inert(c.what or ("'" .. table.concat(c.args, " ") .. "'")),
       n > 1 and string.format(" (%d runs)", n) or ""))
   end
-  print_table(c, nil, runs.aggs, el)
-  if not text then return end
+  print_table(c, nil, runs.acc, el)
+  if not tabular then return end
   if n > 1 then
-    -- perf: the mean and standard deviation with the deviation's precision
-    local prec = el_sd > 0 and math.max(0, -math.floor(math.log(el_sd, 10))) + 1 or 9
+    -- perf: the mean and the standard error of the mean, to two digits
+    -- past the error's first significant one (perf's get_precision + 2)
+    local prec = (se > 1 or se <= 0) and 2 or math.ceil(-math.log(se, 10)) + 2
     c.out:write(string.format("\n %17." .. prec .. "f +- %." .. prec .. "f seconds time elapsed  ( +- %5.2f%% )\n\n",
-      el, el_sd, el_rse))
+      el, se, rse))
   else
     c.out:write(string.format("\n%18.9f seconds time elapsed\n\n", el))
   end
   -- perf prints user/sys for one run of a command it started
   if n == 1 and not c.cpus and not c.tids then
-    c.out:write(string.format("%18.9f seconds user\n%18.9f seconds sys\n\n", runs.user[1], runs.sys[1]))
+    c.out:write(string.format("%18.9f seconds user\n%18.9f seconds sys\n\n", runs.user, runs.sys))
   end
 end
 
@@ -658,7 +701,8 @@ return {
 The command is counted from its exec, children included; the output goes to
 stderr, like perf stat's (the command keeps stdout).  With -a, -C, -p or -t
 those are counted instead, while the command runs (or until Ctrl-C, or the
-process of -p ends, when no command is given).  The default events are perf
+process of -p ends, when no command is given), with the threads and children
+they start meanwhile (not with -i).  The default events are perf
 stat 6.1's (cpu-clock instead of task-clock for cpus); an event this machine
 cannot count is a <not supported> row and the run goes on.]],
   options = {
@@ -670,6 +714,8 @@ cannot count is a <not supported> row and the run goes on.]],
     {name = "cpu", short = "C", type = "string", help = "count these cpus: 0-3,8"},
     {name = "pid", short = "p", type = "string", help = "count these processes (all their threads): PID[,PID]"},
     {name = "tid", short = "t", type = "string", help = "count these threads: TID[,TID]"},
+    {name = "no-inherit", short = "i", type = "flag",
+      help = "leave out the threads and children the command (or -p, -t) starts while counted"},
     {name = "interval-print", short = "I", type = "int", min = 10, max = 86400000, help = "print the counts every N ms"},
     {name = "no-aggr", short = "A", type = "flag", help = "with -a/-C: a row per cpu"},
     {name = "per-socket", type = "flag", help = "with -a/-C: a row per socket"},

@@ -183,18 +183,21 @@ end)
 
 describe("pmcsh stat and the signals that reach it while the command runs", function()
   -- pmcsh stat in the background; once its command runs, the signal; then
-  -- its status, its stderr and whether the command's pid is still there
-  local function signalled(sig, cmd)
+  -- its status, its stderr and whether the command's pid is still there.
+  -- pmcsh starts with every signal at its default (env --default-signal),
+  -- not with INT and QUIT ignored as a shell starts a background job,
+  -- unless keep_ignored.
+  local function signalled(sig, cmd, keep_ignored)
     local dir = h.tmpdir()
     local script = string.format([[
 ulimit -c 0
-%s stat -x , -e task-clock -- %s 2>%s/err & p=$!
+%s %s stat -x , -e task-clock,duration_time -- %s 2>%s/err & p=$!
 c=; i=0
 while [ -z "$c" ] && [ $i -lt 100 ]; do sleep 0.05; c=$(cat /proc/$p/task/$p/children 2>/dev/null); i=$((i+1)); done
 sleep 0.2
 kill -%s $p
 wait $p
-echo "$? $c"]], h.shquote(h.exe), cmd, dir, sig)
+echo "$? $c"]], keep_ignored and "" or "env --default-signal", h.shquote(h.exe), cmd, dir, sig)
     local p = io.popen(script)
     local code, child = p:read("a"):match("(%d+)%s+(%d+)")
     p:close()
@@ -205,16 +208,54 @@ echo "$? $c"]], h.shquote(h.exe), cmd, dir, sig)
     return tonumber(code), err, alive, child
   end
 
-  local SIGNUM = {HUP = 1, QUIT = 3, USR1 = 10, TERM = 15}
-  for _, sig in ipairs{"HUP", "QUIT", "USR1", "TERM"} do
+  -- every signal that would end pmcsh: 40 is a real-time one (SIGRTMIN+6 here)
+  local SIGNUM = {HUP = 1, QUIT = 3, USR1 = 10, PIPE = 13, TERM = 15, XCPU = 24, VTALRM = 26, ["40"] = 40}
+  for _, sig in ipairs{"HUP", "QUIT", "USR1", "TERM", "PIPE", "XCPU", "VTALRM", "40"} do
     it("passes SIG" .. sig .. " on to the command, prints the counts and exits as it ended (128 + signal)", function()
       local code, err, alive, child = signalled(sig, "sleep 5")
       assert.is_truthy(child, "the command never started: " .. err)
       assert.is_false(alive, "the command was left running")
       assert.are.equal(128 + SIGNUM[sig], code, err)
       assert.matches("^[%d.]+,msec,task%-clock,", err)
+      -- the signal ended it, not its 5 s
+      assert.is_true(tonumber(err:match("\n(%d+),ns,duration_time,")) < 4e9, err)
     end)
   end
+
+  it("holds SIGALRM as perf stat does: the command runs on to its end, then its counts and its status", function()
+    local code, err, alive = signalled("ALRM", [['sh' '-c' 'sleep 0.6; exit 3']])
+    assert.is_false(alive)
+    assert.are.equal(3, code, err)   -- the command's own end, after its sleep
+    assert.matches("^[%d.]+,msec,task%-clock,", err)
+  end)
+
+  it("ends a count without a command at SIGALRM, prints it and exits 142, leaving -p's process, as perf", function()
+    local dir = h.tmpdir()
+    -- once stat holds a counter open, the signal
+    local p = io.popen(string.format([[
+sleep 5 & t=$!
+%s stat -x , -e task-clock -p $t 2>%s/err & p=$!
+i=0
+until ls -l /proc/$p/fd 2>/dev/null | grep -q perf_event || [ $i -ge 100 ]; do sleep 0.05; i=$((i+1)); done
+sleep 0.2
+kill -ALRM $p
+wait $p
+echo "$? $(kill -0 $t 2>/dev/null && echo alive)"
+kill $t]], h.shquote(h.exe), dir))
+    local out = p:read("a")
+    p:close()
+    local err = h.slurp(dir .. "/err")
+    os.execute("rm -rf " .. h.shquote(dir))
+    assert.are.equal("142 alive", out:match("^(%d+ ?%a*)"), out .. err)
+    assert.matches("task%-clock", err)
+  end)
+
+  it("leaves a signal ignored where it started ignored (a shell's background job's QUIT, nohup's HUP)", function()
+    local code, err, alive = signalled("QUIT", [['sh' '-c' 'sleep 0.6; exit 3']], true)
+    assert.is_false(alive)
+    assert.are.equal(3, code, err)
+    assert.matches("^[%d.]+,msec,task%-clock,", err)
+  end)
 
   it("lets a command that handles SIGUSR1 go on, and exits with its status", function()
     local code, err, alive = signalled("USR1",
@@ -296,5 +337,302 @@ describe("permission messages say what the kernel refused here", function()
     else             -- Debian's patch: nothing unprivileged opens
       assert.matches("enforces as no perf_event_open at all", r.err)
     end
+  end)
+end)
+
+describe("pmcsh stat -r, as perf stat sums repeated runs", function()
+  -- perf's elapsed line: the mean, the standard deviation of the mean (the
+  -- runs' standard deviation over sqrt(n)) and it as a percentage of the
+  -- mean, both numbers to perf's digits: get_precision(error) + 2
+  it("prints the standard error of the mean on the elapsed line, to perf's digits", function()
+    local r = h.run({"stat", "-r", "8", "-e", "task-clock", "--", "sh", "-c", ":"})
+    assert.are.equal(0, r.code, r.err)
+    local m, s, p = r.err:match("\n%s*([%d.]+) %+%- ([%d.]+) seconds time elapsed  %( %+%-%s*([%d.]+)%% %)")
+    assert.is_truthy(m, r.err)
+    local mean, se, pct = tonumber(m), tonumber(s), tonumber(p)
+    assert.is_true(se > 0, r.err)
+    -- the same figure twice: the +- over the mean is the percentage, within
+    -- the rounding of three significant digits and of %.2f
+    assert.is_true(math.abs(100 * se / mean - pct) <= 0.006 * pct + 0.006,
+      string.format("%s +- %s is %.2f%%, printed %s%%", m, s, 100 * se / mean, p))
+    -- perf's precision: two digits past the error's first significant one
+    -- (one more where the printed error rounded up to a power of ten)
+    local digits = #s:match("%.(%d*)$")
+    assert.are.equal(digits, #m:match("%.(%d*)$"), r.err)
+    local want = se > 1 and 2 or math.ceil(-math.log(se, 10)) + 2
+    local power = math.log(se, 10) == math.floor(math.log(se, 10))
+    assert.is_true(digits == want or power and digits == want + 1,
+      string.format("%d digits, perf prints %d: %s", digits, want, r.err))
+  end)
+
+  it("keeps running sums, so the memory it holds does not grow with -r", function()
+    local recipe, pmc = require("pmcsh.recipe"), require("pmcsh.pmc")
+    -- the heap in use after each run's counting, everything collectable
+    -- collected (the list of figures made at its full size first)
+    local real, live, n = pmc.run, {}, 0
+    for i = 1, 300 do live[i] = 0 end
+    finally(function() pmc.run = real end)
+    pmc.run = function(...)
+      local res = table.pack(real(...))
+      collectgarbage(); collectgarbage()
+      n = n + 1
+      live[n] = collectgarbage("count") * 1024
+      return table.unpack(res, 1, res.n)
+    end
+    local dir = h.tmpdir()
+    local status = recipe.run("stat", {["repeat"] = 300, events = "task-clock,page-faults",
+      output = dir .. "/counts", args = {"true"}})
+    pmc.run = real
+    os.execute("rm -rf " .. h.shquote(dir))
+    assert.are.equal(0, status)
+    assert.are.equal(300, n)
+    -- every run's aggregates kept cost about 1 KB a run (310 KB here, 25 MB
+    -- at -r 4000); running sums hold the same few numbers from the second
+    -- run on, whatever the number of runs (a few KB of slack for the heap)
+    local grew = live[300] - live[50]
+    assert.is_true(grew < 4096, string.format("%.0f bytes more after 250 more runs", grew))
+  end)
+end)
+
+describe("pmcsh stat -p and -t, as perf's attr.inherit counts", function()
+  -- A target that waits until stat's command says the count has begun,
+  -- then starts a child that burns 0.3 s of cpu time by its own clock
+  -- (os.clock), then says it is done; stat's command waits for that.
+  -- Returns stat's result and its task-clock in ms.
+  local function counted(which, extra)
+    local dir = h.tmpdir()
+    local go, done = dir .. "/go", dir .. "/done"
+    assert(os.execute("mkfifo " .. h.shquote(go) .. " " .. h.shquote(done)))
+    local burn = h.shquote(h.exe) .. " -e " .. h.shquote("local t = os.clock() while os.clock() - t < 0.3 do end")
+    local target = string.format("read x < %s; %s; echo > %s", h.shquote(go), burn, h.shquote(done))
+    local p = io.popen("sh -c " .. h.shquote(target) .. " >/dev/null 2>&1 & echo $!")
+    local pid = p:read("l")
+    p:close()
+    local a = {"stat", "-x", ",", "-e", "task-clock", which, pid}
+    table.move(extra, 1, #extra, #a + 1, a)
+    table.move({"--", "sh", "-c", string.format("echo > %s; read x < %s", h.shquote(go), h.shquote(done))}, 1, 4,
+      #a + 1, a)
+    local r = h.run(a)
+    os.execute("kill -9 " .. pid .. " 2>/dev/null; rm -rf " .. h.shquote(dir))
+    return r, tonumber(r.err:match("^([%d.]+),msec,task%-clock,"))
+  end
+
+  for _, which in ipairs{"-p", "-t"} do
+    it("counts with " .. which .. " the child its target starts after the count began", function()
+      local r, ms = counted(which, {})
+      assert.are.equal(0, r.code, r.err)
+      -- at least the child's own 0.3 s (0.13 ms counted before: its parent's)
+      assert.is_true(ms and ms >= 300, r.err)
+    end)
+  end
+
+  it("leaves the target's new children out with -i/--no-inherit, as perf stat -i", function()
+    for _, flag in ipairs{"-i", "--no-inherit"} do
+      local r, ms = counted("-p", {flag})
+      assert.are.equal(0, r.code, r.err)
+      assert.is_true(ms == nil or ms < 150, flag .. ": " .. r.err)   -- the shell's own reads and fork
+    end
+    -- and the command's: sh -c's child burns outside the count
+    local r = h.run({"stat", "-x", ",", "-i", "-e", "task-clock", "--", "sh", "-c",
+      h.shquote(h.exe) .. " -e 'local t = os.clock() while os.clock() - t < 0.3 do end'; :"})
+    assert.are.equal(0, r.code, r.err)
+    local ms = tonumber(r.err:match("^([%d.]+),msec,task%-clock,"))
+    assert.is_true(ms and ms < 150, r.err)
+  end)
+end)
+
+describe("pmcsh stat --per-thread, a thread's name is the thread's to choose", function()
+  -- a shell that names itself q"\ ESC[31m TAB x (prctl's 15 bytes: any but NUL)
+  local NAME = 'q"\\\27[31m\tx'
+  local pid
+  before_each(function()
+    local p = io.popen("sh -c " .. h.shquote([[printf 'q"\\\033[31m\tx' > /proc/$$/comm; sleep 5 & wait]]) ..
+      " >/dev/null 2>&1 & echo $!")
+    pid = p:read("l")
+    p:close()
+    for _ = 1, 100 do
+      if h.slurp("/proc/" .. pid .. "/comm") == NAME .. "\n" then break end
+      os.execute("sleep 0.02")
+    end
+  end)
+  after_each(function() os.execute("kill " .. pid .. " 2>/dev/null") end)
+
+  local function stat(extra)
+    local a = {"stat", "--per-thread", "-p", pid, "-e", "task-clock"}
+    table.move(extra, 1, #extra, #a + 1, a)
+    table.move({"--", "sleep", "0.1"}, 1, 3, #a + 1, a)
+    return h.run(a)
+  end
+
+  it("writes it as a JSON string in --json", function()
+    assert.are.equal(NAME .. "\n", h.slurp("/proc/" .. pid .. "/comm"))
+    local r = stat({"--json"})
+    assert.are.equal(0, r.code, r.err)
+    local _, recs = h.json_lines(r.err)   -- every line decodes
+    assert.are.equal(1, #recs, r.err)
+    assert.are.equal(NAME .. "-" .. pid, recs[1].thread)
+  end)
+
+  it("makes its control bytes inert in the table and -x", function()
+    for _, extra in ipairs{{}, {"-x", ","}} do
+      local r = stat(extra)
+      assert.are.equal(0, r.code, r.err)
+      assert.is_nil(r.err:find("[\27\t]"), r.err)
+      assert.is_truthy(r.err:find('q"\\\\x1b[31m\\x09x-' .. pid, 1, true), r.err)
+    end
+  end)
+end)
+
+describe("pmcsh stat's -p, -t and -C lists", function()
+  it("refuse anything but decimal numbers, and an empty item, as usage errors naming the option as typed", function()
+    for _, case in ipairs{
+      {{"-p", ""}, "-p '': an empty list"},
+      {{"-p", ",,,"}, "-p ,,,: an empty item"},
+      {{"-p", "0x10"}, "-p 0x10: '0x10' is not a decimal number"},   -- not pid 16
+      {{"-p", "1e3"}, "-p 1e3: '1e3' is not a decimal number"},      -- not pid 1000
+      {{"-p", "010"}, "-p 010: '010' has a leading zero"},
+      {{"-p", "5-7"}, "-p 5-7: '5-7' is a range"},
+      {{"-p", "0"}, "-p 0: '0' is outside 1 to"},
+      {{"-p", "2147483648"}, "-p 2147483648: '2147483648' is outside 1 to 2147483647"},   -- no pid_t
+      {{"--pid=1,"}, "--pid=1,: an empty item"},
+      {{"--pid="}, "--pid='': an empty list"},
+      {{"-t", "1,,1"}, "-t 1,,1: an empty item"},
+      {{"-C", "0,,1"}, "-C 0,,1: an empty item"},
+      {{"-C", ",0"}, "-C ,0: an empty item"},
+      {{"-C", "0x0"}, "-C 0x0: '0x0' is not a decimal number"},
+      {{"-C", " 0"}, "-C  0: ' 0' is not a decimal number"},
+      {{"-C", "010"}, "-C 010: '010' has a leading zero"},   -- perf reads 010 as octal 8
+      {{"--cpu", "0-\27[2J"}, "--cpu 0-\\x1b[2J: '0-\\x1b[2J' is not a decimal number"},
+    } do
+      local a = {"stat", "-e", "task-clock"}
+      table.move(case[1], 1, #case[1], #a + 1, a)
+      table.move({"--", "true"}, 1, 2, #a + 1, a)
+      local r = h.run(a)
+      local what = table.concat(case[1], " ")
+      assert.are.equal(2, r.code, what .. ": " .. r.err)
+      assert.is_truthy(r.err:find("pmcsh stat: " .. case[2], 1, true), what .. ": " .. r.err)
+      assert.not_matches("bad argument", r.err)
+      assert.is_nil(r.err:find("\27", 1, true))
+    end
+  end)
+
+  it("keep -p's order and -C's cpus sorted, each once (machine.parse_list's kinds)", function()
+    local machine = require("pmcsh.machine")
+    assert.are.same({5, 3, 5}, machine.parse_list("5,3,5", "ids"))
+    assert.are.same({0, 1, 2, 3, 8}, machine.parse_list("8,0-3,2", "cpus"))
+    assert.are.same({0, 1}, machine.parse_list(" 0 , 1\n"))   -- a sysfs file's text, as before
+    assert.is_nil((machine.parse_list(" 0 , 1\n", "cpus")))
+    assert.has_error(function() machine.parse_list("0", "pids") end)
+  end)
+end)
+
+describe("pmcsh stat -M, Ctrl-C while a metric is evaluated", function()
+  it("ends the stat with status 130, as a Ctrl-C elsewhere does", function()
+    local dir = h.tmpdir()
+    -- a group whose metric never returns: only an interrupt ends it
+    h.write(dir .. "/slow.lua", [[
+return {name = "slow", description = "a metric that never ends", events = {"task-clock"},
+  metrics = {{name = "forever", events = {"task-clock"}, fn = function(e) while true do end end}}}]])
+    -- once the command has come and gone, the metric runs: then Ctrl-C;
+    -- a stat still there 10 s later is killed and reported
+    local p = io.popen(string.format([[
+%s stat -M %s/slow.lua -- sleep 0.2 2>%s/err & p=$!
+c=; i=0
+while [ -z "$c" ] && [ $i -lt 200 ]; do sleep 0.02; c=$(cat /proc/$p/task/$p/children 2>/dev/null); i=$((i+1)); done
+while [ -e /proc/$c ] && [ $i -lt 400 ]; do sleep 0.02; i=$((i+1)); done
+sleep 0.3
+kill -INT $p
+i=0
+while kill -0 $p 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done
+if kill -0 $p 2>/dev/null; then kill -9 $p; echo hung; fi
+wait $p
+echo "status $?"]], h.shquote(h.exe), dir, dir))
+    local out = p:read("a")
+    p:close()
+    local err = h.slurp(dir .. "/err")
+    os.execute("rm -rf " .. h.shquote(dir))
+    assert.not_matches("hung", out, nil, true)
+    assert.are.equal("130", out:match("status (%d+)"), out .. err)
+    assert.matches("pmcsh stat: interrupted", err, nil, true)
+  end)
+end)
+
+describe("pmcsh stat -o FILE with stdout closed (>&-)", function()
+  local function sh(line)
+    local p = io.popen(line .. "; echo \"status $?\"")
+    local out = p:read("a")
+    p:close()
+    return tonumber(out:match("status (%d+)")), out
+  end
+
+  it("ends with the command's status: a closed stdout it never writes is no failure", function()
+    local dir = h.tmpdir()
+    local f = dir .. "/counts"
+    local code, out = sh(string.format("%s stat -o %s -e task-clock -- true >&- 2>%s/err", h.shquote(h.exe), f, dir))
+    assert.are.equal(0, code, out .. h.slurp(dir .. "/err"))
+    assert.matches("task%-clock", h.slurp(f))
+    -- the command finds its stdout closed: nothing it writes lands in the counts' file
+    os.remove(f)
+    code = sh(string.format("%s stat -o %s -e task-clock -- sh -c 'echo x$((20+3))y' >&- 2>/dev/null",
+      h.shquote(h.exe), f))
+    assert.are_not.equal(0, code)   -- its echo failed, as on a closed stdout
+    assert.matches("task%-clock", h.slurp(f))
+    assert.not_matches("x23y", h.slurp(f))
+    os.execute("rm -rf " .. h.shquote(dir))
+  end)
+
+  it("still fails a write to a closed stdout, naming it", function()
+    local code, out = sh(h.shquote(h.exe) .. " -e 'print(1)' 2>&1 >&-")
+    assert.are.equal(1, code, out)
+    assert.matches("error writing standard output: Bad file descriptor", out)
+  end)
+end)
+
+describe("a word with a NUL byte (from Lua: no command line has one)", function()
+  local function lua(chunk) return h.run({"-e", chunk}) end
+
+  it("is refused by stat as a usage error naming it, never taken cut short", function()
+    local dir = h.tmpdir()
+    for _, case in ipairs{
+      {[[{events = "task-clock\0xyz", args = {"true"}}]], "option --events: 'task-clock\\x00xyz' holds a NUL byte"},
+      {[[{events = {"task-clock", "page-faults\0:k"}, args = {"true"}}]],
+       "option --events: 'page-faults\\x00:k' holds a NUL byte"},
+      {[[{events = "task-clock", args = {"echo", "a\0b"}}]], "stat: argument 2 ('a\\x00b') holds a NUL byte"},
+      {[[{events = "task-clock", pid = "1\0 2", args = {"true"}}]], "option --pid: '1\\x00 2' holds a NUL byte"},
+      {string.format([[{events = "task-clock", output = %q, args = {"true"}}]], dir .. "/x\0y"),
+       "option --output: '" .. dir .. "/x\\x00y' holds a NUL byte"},
+    } do
+      local r = lua("require('pmcsh.recipe').run('stat', " .. case[1] .. ")")
+      assert.are.equal(2, r.code, case[1] .. ": " .. r.err)
+      assert.is_truthy(r.err:find(case[2], 1, true), r.err)
+      assert.are.equal("", r.out)   -- echo never ran with 'a'
+      assert.is_nil(io.open(dir .. "/x"))   -- no file of the name cut at the NUL
+    end
+    os.execute("rm -rf " .. h.shquote(dir))
+  end)
+
+  it("is a bad argument to the engines and the file functions, at the caller's line", function()
+    local dir = h.tmpdir()
+    for chunk, why in pairs{
+      ['pmc.run{events = {"task-clock"}, cmd = {"echo", "a\\0b"}}'] = "bad argument #1 to 'run' (cmd: word 2 holds a NUL",
+      ['pmc.info("task-clock\\0x")'] = "bad argument #1 to 'info' (the event name holds a NUL",
+      [string.format("require('pmcsh.sys').create(%q)", dir .. "/x\0y")] = "bad argument #1 to 'create' (the string holds a NUL",
+      [string.format("require('pmcsh._sys').mkdir(%q)", dir .. "/x\0y")] = "bad argument #1 to 'mkdir' (the string holds a NUL",
+    } do
+      local r = lua(chunk)
+      assert.are.equal(1, r.code, chunk)
+      assert.matches("%(command line%):1: ", r.err)
+      assert.is_truthy(r.err:find(why, 1, true), chunk .. ": " .. r.err)
+      assert.are.equal("", r.out)
+      assert.is_nil(io.open(dir .. "/x"))
+    end
+    os.execute("rm -rf " .. h.shquote(dir))
+  end)
+
+  it("is an answer, not an error, where a function answers nil and why (events.pairs, machine.parse_list)", function()
+    local p, why = require("pmcsh.events").pairs("task-clock\0,page-faults")
+    assert.is_nil(p)
+    assert.matches("NUL byte", why)
+    assert.is_nil((require("pmcsh.machine").parse_list("1\0", "ids")))
   end)
 end)

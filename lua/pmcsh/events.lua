@@ -99,6 +99,7 @@ end
 function M.pairs(spec)
   if type(spec) == "table" then return check_pairs(spec) end
   if type(spec) ~= "string" or spec == "" then return nil, "empty pair list" end
+  if spec:find("\0", 1, true) then return nil, "the pair list holds a NUL byte" end
   local looks_like_file = spec:match("%.lua$") or spec:match("^[%w_.-]+$") and not spec:find(",")
   if not (looks_like_file or spec:find("/", 1, true) and file_exists(spec)) then return check_pairs(split_pairs(spec)) end
   local t, path = M.load(spec)

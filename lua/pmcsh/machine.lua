@@ -31,13 +31,20 @@ it cut, or nil when it cannot be read.]])
 
 -- "0-3,8,10-11" -> {0, 1, 2, 3, 8, 10, 11}, or nil and a message: the C
 -- parser that also reads PMU cpumasks and format bits (core/sysfs.c).
-M.parse_list = doc(function(s)
+local LIST_KINDS = {cpus = true, ids = true}
+M.parse_list = doc(function(s, kind)
+  if kind ~= nil and not LIST_KINDS[kind] then
+    errors.argument("parse_list", 2, "'cpus' or 'ids' expected, got " .. tostring(kind), 1)
+  end
   if type(s) ~= "string" then return nil, "a cpu list such as 0-3,8 expected" end
-  local cpus, msg = C.parse_list(s)
-  return cpus, msg
+  local list, msg = C.parse_list(s, kind)
+  return list, msg
 end, "machine.parse_list", [[
-machine.parse_list("0-3,8") -> {0, 1, 2, 3, 8}, or nil, message: a cpu list
-as sysfs and perf write them, sorted, each cpu once.]])
+machine.parse_list("0-3,8"[, kind]) -> {0, 1, 2, 3, 8}, or nil, message: a
+cpu list as sysfs and perf write them, sorted, each cpu once.  kind "cpus":
+one a user typed (-C), decimal N and N-M only, no spaces, no empty item;
+"ids": process or thread ids a user typed (-p, -t), decimal numbers from 1,
+in the order given.]])
 
 -- {0, 1, 2, 3, 8} -> "0-3,8": the inverse of parse_list, as sysfs writes lists.
 M.format_list = doc(function(cpus)

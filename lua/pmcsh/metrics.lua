@@ -164,18 +164,58 @@ of numbers ({n = 0} for an empty one).  trimmed: the mean of the middle 60%
 (nanoBench's 20th to 80th percentile); spread: (max - min) / |mean|, 0 when
 all are equal, nil when the mean is 0 but the values differ.]])
 
--- perf stat's figures of repeated runs: mean, relative standard error of
--- the mean (%), standard deviation.
+-- perf stat -r's statistics, perf's struct stats (tools/perf/util/stat.c):
+-- the count, the running mean and the sum of squared deviations from it,
+-- updated a value at a time (Welford), so a million runs keep three numbers.
+function M.running()
+  return {n = 0, mean = 0, m2 = 0}
+end
+doc(M.running, "metrics.running", [[
+metrics.running() -> {n = 0, mean = 0, m2 = 0}: perf stat's running statistics
+of repeated runs, as plain data; metrics.update adds a value, metrics.mean_error
+gives the standard error of the mean.]])
+
+local function check_running(func, s)
+  if type(s.n) ~= "number" or type(s.mean) ~= "number" or type(s.m2) ~= "number" then
+    errors.argument(func, 1, "running statistics (metrics.running()) expected", 2)
+  end
+end
+
+function M.update(s, x)
+  errors.check("update", 1, s, "table")
+  check_running("update", s)
+  errors.check("update", 2, x, "number")
+  s.n = s.n + 1
+  local d = x - s.mean
+  s.mean = s.mean + d / s.n
+  s.m2 = s.m2 + d * (x - s.mean)
+  return s
+end
+doc(M.update, "metrics.update", [[
+metrics.update(s, x) -> s: adds x to the running statistics s (metrics.running),
+Welford's update of the mean and the sum of squared deviations.]])
+
+-- perf's stddev_stats: the standard deviation of the mean, sqrt(m2 / (n - 1) / n)
+function M.mean_error(s)
+  errors.check("mean_error", 1, s, "table")
+  check_running("mean_error", s)
+  if s.n < 2 then return 0, 0 end
+  local se = math.sqrt(s.m2 / (s.n - 1) / s.n)
+  return se, s.mean ~= 0 and 100 * se / math.abs(s.mean) or 0
+end
+doc(M.mean_error, "metrics.mean_error", [[
+metrics.mean_error(s) -> se, rse: the standard error of the mean of the running
+statistics s (perf stat's "+-": the standard deviation over sqrt(n)) and it
+relative to the mean, in percent (0, 0 for fewer than two values; rse 0 for
+a zero mean).]])
+
+-- A list's perf stat -r figures, through the running statistics above.
 function M.mean_rse(xs)
   errors.check("mean_rse", 1, xs, "table")
-  local n, s = #xs, 0
-  for _, x in ipairs(xs) do s = s + x end
-  local m = s / n
-  if n < 2 then return m, 0, 0 end
-  local v = 0
-  for _, x in ipairs(xs) do v = v + (x - m) ^ 2 end
-  local se = math.sqrt(v / (n - 1) / n)      -- standard error of the mean
-  return m, m ~= 0 and 100 * se / math.abs(m) or 0, math.sqrt(v / (n - 1))
+  local s = M.running()
+  for _, x in ipairs(xs) do M.update(s, x) end
+  local se, rse = M.mean_error(s)
+  return s.n > 0 and s.mean or 0 / 0, rse, se * math.sqrt(s.n)
 end
 doc(M.mean_rse, "metrics.mean_rse", [[
 metrics.mean_rse(list) -> mean, rse, sd: perf stat -r's figures of a list

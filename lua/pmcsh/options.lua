@@ -71,9 +71,21 @@ end
 
 local NUMERIC = {int = true, number = true, size = true}
 
+-- A value with a NUL byte (from recipe.run or a results file's header: a
+-- command line has none) is refused: C would take it cut short.
+local function no_nul(o, v)
+  if type(v) == "string" and v:find("\0", 1, true) then
+    usage_error("option %s: '%s' holds a NUL byte", flag_name(o), text.inert(v))
+  end
+end
+
 function M.convert(o, v)
   errors.check("convert", 1, o, "table")
   if type(o.name) ~= "string" then errors.argument("convert", 1, "an option {name=, type=, ...} expected") end
+  no_nul(o, v)
+  if o.type == "list" and type(v) == "table" then
+    for _, x in ipairs(v) do no_nul(o, x) end
+  end
   local t = o.type
   local r, why
   if t == "flag" then

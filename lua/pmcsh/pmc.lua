@@ -143,9 +143,9 @@ pmc.split{ev, ...} -> {ev:u, ev:k, ...}: the user/OS pairs of each event
 -- Runs a command once under counters.
 local function run_once(o)
   local extra
-  if o.targets or o.interval_ms or o.until_pid then
+  if o.targets or o.interval_ms or o.until_pid or o.inherit ~= nil then
     extra = {targets = o.targets, interval_ms = o.interval_ms, on_interval = o.on_interval, until_pid = o.until_pid,
-             missing_ok = o.missing_ok}
+             missing_ok = o.missing_ok, inherit = o.inherit}
   end
   return C.run(o.events, o.cmd, extra)
 end
@@ -157,6 +157,11 @@ function pmc.run(o)
   end
   if o.targets == nil and (type(o.cmd) ~= "table" or #o.cmd == 0) then
     errors.argument("run", 1, "cmd: list {program, args...} expected", 1)
+  end
+  for i, w in ipairs(type(o.cmd) == "table" and o.cmd or {}) do   -- exec would take one cut at a NUL
+    if type(w) == "string" and w:find("\0", 1, true) then
+      errors.argument("run", 1, string.format("cmd: word %d holds a NUL byte", i), 1)
+    end
   end
   if o.interval_ms ~= nil and type(o.on_interval) ~= "function" then
     errors.argument("run", 1, "interval_ms needs on_interval = function(reading, seconds)", 1)
@@ -175,14 +180,16 @@ end
 
 doc(pmc.run, "pmc.run", [=[
 pmc.run{events={...}, cmd={"prog", "arg", ...}[, reps=1, targets=, interval_ms=,
-on_interval=, until_pid=, missing_ok=]} -> reading, info | nil, msg, errno[, status]
-Runs cmd as a child, counting from its exec (children included, the parent's
-work excluded).  A command that cannot run: nil, "cannot run 'cmd': ...",
+on_interval=, until_pid=, missing_ok=, inherit=]} -> reading, info | nil, msg, errno[, status]
+Runs cmd as a child, counting from its exec (children and threads included,
+the parent's work excluded; inherit = false: its first thread only, as perf
+stat -i).  A command that cannot run: nil, "cannot run 'cmd': ...",
 errno, and the status a shell gives it (127: not found, 126: not runnable).  info = {status=, signal=?, elapsed= seconds since the exec,
 user=, sys=, stopped_by=?}.  With reps > 1 returns the list of readings and
 the list of infos.
-targets = {{cpus={0,1}}, {pid=N}, ...}: count these instead of the command
-(perf stat -a, -C, -p, -t), enabled just before its exec; the reading is
+targets = {{cpus={0,1}}, {pid=N[, inherit=true]}, ...}: count these instead of
+the command (perf stat -a, -C, -p, -t), enabled just before its exec; a
+{pid=} target with inherit counts the threads and children it starts too; the reading is
 then the list of the targets' readings.  With targets, cmd may be left out:
 counting lasts until Ctrl-C or SIGTERM, or until process until_pid exits.
 interval_ms = N, on_interval = function(reading, seconds): the cumulative
@@ -199,6 +206,7 @@ end
 
 function pmc.info(name, opts)
   if type(name) ~= "string" then errors.argument("info", 1, "event name expected", 1) end
+  if name:find("\0", 1, true) then errors.argument("info", 1, "the event name holds a NUL byte", 1) end
   local t, msg, errno = C.info(name, forced(opts))
   if not t then return nil, msg, errno end
   t.umasks, t.modifiers = {}, {}

@@ -8,6 +8,7 @@ local errors = require("pmcsh.errors")
 local chase = require("pmcsh.chase")
 local pmc = require("pmcsh.pmc")
 local format = require("pmcsh.format")
+local text = require("pmcsh.text")
 
 local M = {}
 
@@ -488,6 +489,12 @@ function M.run(name, given)
   local r = M.load(name)
   local opts = defaults(r)
   local args = given.args or {}
+  errors.check("run", 2, args, "table")
+  for i, a in ipairs(args) do   -- as a command line's: C would take one cut at a NUL
+    if type(a) == "string" and a:find("\0", 1, true) then
+      usage_error("%s: argument %d ('%s') holds a NUL byte", name, i, text.inert(a))
+    end
+  end
   for k, v in pairs(given) do
     if k ~= "args" then
       local o = option_named(r, k)

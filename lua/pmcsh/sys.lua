@@ -43,13 +43,14 @@ sys.interrupted() -> whether Ctrl-C was pressed during this command]])
 
 -- Files as a careful Unix tool writes them: pmcsh never writes through a
 -- link another user planted, never adopts another user's file, and
--- replaces a file whole or not at all.
+-- replaces a file whole or not at all.  A path with a NUL byte is a bad
+-- argument (_sys's check), raised at the caller (errors.facade).
 
-M.open = doc(function(path, how)
+M.open = doc(errors.facade("open", function(path, how)
   errors.check("open", 1, path, "string")
   errors.check("open", 2, how, "string")
   return C.open(path, how)
-end, "sys.open", [[
+end), "sys.open", [[
 sys.open(path, how) -> file, size, kind | nil, msg, errno
   how "new":    a new file, made here; never an existing name, never through
                 a link (errno sys.EEXIST)
@@ -60,7 +61,7 @@ sys.open(path, how) -> file, size, kind | nil, msg, errno
 
 -- A file to write, as perf's -o: a new one, or an existing one of this
 -- user's emptied (kept where append), never through another user's link.
-M.create = doc(function(path, append)
+M.create = doc(errors.facade("create", function(path, append)
   errors.check("create", 1, path, "string")
   local f, size, kind = C.open(path, "new")
   if f then return f, 0, kind end
@@ -74,14 +75,14 @@ M.create = doc(function(path, append)
     size = 0
   end
   return f, size, kind
-end, "sys.create", [[
+end), "sys.create", [[
 sys.create(path[, append]) -> file, size, kind | nil, msg, errno
   a file to write: made when missing, emptied when it is this user's (kept
   with append true); never another user's, never through another's link]])
 
 -- fill(file) -> true | nil, msg: writes the content; an error or nil
 -- leaves path as it was.
-M.replace = doc(function(path, fill)
+M.replace = doc(errors.facade("replace", function(path, fill)
   errors.check("replace", 1, path, "string")
   errors.check("replace", 2, fill, "function")
   local f, tmp, errno = C.mkstemp(path)
@@ -103,14 +104,14 @@ M.replace = doc(function(path, fill)
   os.remove(tmp)
   if not r[1] then error(r[2], 0) end
   return nil, err
-end, "sys.replace", [[
+end), "sys.replace", [[
 sys.replace(path, fill) -> true | nil, msg, errno
   writes path whole or not at all: fill(file) writes a new file beside it
   (a name nobody can guess, made here), renamed over path once fill returns
   true and the data is written; on nil, msg or an error path is as it was]])
 
 -- Makes path and the folders above it that are missing.
-M.mkdirs = doc(function(path)
+M.mkdirs = doc(errors.facade("mkdirs", function(path)
   errors.check("mkdirs", 1, path, "string")
   local at = path:match("^/") and "/" or ""
   for part in path:gmatch("[^/]+") do
@@ -120,7 +121,7 @@ M.mkdirs = doc(function(path)
     at = at .. "/"
   end
   return true
-end, "sys.mkdirs", [[
+end), "sys.mkdirs", [[
 sys.mkdirs(path) -> true | nil, msg, errno: the folder and those above it, made where missing]])
 
 return doc(M, "sys", [[

@@ -7,6 +7,7 @@
 local recipe = require("pmcsh.recipe")
 local events = require("pmcsh.events")
 local workloads = require("pmcsh.survey.workloads")
+local errors = require("pmcsh.errors")
 
 local R = {name = "fuzz", usage = "[ARGS]", run = function() end, options = {
   {name = "n", short = "n", type = "int", default = 1, min = 1},
@@ -25,7 +26,10 @@ end
 
 return function(data)
   check_size(recipe.parse_size(data), "parse_size")
-  for _, item in ipairs(recipe.split_list(data)) do
+  -- a NUL byte is a bad argument to the C splitter, never read cut short
+  local ok, items = pcall(recipe.split_list, data)
+  assert(ok or data:find("\0", 1, true) and errors.is(items, "argument"), "split_list: " .. tostring(items))
+  for _, item in ipairs(ok and items or {}) do
     assert(item ~= "" and not item:match("^%s") and not item:match("%s$"), "split_list: item " .. item)
   end
   local c, why = workloads.parse_chase(data)
