@@ -50,7 +50,7 @@ VERSION := 0.1.0
 # none of it can include lua.h; the binding files core/l*.c convert.
 CORE_SRC := core/evname.c core/sysfs.c core/group.c core/rdpmc.c core/pmc_window.c core/child.c core/calib.c \
 	core/machine.c \
-	core/pty.c core/pfmforced.c core/userloop.c core/guard.c
+	core/pty.c core/pfmforced.c core/userloop.c core/guard.c core/safepath.c
 CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/%.o)
 BIND_SRC := $(wildcard core/l*.c)
 UNLISTED := $(filter-out $(CORE_SRC) $(BIND_SRC),$(wildcard core/*.c))

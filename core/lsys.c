@@ -16,6 +16,7 @@
 
 #include "lpmcsh.h"
 #include "pty.h"
+#include "safepath.h"
 #include "../kernels/clock.h"
 #include "../kernels/interrupt.h"
 
@@ -259,23 +260,15 @@ static int refuse(lua_State *L, int fd, int err, const char *path, const char *w
 	return 3;
 }
 
-/* Whether path, where it is a link, is one the kernel's protected_symlinks
- * would follow in a sticky folder: this user's or root's.  Another user's
- * link in a folder of a group is how a file gets written where it should not. */
-static int link_ok(const char *path)
-{
-	struct stat ls;
-	return lstat(path, &ls) < 0 || !S_ISLNK(ls.st_mode) || ls.st_uid == geteuid() || ls.st_uid == 0;
-}
-
 /* _sys.open(path, how) -> file, size, kind | fail, msg, errno
+ * Every folder on the way is walked as core/safepath.c walks it: a link is
+ * followed only where it is this user's or root's (ELOOP otherwise).
  *   "new"    a file made here (O_CREAT|O_EXCL|O_NOFOLLOW): never an existing
  *            name, never through a link (EEXIST)
  *   "append" an existing file to read and add to ("a+"): a regular file of
  *            this user's with no other name (another's is EPERM, one with
- *            hard links EMLINK), or a device or FIFO (kind
- *            "device"); a link is followed only where it is this user's or
- *            root's (ELOOP)
+ *            hard links EMLINK), or a device or FIFO of this user's or
+ *            root's (kind "device"); a link at the name followed as above
  *   "read"   a regular file, links followed; a FIFO or a device is refused
  *            (EINVAL) without waiting on it. */
 static int sys_open(lua_State *L)
@@ -283,30 +276,36 @@ static int sys_open(lua_State *L)
 	static const char *const hows[] = {"new", "append", "read", NULL};
 	const char *path = pmcsh_checkstring(L, 1);
 	int how = luaL_checkoption(L, 2, NULL, hows);
-	static const int flags[] = {
-		O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW,
-		O_RDWR | O_APPEND | O_NONBLOCK,
-		O_RDONLY | O_NONBLOCK,
-	};
-	if (how == 1 && !link_ok(path))
-		return refuse(L, -1, ELOOP, path, "a link of another user's: pmcsh writes through none");
-	int fd = open(path, flags[how] | O_CLOEXEC, 0666);
-	if (fd < 0 && how == 1 && errno == EISDIR)
-		return refuse(L, -1, EISDIR, path, "a folder");
+	char why[512];
+	int fd;
+	if (how == 0)
+		fd = safe_open(path, O_WRONLY | O_CREAT | O_EXCL, 0666, 0, why, sizeof why);
+	else if (how == 1)
+		fd = safe_open(path, O_RDWR | O_APPEND | O_NONBLOCK, 0, 1, why, sizeof why);
+	else
+		fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0 && how != 2) {
+		if (-fd == EISDIR)
+			return refuse(L, -1, EISDIR, path, "a folder");
+		luaL_pushfail(L);
+		lua_pushstring(L, why);
+		lua_pushinteger(L, -fd);
+		return 3;
+	}
 	if (fd < 0)
 		return fail(L, errno, path);
 	struct stat st;
 	if (fstat(fd, &st) < 0)
 		return refuse(L, fd, errno, path, strerror(errno));
 	int regular = S_ISREG(st.st_mode);
-	if (how == 1 && !link_ok(path))   /* a link put there while it was opened */
-		return refuse(L, fd, ELOOP, path, "a link of another user's: pmcsh writes through none");
 	if (how == 1 && regular && st.st_uid != geteuid())
 		return refuse(L, fd, EPERM, path, "a file of another user's: pmcsh adds to none");
 	if (how == 1 && regular && st.st_nlink > 1)	/* a hard link planted to a file elsewhere */
 		return refuse(L, fd, EMLINK, path, "a file with other names (hard links): pmcsh adds to none");
 	if (how == 1 && !regular && !S_ISCHR(st.st_mode) && !S_ISFIFO(st.st_mode))
 		return refuse(L, fd, EINVAL, path, "not a regular file");
+	if (how == 1 && !regular && st.st_uid != geteuid() && st.st_uid != 0)	/* a FIFO planted to hang us */
+		return refuse(L, fd, EPERM, path, "a FIFO or device of another user's: pmcsh writes to none");
 	if (how == 2 && !regular)
 		return refuse(L, fd, EINVAL, path, "not a regular file");
 	if (how != 0 && fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) < 0)
@@ -317,6 +316,93 @@ static int sys_open(lua_State *L)
 	lua_pushinteger(L, (lua_Integer)st.st_size);
 	lua_pushstring(L, regular ? "file" : "device");
 	return 3;
+}
+
+/* ---- replacements: a temporary beside the target, renamed over it ---- */
+
+#define TEMP_MT "pmcsh.temp"
+
+struct ltemp {
+	int dirfd;		/* the target's folder, as walked; -1 once done */
+	char name[NAME_MAX + 1];	/* the temporary's name in it */
+	char path[PATH_MAX];	/* the target */
+};
+
+static int temp_discard(lua_State *L)
+{
+	struct ltemp *t = luaL_checkudata(L, 1, TEMP_MT);
+	if (t->dirfd >= 0)
+		safe_discard(t->dirfd, t->name);
+	t->dirfd = -1;
+	return 0;
+}
+
+/* t:commit() -> true | fail, msg, errno: the temporary renamed over the
+ * target, in the folder walked when it was made (never elsewhere). */
+static int temp_commit(lua_State *L)
+{
+	struct ltemp *t = luaL_checkudata(L, 1, TEMP_MT);
+	luaL_argcheck(L, t->dirfd >= 0, 1, "a replacement already committed or discarded");
+	int rc = safe_commit(t->dirfd, t->name, t->path);
+	t->dirfd = -1;
+	if (rc < 0)
+		return fail(L, -rc, t->path);
+	lua_pushboolean(L, 1);
+	return 1;
+}
+
+/* _sys.replacement(path) -> file ("w+"), temp | fail, msg, errno: a new
+ * file beside path, in its folder walked safely; temp:commit() renames it
+ * over path, temp:discard() (or the collector) removes it. */
+static int sys_replacement(lua_State *L)
+{
+	const char *path = pmcsh_checkstring(L, 1);
+	char why[512];
+	struct ltemp *t = pmcsh_newhandle(L, sizeof *t, 0, TEMP_MT);
+	t->dirfd = -1;
+	snprintf(t->path, sizeof t->path, "%s", path);
+	int dirfd;
+	int fd = safe_temp(path, &dirfd, t->name, sizeof t->name, why, sizeof why);
+	if (fd < 0) {
+		luaL_pushfail(L);
+		lua_pushstring(L, why);
+		lua_pushinteger(L, -fd);
+		return 3;
+	}
+	t->dirfd = dirfd;
+	if (push_stream(L, fd, "w+", path) != 1)
+		return 3;
+	lua_insert(L, -2);
+	return 2;
+}
+
+/* _sys.mkdtemp(prefix) -> the name of a new folder PREFIXxxxxxx, mode
+ * 0700 (mkdtemp) | fail, msg, errno: a private place to build in. */
+static int sys_mkdtemp(lua_State *L)
+{
+	const char *prefix = pmcsh_checkstring(L, 1);
+	char name[PATH_MAX];
+	if (snprintf(name, sizeof name, "%sXXXXXX", prefix) >= (int)sizeof name)
+		return fail(L, ENAMETOOLONG, prefix);
+	if (!mkdtemp(name))
+		return fail(L, errno, prefix);
+	lua_pushstring(L, name);
+	return 1;
+}
+
+/* _sys.remove_same(path, file) -> true | fail, msg, errno: removes path
+ * only while it is still that open file, found by walking its folder
+ * safely (a folder renamed and a link put in its place remove nothing). */
+static int sys_remove_same(lua_State *L)
+{
+	const char *path = pmcsh_checkstring(L, 1);
+	luaL_Stream *p = luaL_checkudata(L, 2, LUA_FILEHANDLE);
+	luaL_argcheck(L, p->closef != NULL, 2, "closed file");
+	int rc = safe_unlink_same(path, fileno(p->f));
+	if (rc < 0)
+		return fail(L, -rc, path);
+	lua_pushboolean(L, 1);
+	return 1;
 }
 
 /* _sys.mkstemp(path) -> file ("w+"), name | fail, msg, errno: a new file
@@ -384,7 +470,7 @@ static int sys_truncate(lua_State *L)
 	return 1;
 }
 
-/* _sys.stat(path[, link]) -> {type = "file"|"dir"|"link"|"other", size =, uid =}
+/* _sys.stat(path[, link]) -> {type = "file"|"dir"|"link"|"other", size =, uid =, mode =}
  * | nil, msg, errno; with link true a link is itself ("link"), not followed. */
 static int sys_stat(lua_State *L)
 {
@@ -399,6 +485,8 @@ static int sys_stat(lua_State *L)
 	lua_setfield(L, -2, "size");
 	lua_pushinteger(L, (lua_Integer)st.st_uid);
 	lua_setfield(L, -2, "uid");
+	lua_pushinteger(L, (lua_Integer)(st.st_mode & 07777));
+	lua_setfield(L, -2, "mode");
 	return 1;
 }
 
@@ -431,16 +519,22 @@ static int sys_realpath(lua_State *L)
 	return 1;
 }
 
-/* _sys.mkdir(path) -> true (made, or a folder already) | nil, msg, errno */
+/* _sys.mkdir(path) -> true (made, with the folders above it, or a folder
+ * already) | nil, msg, errno; the folders walked as safepath walks them. */
 static int sys_mkdir(lua_State *L)
 {
 	const char *path = pmcsh_checkstring(L, 1);
-	struct stat st;
-	if (mkdir(path, 0777) == 0 || (errno == EEXIST && stat(path, &st) == 0 && S_ISDIR(st.st_mode))) {
-		lua_pushboolean(L, 1);
-		return 1;
+	char why[512];
+	int fd = safe_dir(path, 1, why, sizeof why);
+	if (fd < 0) {
+		luaL_pushfail(L);
+		lua_pushstring(L, why);
+		lua_pushinteger(L, -fd);
+		return 3;
 	}
-	return luaL_fileresult(L, 0, path);
+	close(fd);
+	lua_pushboolean(L, 1);
+	return 1;
 }
 
 static const luaL_Reg sys_funcs[] = {
@@ -449,6 +543,9 @@ static const luaL_Reg sys_funcs[] = {
 	{"dir", sys_dir},
 	{"lock", sys_lock},
 	{"open", sys_open},
+	{"replacement", sys_replacement},
+	{"remove_same", sys_remove_same},
+	{"mkdtemp", sys_mkdtemp},
 	{"mkstemp", sys_mkstemp},
 	{"stat", sys_stat},
 	{"interrupted", sys_interrupted},
@@ -485,6 +582,10 @@ int luaopen_pmcsh_sys(lua_State *L)
 {
 	luaL_newlib(L, sys_funcs);
 	pmcsh_newclass(L, PTY_MT, pty_meta, pty_methods);
+	static const luaL_Reg temp_methods[] = {{"commit", temp_commit}, {"discard", temp_discard}, {NULL, NULL}};
+	static const luaL_Reg temp_meta[] = {{"__index", NULL}, {"__gc", temp_discard}, {"__close", temp_discard},
+					     {NULL, NULL}};
+	pmcsh_newclass(L, TEMP_MT, temp_meta, temp_methods);
 	lua_pushinteger(L, SIGINT);
 	lua_setfield(L, -2, "SIGINT");
 	lua_pushinteger(L, SIGKILL);

@@ -43,7 +43,7 @@ describe("files written in a folder another user can write", function()
       local r = h.run({"survey", "-e", "task-clock", "--n", "20000", "-r", "2", "-k", "copy", "--out", out},
         {env = "SLURMD_NODENAME=nx SLURM_JOB_ID=7 SLURM_PROCID=0"})
       assert.are.equal(1, r.code)
-      assert.matches(".jsonl: a link of another user's: pmcsh writes through none", r.err, 1, true)
+      assert.matches(".jsonl is a link of another user's: pmcsh writes through none", r.err, 1, true)
       assert.is_false(exists(victim))
       assert.are.equal("", r.out)
     end
@@ -220,5 +220,104 @@ describe("a filesystem that takes no locks", function()
     assert.are.equal(0, rep.code, rep.err)
     assert.matches("task%-clock", rep.out)
     os.execute("rm -rf " .. h.shquote(dir))
+  end)
+end)
+
+describe("a hostile group member's second look", function()
+  local dir, private, shared
+  before_each(function()
+    dir = h.tmpdir()
+    private, shared = dir .. "/private", dir .. "/shared"
+    sh("mkdir -p " .. h.shquote(private) .. " " .. h.shquote(shared))
+    sh("chmod 755 " .. h.shquote(dir) .. " && chmod 0777 " .. h.shquote(shared))
+  end)
+  after_each(function() os.execute("rm -rf " .. h.shquote(dir)) end)
+  local function other(cmd)
+    return h.need(h.is_root() and h.have("setpriv"), "needs root (to act as another user) and setpriv") and
+      assert(os.execute("cd / && " .. AS_OTHER .. cmd), cmd)
+  end
+  local function ls(d)
+    local p = io.popen("ls -A " .. h.shquote(d))
+    local names = p:read("a"); p:close()
+    return names
+  end
+
+  it("follows no link of another user's in a folder of the path: --out DIR/, %h, --baseline, --plot (F1)", function()
+    if not other("ln -s " .. h.shquote(private) .. " " .. h.shquote(shared .. "/results")) then return end
+    other("ln -s " .. h.shquote(private) .. " " .. h.shquote(shared .. "/nx"))
+    local env = {env = "SLURMD_NODENAME=nx SLURM_JOB_ID=7 SLURM_PROCID=0"}
+    for _, out in ipairs({shared .. "/results/", shared .. "/%h/x.jsonl", shared .. "/results/sub/"}) do
+      local r = h.run({"survey", "-e", "task-clock", "--n", "20000", "-r", "2", "-k", "copy", "--out", out}, env)
+      assert.are_not.equal(0, r.code, out)
+      assert.matches("is a link of another user's", r.err, 1, true)
+    end
+    local F = dir .. "/F"
+    sh("mkdir " .. h.shquote(F))
+    for i, mbps in ipairs({20000, 20100, 19900}) do health_file(F .. "/h" .. i .. ".jsonl", "n" .. i, mbps) end
+    local r = h.run({"compare", F, "--baseline", shared .. "/results/fleet.json"})
+    assert.are_not.equal(0, r.code)
+    assert.are.equal("", ls(private))
+  end)
+
+  it("a results file it made and wrote nothing to is removed only where it is still that file (F2)", function()
+    sh("mkdir " .. h.shquote(shared .. "/d") .. " && chmod 0777 " .. h.shquote(shared .. "/d"))
+    h.write(private .. "/x.jsonl", "precious\n")
+    local results = require("pmcsh.results")
+    local w = assert(results.create(shared .. "/d/x.jsonl"))
+    -- the folder moved aside, a link of the other user's to a folder of root's in its place
+    if not other("sh -c " .. h.shquote("mv " .. shared .. "/d " .. shared .. "/d.old && ln -s " .. private .. " " ..
+      shared .. "/d")) then w:close(); return end
+    assert(w:close())
+    assert.are.equal("precious\n", h.slurp(private .. "/x.jsonl"))
+  end)
+
+  it("writes to no FIFO of another user's: stat -o refuses at once, never blocks (F7)", function()
+    if not other("mkfifo " .. h.shquote(shared .. "/o.txt")) then return end
+    local r = h.run({"stat", "-o", shared .. "/o.txt", "-e", "task-clock", "--", "true"}, {env = "timeout 20"})
+    assert.are.equal(1, r.code)
+    assert.matches("a FIFO or device of another user's", r.err, 1, true)
+  end)
+
+  it("runs no flags of a resumed file's header as a command (F5)", function()
+    local s = shared .. "/s.jsonl"
+    h.write(dir .. "/k.c", "#include <stddef.h>\ndouble f(double *restrict a, double *restrict b, double *restrict c, " ..
+      "double s, size_t n) { for (size_t j = 0; j < n; j++) c[j] = a[j]; return 0; }\n")
+    local r = h.run({"survey", "--loop", dir .. "/k.c:f", "-e", "task-clock", "--n", "20000", "-r", "2", "--out", s},
+      {env = "XDG_CACHE_HOME=" .. h.shquote(dir .. "/cache")})
+    assert.are.equal(0, r.code, r.err)
+    -- an unfinished survey whose header's cflags would be a command to a shell
+    local lines = h.lines(h.slurp(s))
+    local hdr = require("cjson").decode(lines[1])
+    hdr.loops[1].cflags = "-shared -fPIC; touch " .. dir .. "/PWNED; true"
+    h.write(s, require("cjson").encode(hdr) .. "\n")
+    h.run({"survey", "--resume", s}, {env = "XDG_CACHE_HOME=" .. h.shquote(dir .. "/cache2")})
+    assert.is_false(exists(dir .. "/PWNED"))
+  end)
+
+  it("keeps built loops only in a folder of the user's own, keyed by the source's place and its headers (F6)", function()
+    h.write(dir .. "/k.h", "#define K 1\n")
+    local src = '#include "k.h"\n#include <stddef.h>\ndouble f(double *restrict a, double *restrict b, ' ..
+      'double *restrict c, double s, size_t n) { for (size_t j = 0; j < n; j++) c[j] = a[j] * K; return 0; }\n'
+    h.write(dir .. "/k.c", src)
+    sh("mkdir " .. h.shquote(dir .. "/other") .. " && cp " .. h.shquote(dir .. "/k.c") .. " " .. h.shquote(dir .. "/other/k.c") ..
+      " && cp " .. h.shquote(dir .. "/k.h") .. " " .. h.shquote(dir .. "/other/k.h"))
+    local loops = require("pmcsh.loops")
+    local function object(path, cache)
+      local p = io.popen("XDG_CACHE_HOME=" .. h.shquote(cache) .. " " .. h.shquote(h.exe) .. " -e " ..
+        h.shquote('print(require("pmcsh.loops").info(assert(stream.loop("' .. path .. '", "f"))).object)'))
+      local o = p:read("l"); p:close()
+      return o
+    end
+    local cache = dir .. "/cache"
+    local a = object(dir .. "/k.c", cache)
+    assert.are.equal(a, object(dir .. "/k.c", cache))                     -- built once
+    assert.are_not.equal(a, object(dir .. "/other/k.c", cache))           -- the same bytes elsewhere: not the same build
+    h.write(dir .. "/k.h", "#define K 2\n")
+    assert.are_not.equal(a, object(dir .. "/k.c", cache))                 -- an edited header builds again
+    -- a cache folder another user can write is no cache
+    sh("mkdir -p " .. h.shquote(shared .. "/c/pmcsh/loops") .. " && chmod -R 0777 " .. h.shquote(shared .. "/c"))
+    local o = object(dir .. "/k.c", shared .. "/c")
+    assert.is_truthy(o)
+    assert.is_nil(o:find(shared, 1, true))
   end)
 end)

@@ -195,23 +195,20 @@ end
 -- results.read skips it.  A survey's results file is one set; JSON lines
 -- hold a set per record with a fingerprint.
 function M.read(path)
-  local lines = {}
-  local ok, err = results.each_line(path, function(l, lineno)
-    if l:match("%S") then lines[#lines + 1] = {l, lineno} end
-    return true
-  end)
-  if not ok then return nil, err end
-  if not lines[1] then return nil, string.format("%s: empty: no results in it", path) end
-  local first = results.decode(lines[1][1])
-  if first and first.type == "header" and first.format == results.FORMAT then
-    return survey_set(path)
-  end
-  local sets, set, seen = {}, nil, {}
-  for i, e in ipairs(lines) do
-    local line, lineno = e[1], e[2]
+  -- each line handled as it is read: a file of many lines costs one at a time
+  local sets, set, seen, n, torn = {}, nil, {}, 0, nil
+  local SURVEY = {}   -- the first line is a survey's header: read as a survey
+  local function line(l, lineno)
+    if not l:match("%S") then return true end
+    n = n + 1
     local where = string.format("%s:%d", path, lineno)
-    local r, why, kind = results.decode(line)
-    if not r and kind == "syntax" and i == #lines and i > 1 then break end   -- torn by a kill mid-write
+    if torn then return nil, torn end   -- only the last line may be torn
+    local r, why, kind = results.decode(l)
+    if n == 1 and r and r.type == "header" and r.format == results.FORMAT then return nil, SURVEY end
+    if not r and kind == "syntax" and n > 1 then   -- torn by a kill mid-write, if it is the last
+      torn = string.format("%s: %s (compare reads the results files and --json output of pmcsh recipes)", where, why)
+      return true
+    end
     if not r then
       return nil, string.format("%s: %s%s", where, why, kind == "syntax" and " (compare reads the results " ..
         "files and --json output of pmcsh recipes)" or "")
@@ -238,7 +235,12 @@ function M.read(path)
       local aok, aerr = add(set, m, where)
       if not aok then return nil, aerr end
     end
+    return true
   end
+  local ok, err = results.each_line(path, line)
+  if not ok and err == SURVEY then return survey_set(path) end
+  if not ok then return nil, err end
+  if n == 0 then return nil, string.format("%s: empty: no results in it", path) end
   if #sets == 0 then return nil, string.format("%s: no results in it", path) end
   return sets
 end

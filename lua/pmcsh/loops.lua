@@ -21,13 +21,24 @@ local function digest(s)
   return string.format("%016x", h)
 end
 
+-- The cache: this user's own folder, written by nobody else (an object
+-- found there is run): its path, or nil and why not (then a build is kept
+-- for this process only, in a private folder).
 local function cache_dir()
   local base = os.getenv("XDG_CACHE_HOME")
   if not base or base == "" then
     local home = os.getenv("HOME")
-    base = (home and home ~= "" and home or "/tmp") .. "/.cache"
+    if not home or home == "" then return nil, "no HOME or XDG_CACHE_HOME to keep it in" end
+    base = home .. "/.cache"
   end
-  return base .. "/pmcsh/loops"
+  local dir = base .. "/pmcsh/loops"
+  local ok, err = sys.mkdirs(dir)
+  if not ok then return nil, err end
+  local st = sys.stat(dir, true)
+  if not (st and st.type == "dir" and st.uid == csys.geteuid() and st.mode & 18 == 0) then   -- 18: g+w, o+w
+    return nil, dir .. " is not a folder of this user's that only this user writes"
+  end
+  return dir
 end
 
 -- "PATH[:SYMBOL]" -> path, symbol (nil when not given).
@@ -41,10 +52,29 @@ end
 -- Whether `path` is source pmcsh builds (.c, .s, .S).
 local function source(path) return path:match("%.[csS]$") ~= nil end
 
+-- The words of a command line, each quoted for the shell: flags from a
+-- file (a resumed survey's) are never commands.
+local function words(str)
+  local t = {}
+  for w in str:gmatch("%S+") do t[#t + 1] = text.shell(w) end
+  return table.concat(t, " ")
+end
+
+local function slurp(path)
+  local f = io.open(path, "rb")
+  if not f then return nil end
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
 -- The shared object (or, with suffix "", the program) built from `path`
--- with cc and cflags, from the cache when the same source was built with
--- the same command: object, command; nil, message, errno (the compiler's
--- own message).
+-- with cc and cflags: object, command; nil, message, errno (the compiler's
+-- own message).  The compiler reads a private copy of the bytes the cache
+-- key was made of (a source swapped in between is never built under the
+-- old one's key), its folder kept for "..." includes; the key is the
+-- command, the source's place and bytes, and those of the headers it
+-- includes (cc -MM), so an edited header builds again.
 function M.build(path, cflags, suffix)
   errors.check("build", 1, path, "string")
   errors.check("build", 2, cflags, "string?")
@@ -56,32 +86,53 @@ function M.build(path, cflags, suffix)
   local cc = os.getenv("CC")
   cc = cc and cc ~= "" and cc or M.CC
   cflags = cflags or M.CFLAGS
-  local dir = cache_dir()
-  local object = string.format("%s/%s%s", dir, digest(cc .. "\0" .. cflags .. "\0" .. path:match("[^.]*$") .. "\0" .. src),
-    suffix or ".so")
-  local command = string.format("%s %s -o %s %s", cc, cflags, text.shell(object), text.shell(path))
-  local st = sys.stat(object)
-  if st and st.type == "file" and st.size > 0 then return object, command end
-  local ok, merr, merrno = sys.mkdirs(dir)
-  if not ok then return nil, string.format("cannot make the loops' cache %s: %s", dir, merr), merrno end
-  -- built beside its name, then renamed: a build stopped half way is never taken
-  local tf, tmp = csys.mkstemp(object)
-  if not tf then return nil, tmp end
-  tf:close()
-  local errf = os.tmpname()
-  local run = string.format("%s %s -o %s %s 2>%s", cc, cflags, text.shell(tmp), text.shell(path), text.shell(errf))
-  local built = os.execute(run)
-  local ef = io.open(errf, "r")
-  local said = ef and ef:read("a") or ""
-  if ef then ef:close() end
-  os.remove(errf)
+  local ext = path:match("%.(%w+)$") or "c"
+  local real = sys.realpath(path) or path
+  local srcdir = real:match("^(.*)/[^/]*$") or "."
+  local cache = cache_dir()
+  local work, werr, werrno = csys.mkdtemp((cache or os.getenv("TMPDIR") or "/tmp") .. "/.build-")
+  if not work then return nil, "cannot make a folder to build in: " .. tostring(werr), werrno end
+  local copy = work .. "/src." .. ext
+  local cf = io.open(copy, "wb")
+  if not cf then return nil, "cannot write " .. copy end
+  -- messages name the user's file, not the copy (.s has no line markers)
+  cf:write(ext ~= "s" and string.format("# 1 %q\n", path) or "", src)
+  cf:close()
+  local inc = "-iquote " .. text.shell(srcdir)
+  local cleanup = function(keep)
+    for _, n in ipairs({copy, work .. "/err", work .. "/deps"}) do os.remove(n) end
+    if not keep then os.remove(work .. "/out") end
+    os.remove(work)
+  end
+  local key = {cc, cflags, real, ext, src}
+  if os.execute(string.format("%s %s %s -MM -MG %s >%s 2>/dev/null", cc, words(cflags), inc, text.shell(copy),
+      text.shell(work .. "/deps"))) == true then
+    local deps = (slurp(work .. "/deps") or ""):gsub("\\\n", " "):match(":(.*)$") or ""
+    for dep in deps:gmatch("%S+") do
+      if dep ~= copy then key[#key + 1] = dep .. "\0" .. (slurp(dep) or "") end
+    end
+  end
+  local name = digest(table.concat(key, "\0")) .. (suffix or ".so")
+  local object = cache and (cache .. "/" .. name)
+  local command = string.format("%s %s -o %s %s", cc, cflags, text.shell(object or name), text.shell(path))
+  local st = object and sys.stat(object, true)
+  if st and st.type == "file" and st.size > 0 and st.uid == csys.geteuid() then cleanup(); return object, command end
+  local out = work .. "/out"
+  local built = os.execute(string.format("%s %s %s -o %s %s 2>%s", cc, words(cflags), inc, text.shell(out),
+    text.shell(copy), text.shell(work .. "/err")))
+  local said = slurp(work .. "/err") or ""
   if built ~= true then
-    os.remove(tmp)
+    cleanup()
     return nil, string.format("cannot build %s (%s %s): %s", path, cc, cflags,
       said ~= "" and text.inert(said:gsub("%s+$", ""), true) or "the compiler failed"), sys.ENOEXEC
   end
-  ok, merr = os.rename(tmp, object)
-  if not ok then os.remove(tmp); return nil, merr end
+  if not object then   -- no cache: the build stays in its private folder
+    cleanup(true)
+    return out, command
+  end
+  local ok, merr = os.rename(out, object)
+  cleanup()
+  if not ok then return nil, merr end
   return object, command
 end
 

@@ -114,32 +114,36 @@ function M.create(path, hint)
 end
 
 -- The results file at `path`, to append to (a resume): a regular file of
--- this user's.  A torn last line (a kill mid-write) is cut off at
--- valid_bytes (the end of the last whole line, from M.read), so that it
--- never ends up between two records.
-function M.append(path, valid_bytes)
+-- this user's, opened once, locked; a resume reads it through this very
+-- writer (M.read(path, w.f)), so what it read is what it appends to, never
+-- a file swapped in between (then w:resume cuts a torn last line off).
+function M.append(path)
   local f, size, kind = sys.open(path, "append")
   if not f then return nil, string.format("cannot write the results file: %s", size), kind end
   if kind ~= "file" then f:close(); return nil, string.format("%s is not a regular file", path) end
   local ok, lerr = locked(f, path)
   if not ok then return nil, lerr end
-  local w = setmetatable({f = f, path = path}, Writer)
-  size = f:seek("end")
+  return setmetatable({f = f, path = path}, Writer)
+end
+
+-- Cuts a torn last line off (at valid_bytes, the end of the last whole
+-- line that M.read found, reading this writer's own file) and ends the
+-- file with a newline, so the next record starts a line.
+function Writer:resume(valid_bytes)
+  local f = self.f
+  local size = f:seek("end")
   if valid_bytes and size > valid_bytes then
     local tok, terr = sys.truncate(f, valid_bytes)
-    if not tok then f:close(); return nil, string.format("cannot cut the torn last line of %s: %s", path, terr) end
+    if not tok then return nil, string.format("cannot cut the torn last line of %s: %s", self.path, terr) end
     size = f:seek("end")
   end
   if size > 0 then
     f:seek("set", size - 1)
     local last = f:read(1)
     f:seek("end")
-    if last ~= "\n" then
-      local wok, werr = w:raw("\n")
-      if not wok then f:close(); return nil, werr end
-    end
+    if last ~= "\n" then return self:raw("\n") end
   end
-  return w
+  return true
 end
 
 function Writer:raw(s)
@@ -172,7 +176,8 @@ function Writer:close()
   if not self.f then return true end
   local f = self.f
   self.f = nil
-  if self.pending and self.created then os.remove(self.path) end   -- no run written: no file
+  -- no run written: no file (removed only while that name is still this file)
+  if self.pending and self.created then sys.remove_same(self.path, f) end
   local ok, err = f:close()
   if not ok then return nil, string.format("cannot write the results file %s: %s", self.path, tostring(err)) end
   return true
@@ -326,10 +331,14 @@ M.check = check
 -- each line at most M.MAX_LINE bytes (a longer one is refused unread: its
 -- pieces gather in a list, so a long line costs its length, not its square).
 -- fn(line, lineno, offset) -> true to go on, or nil, message to stop.  The
--- bytes read, or nil, message[, errno] (fn's, or the file's).
-function M.each_line(path, fn)
-  local f, oerr, errno = sys.open(path, "read")
+-- bytes read, or nil, message[, errno] (fn's, or the file's).  from: a
+-- file already open (a resume's, checked as it was opened), read from its
+-- start and left open.
+function M.each_line(path, fn, from)
+  local f, oerr, errno = from, nil, nil
+  if from then from:seek("set", 0) else f, oerr, errno = sys.open(path, "read") end
   if not f then return nil, string.format("cannot read %s", oerr), errno end
+  local function done() if not from then f:close() end end
   local parts, plen, base, lineno = {}, 0, 0, 0
   local function one(l)
     lineno = lineno + 1
@@ -348,7 +357,7 @@ function M.each_line(path, fn)
       local l = table.concat(parts)
       parts, plen = {}, 0
       local ok, err = one(l)
-      if not ok then f:close(); return nil, err end
+      if not ok then done(); return nil, err end
       from = nl + 1
     end
     if from <= #block then
@@ -356,11 +365,11 @@ function M.each_line(path, fn)
       plen = plen + #block - from + 1
     end
     if plen > M.MAX_LINE then
-      f:close()
+      done()
       return nil, string.format("%s:%d: a line over %d bytes: not a pmcsh results file", path, lineno + 1, M.MAX_LINE)
     end
   end
-  f:close()
+  done()
   local rest = table.concat(parts)
   if rest ~= "" then
     local ok, err = one(rest)
@@ -378,7 +387,7 @@ end
 -- otherwise: any other line that is not a record is an error, never
 -- skipped, so no run is lost unseen.  A file is one survey: its header
 -- first and only there, nothing after its "done".
-function M.read(path)
+function M.read(path, from)
   local records, lines = {}, {}
   local bad   -- the first line that is no record: {lineno=, at=byte offset}
   local done  -- the line of "done"
@@ -418,7 +427,7 @@ function M.read(path)
     records[#records + 1], lines[#records + 1] = obj, lineno
     return true
   end
-  local size, err, errno = M.each_line(path, line)
+  local size, err, errno = M.each_line(path, line, from)
   if not size then return nil, err, errno end
   if #records == 0 then
     return nil, string.format("%s: no survey header (empty, or not written by pmcsh survey)", path)

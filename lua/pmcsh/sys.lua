@@ -14,7 +14,7 @@ for _, name in ipairs({"EINTR", "EPERM", "ENOENT", "ENXIO", "EACCES", "ENODEV", 
 end
 
 M.stat = doc(function(path, link) return C.stat(path, link) end, "sys.stat", [[
-sys.stat(path[, link]) -> {type = "file"|"dir"|"link"|"other", size =, uid =} | nil, msg, errno
+sys.stat(path[, link]) -> {type = "file"|"dir"|"link"|"other", size =, uid =, mode =} | nil, msg, errno
   (with link true a link is itself, "link", not what it points to)]])
 
 M.dir = doc(function(path) return C.dir(path) end, "sys.dir", [[
@@ -85,7 +85,7 @@ sys.create(path[, append]) -> file, size, kind | nil, msg, errno
 M.replace = doc(errors.facade("replace", function(path, fill)
   errors.check("replace", 1, path, "string")
   errors.check("replace", 2, fill, "function")
-  local f, tmp, errno = C.mkstemp(path)
+  local f, tmp, errno = C.replacement(path)   -- in path's folder as walked now, renamed there
   if not f then return nil, tmp, errno end
   local r = table.pack(pcall(fill, f))
   local ok, err = r[1] and r[2], r[1] and r[3] or r[2]
@@ -95,13 +95,8 @@ M.replace = doc(errors.facade("replace", function(path, fill)
   end
   local closed, cerr = f:close()
   if ok and not closed then ok, err = nil, cerr end
-  if ok then
-    local moved, merr, merrno = os.rename(tmp, path)
-    if moved then return true end
-    os.remove(tmp)
-    return nil, merr, merrno
-  end
-  os.remove(tmp)
+  if ok then return tmp:commit() end
+  tmp:discard()
   if not r[1] then error(r[2], 0) end
   return nil, err
 end), "sys.replace", [[
@@ -113,16 +108,10 @@ sys.replace(path, fill) -> true | nil, msg, errno
 -- Makes path and the folders above it that are missing.
 M.mkdirs = doc(errors.facade("mkdirs", function(path)
   errors.check("mkdirs", 1, path, "string")
-  local at = path:match("^/") and "/" or ""
-  for part in path:gmatch("[^/]+") do
-    at = at .. part
-    local ok, err, errno = C.mkdir(at)
-    if not ok then return nil, err, errno end
-    at = at .. "/"
-  end
-  return true
+  return C.mkdir(path)
 end), "sys.mkdirs", [[
-sys.mkdirs(path) -> true | nil, msg, errno: the folder and those above it, made where missing]])
+sys.mkdirs(path) -> true | nil, msg, errno: the folder and those above it, made where missing;
+  a link on the way is followed only where it is this user's or root's]])
 
 return doc(M, "sys", [[
 sys: the operating system as recipes use it.

@@ -38,8 +38,8 @@ end
 -- Reads a survey file (every line checked by pmcsh.results; a torn line,
 -- from a kill mid-write, is skipped).  Returns state {header,
 -- baseline[kernel], cells[key][kernel], unopened, runs, done} or nil, message.
-function M.load(path)
-  local records, torn, valid_bytes, lines = results.read(path)
+function M.load(path, from)
+  local records, torn, valid_bytes, lines = results.read(path, from)
   if not records then return nil, torn end
   local st = {baseline = {}, baseline2 = {}, cells = {}, unopened = {}, runs = {}, done = false, torn = torn,
     valid_bytes = valid_bytes}
@@ -185,13 +185,16 @@ end
 -- Returns st, f, files, note; or nil, message.
 local function open(o)
   if o.resume then
-    local st, err = M.load(o.resume)
-    if not st or st.done then return st, err end
+    -- opened once (this user's, locked) and read through the same handle:
+    -- the header that names its loops is the file's that runs are added to
+    local f, ferr = results.append(o.resume)
+    if not f then return nil, ferr end
+    local st, err = M.load(o.resume, f.f)
+    if not st or st.done then f:close(); return st, err end
     local ok, why = plan.check_resume(st.header)
-    if not ok then return nil, string.format("%s (header): %s", o.resume, why) end
-    local f
-    f, err = results.append(o.resume, st.valid_bytes)
-    if not f then return nil, err end
+    if not ok then f:close(); return nil, string.format("%s (header): %s", o.resume, why) end
+    local rok, rerr = f:resume(st.valid_bytes)
+    if not rok then f:close(); return nil, rerr end
     o.written = #st.runs > 0 or next(st.baseline) ~= nil
     return st, f, {}
   end

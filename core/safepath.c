@@ -1,0 +1,270 @@
+/* Paths walked safely in folders other users can write (core/safepath.h). */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <time.h>
+#include <unistd.h>
+#include "safepath.h"
+
+#define MAX_LINKS 16
+#define PROC_MAGIC 0x9fa0	/* procfs: its links are the kernel's (/dev/stdout) */
+
+static int say(char *why, size_t len, int err, const char *fmt, const char *a)
+{
+	snprintf(why, len, fmt, a);
+	return -err;
+}
+
+/* Whether name, in dirfd, is a link of this user's or root's. */
+static int trusted_link(int dirfd, const char *name)
+{
+	struct stat ls;
+	return fstatat(dirfd, name, &ls, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(ls.st_mode) &&
+	       (ls.st_uid == geteuid() || ls.st_uid == 0);
+}
+
+static int walk(int at, const char *path, int make, int depth, char *why, size_t len);
+
+/* The folder a link `name` in dirfd names (trusted links only). */
+static int through(int dirfd, const char *name, int depth, char *why, size_t len)
+{
+	char target[PATH_MAX];
+	if (depth >= MAX_LINKS)
+		return say(why, len, ELOOP, "%s: too many links", name);
+	if (!trusted_link(dirfd, name))
+		return say(why, len, ELOOP, "%s is a link of another user's: pmcsh follows none", name);
+	ssize_t n = readlinkat(dirfd, name, target, sizeof target - 1);
+	if (n < 0)
+		return say(why, len, errno, "%s: cannot read the link", name);
+	target[n] = 0;
+	return walk(dirfd, target, 0, depth + 1, why, len);
+}
+
+/* Opens the folder `path` from folder `at` (absolute paths from /), one
+ * component at a time, O_NOFOLLOW; returns an O_PATH fd, or -errno. */
+static int walk(int at, const char *path, int make, int depth, char *why, size_t len)
+{
+	int fd = path[0] == '/' ? open("/", O_PATH | O_DIRECTORY | O_CLOEXEC) : openat(at, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return say(why, len, errno, "%s: cannot open its folder", path);
+	char comp[NAME_MAX + 1];
+	for (const char *p = path; *p;) {
+		while (*p == '/')
+			p++;
+		size_t k = strcspn(p, "/");
+		if (k == 0)
+			break;
+		if (k > NAME_MAX) {
+			close(fd);
+			return say(why, len, ENAMETOOLONG, "%s: a name too long", path);
+		}
+		memcpy(comp, p, k);
+		comp[k] = 0;
+		p += k;
+		if (strcmp(comp, ".") == 0)
+			continue;
+		int nfd = openat(fd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (nfd < 0 && errno == ENOENT && make) {
+			if (mkdirat(fd, comp, 0777) < 0 && errno != EEXIST) {
+				int e = errno;
+				close(fd);
+				return say(why, len, e, "cannot make the folder %s", comp);
+			}
+			nfd = openat(fd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		}
+		if (nfd < 0 && (errno == ELOOP || errno == ENOTDIR)) {
+			struct stat ls;
+			if (fstatat(fd, comp, &ls, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(ls.st_mode))
+				nfd = through(fd, comp, depth, why, len);
+			else
+				nfd = say(why, len, ENOTDIR, "%s is not a folder", comp);
+			if (nfd < 0) {
+				close(fd);
+				return nfd;
+			}
+		} else if (nfd < 0) {
+			int e = errno;
+			close(fd);
+			return say(why, len, e, "%s: no such folder", comp);
+		}
+		close(fd);
+		fd = nfd;
+	}
+	return fd;
+}
+
+int safe_dir(const char *dir, int make, char *why, size_t len)
+{
+	return walk(AT_FDCWD, dir, make, 0, why, len);
+}
+
+int safe_parent(const char *path, int make, const char **last, char *why, size_t len)
+{
+	const char *slash = strrchr(path, '/');
+	*last = slash ? slash + 1 : path;
+	if (!**last)
+		return say(why, len, EISDIR, "%s names a folder", path);
+	if (!slash)
+		return walk(AT_FDCWD, ".", 0, 0, why, len);
+	if (slash == path)
+		return walk(AT_FDCWD, "/", 0, 0, why, len);
+	char dir[PATH_MAX];
+	if ((size_t)(slash - path) >= sizeof dir)
+		return say(why, len, ENAMETOOLONG, "%s: too long", path);
+	memcpy(dir, path, (size_t)(slash - path));
+	dir[slash - path] = 0;
+	return walk(AT_FDCWD, dir, make, 0, why, len);
+}
+
+int safe_open(const char *path, int flags, int mode, int follow, char *why, size_t len)
+{
+	const char *last;
+	int dfd = safe_parent(path, 0, &last, why, len);
+	if (dfd < 0)
+		return dfd;
+	char name[NAME_MAX + 1];
+	snprintf(name, sizeof name, "%s", last);
+	for (int depth = 0;; depth++) {
+		int fd = openat(dfd, name, flags | O_NOFOLLOW | O_CLOEXEC, mode);
+		if (fd >= 0 || errno != ELOOP || !follow) {
+			int e = errno;
+			close(dfd);
+			if (fd < 0 && e == ELOOP)
+				return say(why, len, ELOOP, "%s is a link: pmcsh writes through none", path);
+			return fd >= 0 ? fd : say(why, len, e, "%s", path);
+		}
+		if (depth >= MAX_LINKS || !trusted_link(dfd, name)) {
+			close(dfd);
+			return say(why, len, ELOOP, "%s is a link of another user's: pmcsh writes through none", path);
+		}
+		struct statfs sf;
+		if (fstatfs(dfd, &sf) == 0 && sf.f_type == PROC_MAGIC) {	/* /proc/self/fd/1: the kernel's own */
+			fd = openat(dfd, name, flags | O_CLOEXEC, mode);
+			int e = errno;
+			close(dfd);
+			return fd >= 0 ? fd : say(why, len, e, "%s", path);
+		}
+		char target[PATH_MAX];
+		ssize_t n = readlinkat(dfd, name, target, sizeof target - 1);
+		if (n < 0) {
+			close(dfd);
+			return say(why, len, errno, "%s: cannot read the link", path);
+		}
+		target[n] = 0;
+		char *slash = strrchr(target, '/');
+		int ndfd;
+		if (!slash) {
+			ndfd = openat(dfd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+			if (strlen(target) >= sizeof name) {
+				close(dfd);
+				if (ndfd >= 0)
+					close(ndfd);
+				return say(why, len, ENAMETOOLONG, "%s: a link's name too long", path);
+			}
+			memcpy(name, target, strlen(target) + 1);
+		} else {
+			if (strlen(slash + 1) >= sizeof name) {
+				close(dfd);
+				return say(why, len, ENAMETOOLONG, "%s: a link's name too long", path);
+			}
+			memcpy(name, slash + 1, strlen(slash + 1) + 1);
+			if (slash == target)
+				slash[1] = 0;
+			else
+				*slash = 0;
+			ndfd = walk(dfd, target, 0, depth + 1, why, len);
+		}
+		close(dfd);
+		if (ndfd < 0)
+			return ndfd;
+		dfd = ndfd;
+	}
+}
+
+int safe_temp(const char *path, int *dirfd, char *name, size_t namelen, char *why, size_t len)
+{
+	const char *last;
+	int dfd = safe_parent(path, 0, &last, why, len);
+	if (dfd < 0)
+		return dfd;
+	static const char letters[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	unsigned long long x = (unsigned long long)ts.tv_nsec ^ ((unsigned long long)getpid() << 32);
+	for (int tries = 0; tries < 100; tries++) {
+		char suffix[7];
+		FILE *r = fopen("/dev/urandom", "re");
+		unsigned char b[6] = {0};
+		if (r) {
+			if (fread(b, 1, sizeof b, r) != sizeof b)
+				memset(b, 0, sizeof b);
+			fclose(r);
+		}
+		for (int i = 0; i < 6; i++) {
+			x = x * 6364136223846793005ull + 1442695040888963407ull;
+			suffix[i] = letters[(b[i] ^ (x >> 33)) % (sizeof letters - 1)];
+		}
+		suffix[6] = 0;
+		if ((size_t)snprintf(name, namelen, ".%s.%s", last, suffix) >= namelen) {
+			close(dfd);
+			return say(why, len, ENAMETOOLONG, "%s: too long", path);
+		}
+		int fd = openat(dfd, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+		if (fd >= 0) {
+			*dirfd = dfd;
+			return fd;
+		}
+		if (errno != EEXIST) {
+			int e = errno;
+			close(dfd);
+			return say(why, len, e, "%s: cannot make a file beside it", path);
+		}
+	}
+	close(dfd);
+	return say(why, len, EEXIST, "%s: cannot make a file beside it", path);
+}
+
+int safe_commit(int dirfd, const char *name, const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	int rc = renameat(dirfd, name, dirfd, slash ? slash + 1 : path) < 0 ? -errno : 0;
+	if (rc < 0)
+		unlinkat(dirfd, name, 0);
+	close(dirfd);
+	return rc;
+}
+
+void safe_discard(int dirfd, const char *name)
+{
+	unlinkat(dirfd, name, 0);
+	close(dirfd);
+}
+
+int safe_unlink_same(const char *path, int fd)
+{
+	char why[256];
+	const char *last;
+	struct stat mine, there;
+	if (fstat(fd, &mine) < 0)
+		return -errno;
+	int dfd = safe_parent(path, 0, &last, why, sizeof why);
+	if (dfd < 0)
+		return dfd;
+	int rc = 0;
+	if (fstatat(dfd, last, &there, AT_SYMLINK_NOFOLLOW) < 0)
+		rc = -errno;
+	else if (there.st_dev != mine.st_dev || there.st_ino != mine.st_ino)
+		rc = -ESTALE;	/* another file there now: not ours to remove */
+	else if (unlinkat(dfd, last, 0) < 0)
+		rc = -errno;
+	close(dfd);
+	return rc;
+}
