@@ -8,6 +8,7 @@
 #include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -269,8 +270,9 @@ static int refuse(lua_State *L, int fd, int err, const char *path, const char *w
  *            this user's with no other name (another's is EPERM, one with
  *            hard links EMLINK), or a device or FIFO of this user's or
  *            root's (kind "device"); a link at the name followed as above
- *   "read"   a regular file, links followed; a FIFO or a device is refused
- *            (EINVAL) without waiting on it. */
+ *   "read"   a regular file, links followed as above; a FIFO, a device or
+ *            a file of the kernel's (procfs, sysfs) is refused (EINVAL)
+ *            without waiting on it. */
 static int sys_open(lua_State *L)
 {
 	static const char *const hows[] = {"new", "append", "read", NULL};
@@ -283,8 +285,8 @@ static int sys_open(lua_State *L)
 	else if (how == 1)
 		fd = safe_open(path, O_RDWR | O_APPEND | O_NONBLOCK, 0, 1, why, sizeof why);
 	else
-		fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0 && how != 2) {
+		fd = safe_open(path, O_RDONLY | O_NONBLOCK, 0, 1, why, sizeof why);
+	if (fd < 0) {
 		if (-fd == EISDIR)
 			return refuse(L, -1, EISDIR, path, "a folder");
 		luaL_pushfail(L);
@@ -292,8 +294,6 @@ static int sys_open(lua_State *L)
 		lua_pushinteger(L, -fd);
 		return 3;
 	}
-	if (fd < 0)
-		return fail(L, errno, path);
 	struct stat st;
 	if (fstat(fd, &st) < 0)
 		return refuse(L, fd, errno, path, strerror(errno));
@@ -306,7 +306,8 @@ static int sys_open(lua_State *L)
 		return refuse(L, fd, EINVAL, path, "not a regular file");
 	if (how == 1 && !regular && st.st_uid != geteuid() && st.st_uid != 0)	/* a FIFO planted to hang us */
 		return refuse(L, fd, EPERM, path, "a FIFO or device of another user's: pmcsh writes to none");
-	if (how == 2 && !regular)
+	struct statfs sf;
+	if (how == 2 && (!regular || (fstatfs(fd, &sf) == 0 && (sf.f_type == 0x9fa0 || sf.f_type == 0x62656572))))
 		return refuse(L, fd, EINVAL, path, "not a regular file");
 	if (how != 0 && fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) < 0)
 		return refuse(L, fd, errno, path, strerror(errno));
@@ -374,6 +375,23 @@ static int sys_replacement(lua_State *L)
 		return 3;
 	lua_insert(L, -2);
 	return 2;
+}
+
+/* _sys.private(dir) -> true | fail, msg, errno: every folder from / to
+ * dir is this user's or root's and written by nobody else (or sticky): a
+ * place to keep what pmcsh will run later (safepath.h). */
+static int sys_private(lua_State *L)
+{
+	char why[512];
+	int rc = safe_private(pmcsh_checkstring(L, 1), why, sizeof why);
+	if (rc < 0) {
+		luaL_pushfail(L);
+		lua_pushstring(L, why);
+		lua_pushinteger(L, -rc);
+		return 3;
+	}
+	lua_pushboolean(L, 1);
+	return 1;
 }
 
 /* _sys.mkdtemp(prefix) -> the name of a new folder PREFIXxxxxxx, mode
@@ -546,6 +564,7 @@ static const luaL_Reg sys_funcs[] = {
 	{"replacement", sys_replacement},
 	{"remove_same", sys_remove_same},
 	{"mkdtemp", sys_mkdtemp},
+	{"private", sys_private},
 	{"mkstemp", sys_mkstemp},
 	{"stat", sys_stat},
 	{"interrupted", sys_interrupted},

@@ -23,12 +23,22 @@ static int say(char *why, size_t len, int err, const char *fmt, const char *a)
 	return -err;
 }
 
-/* Whether name, in dirfd, is a link of this user's or root's. */
+/* Whether a folder is written by nobody but its owner, or is sticky (no
+ * one renames another's names in it), and is this user's or root's. */
+static int guarded(const struct stat *d)
+{
+	return (d->st_uid == geteuid() || d->st_uid == 0) &&
+	       (!(d->st_mode & (S_IWGRP | S_IWOTH)) || (d->st_mode & S_ISVTX));
+}
+
+/* Whether name, in dirfd, is a link of this user's or root's in a folder
+ * where nobody else can put one of those links in its place (a link of
+ * root's renamed into a group's folder is no longer where root put it). */
 static int trusted_link(int dirfd, const char *name)
 {
-	struct stat ls;
-	return fstatat(dirfd, name, &ls, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(ls.st_mode) &&
-	       (ls.st_uid == geteuid() || ls.st_uid == 0);
+	struct stat ls, d;
+	return fstat(dirfd, &d) == 0 && guarded(&d) && fstatat(dirfd, name, &ls, AT_SYMLINK_NOFOLLOW) == 0 &&
+	       S_ISLNK(ls.st_mode) && (ls.st_uid == geteuid() || ls.st_uid == 0);
 }
 
 static int walk(int at, const char *path, int make, int depth, char *why, size_t len);
@@ -267,4 +277,27 @@ int safe_unlink_same(const char *path, int fd)
 		rc = -errno;
 	close(dfd);
 	return rc;
+}
+
+int safe_private(const char *dir, char *why, size_t len)
+{
+	char real[PATH_MAX];
+	if (!realpath(dir, real))
+		return say(why, len, errno, "%s: no such folder", dir);
+	char at[PATH_MAX] = "";
+	for (char *p = real;;) {
+		char *slash = strchr(p + 1, '/');
+		size_t k = slash ? (size_t)(slash - real) : strlen(real);
+		memcpy(at, real, k ? k : 1);
+		at[k ? k : 1] = 0;
+		struct stat st;
+		if (lstat(at, &st) < 0 || !S_ISDIR(st.st_mode))
+			return say(why, len, ENOTDIR, "%s is not a folder", at);
+		if (!guarded(&st))
+			return say(why, len, EPERM, "%s is a folder another user can write or own: nothing pmcsh runs is kept "
+				   "under it", at);
+		if (!slash)
+			return 0;
+		p = slash;
+	}
 }

@@ -35,4 +35,9 @@ void safe_discard(int dirfd, const char *name);
  * planted link puts at that name.  0, or -errno. */
 int safe_unlink_same(const char *path, int fd);
 
+/* Whether every folder from / to dir (its real path) is this user's or
+ * root's and written by nobody else (or sticky): a place to keep what
+ * pmcsh will run later.  0, or -errno with why. */
+int safe_private(const char *dir, char *why, size_t len);
+
 #endif

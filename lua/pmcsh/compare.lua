@@ -194,6 +194,10 @@ end
 -- numbers); a torn last line (a kill mid-write) is skipped, as
 -- results.read skips it.  A survey's results file is one set; JSON lines
 -- hold a set per record with a fingerprint.
+-- The bounds of a file compare reads that is not a survey's: its records
+-- are small (a metric and its samples), and few.
+M.MAX_RECORD, M.MAX_RECORDS = 1 << 20, 100000
+
 function M.read(path)
   -- each line handled as it is read: a file of many lines costs one at a time
   local sets, set, seen, n, torn = {}, nil, {}, 0, nil
@@ -202,6 +206,9 @@ function M.read(path)
     if not l:match("%S") then return true end
     n = n + 1
     local where = string.format("%s:%d", path, lineno)
+    if n > M.MAX_RECORDS then
+      return nil, string.format("%s: more than %d records: no recipe of pmcsh's writes so many", where, M.MAX_RECORDS)
+    end
     if torn then return nil, torn end   -- only the last line may be torn
     local r, why, kind = results.decode(l)
     if n == 1 and r and r.type == "header" and r.format == results.FORMAT then return nil, SURVEY end
@@ -237,7 +244,7 @@ function M.read(path)
     end
     return true
   end
-  local ok, err = results.each_line(path, line)
+  local ok, err = results.each_line(path, line, nil, M.MAX_RECORD)
   if not ok and err == SURVEY then return survey_set(path) end
   if not ok then return nil, err end
   if n == 0 then return nil, string.format("%s: empty: no results in it", path) end
@@ -594,10 +601,16 @@ local BASELINE = {fields = {format = "string", z = "number", band = "number", ["
 -- A baseline file read back and checked (a file from another node, as
 -- results files are): the table, or nil and a message naming the file.
 function M.read_baseline(path)
-  local parts = {}
-  local read, err = results.each_line(path, function(l) parts[#parts + 1] = l; return true end)
+  local line1, lines = nil, 0
+  local read, err = results.each_line(path, function(l, lineno)
+    if not l:match("%S") then return true end
+    lines = lines + 1
+    if lines > 1 then return nil, string.format("%s:%d: a baseline is one line (one JSON object)", path, lineno) end
+    line1 = l
+    return true
+  end, nil, M.MAX_RECORD)
   if not read then return nil, string.format("cannot read the baseline: %s", err) end
-  local b, why, kind = results.decode(table.concat(parts, "\n"))
+  local b, why, kind = results.decode(line1 or "")
   local hint = "write one with pmcsh compare --baseline FILE"
   if not b and kind == "value" then return nil, string.format("%s (baseline): %s (%s)", path, why, hint) end
   if not b or b.format ~= M.BASELINE then

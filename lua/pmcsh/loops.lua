@@ -34,11 +34,19 @@ local function cache_dir()
   local dir = base .. "/pmcsh/loops"
   local ok, err = sys.mkdirs(dir)
   if not ok then return nil, err end
-  local st = sys.stat(dir, true)
-  if not (st and st.type == "dir" and st.uid == csys.geteuid() and st.mode & 18 == 0) then   -- 18: g+w, o+w
-    return nil, dir .. " is not a folder of this user's that only this user writes"
-  end
+  -- every folder to it this user's or root's, written by nobody else: no
+  -- one can rename another folder in where an object will be found
+  local safe, why = csys.private(dir)
+  if not safe then return nil, why end
   return dir
+end
+
+-- Where a build is made when nothing is cached: a private folder of /tmp's
+-- (sticky: nobody renames it), $TMPDIR only where it is as private.
+local function scratch()
+  local t = os.getenv("TMPDIR")
+  if t and t ~= "" and csys.private(t) then return t end
+  return "/tmp"
 end
 
 -- "PATH[:SYMBOL]" -> path, symbol (nil when not given).
@@ -70,11 +78,11 @@ end
 
 -- The shared object (or, with suffix "", the program) built from `path`
 -- with cc and cflags: object, command; nil, message, errno (the compiler's
--- own message).  The compiler reads a private copy of the bytes the cache
--- key was made of (a source swapped in between is never built under the
--- old one's key), its folder kept for "..." includes; the key is the
--- command, the source's place and bytes, and those of the headers it
--- includes (cc -MM), so an edited header builds again.
+-- own message).  The source is preprocessed once, into a private folder
+-- (its own folder kept for "..." includes); the cache key is the command,
+-- the source's place and that output, and the compiler builds that very
+-- output: no header or source swapped in between is ever built under a
+-- key made of other bytes (an edited header builds again).
 function M.build(path, cflags, suffix)
   errors.check("build", 1, path, "string")
   errors.check("build", 2, cflags, "string?")
@@ -90,41 +98,44 @@ function M.build(path, cflags, suffix)
   local real = sys.realpath(path) or path
   local srcdir = real:match("^(.*)/[^/]*$") or "."
   local cache = cache_dir()
-  local work, werr, werrno = csys.mkdtemp((cache or os.getenv("TMPDIR") or "/tmp") .. "/.build-")
+  local work, werr, werrno = csys.mkdtemp((cache or scratch()) .. "/.build-")
   if not work then return nil, "cannot make a folder to build in: " .. tostring(werr), werrno end
-  local copy = work .. "/src." .. ext
-  local cf = io.open(copy, "wb")
-  if not cf then return nil, "cannot write " .. copy end
-  -- messages name the user's file, not the copy (.s has no line markers)
-  cf:write(ext ~= "s" and string.format("# 1 %q\n", path) or "", src)
-  cf:close()
-  local inc = "-iquote " .. text.shell(srcdir)
-  local cleanup = function(keep)
-    for _, n in ipairs({copy, work .. "/err", work .. "/deps"}) do os.remove(n) end
+  local function cleanup(keep)
+    for _, n in ipairs({"src." .. ext, "pp.i", "pp.s", "err"}) do os.remove(work .. "/" .. n) end
     if not keep then os.remove(work .. "/out") end
     os.remove(work)
   end
-  local key = {cc, cflags, real, ext, src}
-  if os.execute(string.format("%s %s %s -MM -MG %s >%s 2>/dev/null", cc, words(cflags), inc, text.shell(copy),
-      text.shell(work .. "/deps"))) == true then
-    local deps = (slurp(work .. "/deps") or ""):gsub("\\\n", " "):match(":(.*)$") or ""
-    for dep in deps:gmatch("%S+") do
-      if dep ~= copy then key[#key + 1] = dep .. "\0" .. (slurp(dep) or "") end
+  local copy = work .. "/src." .. ext
+  local cf = io.open(copy, "wb")
+  if not cf then cleanup(); return nil, "cannot write " .. copy end
+  -- messages name the user's file, not the copy (.s has no line markers)
+  cf:write(ext ~= "s" and string.format("# 1 %q\n", path) or "", src)
+  cf:close()
+  local function fail(said)
+    cleanup()
+    return nil, string.format("cannot build %s (%s %s): %s", path, cc, cflags,
+      said ~= "" and text.inert(said:gsub("%s+$", ""), true) or "the compiler failed"), sys.ENOEXEC
+  end
+  -- one preprocessing, whose output is both the key and what is compiled
+  local input = copy
+  if ext ~= "s" then
+    input = work .. (ext == "S" and "/pp.s" or "/pp.i")
+    if os.execute(string.format("%s %s -iquote %s -E -o %s %s 2>%s", cc, words(cflags), text.shell(srcdir),
+        text.shell(input), text.shell(copy), text.shell(work .. "/err"))) ~= true then
+      return fail(slurp(work .. "/err") or "")
     end
   end
-  local name = digest(table.concat(key, "\0")) .. (suffix or ".so")
+  -- the private folder's own name (in the line markers) is not part of the key
+  local pp = (slurp(input) or ""):gsub(work:gsub("%p", "%%%0"), "")
+  local name = digest(table.concat({cc, cflags, real, ext, pp}, "\0")) .. (suffix or ".so")
   local object = cache and (cache .. "/" .. name)
   local command = string.format("%s %s -o %s %s", cc, cflags, text.shell(object or name), text.shell(path))
   local st = object and sys.stat(object, true)
   if st and st.type == "file" and st.size > 0 and st.uid == csys.geteuid() then cleanup(); return object, command end
   local out = work .. "/out"
-  local built = os.execute(string.format("%s %s %s -o %s %s 2>%s", cc, words(cflags), inc, text.shell(out),
-    text.shell(copy), text.shell(work .. "/err")))
-  local said = slurp(work .. "/err") or ""
-  if built ~= true then
-    cleanup()
-    return nil, string.format("cannot build %s (%s %s): %s", path, cc, cflags,
-      said ~= "" and text.inert(said:gsub("%s+$", ""), true) or "the compiler failed"), sys.ENOEXEC
+  if os.execute(string.format("%s %s -o %s %s 2>%s", cc, words(cflags), text.shell(out), text.shell(input),
+      text.shell(work .. "/err"))) ~= true then
+    return fail(slurp(work .. "/err") or "")
   end
   if not object then   -- no cache: the build stays in its private folder
     cleanup(true)

@@ -333,8 +333,9 @@ M.check = check
 -- fn(line, lineno, offset) -> true to go on, or nil, message to stop.  The
 -- bytes read, or nil, message[, errno] (fn's, or the file's).  from: a
 -- file already open (a resume's, checked as it was opened), read from its
--- start and left open.
-function M.each_line(path, fn, from)
+-- start and left open; max_line: a lower cap than M.MAX_LINE, for files
+-- whose records are small (a survey's runs are the long ones).
+function M.each_line(path, fn, from, max_line)
   local f, oerr, errno = from, nil, nil
   if from then from:seek("set", 0) else f, oerr, errno = sys.open(path, "read") end
   if not f then return nil, string.format("cannot read %s", oerr), errno end
@@ -364,9 +365,10 @@ function M.each_line(path, fn, from)
       parts[#parts + 1] = block:sub(from)
       plen = plen + #block - from + 1
     end
-    if plen > M.MAX_LINE then
+    if plen > (max_line or M.MAX_LINE) then
       done()
-      return nil, string.format("%s:%d: a line over %d bytes: not a pmcsh results file", path, lineno + 1, M.MAX_LINE)
+      return nil, string.format("%s:%d: a line over %d bytes: not a pmcsh results file", path, lineno + 1,
+        max_line or M.MAX_LINE)
     end
   end
   done()
