@@ -361,7 +361,8 @@ describe("survey checks", function()
     assert.are.equal("unresolved", c.verdict)
     local gap, edge = c.basis:match("windows (%d+) ticks apart, edges (%d+)")
     assert.is_true(tonumber(gap) < 50 * tonumber(edge), c.basis)
-    assert.matches("%-%-   msr/tsc/, copy: per iteration [%d.]+, expected [%d.]+ %(rdtsc around each window, by the "
+    -- on a busy machine a pair too close to judge can even read negative
+    assert.matches("%-%-   msr/tsc/, copy: per iteration %-?[%d.]+, expected [%d.]+ %(rdtsc around each window, by the "
       .. "stream engine; windows %d+ ticks apart, edges %d+ %(under 50x%): too close to judge 2%%, raise %-%-n%)\n",
       survey.report(st, {}))
   end)

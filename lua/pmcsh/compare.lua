@@ -195,14 +195,19 @@ end
 -- results.read skips it.  A survey's results file is one set; JSON lines
 -- hold a set per record with a fingerprint.
 -- The bounds of a file compare reads that is not a survey's: its records
--- are small (a metric and its samples), and few.
-M.MAX_RECORD, M.MAX_RECORDS = 1 << 20, 100000
+-- are small (a metric and its samples), few, and the file a few MiB at
+-- most (a health or latency file is kilobytes; held, a byte of JSON costs
+-- about twenty).
+M.MAX_RECORD, M.MAX_RECORDS, M.MAX_FILE = 1 << 20, 100000, 8 << 20
 
 function M.read(path)
   -- each line handled as it is read: a file of many lines costs one at a time
   local sets, set, seen, n, torn = {}, nil, {}, 0, nil
   local SURVEY = {}   -- the first line is a survey's header: read as a survey
-  local function line(l, lineno)
+  local function line(l, lineno, at)
+    if at + #l > M.MAX_FILE then
+      return nil, string.format("%s: over %d bytes: no recipe of pmcsh's but the survey writes so much", path, M.MAX_FILE)
+    end
     if not l:match("%S") then return true end
     n = n + 1
     local where = string.format("%s:%d", path, lineno)
@@ -602,7 +607,8 @@ local BASELINE = {fields = {format = "string", z = "number", band = "number", ["
 -- results files are): the table, or nil and a message naming the file.
 function M.read_baseline(path)
   local line1, lines = nil, 0
-  local read, err = results.each_line(path, function(l, lineno)
+  local read, err = results.each_line(path, function(l, lineno, at)
+    if at > M.MAX_RECORD then return nil, string.format("%s: over %d bytes: not a baseline", path, M.MAX_RECORD) end
     if not l:match("%S") then return true end
     lines = lines + 1
     if lines > 1 then return nil, string.format("%s:%d: a baseline is one line (one JSON object)", path, lineno) end

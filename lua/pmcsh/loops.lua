@@ -24,29 +24,43 @@ end
 -- The cache: this user's own folder, written by nobody else (an object
 -- found there is run): its path, or nil and why not (then a build is kept
 -- for this process only, in a private folder).
+-- A folder's real path where every folder to it is this user's or root's
+-- and written by nobody else (csys.private), else nil and why: the path
+-- used from then on is the one checked, never the name re-resolved.
+local function private_real(p)
+  local real = sys.realpath(p)
+  if not real then return nil, p .. ": no such folder" end
+  local ok, why = csys.private(real)
+  if not ok then return nil, why end
+  return real
+end
+
 local function cache_dir()
-  local base = os.getenv("XDG_CACHE_HOME")
-  if not base or base == "" then
+  local base, why = os.getenv("XDG_CACHE_HOME"), nil
+  if base and base ~= "" then
+    local parent, name = base:match("^(.*)/([^/]+)/*$")
+    if not sys.realpath(base) and parent and private_real(parent ~= "" and parent or "/") then
+      sys.mkdirs(private_real(parent ~= "" and parent or "/") .. "/" .. name)   -- made in a folder checked first
+    end
+    base, why = private_real(base)
+  else
     local home = os.getenv("HOME")
     if not home or home == "" then return nil, "no HOME or XDG_CACHE_HOME to keep it in" end
-    base = home .. "/.cache"
+    base, why = private_real(home)
+    base = base and base .. "/.cache"
   end
+  if not base then return nil, why end
   local dir = base .. "/pmcsh/loops"
   local ok, err = sys.mkdirs(dir)
   if not ok then return nil, err end
-  -- every folder to it this user's or root's, written by nobody else: no
-  -- one can rename another folder in where an object will be found
-  local safe, why = csys.private(dir)
-  if not safe then return nil, why end
-  return dir
+  return private_real(dir)
 end
 
 -- Where a build is made when nothing is cached: a private folder of /tmp's
 -- (sticky: nobody renames it), $TMPDIR only where it is as private.
 local function scratch()
   local t = os.getenv("TMPDIR")
-  if t and t ~= "" and csys.private(t) then return t end
-  return "/tmp"
+  return t and t ~= "" and private_real(t) or "/tmp"
 end
 
 -- "PATH[:SYMBOL]" -> path, symbol (nil when not given).
@@ -137,9 +151,9 @@ function M.build(path, cflags, suffix)
       text.shell(work .. "/err"))) ~= true then
     return fail(slurp(work .. "/err") or "")
   end
-  if not object then   -- no cache: the build stays in its private folder
+  if not object then   -- no cache: the build stays in its private folder while its loop lives
     cleanup(true)
-    return out, command
+    return out, command, work
   end
   local ok, merr = os.rename(out, object)
   cleanup()
@@ -154,16 +168,20 @@ M.open = doc(function(path, symbol, opts)
   errors.check("loop", 2, symbol, "string?")
   errors.check("loop", 3, opts, "table?")
   opts = opts or {}
-  local object, command = path, nil
+  local object, command, scratch_dir = path, nil, nil
   if source(path) then
     local err, errno
     object, err, errno = M.build(path, opts.cflags)
     if not object then return nil, err, errno end
-    command = err
+    command, scratch_dir = err, errno
   end
+  -- an uncached build's folder goes with the loop (its finalizer; lua_close at exit)
+  local keep = scratch_dir and setmetatable({}, {__gc = function()
+    os.remove(scratch_dir .. "/out"); os.remove(scratch_dir)
+  end})
   local l, msg, errno = C.loop(object, symbol, path)
   if not l then return nil, msg, errno end
-  M.made[l] = {source = object ~= path and path or nil, object = object, command = command}
+  M.made[l] = {source = object ~= path and path or nil, object = object, command = command, keep = keep}
   return l
 end, "stream.loop", [[
 stream.loop(path[, symbol][, opts]) -> loop, or nil, message, errno (opts: {cflags=})
@@ -196,7 +214,7 @@ M.made = setmetatable({}, {__mode = "k"})
 -- loop:info() with where it came from (source, object, command).
 function M.info(l)
   local i = l:info()
-  for k, v in pairs(M.made[l] or {}) do i[k] = v end
+  for k, v in pairs(M.made[l] or {}) do if k ~= "keep" then i[k] = v end end
   return i
 end
 
