@@ -33,12 +33,18 @@ static int guarded(const struct stat *d)
 
 /* Whether name, in dirfd, is a link of this user's or root's in a folder
  * where nobody else can put one of those links in its place (a link of
- * root's renamed into a group's folder is no longer where root put it). */
-static int trusted_link(int dirfd, const char *name)
+ * root's renamed into a group's folder is no longer where root put it):
+ * NULL, or why not, in words. */
+static const char *untrusted_link(int dirfd, const char *name)
 {
 	struct stat ls, d;
-	return fstat(dirfd, &d) == 0 && guarded(&d) && fstatat(dirfd, name, &ls, AT_SYMLINK_NOFOLLOW) == 0 &&
-	       S_ISLNK(ls.st_mode) && (ls.st_uid == geteuid() || ls.st_uid == 0);
+	if (fstatat(dirfd, name, &ls, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISLNK(ls.st_mode))
+		return "is not a link";
+	if (ls.st_uid != geteuid() && ls.st_uid != 0)
+		return "is a link of another user's";
+	if (fstat(dirfd, &d) < 0 || !guarded(&d))
+		return "is a link in a folder others can write";
+	return NULL;
 }
 
 static int walk(int at, const char *path, int make, int depth, char *why, size_t len);
@@ -49,8 +55,11 @@ static int through(int dirfd, const char *name, int depth, char *why, size_t len
 	char target[PATH_MAX];
 	if (depth >= MAX_LINKS)
 		return say(why, len, ELOOP, "%s: too many links", name);
-	if (!trusted_link(dirfd, name))
-		return say(why, len, ELOOP, "%s is a link of another user's: pmcsh follows none", name);
+	const char *untrusted = untrusted_link(dirfd, name);
+	if (untrusted) {
+		snprintf(why, len, "%s %s: pmcsh follows none", name, untrusted);
+		return -ELOOP;
+	}
 	ssize_t n = readlinkat(dirfd, name, target, sizeof target - 1);
 	if (n < 0)
 		return say(why, len, errno, "%s: cannot read the link", name);
@@ -148,12 +157,14 @@ int safe_open(const char *path, int flags, int mode, int follow, char *why, size
 			int e = errno;
 			close(dfd);
 			if (fd < 0 && e == ELOOP)
-				return say(why, len, ELOOP, "%s is a link: pmcsh writes through none", path);
+				return say(why, len, ELOOP, "%s is a link: pmcsh makes no file through one", path);
 			return fd >= 0 ? fd : say(why, len, e, "%s", path);
 		}
-		if (depth >= MAX_LINKS || !trusted_link(dfd, name)) {
+		const char *untrusted = depth >= MAX_LINKS ? "leads through too many links" : untrusted_link(dfd, name);
+		if (untrusted) {
 			close(dfd);
-			return say(why, len, ELOOP, "%s is a link of another user's: pmcsh writes through none", path);
+			snprintf(why, len, "%s %s: pmcsh follows none", path, untrusted);
+			return -ELOOP;
 		}
 		struct statfs sf;
 		if (fstatfs(dfd, &sf) == 0 && sf.f_type == PROC_MAGIC) {	/* /proc/self/fd/1: the kernel's own */
