@@ -363,3 +363,41 @@ describe("a hostile group member's third look", function()
     assert.matches("more than %d+ records", r.err)
   end)
 end)
+
+describe("a hostile group member's fourth look", function()
+  local dir, shared
+  before_each(function()
+    dir = h.tmpdir()
+    shared = dir .. "/shared"
+    sh("mkdir -p " .. h.shquote(shared) .. " && chmod 755 " .. h.shquote(dir) .. " && chmod 0777 " .. h.shquote(shared))
+  end)
+  after_each(function() os.execute("rm -rf " .. h.shquote(dir)) end)
+
+  it("builds a loop only in the real folder it checked: TMPDIR another user's link to /tmp is /tmp", function()
+    if not h.need(h.is_root() and h.have("setpriv"), "needs root (to act as another user) and setpriv") then return end
+    assert(os.execute("cd / && " .. AS_OTHER .. "ln -s /tmp " .. h.shquote(shared .. "/t")))
+    h.write(dir .. "/k.c", "#include <stddef.h>\ndouble f(double *restrict a, double *restrict b, double *restrict c, " ..
+      "double s, size_t n) { for (size_t j = 0; j < n; j++) c[j] = a[j]; return 0; }\n")
+    local p = io.popen("cd / && env -u HOME XDG_CACHE_HOME=" .. h.shquote(shared .. "/cache") .. " TMPDIR=" ..
+      h.shquote(shared .. "/t") .. " " .. h.shquote(h.exe) .. " -e " ..
+      h.shquote('print(stream.loop("' .. dir .. '/k.c", "f"):info().path)'))
+    local path = p:read("l")
+    p:close()
+    assert.matches("^/tmp/%.build%-[%w]+/out$", path)   -- the checked real path, never the link's name
+    local l = io.popen("ls -A " .. h.shquote(shared))
+    assert.are.equal("t\n", l:read("a"))                   -- and nothing made in the group's folder
+    l:close()
+  end)
+
+  it("bounds a file compare reads that is not a survey's: 8 MiB", function()
+    local f = assert(io.open(dir .. "/big.jsonl", "w"))
+    f:write('{"recipe":"health","fingerprint":{"host":"n1"}}\n')
+    local rec = '{"type":"metric","name":"m","value":1,"unit":"x","better":"higher","samples":[' ..
+      string.rep("1,", 200000) .. '1]}\n'
+    for _ = 1, 25 do f:write(rec) end
+    f:close()
+    local r = h.run({"compare", dir .. "/big.jsonl", dir .. "/big.jsonl"})
+    assert.are.equal(1, r.code)
+    assert.matches("over %d+ bytes", r.err)
+  end)
+end)
