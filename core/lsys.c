@@ -9,6 +9,7 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
+#include <linux/magic.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -251,14 +252,12 @@ static int push_stream(lua_State *L, int fd, const char *mode, const char *path)
 	return 1;
 }
 
+/* fail's 3 for path, with why in words, after closing fd (-1: none). */
 static int refuse(lua_State *L, int fd, int err, const char *path, const char *why)
 {
 	if (fd >= 0)
 		close(fd);
-	luaL_pushfail(L);
-	lua_pushfstring(L, "%s: %s", path, why);
-	lua_pushinteger(L, err);
-	return 3;
+	return pmcsh_fail(L, lua_pushfstring(L, "%s: %s", path, why), err);
 }
 
 /* _sys.open(path, how) -> file, size, kind | fail, msg, errno
@@ -289,10 +288,7 @@ static int sys_open(lua_State *L)
 	if (fd < 0) {
 		if (-fd == EISDIR)
 			return refuse(L, -1, EISDIR, path, "a folder");
-		luaL_pushfail(L);
-		lua_pushstring(L, why);
-		lua_pushinteger(L, -fd);
-		return 3;
+		return pmcsh_fail(L, why, -fd);
 	}
 	struct stat st;
 	if (fstat(fd, &st) < 0)
@@ -307,7 +303,7 @@ static int sys_open(lua_State *L)
 	if (how == 1 && !regular && st.st_uid != geteuid() && st.st_uid != 0)	/* a FIFO planted to hang us */
 		return refuse(L, fd, EPERM, path, "a FIFO or device of another user's: pmcsh writes to none");
 	struct statfs sf;
-	if (how == 2 && (!regular || (fstatfs(fd, &sf) == 0 && (sf.f_type == 0x9fa0 || sf.f_type == 0x62656572))))
+	if (how == 2 && (!regular || (fstatfs(fd, &sf) == 0 && (sf.f_type == PROC_SUPER_MAGIC || sf.f_type == SYSFS_MAGIC))))
 		return refuse(L, fd, EINVAL, path, "not a regular file");
 	if (how != 0 && fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) < 0)
 		return refuse(L, fd, errno, path, strerror(errno));
@@ -365,10 +361,7 @@ static int sys_replacement(lua_State *L)
 	int dirfd;
 	int fd = safe_temp(path, &dirfd, t->name, sizeof t->name, why, sizeof why);
 	if (fd < 0) {
-		luaL_pushfail(L);
-		lua_pushstring(L, why);
-		lua_pushinteger(L, -fd);
-		return 3;
+		return pmcsh_fail(L, why, -fd);
 	}
 	t->dirfd = dirfd;
 	if (push_stream(L, fd, "w+", path) != 1)
@@ -385,10 +378,7 @@ static int sys_private(lua_State *L)
 	char why[512];
 	int rc = safe_private(pmcsh_checkstring(L, 1), why, sizeof why);
 	if (rc < 0) {
-		luaL_pushfail(L);
-		lua_pushstring(L, why);
-		lua_pushinteger(L, -rc);
-		return 3;
+		return pmcsh_fail(L, why, -rc);
 	}
 	lua_pushboolean(L, 1);
 	return 1;
@@ -421,36 +411,6 @@ static int sys_remove_same(lua_State *L)
 		return fail(L, -rc, path);
 	lua_pushboolean(L, 1);
 	return 1;
-}
-
-/* _sys.mkstemp(path) -> file ("w+"), name | fail, msg, errno: a new file
- * beside path (.BASE.XXXXXX in its folder), for a replacement renamed over
- * path once whole.  Mode as a plain new file's (0666 less the umask). */
-static int sys_mkstemp(lua_State *L)
-{
-	const char *path = pmcsh_checkstring(L, 1);
-	const char *slash = strrchr(path, '/');
-	int dir = slash ? (int)(slash - path) + 1 : 0;
-	char name[PATH_MAX];
-	if (snprintf(name, sizeof name, "%.*s.%s.XXXXXX", dir, path, path + dir) >= (int)sizeof name)
-		return fail(L, ENAMETOOLONG, path);
-	int fd = mkostemp(name, O_CLOEXEC);
-	if (fd < 0)
-		return fail(L, errno, path);
-	mode_t mask = umask(0);
-	umask(mask);
-	if (fchmod(fd, 0666 & ~mask) < 0) {
-		int e = errno;
-		close(fd);
-		unlink(name);
-		return fail(L, e, name);
-	}
-	if (push_stream(L, fd, "w+", name) != 1) {
-		unlink(name);
-		return 3;
-	}
-	lua_pushstring(L, name);
-	return 2;
 }
 
 /* _sys.lock(file) -> true | nil, msg, errno: an exclusive flock on a Lua
@@ -545,10 +505,7 @@ static int sys_mkdir(lua_State *L)
 	char why[512];
 	int fd = safe_dir(path, 1, why, sizeof why);
 	if (fd < 0) {
-		luaL_pushfail(L);
-		lua_pushstring(L, why);
-		lua_pushinteger(L, -fd);
-		return 3;
+		return pmcsh_fail(L, why, -fd);
 	}
 	close(fd);
 	lua_pushboolean(L, 1);
@@ -565,7 +522,6 @@ static const luaL_Reg sys_funcs[] = {
 	{"remove_same", sys_remove_same},
 	{"mkdtemp", sys_mkdtemp},
 	{"private", sys_private},
-	{"mkstemp", sys_mkstemp},
 	{"stat", sys_stat},
 	{"interrupted", sys_interrupted},
 	{"truncate", sys_truncate},

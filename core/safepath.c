@@ -10,12 +10,12 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
+#include <linux/magic.h>
 #include <time.h>
 #include <unistd.h>
 #include "safepath.h"
 
 #define MAX_LINKS 16
-#define PROC_MAGIC 0x9fa0	/* procfs: its links are the kernel's (/dev/stdout) */
 
 static int say(char *why, size_t len, int err, const char *fmt, const char *a)
 {
@@ -167,7 +167,7 @@ int safe_open(const char *path, int flags, int mode, int follow, char *why, size
 			return -ELOOP;
 		}
 		struct statfs sf;
-		if (fstatfs(dfd, &sf) == 0 && sf.f_type == PROC_MAGIC) {	/* /proc/self/fd/1: the kernel's own */
+		if (fstatfs(dfd, &sf) == 0 && sf.f_type == PROC_SUPER_MAGIC) {	/* /proc/self/fd/1: the kernel's own */
 			fd = openat(dfd, name, flags | O_CLOEXEC, mode);
 			int e = errno;
 			close(dfd);

@@ -153,7 +153,6 @@ int userloop_open(struct userloop *u, const char *path, const char *symbol, cons
 		k->writes = d->writes;
 		k->reduction = d->reduction;
 		k->replay = d->convention == PMCSH_STREAM ? d->reference : NULL;
-		k->flops = (int)d->flops;
 		k->own_flops = d->flops;
 		k->bytes = d->bytes;
 		u->elements_per_trip = d->elements_per_trip;

@@ -37,12 +37,12 @@ struct stream_kernel {
 	const char *symbol;	/* the loop's name before its _variant suffix */
 	stream_fn ref;		/* the textbook loop (kernels/ref_stream.c) */
 	const char *ref_symbol;
+	stream_fn replay;	/* the loop validation replays over one element (NULL: fn) */
 	/* A loop on its own data (a user's, include/pmcsh/loop.h), fn NULL:
 	 * own(state, begin, end) over elements [begin, end) of n, with the
 	 * state init made on the part's own thread before the windows (NULL
 	 * init: a NULL state); fini after them.  bytes and flops per element
-	 * as the loop says (0 unknown), where no arrays say them. */
-	stream_fn replay;	/* the loop validation replays over one element (NULL: fn) */
+	 * as a user's loop says (0 unknown), where no arrays say them. */
 	void (*own)(void *state, size_t begin, size_t end);
 	void *(*init)(size_t n, int thread, int nthreads);
 	void (*fini)(void *state);

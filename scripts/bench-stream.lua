@@ -60,11 +60,12 @@ local function compare(s, k, refk, opts)
   return {best = best, best_ref = best_ref, paired = metrics.stats(paired).median, isa = isa}
 end
 
--- The plain C driver (kernels/loop_driver.c), built once: its path, or nil, message.
+-- The plain C driver (kernels/loop_driver.c), built once: its path and,
+-- where nothing is cached, the private folder to remove after; or nil, message.
 local function driver()
-  local exe, err = loops.build(paths.root .. "/kernels/loop_driver.c", "-O2 -std=gnu11", "")
+  local exe, err, folder = loops.build(paths.root .. "/kernels/loop_driver.c", "-O2 -std=gnu11", "")
   if not exe then return nil, "cannot build the plain C driver: " .. err end
-  return exe
+  return exe, folder
 end
 
 -- Seconds of each timed call of the driver over `object`'s `symbol`.
@@ -92,10 +93,14 @@ local function compare_loop(spec, opts, n)
     error(recipe.usage(string.format("--loop %s: the plain driver runs STREAM's convention on pmcsh's arrays; " ..
       "this loop is on its own data", spec)))
   end
-  local exe, derr = driver()
-  if not exe then return nil, derr end
+  local exe, folder = driver()
+  if not exe then return nil, folder end
+  local function done(...)
+    if folder then os.remove(exe); os.remove(folder) end
+    return ...
+  end
   local s, serr = stream.new{n = n, threads = 1, pages = opts.pages, quiet = true}
-  if not s then return nil, serr end
+  if not s then return done(nil, serr) end
   local cpu = s:parts()[1].cpu or 0
   local best, best_drv, paired, aa = 0, 0, {}, {}
   for round = 1, opts.rounds do
@@ -104,12 +109,12 @@ local function compare_loop(spec, opts, n)
     for _, who in ipairs(order) do
       if who == "driver" then
         local times, terr = drive(exe, sys.realpath(i.object or i.path) or i.path, i.symbol, n, opts.reps, cpu)
-        if not times then s:close(); return nil, terr end
+        if not times then s:close(); return done(nil, terr) end
         this.driver = 1e-6 * i.bytes * n / metrics.stats(times).min
         best_drv = math.max(best_drv, this.driver)
       else
         local r, rerr = s:run(l, {reps = opts.reps})
-        if not r then s:close(); return nil, rerr end
+        if not r then s:close(); return done(nil, rerr) end
         this[who] = r.mbps
         best = math.max(best, r.mbps)
       end
@@ -118,8 +123,8 @@ local function compare_loop(spec, opts, n)
     aa[#aa + 1] = this.a / this.b
   end
   s:close(); l:close()
-  return {name = i.name, mbps = best, driver_mbps = best_drv, ratio = best / best_drv,
-    paired = metrics.stats(paired).median, aa = metrics.stats(aa).median}
+  return done({name = i.name, mbps = best, driver_mbps = best_drv, ratio = best / best_drv,
+    paired = metrics.stats(paired).median, aa = metrics.stats(aa).median})
 end
 
 -- the closing line: the lowest ratios, read against the target (or, with --self, as noise)

@@ -21,9 +21,6 @@ local function digest(s)
   return string.format("%016x", h)
 end
 
--- The cache: this user's own folder, written by nobody else (an object
--- found there is run): its path, or nil and why not (then a build is kept
--- for this process only, in a private folder).
 -- A folder's real path where every folder to it is this user's or root's
 -- and written by nobody else (csys.private), else nil and why: the path
 -- used from then on is the one checked, never the name re-resolved.
@@ -35,13 +32,15 @@ local function private_real(p)
   return real
 end
 
+-- The cache: this user's own folder, written by nobody else (an object
+-- found there is run): its path, or nil and why not (then a build is kept
+-- for this process only, in a private folder).
 local function cache_dir()
   local base, why = os.getenv("XDG_CACHE_HOME"), nil
   if base and base ~= "" then
     local parent, name = base:match("^(.*)/([^/]+)/*$")
-    if not sys.realpath(base) and parent and private_real(parent ~= "" and parent or "/") then
-      sys.mkdirs(private_real(parent ~= "" and parent or "/") .. "/" .. name)   -- made in a folder checked first
-    end
+    local checked = not sys.realpath(base) and parent and private_real(parent ~= "" and parent or "/")
+    if checked then sys.mkdirs(checked .. "/" .. name) end   -- made only in a folder checked first
     base, why = private_real(base)
   else
     local home = os.getenv("HOME")
@@ -91,8 +90,9 @@ local function slurp(path)
 end
 
 -- The shared object (or, with suffix "", the program) built from `path`
--- with cc and cflags: object, command; nil, message, errno (the compiler's
--- own message).  The source is preprocessed once, into a private folder
+-- with cc and cflags: object, command and, where nothing is cached, the
+-- private folder it lies in (the caller's to remove); nil, message, errno
+-- (the compiler's own message).  The source is preprocessed once, into a private folder
 -- (its own folder kept for "..." includes); the cache key is the command,
 -- the source's place and that output, and the compiler builds that very
 -- output: no header or source swapped in between is ever built under a
@@ -170,10 +170,9 @@ M.open = doc(function(path, symbol, opts)
   opts = opts or {}
   local object, command, scratch_dir = path, nil, nil
   if source(path) then
-    local err, errno
-    object, err, errno = M.build(path, opts.cflags)
-    if not object then return nil, err, errno end
-    command, scratch_dir = err, errno
+    local built, a, b = M.build(path, opts.cflags)   -- object, command, folder | nil, message, errno
+    if not built then return nil, a, b end
+    object, command, scratch_dir = built, a, b
   end
   -- an uncached build's folder goes with the loop (its finalizer; lua_close at exit)
   local keep = scratch_dir and setmetatable({}, {__gc = function()

@@ -94,9 +94,7 @@ end
 -- stop before it leaves no file (one made here is removed), so the
 -- corrected command finds none in its way.
 function M.create(path, hint)
-  local f, size, kind = sys.open(path, "new")   -- fail: nil, message, errno
-  local created = f ~= nil
-  if not f and kind == sys.EEXIST then f, size, kind = sys.open(path, "append") end
+  local f, size, kind, created = psys.create(path, true)   -- fail: nil, message, errno
   if not f then return nil, string.format("cannot write the results file: %s", size), kind end
   if kind ~= "file" then f:close(); return nil, string.format("%s is not a regular file", path) end
   if size > 0 then

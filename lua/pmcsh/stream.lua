@@ -422,16 +422,18 @@ M.disasm = doc(function(kernel, opts)
     return nil, string.format("no loop with %s's stores/loads found in %s", kernel, symbol)
   end
   -- The inner loop: the one that moves the most elements per pass (the
-  -- vector body; the others are peel and remainder loops); where nothing
-  -- says the elements, the one moving the most doubles, and where two
-  -- move as many the answer is that nothing tells them apart.
+  -- vector body; the others are peel and remainder loops); where the
+  -- elements are not read off each loop (a descriptor gives them for all,
+  -- or nothing does), the one moving the most doubles, and where two move
+  -- as many the answer is that nothing tells them apart.
+  local by_doubles = d.elements_per_trip or not found[1].elements
+  local function moved(l) return by_doubles and (l.stored + l.loaded) or l.elements end
   local main = found[1]
-  local function moved(l) return l.elements or (l.stored + l.loaded) end
   for _, l in ipairs(found) do
     if moved(l) > moved(main) then main = l end
   end
   for _, l in ipairs(found) do
-    if l ~= main and not main.elements and moved(l) == moved(main) then
+    if l ~= main and by_doubles and moved(l) == moved(main) then
       return nil, string.format("%d loops in %s move as many doubles a trip, and nothing says which is the loop: " ..
         "give elements_per_trip in its descriptor (pmcsh/loop.h)", #found, symbol)
     end

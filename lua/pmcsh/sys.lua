@@ -55,30 +55,32 @@ sys.open(path, how) -> file, size, kind | nil, msg, errno
   how "new":    a new file, made here; never an existing name, never through
                 a link (errno sys.EEXIST)
   how "append": an existing file, to read and add to: a regular file of this
-                user's (kind "file"), or a device or FIFO ("device"); a link is
-                followed only where it is this user's or root's (sys.ELOOP)
-  how "read":   a regular file; a FIFO or device is refused, never waited on]])
+                user's with no other name (kind "file"), or a device or FIFO of
+                this user's or root's ("device")
+  how "read":   a regular file; a FIFO, a device or a file of procfs or sysfs is
+                refused, never waited on
+  on the way, a link is followed only where it is this user's or root's, in a
+  folder nobody else writes or a sticky one (else sys.ELOOP)]])
 
 -- A file to write, as perf's -o: a new one, or an existing one of this
 -- user's emptied (kept where append), never through another user's link.
 M.create = doc(errors.facade("create", function(path, append)
   errors.check("create", 1, path, "string")
   local f, size, kind = C.open(path, "new")
-  if f then return f, 0, kind end
+  if f then return f, 0, kind, true end
   if size == nil or kind ~= M.EEXIST then return f, size, kind end
-  local err, errno
   f, size, kind = C.open(path, "append")
   if f and kind == "file" and not append and size > 0 then
-    local ok
-    ok, err, errno = C.truncate(f, 0)
+    local ok, err, errno = C.truncate(f, 0)
     if not ok then f:close(); return nil, err, errno end
     size = 0
   end
-  return f, size, kind
+  return f, size, kind, false
 end), "sys.create", [[
-sys.create(path[, append]) -> file, size, kind | nil, msg, errno
-  a file to write: made when missing, emptied when it is this user's (kept
-  with append true); never another user's, never through another's link]])
+sys.create(path[, append]) -> file, size, kind, made | nil, msg, errno
+  a file to write: made when missing (made true), emptied when it is this
+  user's (kept with append true); never another user's, never through a
+  link sys.open would not follow]])
 
 -- fill(file) -> true | nil, msg: writes the content; an error or nil
 -- leaves path as it was.

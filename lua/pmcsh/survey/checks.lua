@@ -91,18 +91,22 @@ end
 -- disassembly says (stream.disasm; Heller's check).  The loop's instructions
 -- only: rep-prefixed or remainder code is not in the body, hence 0.5%.
 M.INSTRUCTIONS_TOLERANCE = 0.005
-local loop_cache = {}
+-- a workload's disassembly, per descriptor and ISA: a survey's own (a loop
+-- of one name in another survey may be another file's)
+local loop_cache = setmetatable({}, {__mode = "k"})
 function M.instructions(c, x)
   local w, rec = x.w, x.rec
   local p = c.event and pmc.parse_name(c.event)
   local base = p and p.privilege == "u" and p.plain
   if not (base and w.disasm and c.value and c.value > 0 and is("instructions", base)) then return end
-  local key = w.name .. "/" .. tostring(rec.isa)
-  if loop_cache[key] == nil then
+  local mine = loop_cache[w] or {}
+  loop_cache[w] = mine
+  local isa = tostring(rec.isa)
+  if mine[isa] == nil then
     local loop, why = w.disasm(rec)
-    loop_cache[key] = loop or {why = why}
+    mine[isa] = loop or {why = why}
   end
-  local loop = loop_cache[key]
+  local loop = mine[isa]
   if not loop.instructions then   -- no silent absence: the row says why
     c.check, c.verdict, c.basis = "value", "unresolved", "no loop to check against: " .. tostring(loop.why)
     return

@@ -324,9 +324,9 @@ function M.run(o)
   if ok then ok, err = begin(st, f, unopened, o.resume) end
   if not ok then return stop(nil, err, errno) end
   local todo, warned = work_list(st, groups), {}
-  local sized, arrays = false, false
-  for _, w in ipairs(ws) do sized, arrays = sized or w.sized, arrays or (w.sized and not w.own_data) end
-  if sized and hdr.n and not o.quiet then io.stderr:write(plan.size_line(hdr.n, note, not arrays)) end
+  local sized = false
+  for _, w in ipairs(ws) do sized = sized or w.sized end
+  if sized and hdr.n and not o.quiet then io.stderr:write(plan.size_line(hdr.n, note, workloads.own_data_only(hdr))) end
   for i, job in ipairs(todo) do
     tell(i - 1, #todo, job.kernel .. (job.group and (" group " .. job.group) or " no counters"))
     -- what a crash of a user's loop says, with how to go on

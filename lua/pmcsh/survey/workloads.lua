@@ -38,17 +38,21 @@ function stream_engine.names(env)
   return out
 end
 
+-- Whether every kernel of the header is a loop on its own data (no
+-- workload of the survey touches pmcsh's arrays).
+function M.own_data_only(hdr)
+  local own = {}
+  for _, l in ipairs(hdr.loops or {}) do own[l.name] = l.convention == "own" end
+  for _, k in ipairs(hdr.kernels) do if not own[k] then return false end end
+  return #hdr.kernels > 0
+end
+
 -- The arrays: one stream for the survey, or a new one per window when
 -- fresh (first touch inside the window).  Warns about a small n once.
 local function arrays(hdr, env)
   local shared, made = nil, 0
   -- loops on their own data only: the arrays are mapped, never touched or warned about
-  local own = hdr.loops ~= nil
-  for _, k in ipairs(hdr.kernels) do
-    local mine = false
-    for _, l in ipairs(hdr.loops or {}) do mine = mine or (l.name == k and l.convention == "own") end
-    own = own and mine
-  end
+  local own = M.own_data_only(hdr)
   return function()
     if shared then return shared end
     local args = {n = hdr.n, threads = hdr.threads, pages = hdr.pages, quiet = (made > 0 or env.quiet or own) or nil}
@@ -164,8 +168,7 @@ function loop_engine.configure(opt, hdr, usage)
   if not opt.kernels then hdr.kernels = {} end
   local taken = {}
   for _, k in ipairs(hdr.kernels) do taken[k] = true end
-  for _, k in ipairs(stream_engine.names({})) do taken[k] = taken[k] or "built-in" end
-  taken.chase = taken.chase or "built-in"
+  for _, k in ipairs(M.names({})) do taken[k] = taken[k] or "built-in" end   -- every engine's own names
   hdr.loops = {}
   for _, spec in ipairs(opt.loops) do
     local path, symbol = loops.split(spec)
@@ -187,18 +190,6 @@ end
 -- A record read from a file: its windows at the header's n, as the built-ins'.
 function loop_engine.check_record(hdr, rec) return stream_engine.check_record(hdr, rec) end
 
--- A header read from a file: each loop's name and file.
-function loop_engine.check(hdr)
-  if hdr.loops == nil then return true end
-  if type(hdr.loops) ~= "table" then return nil, "loops: a list expected" end
-  for i, l in ipairs(hdr.loops) do
-    if type(l) ~= "table" or type(l.name) ~= "string" or type(l.path) ~= "string" or type(l.symbol) ~= "string" or
-      (l.bytes ~= nil and math.type(l.bytes) == nil) or (l.cflags ~= nil and type(l.cflags) ~= "string") then
-      return nil, string.format("loops[%d]: name, path and symbol (strings), bytes (a number) expected", i)
-    end
-  end
-  return true
-end
 
 function loop_engine.workloads(hdr, env, names)
   local by = {}
@@ -219,7 +210,6 @@ function loop_engine.workloads(hdr, env, names)
     local e = by[name]
     out[#out + 1] = {
       name = name, title = name, unit = loop_engine.unit, sized = true, bytes = e.bytes, loop = e,
-      own_data = e.convention == "own",
       what = string.format("the loop %s of %s", e.symbol, e.path),
       run = stream_run(hdr, get, function() return loop_of(e) end, e.bytes),
       disasm = function()
