@@ -50,7 +50,7 @@ VERSION := 0.1.0
 # none of it can include lua.h; the binding files core/l*.c convert.
 CORE_SRC := core/evname.c core/sysfs.c core/group.c core/rdpmc.c core/pmc_window.c core/child.c core/calib.c \
 	core/machine.c \
-	core/pty.c core/pfmforced.c core/userloop.c core/guard.c core/safepath.c
+	core/pty.c core/pfmforced.c core/userloop.c core/guard.c core/safepath.c core/uread.c core/regions.c
 CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/%.o)
 BIND_SRC := $(wildcard core/l*.c)
 UNLISTED := $(filter-out $(CORE_SRC) $(BIND_SRC),$(wildcard core/*.c))
@@ -61,9 +61,34 @@ endif
 KERN_SRC := $(filter-out kernels/stream.c kernels/loop_driver.c,$(wildcard kernels/*.c))
 KERN_OBJ := $(KERN_SRC:%.c=$(BUILD)/%.o) $(STREAM_VARIANTS:%=$(BUILD)/kernels/stream-%.o)
 OBJ := $(CORE_OBJ) $(BIND_SRC:%.c=$(BUILD)/%.o) $(KERN_OBJ)
-DEP := $(OBJ:.o=.d)
+DEP := $(OBJ:.o=.d) $(BUILD)/marker/marker.d $(BUILD)/marker/uread.d
 
-all: $(BIN)
+# The marker library (marker/, include/pmcsh/marker.h): linked into the
+# user's program, so it is built as a guest: position independent, only
+# pmcsh_* exported, no Lua and no libpfm4.
+MARKER_SO := $(BUILD)/libpmcsh-marker.so
+MARKER_A  := $(BUILD)/libpmcsh-marker.a
+MARKER_OBJ := $(BUILD)/marker/marker.o $(BUILD)/marker/uread.o
+MARKER_CFLAGS := $(CFLAGS) -fPIC -fvisibility=hidden -DPMCSH_MARKER_LIB
+
+all: $(BIN) $(MARKER_SO) $(MARKER_A)
+
+$(BUILD)/marker/%.o: marker/%.c
+	@mkdir -p $(@D)
+	$(CC) $(MARKER_CFLAGS) -MMD -MP -c -o $@ $<
+
+$(BUILD)/marker/uread.o: core/uread.c
+	@mkdir -p $(@D)
+	$(CC) $(MARKER_CFLAGS) -MMD -MP -c -o $@ $<
+
+$(MARKER_SO): $(MARKER_OBJ)
+	$(CC) $(MARKER_CFLAGS) $(LDFLAGS) -shared -Wl,-soname,libpmcsh-marker.so.0 -o $@.0 $(MARKER_OBJ) -pthread
+	ln -sf libpmcsh-marker.so.0 $@
+
+$(MARKER_A): $(MARKER_OBJ)
+	rm -f $@ && $(CROSS)ar rcs $@ $(MARKER_OBJ)
+
+marker: $(MARKER_SO) $(MARKER_A)
 
 $(BIN): $(OBJ)
 	$(CC) $(CFLAGS) $(LDFLAGS) -rdynamic -o $@ $(OBJ) $(LDLIBS)
@@ -95,7 +120,7 @@ deps:
 	@sh .ci/deps.sh $(PKGS)
 
 # The tests: busted with pmcsh itself as the interpreter.
-check: $(BIN)
+check: $(BIN) marker
 	@./$(BIN) spec/support/run.lua spec
 
 # The sanitized build: clang with AddressSanitizer and UBSan (float-cast-
@@ -184,10 +209,12 @@ slurm-check: $(BIN)
 
 SHARE := $(DESTDIR)$(PREFIX)/share/pmcsh
 # What a user builds against: include/pmcsh/*.h and a pkg-config file each
-# (pmcsh-loop.pc: the loops' header, nothing to link).
+# (pmcsh-loop.pc: the loops' header, nothing to link; pmcsh-marker.pc: the
+# marker library; pmcsh-likwid.pc: the same under LIKWID's macros).
 INCDIR := $(DESTDIR)$(PREFIX)/include/pmcsh
 PCDIR  := $(DESTDIR)$(PREFIX)/lib/pkgconfig
-install: $(BIN)
+LIBDIR := $(DESTDIR)$(PREFIX)/lib
+install: $(BIN) marker
 	install -d $(DESTDIR)$(PREFIX)/bin $(SHARE) $(DESTDIR)$(PREFIX)/share/man/man1 $(INCDIR) $(PCDIR)
 	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/pmcsh
 	cp -R lua scripts events $(SHARE)/
@@ -196,12 +223,22 @@ install: $(BIN)
 	install -m 644 include/pmcsh/loop.h $(INCDIR)/
 	printf 'prefix=%s\nincludedir=$${prefix}/include\n\nName: pmcsh-loop\nDescription: %s\nVersion: %s\nCflags: -I$${includedir}\n' \
 		'$(PREFIX)' 'your own loop, measured by pmcsh survey --loop' '$(VERSION)' >$(PCDIR)/pmcsh-loop.pc
+	install -m 644 include/pmcsh/marker.h include/pmcsh/likwid-marker.h $(INCDIR)/
+	install -d $(LIBDIR)
+	install -m 755 $(MARKER_SO).0 $(LIBDIR)/libpmcsh-marker.so.0
+	ln -sf libpmcsh-marker.so.0 $(LIBDIR)/libpmcsh-marker.so
+	install -m 644 $(MARKER_A) $(LIBDIR)/
+	printf 'prefix=%s\nincludedir=$${prefix}/include\nlibdir=$${prefix}/lib\n\nName: pmcsh-marker\nDescription: %s\nVersion: %s\nCflags: -I$${includedir}\nLibs: -L$${libdir} -Wl,-rpath,$${libdir} -lpmcsh-marker\nLibs.private: -pthread\n' \
+		'$(PREFIX)' 'regions of your program, counted by pmcsh stat --regions' '$(VERSION)' >$(PCDIR)/pmcsh-marker.pc
+	printf 'prefix=%s\nincludedir=$${prefix}/include\nlibdir=$${prefix}/lib\n\nName: pmcsh-likwid\nDescription: %s\nVersion: %s\nCflags: -I$${includedir}/pmcsh -DLIKWID_PERFMON\nLibs: -L$${libdir} -Wl,-rpath,$${libdir} -lpmcsh-marker\nLibs.private: -pthread\n' \
+		'$(PREFIX)' "LIKWID's Marker API on pmcsh's regions" '$(VERSION)' >$(PCDIR)/pmcsh-likwid.pc
 
 uninstall:
 	rm -rf $(DESTDIR)$(PREFIX)/bin/pmcsh $(SHARE) $(DESTDIR)$(PREFIX)/share/man/man1/pmcsh.1 $(INCDIR) \
-		$(PCDIR)/pmcsh-loop.pc
+		$(PCDIR)/pmcsh-loop.pc $(PCDIR)/pmcsh-marker.pc $(PCDIR)/pmcsh-likwid.pc \
+		$(LIBDIR)/libpmcsh-marker.so $(LIBDIR)/libpmcsh-marker.so.0 $(LIBDIR)/libpmcsh-marker.a
 
 clean:
 	rm -rf $(BUILD) $(BIN) $(ASAN) $(FUZZ)
 
-.PHONY: all deps check asan-deps asan-build asan fuzz lab-deps lab-check slurm-check install uninstall clean
+.PHONY: all marker deps check asan-deps asan-build asan fuzz lab-deps lab-check slurm-check install uninstall clean

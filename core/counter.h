@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 #include <linux/perf_event.h>
+#include "uread.h"
 
 #define PMC_NAME_MAX 256
 #define PMC_MAX_EVENTS 64  /* events in one pmc group */
@@ -182,40 +183,6 @@ int pmc_inst_delta(const struct pmc_group *g, int ev, int k, struct pmc_count *o
 void pmc_group_accumulate(const struct pmc_group *g, uint64_t *raw, uint64_t *en, uint64_t *run);
 /* Number of open fds. */
 int pmc_group_nfds(const struct pmc_group *g);
-
-/* Fast read path (x86 rdpmc through the perf_event_mmap_page, see
- * perf_event_open(2)).  The arithmetic is pure and separate, so it can be
- * checked on recorded pages where no PMU exists. */
-
-/* ns since the page's last update from cycles: the kernel's cyc -> ns
- * conversion (cyc * mult >> shift, split so it cannot overflow) + offset. */
-uint64_t pmc_mmap_time_delta(uint64_t cyc, uint16_t shift, uint32_t mult, uint64_t offset);
-/* cap_user_time_short: a counter narrower than 64 bits, widened from the
- * page's last time_cycles. */
-uint64_t pmc_mmap_cyc_short(uint64_t cyc, uint64_t time_cycles, uint64_t time_mask);
-/* The low `width` bits of a counter read, sign-extended (width 1..64). */
-int64_t pmc_sign_extend(uint64_t pmc, unsigned width);
-
-/* One read of a page: count as read() would return it, time enabled and
- * running now (ns); retries = times the seqlock made the loop go again. */
-struct pmc_mmap_value {
-	uint64_t count, enabled, running;
-	unsigned retries;
-};
-/* The instruction readers, replaceable for specs: rdpmc(ctx, index - 1)
- * and the timestamp counter. */
-struct pmc_mmap_ops {
-	uint64_t (*rdpmc)(void *ctx, uint32_t counter);
-	uint64_t (*rdtsc)(void *ctx);
-	void *ctx;
-};
-/* The seqlock read protocol on `page` with `ops`.  Returns 0, or -EAGAIN
- * when the event is not on the PMU now (index 0, or no user rdpmc/time):
- * the caller reads with read() instead. */
-int pmc_mmap_read_ops(const volatile struct perf_event_mmap_page *page, const struct pmc_mmap_ops *ops,
-		      struct pmc_mmap_value *out);
-/* The same with the real rdpmc/rdtsc (x86; -EOPNOTSUPP elsewhere). */
-int pmc_rdpmc_read(const void *page, struct pmc_mmap_value *out);
 
 /* Maps the page of every fd of the hardware sub groups, when the target
  * allows self-monitoring reads (the calling thread, no inherit) and the

@@ -93,15 +93,6 @@ void pmc_group_close(struct pmc_group *g)
 	g->mapped = 0;
 }
 
-#if defined(__aarch64__)
-/* kernel.perf_user_access = 1: events that ask may be read from user space */
-static int arm_user_access(void)
-{
-	char buf[8];
-	return pmc_read_text("/proc/sys/kernel/perf_user_access", buf, sizeof buf) > 0 && buf[0] == '1';
-}
-#endif
-
 int pmc_group_open(struct pmc_group *g, const struct pmc_target *t, int *bad)
 {
 	*bad = -1;
@@ -141,13 +132,9 @@ int pmc_group_open(struct pmc_group *g, const struct pmc_target *t, int *bad)
 				a.inherit = t->inherit && in->pid >= 0;
 				a.enable_on_exec = j == 0 && t->enable_on_exec;
 				a.pinned = j == 0 && t->pinned;
-#if defined(__aarch64__)
-				/* Arm grants user reads per event (the PMU's format term
-				 * rdpmc = config1:1), to a task's own counters only */
-				if (g->ev[sb->ev[j]].needs_cpu_pmu && t->pid == 0 && t->ncpus == 0 && !t->inherit &&
-				    arm_user_access())
-					a.config1 |= 2;
-#endif
+				/* user reads are granted per event, to a task's own counters only */
+				if (g->ev[sb->ev[j]].needs_cpu_pmu && t->pid == 0 && t->ncpus == 0 && !t->inherit)
+					a.config1 |= pmc_user_read_config1();
 				long fd = sys_perf_event_open(&a, in->pid, in->cpu, j ? in->fd[0] : -1, PERF_FLAG_FD_CLOEXEC);
 				if (fd < 0) {
 					int e = errno;

@@ -12,6 +12,7 @@ static const luaL_Reg preloads[] = {
 	{"pmcsh._stream", luaopen_pmcsh_stream},
 	{"pmcsh._chase", luaopen_pmcsh_chase},
 	{"pmcsh._machine", luaopen_pmcsh_machine},
+	{"pmcsh._regions", luaopen_pmcsh_regions},
 	{NULL, NULL}
 };
 

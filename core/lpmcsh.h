@@ -12,6 +12,7 @@ int luaopen_pmcsh_pmc(lua_State *L);    /* core/lpmc.c    */
 int luaopen_pmcsh_stream(lua_State *L); /* core/lstream.c */
 int luaopen_pmcsh_chase(lua_State *L);  /* core/lchase.c  */
 int luaopen_pmcsh_machine(lua_State *L); /* core/lmachine.c */
+int luaopen_pmcsh_regions(lua_State *L); /* core/lregions.c */
 
 /* Creates the metatable `name` of a userdata type: the metamethods `meta`
  * (with "__index" listed as NULL) and the method table `methods` as its

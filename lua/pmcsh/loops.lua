@@ -21,17 +21,6 @@ local function digest(s)
   return string.format("%016x", h)
 end
 
--- A folder's real path where every folder to it is this user's or root's
--- and written by nobody else (csys.private), else nil and why: the path
--- used from then on is the one checked, never the name re-resolved.
-local function private_real(p)
-  local real = sys.realpath(p)
-  if not real then return nil, p .. ": no such folder" end
-  local ok, why = csys.private(real)
-  if not ok then return nil, why end
-  return real
-end
-
 -- The cache: this user's own folder, written by nobody else (an object
 -- found there is run): its path, or nil and why not (then a build is kept
 -- for this process only, in a private folder).
@@ -39,27 +28,20 @@ local function cache_dir()
   local base, why = os.getenv("XDG_CACHE_HOME"), nil
   if base and base ~= "" then
     local parent, name = base:match("^(.*)/([^/]+)/*$")
-    local checked = not sys.realpath(base) and parent and private_real(parent ~= "" and parent or "/")
+    local checked = not sys.realpath(base) and parent and sys.private_real(parent ~= "" and parent or "/")
     if checked then sys.mkdirs(checked .. "/" .. name) end   -- made only in a folder checked first
-    base, why = private_real(base)
+    base, why = sys.private_real(base)
   else
     local home = os.getenv("HOME")
     if not home or home == "" then return nil, "no HOME or XDG_CACHE_HOME to keep it in" end
-    base, why = private_real(home)
+    base, why = sys.private_real(home)
     base = base and base .. "/.cache"
   end
   if not base then return nil, why end
   local dir = base .. "/pmcsh/loops"
   local ok, err = sys.mkdirs(dir)
   if not ok then return nil, err end
-  return private_real(dir)
-end
-
--- Where a build is made when nothing is cached: a private folder of /tmp's
--- (sticky: nobody renames it), $TMPDIR only where it is as private.
-local function scratch()
-  local t = os.getenv("TMPDIR")
-  return t and t ~= "" and private_real(t) or "/tmp"
+  return sys.private_real(dir)
 end
 
 -- "PATH[:SYMBOL]" -> path, symbol (nil when not given).
@@ -112,7 +94,7 @@ function M.build(path, cflags, suffix)
   local real = sys.realpath(path) or path
   local srcdir = real:match("^(.*)/[^/]*$") or "."
   local cache = cache_dir()
-  local work, werr, werrno = csys.mkdtemp((cache or scratch()) .. "/.build-")
+  local work, werr, werrno = csys.mkdtemp((cache or sys.scratch()) .. "/.build-")
   if not work then return nil, "cannot make a folder to build in: " .. tostring(werr), werrno end
   local function cleanup(keep)
     for _, n in ipairs({"src." .. ext, "pp.i", "pp.s", "err"}) do os.remove(work .. "/" .. n) end

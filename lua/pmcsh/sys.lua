@@ -46,6 +46,25 @@ sys.interrupted() -> whether Ctrl-C was pressed during this command]])
 -- replaces a file whole or not at all.  A path with a NUL byte is a bad
 -- argument (_sys's check), raised at the caller (errors.facade).
 
+
+-- A folder's real path where every folder to it is this user's or root's
+-- and written by nobody else (C.private), else nil and why: the path used
+-- from then on is the one checked, never the name re-resolved.
+function M.private_real(p)
+  local real = C.realpath(p)
+  if not real then return nil, p .. ": no such folder" end
+  local ok, why = C.private(real)
+  if not ok then return nil, why end
+  return real
+end
+
+-- Where a private folder of pmcsh's own is made (C.mkdtemp): /tmp (sticky:
+-- nobody renames it), $TMPDIR only where it is as private.
+function M.scratch()
+  local t = os.getenv("TMPDIR")
+  return t and t ~= "" and M.private_real(t) or "/tmp"
+end
+
 M.open = doc(errors.facade("open", function(path, how)
   errors.check("open", 1, path, "string")
   errors.check("open", 2, how, "string")

@@ -1,0 +1,337 @@
+-- Regions of the user's own program (include/pmcsh/marker.h): the command
+-- run with the marker library turned on, each process's file read back,
+-- and the counts as plain data and as perf stat's three formats.
+local C = require("pmcsh._regions")
+local csys = require("pmcsh._sys")
+local doc = require("pmcsh.help").doc
+local errors = require("pmcsh.errors")
+local pmc = require("pmcsh.pmc")
+local sys = require("pmcsh.sys")
+local text = require("pmcsh.text")
+
+local M = {}
+
+M.MAX_EVENTS = C.MAX_EVENTS
+
+local WARNED = {
+  environment = "the library could not read the events pmcsh handed it",
+  file = "the library could not make its results file",
+  open = "a thread could not open its counters: its regions are not counted",
+  name = "a region name was not a name (empty, over 127 bytes, or with control characters): its calls were ignored",
+  regions = "more region names than the library holds: the last ones were ignored",
+  threads = "more threads than the library holds: the last ones were ignored",
+  depth = "regions nested too deep: the deepest were ignored",
+  unbegun = "a region was ended that was not begun: that end was ignored",
+  overlap = "regions overlapped (one ended inside another): their exclusive counts are not given",
+  exit_inside = "a thread ended inside a region: that call is not counted",
+  read = "a read of the counters failed: that thread's later regions are not counted",
+  fork = "a process forked inside a region: the child's ends of it were ignored",
+}
+
+local function add_to(into, from, n)
+  for i = 1, n do into[i] = (into[i] or 0) + from[i] end
+end
+
+-- The processes' files merged: regions in the order first seen, each with
+-- its threads and its sums over them (exclusive sums only where no thread
+-- overlapped).
+local function merge(procs, nev)
+  local regions, by_name = {}, {}
+  for _, p in ipairs(procs) do
+    for _, r in ipairs(p.regions) do
+      local m = by_name[r.name]
+      if not m then
+        m = {name = r.name, calls = 0, iterations = 0, inner = 0, overlapped = false, inclusive = {}, exclusive = {},
+             enabled = {}, running = {}, threads = {}}
+        for i = 1, nev do m.inclusive[i], m.exclusive[i], m.enabled[i], m.running[i] = 0, 0, 0, 0 end
+        by_name[r.name] = m
+        regions[#regions + 1] = m
+      end
+      for _, t in ipairs(r.threads) do
+        t.pid = p.pid
+        m.threads[#m.threads + 1] = t
+        m.calls, m.iterations, m.inner = m.calls + t.calls, m.iterations + t.iterations, m.inner + t.inner
+        m.overlapped = m.overlapped or t.overlapped
+        add_to(m.inclusive, t.inclusive, nev)
+        add_to(m.exclusive, t.exclusive, nev)
+        add_to(m.enabled, t.enabled, nev)
+        add_to(m.running, t.running, nev)
+      end
+    end
+  end
+  return regions
+end
+
+-- What a file says went wrong, in words, once per kind over the processes.
+local function notes_of(procs)
+  local notes, seen = {}, {}
+  local function say(s) if not seen[s] then seen[s] = true; notes[#notes + 1] = s end end
+  for _, p in ipairs(procs) do
+    for _, w in ipairs(p.warned) do say(WARNED[w] or w) end
+    if not p.finished then
+      say(string.format("process %d did not reach its exit (killed, crashed or replaced by exec): its counts are " ..
+        "those of each region's last end before that", p.pid))
+    end
+    for _, t in ipairs(p.threads) do
+      if #t.open > 0 then
+        say(string.format("thread %d of process %d was inside %s at its end: %s not counted", t.tid, p.pid,
+          table.concat(t.open, " > "), #t.open > 1 and "those calls are" or "that call is"))
+      end
+    end
+  end
+  return notes
+end
+
+-- The cost of one begin/end pair, from the first process that measured it:
+-- per event what a region holding one pair counts more (outer) and what an
+-- empty region counts (self), and its time in ns; nil when none did.
+local function cost_of(procs, nev)
+  for _, p in ipairs(procs) do
+    local c = p.cost
+    if c.pairs > 0 then
+      local outer, self = {}, {}
+      for i = 1, nev do outer[i], self[i] = c.outer[i] / c.pairs, c.self[i] / c.pairs end
+      return {pairs = c.pairs, ns = c.ns / c.pairs, outer = outer, self = self}
+    end
+  end
+end
+
+-- The files in dir read, oldest process first; each removed once read.
+local function read_dir(dir)
+  local names = sys.dir(dir) or {}
+  table.sort(names)
+  local procs, bad = {}, {}
+  for _, name in ipairs(names) do
+    local path = dir .. "/" .. name
+    if name:match("%.regions$") then
+      local p, why = C.read(path)
+      if p then procs[#procs + 1] = p else bad[#bad + 1] = why end
+    end
+    os.remove(path)
+  end
+  os.remove(dir)
+  table.sort(procs, function(a, b) return a.pid < b.pid end)
+  return procs, bad
+end
+
+M.run = doc(errors.facade("run", function(o)
+  errors.check("run", 1, o, "table")
+  if type(o.events) ~= "table" then errors.argument("run", 1, "events: a list of event names expected") end
+  if type(o.cmd) ~= "table" then errors.argument("run", 1, "cmd: a list of command words expected") end
+  if #o.events == 0 then errors.argument("run", 1, "no events given") end
+  if #o.events > C.MAX_EVENTS then
+    errors.argument("run", 1, string.format("%d events: the marker library counts at most %d", #o.events,
+      C.MAX_EVENTS))
+  end
+  if #o.cmd == 0 then errors.argument("run", 1, "empty command") end
+  local spec, why, errno = C.encode(o.events)
+  if not spec then return nil, why, errno end
+  local dir, derr, derrno = csys.mkdtemp(sys.scratch() .. "/pmcsh-regions-")
+  if not dir then return nil, "cannot make a folder for the regions' files: " .. derr, derrno end
+  local env = {PMCSH_MARKER_EVENTS = spec, PMCSH_MARKER_DIR = dir}
+  local r, info, _, status = pmc.run({"task-clock"}, o.cmd, {env = env, inherit = true})
+  local procs, bad = read_dir(dir)
+  if not r then return nil, info, status end
+  local res = {command = o.cmd, events = o.events, status = info.status, elapsed = info.elapsed,
+               stopped_by = info.stopped_by, processes = procs, regions = merge(procs, #o.events),
+               cost = cost_of(procs, #o.events), notes = notes_of(procs)}
+  for _, why in ipairs(bad) do res.notes[#res.notes + 1] = why end
+  return res
+end), "regions.run", [[
+regions.run{events = {...}, cmd = {...}} -> result | nil, msg, errno
+Runs cmd, a program built with pmcsh's marker library (pmcsh/marker.h),
+with its regions counted on the events, each thread on its own counters.
+The result is plain data: command, events, status (the command's exit
+status), elapsed (s), processes (each process's file: pid, rank?, threads,
+...), regions (in the order first begun: name, calls, iterations,
+inclusive, exclusive, enabled, running (per event, summed over threads),
+inner (marker pairs inside the inclusive counts), overlapped, and threads,
+each with the same fields and pid, tid), cost (one begin/end pair: ns,
+outer and self per event; nil when no process measured it) and notes (what
+went wrong, in words).  Counts are integers, exact.]])
+
+-- ---- formats --------------------------------------------------------------
+
+local function is_clock(name)
+  local base = pmc.parse_name(name).base
+  return base == "task-clock" or base == "cpu-clock"
+end
+
+-- perf stat's number: clocks in msec, "%.2f"; counts as the integers they are.
+local function count_str(name, v)
+  if is_clock(name) then return string.format("%.2f", v / 1e6) end
+  return string.format("%d", v)
+end
+
+local function ratio_str(v, d)
+  if d == 0 then return "" end
+  return string.format("%.3f", v / d)
+end
+
+local function pct(en, run)
+  return en > 0 and 100 * run / en or 100
+end
+
+local function json_str(s)
+  local esc = function(c) return string.format("\\u%04x", c:byte()) end
+  if not utf8.len(s) then s = s:gsub('[%c"\\\128-\255]', esc)
+  else s = s:gsub('[%c"\\]', esc):gsub("\194([\128-\159])", esc) end
+  return '"' .. s .. '"'
+end
+
+-- The rows of region m: the sum (thread "all") then each thread when there
+-- are several; each row is {thread, pid, calls, iterations, inner,
+-- overlapped, inclusive, exclusive, enabled, running}.
+local function rows_of(m)
+  local rows = {{thread = "all", calls = m.calls, iterations = m.iterations, inner = m.inner,
+                 overlapped = m.overlapped, inclusive = m.inclusive, exclusive = m.exclusive, enabled = m.enabled,
+                 running = m.running}}
+  if #m.threads > 1 then
+    for _, t in ipairs(m.threads) do
+      rows[#rows + 1] = {thread = t.tid, pid = t.pid, calls = t.calls, iterations = t.iterations, inner = t.inner,
+                         overlapped = t.overlapped, inclusive = t.inclusive, exclusive = t.exclusive,
+                         enabled = t.enabled, running = t.running}
+    end
+  end
+  return rows
+end
+
+local function unit_of(name) return is_clock(name) and "msec" or "" end
+
+-- -x SEP: region, thread, calls, iterations, inclusive, exclusive, unit,
+-- event, run time (ns), percent running, inclusive per call, per iteration,
+-- marker pairs inside.
+local function write_csv(res, w, sep)
+  for _, m in ipairs(res.regions) do
+    for _, row in ipairs(rows_of(m)) do
+      for i, ev in ipairs(res.events) do
+        local f = {text.csv(m.name), tostring(row.thread), tostring(row.calls), tostring(row.iterations),
+          count_str(ev, row.inclusive[i]), row.overlapped and "" or count_str(ev, row.exclusive[i]), unit_of(ev),
+          text.csv(ev), tostring(row.running[i]), string.format("%.2f", pct(row.enabled[i], row.running[i])),
+          ratio_str(row.inclusive[i], row.calls), ratio_str(row.inclusive[i], row.iterations), tostring(row.inner)}
+        w:write(table.concat(f, sep), "\n")
+      end
+    end
+  end
+end
+
+-- -j: one object per region, thread and event, perf stat's keys where they
+-- mean the same; counts as strings of their exact digits.
+local function write_json(res, w)
+  for _, m in ipairs(res.regions) do
+    for _, row in ipairs(rows_of(m)) do
+      for i, ev in ipairs(res.events) do
+        local s = {string.format('{"region" : %s, "thread" : %s, "calls" : %d, "iterations" : %d, ', json_str(m.name),
+          row.thread == "all" and '"all"' or tostring(row.thread), row.calls, row.iterations)}
+        s[#s + 1] = string.format('"counter-value" : "%s", ', count_str(ev, row.inclusive[i]))
+        if not row.overlapped then
+          s[#s + 1] = string.format('"exclusive-value" : "%s", ', count_str(ev, row.exclusive[i]))
+        end
+        s[#s + 1] = string.format('"unit" : %s, "event" : %s, "event-runtime" : %d, "pcnt-running" : %.2f, ' ..
+          '"marker-pairs" : %d}', json_str(unit_of(ev)), json_str(ev), row.running[i],
+          pct(row.enabled[i], row.running[i]), row.inner)
+        w:write(table.concat(s), "\n")
+      end
+    end
+  end
+end
+
+-- The table of perf stat's: a block per region, its sum then its threads.
+local function write_std(res, w)
+  local cmd = {}
+  for i, a in ipairs(res.command) do cmd[i] = a end
+  local what = text.inert(table.concat(cmd, " "))
+  if #res.regions == 0 then
+    w:write(string.format("\n No region of '%s' was counted: was it built with pmcsh's marker library " ..
+      "(pkg-config --libs pmcsh-marker)?\n", what))
+  end
+  for _, m in ipairs(res.regions) do
+    w:write(string.format("\n Region '%s' of '%s' (%d call%s%s, %d thread%s):\n\n", text.inert(m.name), what,
+      m.calls, m.calls == 1 and "" or "s",
+      m.iterations > 0 and string.format(", %d iterations", m.iterations) or "",
+      #m.threads, #m.threads == 1 and "" or "s"))
+    w:write(string.format("%18s %18s %14s %14s  %s\n", "inclusive", "exclusive", "per call",
+      m.iterations > 0 and "per iteration" or "", "event"))
+    for _, row in ipairs(rows_of(m)) do
+      if row.thread ~= "all" then
+        w:write(string.format("   thread %d%s (%d call%s%s):\n", row.thread,
+          #res.processes > 1 and string.format(" of process %d", row.pid) or "",
+          row.calls, row.calls == 1 and "" or "s",
+          row.iterations > 0 and string.format(", %d iterations", row.iterations) or ""))
+      end
+      for i, ev in ipairs(res.events) do
+        local line = string.format("%18s %18s %14s %14s  %s", count_str(ev, row.inclusive[i]),
+          row.overlapped and "-" or count_str(ev, row.exclusive[i]),
+          ratio_str(is_clock(ev) and row.inclusive[i] / 1e6 or row.inclusive[i], row.calls),
+          ratio_str(is_clock(ev) and row.inclusive[i] / 1e6 or row.inclusive[i], row.iterations),
+          ev .. (is_clock(ev) and " (msec)" or ""))
+        local p = pct(row.enabled[i], row.running[i])
+        if p < 100 then line = line .. string.format(" (%.2f%%)", p) end
+        w:write(line, "\n")
+      end
+    end
+    if m.inner > 0 then
+      w:write(string.format("\n   its inclusive counts hold %d marker pair%s of nested regions (%.2f per call)\n",
+        m.inner, m.inner == 1 and "" or "s", m.inner / math.max(m.calls, 1)))
+    end
+  end
+  if res.cost then
+    local parts = {}
+    for i, ev in ipairs(res.events) do
+      parts[#parts + 1] = string.format("%s %s", ev, (string.format("%.1f", is_clock(ev) and res.cost.outer[i] / 1e6
+        or res.cost.outer[i]):gsub("%.0$", "")))
+    end
+    local selfs = {}
+    for i, ev in ipairs(res.events) do
+      selfs[#selfs + 1] = string.format("%s %s", ev, (string.format("%.1f", is_clock(ev) and res.cost.self[i] / 1e6
+        or res.cost.self[i]):gsub("%.0$", "")))
+    end
+    w:write(string.format("\n A begin/end pair costs %.0f ns; a region around one counts %s more, and an empty " ..
+      "region counts %s (measured over %d pairs at the start)\n", res.cost.ns, table.concat(parts, ", "),
+      table.concat(selfs, ", "), res.cost.pairs))
+  end
+  for _, n in ipairs(res.notes) do w:write(" pmcsh: ", text.inert(n), "\n") end
+  w:write(string.format("\n%18.9f seconds time elapsed\n\n", res.elapsed or 0))
+end
+
+-- Writes result res to w (anything with :write) as perf stat's table,
+-- its -x SEP rows (how.sep) or its -j lines (how.json).
+function M.write(res, w, how)
+  how = how or {}
+  if how.json then write_json(res, w)
+  elseif how.sep then write_csv(res, w, how.sep)
+  else write_std(res, w) end
+  if how.json or how.sep then
+    for _, n in ipairs(res.notes) do io.stderr:write("pmcsh stat: ", text.inert(n), "\n") end
+  end
+end
+
+-- The metric records of process p's regions (pmcsh compare reads any file
+-- of them): per region and event its inclusive count per call and per
+-- iteration, each thread's a sample.
+function M.metrics(res, p)
+  local out = {}
+  for _, m in ipairs(res.regions) do
+    local threads = {}
+    for _, t in ipairs(m.threads) do if t.pid == p.pid then threads[#threads + 1] = t end end
+    if #threads > 0 then
+      for i, ev in ipairs(res.events) do
+        for _, per in ipairs({{"call", "calls"}, {"iteration", "iterations"}}) do
+          local sum, d, samples = 0, 0, {}
+          for _, t in ipairs(threads) do
+            sum, d = sum + t.inclusive[i], d + t[per[2]]
+            if t[per[2]] > 0 then samples[#samples + 1] = t.inclusive[i] / t[per[2]] end
+          end
+          if d > 0 then
+            out[#out + 1] = {type = "metric", name = string.format("region %s: %s per %s", m.name, ev, per[1]),
+              value = sum / d, unit = unit_of(ev) ~= "" and "ns" or "count", samples = samples,
+              calls = m.calls, pid = p.pid, rank = p.rank}
+          end
+        end
+      end
+    end
+  end
+  return out
+end
+
+return M

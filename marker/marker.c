@@ -1,0 +1,863 @@
+/* libpmcsh-marker: regions of the user's program, counted in the program
+ * by counters each thread opens on itself (see include/pmcsh/marker.h for
+ * the API, core/marker_abi.h for what pmcsh hands it and reads back).
+ *
+ * It is a guest in someone else's program: no Lua, no libpfm4 (pmcsh
+ * resolved the events), no malloc, no stdio, no signal handlers; errno is
+ * kept; a failure is one line on stderr per kind and the calls go quiet.
+ * Without PMCSH_MARKER_EVENTS in the environment every call is one branch.
+ *
+ * A thread's hot path: begin looks the name up (a per-thread cache of the
+ * caller's pointer, else a hash table), then reads the counters last; end
+ * reads them first, then books the difference to the region and to its
+ * parent's children.  Counters are read with rdpmc where the kernel grants
+ * it (uread.h), else with one read() per perf group. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "../include/pmcsh/marker.h"
+#include "../core/marker_abi.h"
+#include "../core/uread.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define API __attribute__((visibility("default")))
+#define HIDDEN __attribute__((visibility("hidden")))
+#define NEV PMCSH_MK_MAX_EVENTS
+#define CAL_PAIRS 64
+#define CAL_NAME "(pmcsh marker pair)"  /* region 0: the calibration, never a user's table */
+#define HASH_SLOTS 1024                  /* > 2 * PMCSH_MK_MAX_REGIONS */
+
+struct mk_event {
+	uint32_t group;
+	struct perf_event_attr attr;
+};
+
+/* The process: events from the environment, the file, the names. */
+static struct {
+	int state;  /* 0: not read yet; 1: on; -1: off */
+	int nev;
+	struct mk_event ev[NEV];
+	int leader[NEV];                 /* per event: the index of its group's first event */
+	int ngroups, gfirst[NEV];        /* groups by their first event */
+	char dir[4096];
+	int rank;
+	pthread_mutex_t lock;
+	struct pmcsh_mk_header *hdr;     /* NULL until the first region (or after a fork) */
+	size_t map_len;
+	uint32_t hash_id[HASH_SLOTS];    /* region id + 1, 0: empty */
+	uint32_t hash_val[HASH_SLOTS];
+	uint32_t warned;
+	pthread_key_t key;
+	int have_key;
+} mk = {.lock = PTHREAD_MUTEX_INITIALIZER, .rank = -1};
+
+/* A thread: its counters and its part of the file. */
+struct mk_self {
+	struct pmcsh_mk_thread *rec;     /* NULL: off */
+	int off;
+	int fd[NEV];
+	const volatile struct perf_event_mmap_page *page[NEV];  /* all set, or none */
+	uint32_t orphans;                /* regions open at a fork: their ends are ignored */
+	uint32_t skipped;                /* begins past PMCSH_MK_MAX_DEPTH: their ends are ignored */
+	const char *cptr[4];             /* the caller's name pointers seen, and their ids */
+	uint32_t cid[4];
+};
+
+static __thread struct mk_self *self __attribute__((tls_model("initial-exec")));
+
+/* ---- saying things once ---------------------------------------------- */
+
+/* A name as it may be printed: control bytes as \xNN, at most 60 bytes. */
+static void inert(const char *s, char *out, size_t len)
+{
+	size_t o = 0;
+	for (size_t i = 0; s && s[i] && o + 5 < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (i == 60) {
+			memcpy(out + o, "...", 3);
+			o += 3;
+			break;
+		}
+		if (c < 0x20 || c == 0x7f)
+			o += (size_t)snprintf(out + o, len - o, "\\x%02x", c);
+		else
+			out[o++] = (char)c;
+	}
+	out[o] = 0;
+}
+
+static void mk_warn(int kind, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void mk_warn(int kind, const char *fmt, ...)
+{
+	uint32_t bit = 1u << kind;
+	uint32_t was = __atomic_fetch_or(&mk.warned, bit, __ATOMIC_RELAXED);
+	struct pmcsh_mk_header *h = mk.hdr;
+	if (h)
+		__atomic_fetch_or(&h->warned, bit, __ATOMIC_RELAXED);
+	if (was & bit)
+		return;
+	char line[512];
+	int n = snprintf(line, sizeof line, "pmcsh marker (pid %d): ", (int)getpid());
+	va_list ap;
+	va_start(ap, fmt);
+	n += vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
+	va_end(ap);
+	if (n > (int)sizeof line - 2)
+		n = (int)sizeof line - 2;
+	line[n++] = '\n';
+	ssize_t w = write(2, line, (size_t)n);
+	(void)w;
+}
+
+/* ---- the environment ------------------------------------------------- */
+
+/* One hex field of s up to `end` (no prefix, 1 to 16 lower-case digits). */
+static const char *hex_field(const char *s, char end, uint64_t *v)
+{
+	uint64_t x = 0;
+	int n = 0;
+	for (; *s && *s != end; s++, n++) {
+		int d = *s >= '0' && *s <= '9' ? *s - '0' : *s >= 'a' && *s <= 'f' ? *s - 'a' + 10 : -1;
+		if (d < 0 || n >= 16)
+			return NULL;
+		x = x << 4 | (uint64_t)d;
+	}
+	if (!n || *s != end)
+		return NULL;
+	*v = x;
+	return s;
+}
+
+/* PMCSH_MARKER_EVENTS (core/marker_abi.h): "g,type,config,config1,config2,flags;...". */
+static int parse_events(const char *s)
+{
+	mk.nev = 0;
+	for (;;) {
+		const char *item_end = strchr(s, ';');
+		if (mk.nev == NEV)
+			return -1;
+		uint64_t f[6];
+		for (int i = 0; i < 6; i++) {
+			s = hex_field(s, i < 5 ? ',' : item_end ? ';' : 0, &f[i]);
+			if (!s)
+				return -1;
+			s++;  /* past the separator (or the NUL: not read again) */
+		}
+		if (f[0] >= NEV || f[1] > UINT32_MAX || f[5] > 63)
+			return -1;
+		struct mk_event *e = &mk.ev[mk.nev++];
+		memset(e, 0, sizeof *e);
+		e->group = (uint32_t)f[0];
+		struct perf_event_attr *a = &e->attr;
+		a->size = sizeof *a;
+		a->type = (uint32_t)f[1];
+		a->config = f[2];
+		a->config1 = f[3];
+		a->config2 = f[4];
+		a->exclude_user = !!(f[5] & PMCSH_MK_EXCL_USER);
+		a->exclude_kernel = !!(f[5] & PMCSH_MK_EXCL_KERNEL);
+		a->exclude_hv = !!(f[5] & PMCSH_MK_EXCL_HV);
+		a->exclude_host = !!(f[5] & PMCSH_MK_EXCL_HOST);
+		a->exclude_guest = !!(f[5] & PMCSH_MK_EXCL_GUEST);
+		if (f[5] & PMCSH_MK_CPU_PMU)
+			a->config1 |= pmc_user_read_config1();
+		a->read_format = PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+		if (!item_end)
+			break;
+	}
+	mk.ngroups = 0;
+	for (int i = 0; i < mk.nev; i++) {
+		mk.leader[i] = i;
+		for (int j = 0; j < i; j++)
+			if (mk.ev[j].group == mk.ev[i].group) {
+				mk.leader[i] = mk.leader[j];
+				break;
+			}
+		if (mk.leader[i] == i)
+			mk.gfirst[mk.ngroups++] = i;
+	}
+	return 0;
+}
+
+static int env_rank(void)
+{
+	static const char *const vars[] = {"PMCSH_MARKER_RANK", "SLURM_PROCID", "PMI_RANK", "OMPI_COMM_WORLD_RANK",
+					   NULL};
+	for (int i = 0; vars[i]; i++) {
+		const char *v = getenv(vars[i]);
+		if (!v || !*v)
+			continue;
+		char *end;
+		long r = strtol(v, &end, 10);
+		if (!*end && r >= 0 && r < INT32_MAX)
+			return (int)r;
+	}
+	return -1;
+}
+
+static void mk_child(void);
+static void thread_gone(void *p);
+
+/* Reads the environment once, before main (or at the first call). */
+__attribute__((constructor)) static void mk_setup(void)
+{
+	if (mk.state)
+		return;
+	const char *evs = getenv("PMCSH_MARKER_EVENTS");
+	const char *dir = getenv("PMCSH_MARKER_DIR");
+	if (!evs) {
+		mk.state = -1;
+		return;
+	}
+	int saved = errno;
+	mk.state = -1;
+	if (!dir || !*dir || strlen(dir) >= sizeof mk.dir - 64 || strlen(evs) >= sizeof mk.hdr->events ||
+	    parse_events(evs) < 0) {
+		char shown[80];
+		inert(evs, shown, sizeof shown);
+		mk_warn(PMCSH_MK_W_ENV, "PMCSH_MARKER_EVENTS or PMCSH_MARKER_DIR is not what pmcsh writes ('%s'): "
+			"regions are not counted", shown);
+		errno = saved;
+		return;
+	}
+	strcpy(mk.dir, dir);
+	mk.rank = env_rank();
+	if (pthread_key_create(&mk.key, thread_gone) == 0)
+		mk.have_key = 1;
+	pthread_atfork(NULL, NULL, mk_child);
+	mk.state = 1;
+	errno = saved;
+}
+
+static int name_hash(const char *name, uint32_t *hash);
+
+/* ---- the file -------------------------------------------------------- */
+
+/* Makes DIR/<pid>.regions (DIR/<pid>-<k>.regions when an exec left one)
+ * and maps it.  Under mk.lock. */
+static int file_open(void)
+{
+	pid_t pid = getpid();
+	size_t len = sizeof(struct pmcsh_mk_header) + (size_t)PMCSH_MK_MAX_THREADS * sizeof(struct pmcsh_mk_thread);
+	char path[sizeof mk.dir + 64];
+	int fd = -1;
+	for (int k = 1; k <= 16 && fd < 0; k++) {
+		if (k == 1)
+			snprintf(path, sizeof path, "%s/%d.regions", mk.dir, (int)pid);
+		else
+			snprintf(path, sizeof path, "%s/%d-%d.regions", mk.dir, (int)pid, k);
+		fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd < 0 && errno != EEXIST)
+			break;
+	}
+	if (fd < 0) {
+		mk_warn(PMCSH_MK_W_FILE, "cannot make the results file in %s (%s): regions are not counted", mk.dir,
+			strerror(errno));
+		return -1;
+	}
+	void *p = MAP_FAILED;
+	if (ftruncate(fd, (off_t)len) == 0)
+		p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED) {
+		mk_warn(PMCSH_MK_W_FILE, "cannot size or map the results file %s (%s): regions are not counted", path,
+			strerror(errno));
+		unlink(path);
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	struct pmcsh_mk_header *h = p;
+	for (size_t o = 0; o < sizeof *h; o += 4096)
+		((volatile char *)h)[o] = 0;
+	h->version = PMCSH_MK_VERSION;
+	h->header_size = sizeof *h;
+	h->thread_size = sizeof(struct pmcsh_mk_thread);
+	h->nevents = (uint32_t)mk.nev;
+	h->pid = pid;
+	h->ppid = getppid();
+	h->rank = mk.rank;
+	h->warned = mk.warned;
+	strncpy(h->events, getenv("PMCSH_MARKER_EVENTS") ? getenv("PMCSH_MARKER_EVENTS") : "", sizeof h->events - 1);
+	/* region 0 is the calibration's (calibrate), named before any other */
+	uint32_t hv;
+	int n = name_hash(CAL_NAME, &hv);
+	memset(mk.hash_id, 0, sizeof mk.hash_id);
+	memcpy(h->names[0], CAL_NAME, (size_t)n + 1);
+	mk.hash_val[hv % HASH_SLOTS] = hv;
+	mk.hash_id[hv % HASH_SLOTS] = 1;
+	h->nregions = 1;
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	memcpy(h->magic, PMCSH_MK_MAGIC, 8);  /* last: a reader sees a whole header or none */
+	mk.map_len = len;
+	__atomic_store_n(&mk.hdr, h, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/* ---- names ----------------------------------------------------------- */
+
+/* The name's hash and length, or -1 when it is not a name: empty, longer
+ * than PMCSH_MK_NAME - 1, or holding control bytes.  Reads at most
+ * PMCSH_MK_NAME bytes. */
+static int name_hash(const char *name, uint32_t *hash)
+{
+	uint32_t h = 2166136261u;
+	int n = 0;
+	for (; n < PMCSH_MK_NAME; n++) {
+		unsigned char c = (unsigned char)name[n];
+		if (!c)
+			break;
+		if (c < 0x20 || c == 0x7f)
+			return -1;
+		h = (h ^ c) * 16777619u;
+	}
+	if (n == 0 || n == PMCSH_MK_NAME)
+		return -1;
+	*hash = h;
+	return n;
+}
+
+static inline int same_name(const char *a, const char *b)
+{
+	while (*a && *a == *b)
+		a++, b++;
+	return *a == *b;
+}
+
+/* The region id of name, registering it when `make`; -1 when it cannot be
+ * (said once). */
+static int name_id(const char *name, int make)
+{
+	struct pmcsh_mk_header *h = mk.hdr;
+	uint32_t hv;
+	int n = name ? name_hash(name, &hv) : -1;
+	if (n < 0) {
+		char shown[80];
+		inert(name ? name : "(null)", shown, sizeof shown);
+		mk_warn(PMCSH_MK_W_NAME, "region name '%s' is not a name (1 to %d bytes of printable text): "
+			"its calls are ignored", shown, PMCSH_MK_NAME - 1);
+		return -1;
+	}
+	for (int pass = 0; pass < 2; pass++) {
+		for (uint32_t i = hv % HASH_SLOTS, k = 0; k < HASH_SLOTS; k++, i = (i + 1) % HASH_SLOTS) {
+			uint32_t id1 = __atomic_load_n(&mk.hash_id[i], __ATOMIC_ACQUIRE);
+			if (!id1)
+				break;
+			if (mk.hash_val[i] == hv && same_name(h->names[id1 - 1], name))
+				return (int)id1 - 1;
+		}
+		if (!make || pass)
+			return -1;
+		/* not there: register under the lock, looked up again there */
+		pthread_mutex_lock(&mk.lock);
+		int found = -1;
+		uint32_t i = hv % HASH_SLOTS;
+		for (uint32_t k = 0; k < HASH_SLOTS; k++, i = (i + 1) % HASH_SLOTS) {
+			uint32_t id1 = mk.hash_id[i];
+			if (!id1)
+				break;
+			if (mk.hash_val[i] == hv && same_name(h->names[id1 - 1], name)) {
+				found = (int)id1 - 1;
+				break;
+			}
+		}
+		if (found < 0) {
+			uint32_t id = h->nregions;
+			if (id >= PMCSH_MK_MAX_REGIONS) {
+				pthread_mutex_unlock(&mk.lock);
+				char shown[80];
+				inert(name, shown, sizeof shown);
+				mk_warn(PMCSH_MK_W_REGIONS, "more than %d region names ('%s' is one too many): its calls "
+					"are ignored", PMCSH_MK_MAX_REGIONS - 1, shown);
+				return -1;
+			}
+			memcpy(h->names[id], name, (size_t)n + 1);
+			mk.hash_val[i] = hv;
+			__atomic_store_n(&mk.hash_id[i], id + 1, __ATOMIC_RELEASE);
+			__atomic_store_n(&h->nregions, id + 1, __ATOMIC_RELEASE);
+			found = (int)id;
+		}
+		pthread_mutex_unlock(&mk.lock);
+		return found;
+	}
+	return -1;
+}
+
+/* The id of name for this thread: its cache of the caller's pointers
+ * first (a pointer's text is compared: a reused buffer is no stale hit). */
+static inline int cached_id(struct mk_self *s, const char *name, int make)
+{
+	unsigned c = ((uintptr_t)name >> 3) & 3;
+	if (s->cptr[c] == name && name && same_name(mk.hdr->names[s->cid[c]], name))
+		return (int)s->cid[c];
+	int id = name_id(name, make);
+	if (id >= 0) {
+		s->cptr[c] = name;
+		s->cid[c] = (uint32_t)id;
+	}
+	return id;
+}
+
+/* ---- counters -------------------------------------------------------- */
+
+/* Reads every event into c (counts) and en/run (each event's group's
+ * times).  Returns 0, or -1 when a read() failed. */
+static inline int read_all(struct mk_self *s, uint64_t *c, uint64_t *en, uint64_t *run)
+{
+	for (int g = 0; g < mk.ngroups; g++) {
+		int l = mk.gfirst[g];
+		if (s->page[l]) {
+			/* rdpmc: the leader's page gives the times, each page its count */
+			struct pmc_mmap_value v;
+			int ok = pmc_rdpmc_read((const void *)s->page[l], &v) == 0;
+			if (ok) {
+				c[l] = v.count;
+				en[l] = v.enabled;
+				run[l] = v.running;
+				for (int i = l + 1; i < mk.nev && ok; i++)
+					if (mk.leader[i] == l) {
+						ok = pmc_rdpmc_read((const void *)s->page[i], &v) == 0;
+						c[i] = v.count;
+						en[i] = en[l];
+						run[i] = run[l];
+					}
+			}
+			if (ok)
+				continue;
+		}
+		/* read() of the leader, per the kernel ABI with PERF_FORMAT_GROUP:
+		 * u64 nr, time_enabled, time_running, value[nr] in opening order */
+		uint64_t buf[3 + NEV];
+		ssize_t r = read(s->fd[l], buf, sizeof buf);
+		if (r < (ssize_t)(3 * sizeof(uint64_t)) || r < (ssize_t)((3 + buf[0]) * sizeof(uint64_t)))
+			return -1;
+		int k = 0;
+		for (int i = l; i < mk.nev; i++)
+			if (mk.leader[i] == l && k < (int)buf[0]) {
+				c[i] = buf[3 + k++];
+				en[i] = buf[1];
+				run[i] = buf[2];
+			}
+	}
+	return 0;
+}
+
+static void self_close(struct mk_self *s)
+{
+	long psz = sysconf(_SC_PAGESIZE);
+	for (int i = 0; i < mk.nev; i++) {
+		if (s->page[i])
+			munmap((void *)s->page[i], (size_t)psz);
+		s->page[i] = NULL;
+		if (s->fd[i] >= 0)
+			close(s->fd[i]);
+		s->fd[i] = -1;
+	}
+}
+
+static long perf_open(struct perf_event_attr *a, int group_fd)
+{
+	return syscall(SYS_perf_event_open, a, 0, -1, group_fd, PERF_FLAG_FD_CLOEXEC);
+}
+
+static void calibrate(struct mk_self *s);
+
+/* Writes a zero to every page of [p, p + len): a region's count never
+ * includes a fault on the library's own file. */
+static void prefault(void *p, size_t len)
+{
+	long psz = sysconf(_SC_PAGESIZE);
+	for (size_t o = 0; o < len; o += (size_t)psz)
+		__atomic_store_n((char *)p + o, *((volatile char *)p + o), __ATOMIC_RELAXED);
+	__atomic_store_n((char *)p + len - 1, *((volatile char *)p + len - 1), __ATOMIC_RELAXED);
+}
+
+/* The calling thread's counters and part of the file, made at its first
+ * call (after a fork, again).  NULL: this thread does not count. */
+static struct mk_self *self_open(void)
+{
+	struct mk_self *s = self;
+	if (s && (s->off || s->rec))
+		return s->off ? NULL : s;
+	int first = 0;
+	pthread_mutex_lock(&mk.lock);
+	if (!mk.hdr && mk.state == 1) {
+		if (file_open() < 0)
+			mk.state = -1;
+		else
+			first = 1;
+	}
+	pthread_mutex_unlock(&mk.lock);
+	if (mk.state != 1)
+		return NULL;
+	if (!s) {
+		void *p = mmap(NULL, sizeof *s, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED)
+			return NULL;
+		s = p;
+		for (int i = 0; i < NEV; i++)
+			s->fd[i] = -1;
+		self = s;
+		if (mk.have_key)
+			pthread_setspecific(mk.key, s);
+	}
+	uint32_t t = __atomic_fetch_add(&mk.hdr->nthreads, 1, __ATOMIC_RELAXED);
+	if (t >= PMCSH_MK_MAX_THREADS) {
+		mk_warn(PMCSH_MK_W_THREADS, "more than %d threads counted regions: thread %ld's are ignored",
+			PMCSH_MK_MAX_THREADS, (long)syscall(SYS_gettid));
+		s->off = 1;
+		return NULL;
+	}
+	for (int i = 0; i < mk.nev; i++) {
+		struct perf_event_attr a = mk.ev[i].attr;
+		/* a leader starts disabled: a member added to a running group
+		 * would wait for the next schedule to count */
+		a.disabled = mk.leader[i] == i;
+		long fd = perf_open(&a, mk.leader[i] == i ? -1 : s->fd[mk.leader[i]]);
+		if (fd < 0) {
+			int e = errno;
+			self_close(s);
+			mk_warn(PMCSH_MK_W_OPEN, "cannot open event %d (type %u, config 0x%llx) on thread %ld (%s): "
+				"that thread's regions are not counted", i + 1, a.type, (unsigned long long)a.config,
+				(long)syscall(SYS_gettid), strerror(e));
+			s->off = 1;
+			return NULL;
+		}
+		s->fd[i] = (int)fd;
+	}
+	for (int g = 0; g < mk.ngroups; g++)
+		if (ioctl(s->fd[mk.gfirst[g]], PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP) < 0) {
+			int e = errno;
+			self_close(s);
+			mk_warn(PMCSH_MK_W_OPEN, "cannot enable the counters of thread %ld (%s): its regions are not "
+				"counted", (long)syscall(SYS_gettid), strerror(e));
+			s->off = 1;
+			return NULL;
+		}
+	/* user-space reads: every event of a group mapped and granted, or none */
+	long psz = sysconf(_SC_PAGESIZE);
+	int user_read = 0;
+	for (int g = 0; g < mk.ngroups; g++) {
+		int l = mk.gfirst[g], ok = 1;
+		for (int i = l; i < mk.nev && ok; i++) {
+			if (mk.leader[i] != l)
+				continue;
+			ok = 0;
+			if (!(mk.ev[i].attr.type == PERF_TYPE_HARDWARE || mk.ev[i].attr.type == PERF_TYPE_RAW ||
+			      mk.ev[i].attr.type == PERF_TYPE_HW_CACHE || mk.ev[i].attr.type > PERF_TYPE_BREAKPOINT))
+				break;
+			void *p = mmap(NULL, (size_t)psz, PROT_READ, MAP_SHARED, s->fd[i], 0);
+			if (p == MAP_FAILED)
+				break;
+			s->page[i] = p;
+			const struct perf_event_mmap_page *pc = p;
+			ok = pc->cap_user_rdpmc && pc->cap_user_time;
+		}
+		if (!ok)
+			for (int i = l; i < mk.nev; i++)
+				if (mk.leader[i] == l && s->page[i]) {
+					munmap((void *)s->page[i], (size_t)psz);
+					s->page[i] = NULL;
+				}
+		user_read |= ok;
+	}
+	struct pmcsh_mk_thread *rec = (void *)((char *)mk.hdr + sizeof *mk.hdr + (size_t)t * sizeof *rec);
+	prefault(rec, sizeof *rec);
+	rec->tid = (int32_t)syscall(SYS_gettid);
+	rec->user_read = (uint32_t)user_read;
+	rec->state = 1;
+	s->rec = rec;
+	if (first)
+		calibrate(s);
+	return s;
+}
+
+static void self_off(struct mk_self *s, int kind, const char *what)
+{
+	mk_warn(kind, "%s on thread %ld (%s): that thread's regions are no longer counted", what,
+		(long)syscall(SYS_gettid), strerror(errno));
+	s->rec->state = 3;
+	self_close(s);
+	s->off = 1;
+}
+
+/* ---- begin and end --------------------------------------------------- */
+
+static inline void begin_id(struct mk_self *s, int id)
+{
+	struct pmcsh_mk_thread *r = s->rec;
+	uint32_t d = r->depth;
+	if (d >= PMCSH_MK_MAX_DEPTH) {
+		s->skipped++;
+		mk_warn(PMCSH_MK_W_DEPTH, "regions nested deeper than %d: the deeper ones are ignored",
+			PMCSH_MK_MAX_DEPTH);
+		return;
+	}
+	struct pmcsh_mk_frame *f = &r->stack[d];
+	f->region = (uint32_t)id;
+	f->inner = 0;
+	memset(f->children, 0, sizeof f->children[0] * (size_t)mk.nev);
+	r->depth = d + 1;
+	if (read_all(s, f->start, f->en0, f->run0) < 0) {
+		r->depth = d;
+		self_off(s, PMCSH_MK_W_READ, "a read of the counters failed");
+	}
+}
+
+static inline void end_id(struct mk_self *s, int id)
+{
+	uint64_t c[NEV], en[NEV], run[NEV];
+	if (s->skipped) {
+		s->skipped--;
+		return;
+	}
+	if (read_all(s, c, en, run) < 0) {
+		self_off(s, PMCSH_MK_W_READ, "a read of the counters failed");
+		return;
+	}
+	struct pmcsh_mk_thread *r = s->rec;
+	uint32_t d = r->depth;
+	uint32_t at = d;
+	while (at > 0 && r->stack[at - 1].region != (uint32_t)id)
+		at--;
+	if (at == 0) {
+		if (s->orphans) {
+			s->orphans--;
+			return;
+		}
+		mk_warn(PMCSH_MK_W_UNBEGUN, "region '%s' ended but not begun on thread %ld: the end is ignored",
+			mk.hdr->names[id], (long)syscall(SYS_gettid));
+		return;
+	}
+	struct pmcsh_mk_frame *f = &r->stack[at - 1];
+	struct pmcsh_mk_counts *k = &r->regions[id];
+	int overlap = at != d;
+	if (overlap) {
+		mk_warn(PMCSH_MK_W_OVERLAP, "region '%s' ended inside '%s' on thread %ld: they overlap, and their "
+			"exclusive counts are not given", mk.hdr->names[id], mk.hdr->names[r->stack[d - 1].region],
+			(long)syscall(SYS_gettid));
+		k->flags |= 1;
+		for (uint32_t j = at; j < d; j++)
+			r->regions[r->stack[j].region].flags |= 1;
+	}
+	struct pmcsh_mk_frame *parent = at >= 2 ? &r->stack[at - 2] : NULL;
+	for (int i = 0; i < mk.nev; i++) {
+		uint64_t delta = c[i] - f->start[i];
+		k->incl[i] += delta;
+		k->excl[i] += delta - f->children[i];
+		k->enabled[i] += en[i] - f->en0[i];
+		k->running[i] += run[i] - f->run0[i];
+		if (parent)
+			parent->children[i] += delta;
+	}
+	k->inner += f->inner;
+	if (parent)
+		parent->inner += f->inner + 1;
+	k->calls++;
+	if (overlap)  /* the frames above it move down */
+		memmove(f, f + 1, sizeof *f * (d - at));
+	r->depth = d - 1;
+}
+
+/* The pair's cost, before the user's first region: what CAL_PAIRS empty
+ * regions count (self, region 0's counts) and what they add to a region
+ * around them (outer), through the same calls a user makes. */
+static void calibrate(struct mk_self *s)
+{
+	uint64_t c0[NEV], c1[NEV], en[NEV], run[NEV];
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (read_all(s, c0, en, run) < 0)
+		return;
+	for (int i = 0; i < CAL_PAIRS; i++) {
+		pmcsh_region_begin(CAL_NAME);
+		pmcsh_region_end(CAL_NAME);
+	}
+	if (read_all(s, c1, en, run) < 0)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	struct pmcsh_mk_header *h = mk.hdr;
+	for (int i = 0; i < mk.nev; i++) {
+		h->cal_outer[i] = c1[i] - c0[i];
+		h->cal_self[i] = s->rec->regions[0].incl[i];
+	}
+	h->cal_ns = (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000LL + (t1.tv_nsec - t0.tv_nsec));
+	h->cal_pairs = CAL_PAIRS;
+}
+
+API void pmcsh_region_begin(const char *name)
+{
+	if (__builtin_expect(mk.state <= 0, 1)) {
+		if (mk.state < 0)
+			return;
+		mk_setup();
+		if (mk.state < 0)
+			return;
+	}
+	int saved = errno;
+	struct mk_self *s = self;
+	if (__builtin_expect(!s || !s->rec, 0))
+		s = self_open();
+	if (s && !s->off) {
+		int id = cached_id(s, name, 1);
+		if (id >= 0)
+			begin_id(s, id);
+	}
+	errno = saved;
+}
+
+API void pmcsh_region_end(const char *name)
+{
+	if (__builtin_expect(mk.state <= 0, 1))
+		return;
+	int saved = errno;
+	struct mk_self *s = self;
+	if (s && s->rec && !s->off) {
+		int id = cached_id(s, name, 0);
+		if (id >= 0)
+			end_id(s, id);
+		else if (s->orphans)
+			s->orphans--;
+		else if (name && name_hash(name, &(uint32_t){0}) > 0)
+			mk_warn(PMCSH_MK_W_UNBEGUN, "region '%.*s' ended but never begun: the end is ignored", 60,
+				name);
+		else
+			name_id(name, 0);  /* says why it is not a name */
+	} else if (s && s->orphans)
+		s->orphans--;
+	errno = saved;
+}
+
+API void pmcsh_region_iterations(const char *name, uint64_t n)
+{
+	if (__builtin_expect(mk.state <= 0, 1))
+		return;
+	int saved = errno;
+	struct mk_self *s = self;
+	if (!s || !s->rec)
+		s = self_open();
+	if (s && !s->off) {
+		int id = cached_id(s, name, 1);
+		if (id >= 0)
+			s->rec->regions[id].iterations += n;
+	}
+	errno = saved;
+}
+
+API void pmcsh_thread_init(void)
+{
+	if (mk.state <= 0)
+		return;
+	int saved = errno;
+	if (!self || !self->rec)
+		self_open();
+	errno = saved;
+}
+
+API void pmcsh_region_register(const char *name)
+{
+	if (mk.state <= 0)
+		return;
+	int saved = errno;
+	struct mk_self *s = self_open();
+	if (s)
+		cached_id(s, name, 1);
+	errno = saved;
+}
+
+API int pmcsh_region_get(const char *name, uint64_t *counts, int *n, uint64_t *calls)
+{
+	if (mk.state <= 0)
+		return -1;
+	int saved = errno, rc = -1;
+	struct mk_self *s = self;
+	if (s && s->rec && !s->off) {
+		int id = cached_id(s, name, 0);
+		if (id >= 0) {
+			struct pmcsh_mk_counts *k = &s->rec->regions[id];
+			int m = n && *n < mk.nev ? *n : mk.nev;
+			for (int i = 0; counts && i < m; i++)
+				counts[i] = k->incl[i];
+			if (n)
+				*n = mk.nev;
+			if (calls)
+				*calls = k->calls;
+			rc = 0;
+		}
+	}
+	errno = saved;
+	return rc;
+}
+
+API void pmcsh_region_reset(const char *name)
+{
+	if (mk.state <= 0)
+		return;
+	int saved = errno;
+	struct mk_self *s = self;
+	if (s && s->rec && !s->off) {
+		int id = cached_id(s, name, 0);
+		if (id >= 0)
+			memset(&s->rec->regions[id], 0, sizeof s->rec->regions[id]);
+	}
+	errno = saved;
+}
+
+/* ---- threads, forks, exit --------------------------------------------- */
+
+/* A thread ends (pthread_exit or its function returned): its counters go. */
+static void thread_gone(void *p)
+{
+	struct mk_self *s = p;
+	int saved = errno;
+	if (s->rec && !s->off) {
+		if (s->rec->depth)
+			mk_warn(PMCSH_MK_W_EXIT_INSIDE, "thread %ld ended inside region '%s': that call is not counted",
+				(long)syscall(SYS_gettid), mk.hdr->names[s->rec->stack[s->rec->depth - 1].region]);
+		s->rec->state = 2;
+	}
+	self_close(s);
+	if (self == s)
+		self = NULL;
+	munmap(s, sizeof *s);
+	errno = saved;
+}
+
+/* In a forked child: the parent's counters and file are not its own.  It
+ * starts again at its next region, in a file of its own; the regions open
+ * at the fork end unseen. */
+static void mk_child(void)
+{
+	struct mk_self *s = self;
+	if (mk.hdr)
+		munmap(mk.hdr, mk.map_len);
+	mk.hdr = NULL;
+	mk.warned = 0;
+	pthread_mutex_init(&mk.lock, NULL);
+	if (s) {
+		uint32_t open = s->rec && !s->off ? s->rec->depth : 0;
+		self_close(s);
+		memset(s, 0, sizeof *s);
+		for (int i = 0; i < NEV; i++)
+			s->fd[i] = -1;
+		s->orphans = open;
+	}
+}
+
+__attribute__((destructor)) static void mk_finish(void)
+{
+	struct pmcsh_mk_header *h = mk.hdr;
+	if (h)
+		__atomic_store_n(&h->finished, 1, __ATOMIC_RELEASE);
+}
