@@ -60,7 +60,8 @@ struct pmcsh_mk_frame {
 	uint64_t inner;                       /* marker pairs inside it so far */
 	uint64_t start[PMCSH_MK_MAX_EVENTS];  /* counts at its begin */
 	uint64_t children[PMCSH_MK_MAX_EVENTS];  /* its nested regions' inclusive counts */
-	uint64_t en0[PMCSH_MK_MAX_EVENTS], run0[PMCSH_MK_MAX_EVENTS];  /* times at begin, per event */
+	uint64_t lost0[PMCSH_MK_MAX_EVENTS];  /* ns each event was enabled but not counting, at begin */
+	uint64_t clock0;                      /* the thread's clock at begin (marker.c's read_now) */
 };
 
 /* One region's counts on one thread. */

@@ -68,7 +68,11 @@ struct mk_self {
 	struct pmcsh_mk_thread *rec;     /* NULL: off */
 	int off;
 	int fd[NEV];
-	const volatile struct perf_event_mmap_page *page[NEV];  /* all set, or none */
+	const volatile struct perf_event_mmap_page *page[NEV];  /* all set (fast), or none */
+	int fast;                        /* every event read in user space while on the PMU */
+	int nev;
+	uint32_t time_mult;              /* the clock's ticks to ns, from the first page */
+	uint16_t time_shift;
 	uint32_t orphans;                /* regions open at a fork: their ends are ignored */
 	uint32_t skipped;                /* begins past PMCSH_MK_MAX_DEPTH: their ends are ignored */
 	const char *cptr[4];             /* the caller's name pointers seen, and their ids */
@@ -101,6 +105,7 @@ static void inert(const char *s, char *out, size_t len)
 static void mk_warn(int kind, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void mk_warn(int kind, const char *fmt, ...)
 {
+	int saved = errno;
 	uint32_t bit = 1u << kind;
 	uint32_t was = __atomic_fetch_or(&mk.warned, bit, __ATOMIC_RELAXED);
 	struct pmcsh_mk_header *h = mk.hdr;
@@ -119,6 +124,7 @@ static void mk_warn(int kind, const char *fmt, ...)
 	line[n++] = '\n';
 	ssize_t w = write(2, line, (size_t)n);
 	(void)w;
+	errno = saved;
 }
 
 /* ---- the environment ------------------------------------------------- */
@@ -411,46 +417,88 @@ static inline int cached_id(struct mk_self *s, const char *name, int make)
 
 /* ---- counters -------------------------------------------------------- */
 
-/* Reads every event into c (counts) and en/run (each event's group's
- * times).  Returns 0, or -1 when a read() failed. */
-static inline int read_all(struct mk_self *s, uint64_t *c, uint64_t *en, uint64_t *run)
+#define barrier() __asm__ volatile("" ::: "memory")
+
+/* read() of every group, per the kernel ABI with PERF_FORMAT_GROUP:
+ * u64 nr, time_enabled, time_running, value[nr] in opening order.  c gets
+ * the counts, lost the ns each was enabled but not counting; *clock (when
+ * asked) the first group's enabled time.  -errno when a read failed
+ * (errno itself as it was). */
+static int read_groups(struct mk_self *s, uint64_t *c, uint64_t *lost, uint64_t *clock)
 {
 	for (int g = 0; g < mk.ngroups; g++) {
 		int l = mk.gfirst[g];
-		if (s->page[l]) {
-			/* rdpmc: the leader's page gives the times, each page its count */
-			struct pmc_mmap_value v;
-			int ok = pmc_rdpmc_read((const void *)s->page[l], &v) == 0;
-			if (ok) {
-				c[l] = v.count;
-				en[l] = v.enabled;
-				run[l] = v.running;
-				for (int i = l + 1; i < mk.nev && ok; i++)
-					if (mk.leader[i] == l) {
-						ok = pmc_rdpmc_read((const void *)s->page[i], &v) == 0;
-						c[i] = v.count;
-						en[i] = en[l];
-						run[i] = run[l];
-					}
-			}
-			if (ok)
-				continue;
-		}
-		/* read() of the leader, per the kernel ABI with PERF_FORMAT_GROUP:
-		 * u64 nr, time_enabled, time_running, value[nr] in opening order */
 		uint64_t buf[3 + NEV];
+		int saved = errno;
 		ssize_t r = read(s->fd[l], buf, sizeof buf);
-		if (r < (ssize_t)(3 * sizeof(uint64_t)) || r < (ssize_t)((3 + buf[0]) * sizeof(uint64_t)))
-			return -1;
+		if (r < (ssize_t)(3 * sizeof(uint64_t)) || r < (ssize_t)((3 + buf[0]) * sizeof(uint64_t))) {
+			int e = r < 0 ? errno : EIO;
+			errno = saved;
+			return -e;
+		}
+		if (clock && g == 0)
+			*clock = buf[1];
 		int k = 0;
 		for (int i = l; i < mk.nev; i++)
 			if (mk.leader[i] == l && k < (int)buf[0]) {
 				c[i] = buf[3 + k++];
-				en[i] = buf[1];
-				run[i] = buf[2];
+				lost[i] = buf[1] - buf[2];
 			}
 	}
 	return 0;
+}
+
+#ifdef PMC_HAVE_USER_READ
+/* The user-space read of every event (perf_event_open(2)'s self-monitoring
+ * protocol, uread.h), lean: the page's time_enabled - time_running only
+ * changes when the event was off the PMU, so it is read raw, and the
+ * clock once, by the caller.  -1 when an event is off the PMU now. */
+static inline __attribute__((always_inline)) int read_fast(const struct mk_self *s, uint64_t *c, uint64_t *lost)
+{
+	for (int i = 0; i < s->nev; i++) {
+		const volatile struct perf_event_mmap_page *pc = s->page[i];
+		uint32_t seq, idx;
+		uint64_t off, gap, raw;
+		uint16_t width;
+		do {
+			seq = pc->lock;
+			barrier();
+			idx = pc->index;
+			if (__builtin_expect(!idx || !pc->cap_user_rdpmc, 0))
+				return -1;
+			off = (uint64_t)pc->offset;
+			gap = pc->time_enabled - pc->time_running;
+			width = pc->pmc_width;
+			raw = pmc_user_rdpmc(0, idx - 1);
+			barrier();
+		} while (__builtin_expect(pc->lock != seq, 0));
+		c[i] = off + (uint64_t)pmc_sign_extend(raw, width);
+		lost[i] = gap;
+	}
+	return 0;
+}
+#endif
+
+/* The counters now: counts c, lost (see read_groups), and the thread's
+ * clock (*clock: ticks of the user-space clock for a fast thread, the
+ * first group's enabled ns otherwise).  -errno when a read() failed. */
+static inline __attribute__((always_inline)) int read_now(struct mk_self *s, uint64_t *c, uint64_t *lost,
+							  uint64_t *clock)
+{
+#ifdef PMC_HAVE_USER_READ
+	if (s->fast) {
+		int r = read_fast(s, c, lost);
+		*clock = pmc_user_clock(0);
+		return __builtin_expect(r == 0, 1) ? 0 : read_groups(s, c, lost, NULL);
+	}
+#endif
+	return read_groups(s, c, lost, clock);
+}
+
+/* ns of a clock difference (see read_now) */
+static inline uint64_t clock_ns(const struct mk_self *s, uint64_t d)
+{
+	return s->fast ? pmc_mmap_time_delta(d, s->time_shift, s->time_mult, 0) : d;
 }
 
 static void self_close(struct mk_self *s)
@@ -572,10 +620,18 @@ static struct mk_self *self_open(void)
 				}
 		user_read |= ok;
 	}
+	s->nev = mk.nev;
+	s->fast = user_read && mk.ngroups > 0;
+	for (int i = 0; i < mk.nev; i++)
+		s->fast = s->fast && s->page[i];
+	if (s->fast) {
+		s->time_mult = s->page[0]->time_mult;
+		s->time_shift = s->page[0]->time_shift;
+	}
 	struct pmcsh_mk_thread *rec = (void *)((char *)mk.hdr + sizeof *mk.hdr + (size_t)t * sizeof *rec);
 	prefault(rec, sizeof *rec);
 	rec->tid = (int32_t)syscall(SYS_gettid);
-	rec->user_read = (uint32_t)user_read;
+	rec->user_read = (uint32_t)s->fast;
 	rec->state = 1;
 	s->rec = rec;
 	if (first)
@@ -583,89 +639,111 @@ static struct mk_self *self_open(void)
 	return s;
 }
 
-static void self_off(struct mk_self *s, int kind, const char *what)
-{
-	mk_warn(kind, "%s on thread %ld (%s): that thread's regions are no longer counted", what,
-		(long)syscall(SYS_gettid), strerror(errno));
-	s->rec->state = 3;
-	self_close(s);
-	s->off = 1;
-}
-
 /* ---- begin and end --------------------------------------------------- */
 
-static inline void begin_id(struct mk_self *s, int id)
+static void too_deep(struct mk_self *s)
+{
+	s->skipped++;
+	mk_warn(PMCSH_MK_W_DEPTH, "regions nested deeper than %d: the deeper ones are ignored", PMCSH_MK_MAX_DEPTH);
+}
+
+static void read_failed(struct mk_self *s, int err)
+{
+	mk_warn(PMCSH_MK_W_READ, "a read of the counters failed on thread %ld (%s): that thread's regions are no "
+		"longer counted", (long)syscall(SYS_gettid), strerror(-err));
+	s->rec->state = 3;
+	int saved = errno;
+	self_close(s);
+	s->off = 1;
+	errno = saved;
+}
+
+static inline __attribute__((always_inline)) void begin_id(struct mk_self *s, int id)
 {
 	struct pmcsh_mk_thread *r = s->rec;
 	uint32_t d = r->depth;
-	if (d >= PMCSH_MK_MAX_DEPTH) {
-		s->skipped++;
-		mk_warn(PMCSH_MK_W_DEPTH, "regions nested deeper than %d: the deeper ones are ignored",
-			PMCSH_MK_MAX_DEPTH);
+	if (__builtin_expect(d >= PMCSH_MK_MAX_DEPTH, 0)) {
+		too_deep(s);
 		return;
 	}
 	struct pmcsh_mk_frame *f = &r->stack[d];
 	f->region = (uint32_t)id;
 	f->inner = 0;
-	memset(f->children, 0, sizeof f->children[0] * (size_t)mk.nev);
+	for (int i = 0; i < s->nev; i++)
+		f->children[i] = 0;
 	r->depth = d + 1;
-	if (read_all(s, f->start, f->en0, f->run0) < 0) {
+	int e = read_now(s, f->start, f->lost0, &f->clock0);
+	if (__builtin_expect(e < 0, 0)) {
 		r->depth = d;
-		self_off(s, PMCSH_MK_W_READ, "a read of the counters failed");
+		read_failed(s, e);
 	}
 }
 
-static inline void end_id(struct mk_self *s, int id)
+/* The end of region id's frame at depth at (1-based) of d: its counts
+ * booked, its parent's children and inner pairs grown. */
+static void end_overlap(struct mk_self *s, int id, uint32_t at, uint32_t d)
 {
-	uint64_t c[NEV], en[NEV], run[NEV];
-	if (s->skipped) {
+	struct pmcsh_mk_thread *r = s->rec;
+	mk_warn(PMCSH_MK_W_OVERLAP, "region '%s' ended inside '%s' on thread %ld: they overlap, and their exclusive "
+		"counts are not given", mk.hdr->names[id], mk.hdr->names[r->stack[d - 1].region],
+		(long)syscall(SYS_gettid));
+	r->regions[id].flags |= 1;
+	for (uint32_t j = at; j < d; j++)
+		r->regions[r->stack[j].region].flags |= 1;
+}
+
+static void end_unbegun(struct mk_self *s, int id)
+{
+	if (s->orphans) {
+		s->orphans--;
+		return;
+	}
+	mk_warn(PMCSH_MK_W_UNBEGUN, "region '%s' ended but not begun on thread %ld: the end is ignored",
+		mk.hdr->names[id], (long)syscall(SYS_gettid));
+}
+
+static inline __attribute__((always_inline)) void end_id(struct mk_self *s, int id)
+{
+	uint64_t c[NEV], lost[NEV], clock;
+	if (__builtin_expect(s->skipped, 0)) {
 		s->skipped--;
 		return;
 	}
-	if (read_all(s, c, en, run) < 0) {
-		self_off(s, PMCSH_MK_W_READ, "a read of the counters failed");
+	int e = read_now(s, c, lost, &clock);
+	if (__builtin_expect(e < 0, 0)) {
+		read_failed(s, e);
 		return;
 	}
 	struct pmcsh_mk_thread *r = s->rec;
-	uint32_t d = r->depth;
-	uint32_t at = d;
+	uint32_t d = r->depth, at = d;
 	while (at > 0 && r->stack[at - 1].region != (uint32_t)id)
 		at--;
-	if (at == 0) {
-		if (s->orphans) {
-			s->orphans--;
+	if (__builtin_expect(at != d, 0)) {
+		if (at == 0) {
+			end_unbegun(s, id);
 			return;
 		}
-		mk_warn(PMCSH_MK_W_UNBEGUN, "region '%s' ended but not begun on thread %ld: the end is ignored",
-			mk.hdr->names[id], (long)syscall(SYS_gettid));
-		return;
+		end_overlap(s, id, at, d);
 	}
 	struct pmcsh_mk_frame *f = &r->stack[at - 1];
 	struct pmcsh_mk_counts *k = &r->regions[id];
-	int overlap = at != d;
-	if (overlap) {
-		mk_warn(PMCSH_MK_W_OVERLAP, "region '%s' ended inside '%s' on thread %ld: they overlap, and their "
-			"exclusive counts are not given", mk.hdr->names[id], mk.hdr->names[r->stack[d - 1].region],
-			(long)syscall(SYS_gettid));
-		k->flags |= 1;
-		for (uint32_t j = at; j < d; j++)
-			r->regions[r->stack[j].region].flags |= 1;
+	uint64_t el = clock_ns(s, clock - f->clock0);
+	if (at >= 2) {
+		struct pmcsh_mk_frame *parent = f - 1;
+		for (int i = 0; i < s->nev; i++)
+			parent->children[i] += c[i] - f->start[i];
+		parent->inner += f->inner + 1;
 	}
-	struct pmcsh_mk_frame *parent = at >= 2 ? &r->stack[at - 2] : NULL;
-	for (int i = 0; i < mk.nev; i++) {
-		uint64_t delta = c[i] - f->start[i];
+	for (int i = 0; i < s->nev; i++) {
+		uint64_t delta = c[i] - f->start[i], off = lost[i] - f->lost0[i];
 		k->incl[i] += delta;
 		k->excl[i] += delta - f->children[i];
-		k->enabled[i] += en[i] - f->en0[i];
-		k->running[i] += run[i] - f->run0[i];
-		if (parent)
-			parent->children[i] += delta;
+		k->enabled[i] += el;
+		k->running[i] += off < el ? el - off : 0;
 	}
 	k->inner += f->inner;
-	if (parent)
-		parent->inner += f->inner + 1;
 	k->calls++;
-	if (overlap)  /* the frames above it move down */
+	if (__builtin_expect(at != d, 0))  /* the frames above it move down */
 		memmove(f, f + 1, sizeof *f * (d - at));
 	r->depth = d - 1;
 }
@@ -675,16 +753,16 @@ static inline void end_id(struct mk_self *s, int id)
  * around them (outer), through the same calls a user makes. */
 static void calibrate(struct mk_self *s)
 {
-	uint64_t c0[NEV], c1[NEV], en[NEV], run[NEV];
+	uint64_t c0[NEV], c1[NEV], lost[NEV], clock;
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	if (read_all(s, c0, en, run) < 0)
+	if (read_now(s, c0, lost, &clock) < 0)
 		return;
 	for (int i = 0; i < CAL_PAIRS; i++) {
 		pmcsh_region_begin(CAL_NAME);
 		pmcsh_region_end(CAL_NAME);
 	}
-	if (read_all(s, c1, en, run) < 0)
+	if (read_now(s, c1, lost, &clock) < 0)
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	struct pmcsh_mk_header *h = mk.hdr;
@@ -696,84 +774,81 @@ static void calibrate(struct mk_self *s)
 	h->cal_pairs = CAL_PAIRS;
 }
 
+/* The library at a call: on (the environment read, 1) or off. */
+static inline __attribute__((always_inline)) int on(void)
+{
+	if (__builtin_expect(mk.state > 0, 0))
+		return 1;
+	if (mk.state < 0)
+		return 0;
+	mk_setup();  /* a call before the constructors ran */
+	return mk.state > 0;
+}
+
+/* The calling thread, counting: opened at its first call; NULL when off. */
+static inline __attribute__((always_inline)) struct mk_self *counting(void)
+{
+	struct mk_self *s = self;
+	if (__builtin_expect(!s || !s->rec, 0)) {
+		int saved = errno;
+		s = self_open();
+		errno = saved;
+	}
+	return s && !s->off ? s : NULL;
+}
+
 API void pmcsh_region_begin(const char *name)
 {
-	if (__builtin_expect(mk.state <= 0, 1)) {
-		if (mk.state < 0)
-			return;
-		mk_setup();
-		if (mk.state < 0)
-			return;
-	}
-	int saved = errno;
-	struct mk_self *s = self;
-	if (__builtin_expect(!s || !s->rec, 0))
-		s = self_open();
-	if (s && !s->off) {
-		int id = cached_id(s, name, 1);
-		if (id >= 0)
-			begin_id(s, id);
-	}
-	errno = saved;
+	struct mk_self *s;
+	if (!on() || !(s = counting()))
+		return;
+	int id = cached_id(s, name, 1);
+	if (id >= 0)
+		begin_id(s, id);
 }
 
 API void pmcsh_region_end(const char *name)
 {
-	if (__builtin_expect(mk.state <= 0, 1))
-		return;
-	int saved = errno;
 	struct mk_self *s = self;
-	if (s && s->rec && !s->off) {
-		int id = cached_id(s, name, 0);
-		if (id >= 0)
-			end_id(s, id);
-		else if (s->orphans)
+	if (__builtin_expect(mk.state <= 0, 1) || !s)
+		return;
+	if (__builtin_expect(!s->rec || s->off, 0)) {
+		if (s->orphans)
 			s->orphans--;
-		else if (name && name_hash(name, &(uint32_t){0}) > 0)
-			mk_warn(PMCSH_MK_W_UNBEGUN, "region '%.*s' ended but never begun: the end is ignored", 60,
-				name);
-		else
-			name_id(name, 0);  /* says why it is not a name */
-	} else if (s && s->orphans)
+		return;
+	}
+	int id = cached_id(s, name, 0);
+	if (__builtin_expect(id >= 0, 1))
+		end_id(s, id);
+	else if (s->orphans)
 		s->orphans--;
-	errno = saved;
+	else if (name && name_hash(name, &(uint32_t){0}) > 0)
+		mk_warn(PMCSH_MK_W_UNBEGUN, "region '%.*s' ended but never begun: the end is ignored", 60, name);
+	else
+		name_id(name, 0);  /* says why it is not a name */
 }
 
 API void pmcsh_region_iterations(const char *name, uint64_t n)
 {
-	if (__builtin_expect(mk.state <= 0, 1))
+	struct mk_self *s;
+	if (!on() || !(s = counting()))
 		return;
-	int saved = errno;
-	struct mk_self *s = self;
-	if (!s || !s->rec)
-		s = self_open();
-	if (s && !s->off) {
-		int id = cached_id(s, name, 1);
-		if (id >= 0)
-			s->rec->regions[id].iterations += n;
-	}
-	errno = saved;
+	int id = cached_id(s, name, 1);
+	if (id >= 0)
+		s->rec->regions[id].iterations += n;
 }
 
 API void pmcsh_thread_init(void)
 {
-	if (mk.state <= 0)
-		return;
-	int saved = errno;
-	if (!self || !self->rec)
-		self_open();
-	errno = saved;
+	if (on())
+		counting();
 }
 
 API void pmcsh_region_register(const char *name)
 {
-	if (mk.state <= 0)
-		return;
-	int saved = errno;
-	struct mk_self *s = self_open();
-	if (s)
+	struct mk_self *s;
+	if (on() && (s = counting()))
 		cached_id(s, name, 1);
-	errno = saved;
 }
 
 API int pmcsh_region_get(const char *name, uint64_t *counts, int *n, uint64_t *calls)

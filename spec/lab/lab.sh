@@ -128,6 +128,12 @@ image() {
 			end
 			io.write("}\n")' >"$so.loops" || die "cannot disassemble $so"
 	done
+	# region programs linked with the cross-built marker library
+	mkdir -p "$fs/p/spec/lab/regions"
+	for src in "$root"/spec/lab/regions/*.c; do
+		$triplet-gcc -O2 -I"$root/include" -o "$fs/p/spec/lab/regions/$(basename "${src%.c}")" "$src" \
+			"$root/build-$triplet/libpmcsh-marker.a" -pthread || die "cannot cross-build $src"
+	done
 	cat >"$fs/init" <<-'EOF'
 	#!/bin/busybox sh
 	/bin/busybox --install -s /bin
@@ -151,7 +157,7 @@ run() {
 	local vmlinuz cmd out
 	vmlinuz="$(kernel)"
 	[ -s "$cache/initrd.gz" ] && [ -z "$(find "$root"/lua "$root"/scripts "$root"/events "$root"/spec "$root"/core \
-		"$root"/kernels "$root"/include -newer "$cache/initrd.gz" -print -quit)" ] || image
+		"$root"/kernels "$root"/include "$root"/marker -newer "$cache/initrd.gz" -print -quit)" ] || image
 	cmd="$(mktemp -d)"
 	printf '%q ' "$@" >"$cmd/cmd"
 	(cd "$cmd" && echo cmd | cpio -o -H newc 2>/dev/null | gzip -1) | cat "$cache/initrd.gz" - >"$cmd/initrd.gz"
