@@ -1,0 +1,440 @@
+-- pmcsh stat: perf-stat-like counting of a command (or of cpus, processes
+-- or threads), with mean and relative standard error over repeated runs.
+-- The options a recipe parsed (scripts/stat.lua's) become a context (the
+-- target, the aggregation mode, the events probed), the runs are summed
+-- into one table of plain data, and pmcsh.stat.format writes it in perf
+-- stat 6.1's formats.
+local errors = require("pmcsh.errors")
+local events = require("pmcsh.events")
+local format = require("pmcsh.stat.format")
+local machine = require("pmcsh.machine")
+local metrics = require("pmcsh.metrics")
+local options = require("pmcsh.options")
+local pmc = require("pmcsh.pmc")
+local results = require("pmcsh.results")
+local sys = require("pmcsh.sys")
+local text = require("pmcsh.text")
+
+local M = {}
+
+-- perf's tool events (duration_time): no counter, the run's own clock
+local TOOLS = (events.load("generic") or {}).tools or {}
+
+local function usage(msg) error(options.usage("stat: " .. msg), 0) end
+
+-- Option name as the user typed it with its value ("-C 0,,1", "--pid=''"),
+-- for a message about the value (c.typed_as: the host's, recipe.typed).
+local function as_typed(c, opts, name)
+  local t = c.typed_as and c.typed_as(name) or "--" .. name
+  if opts[name] == "" then t = t .. "''" end
+  return text.inert(t)
+end
+
+-- The stat's context, c below: the options checked and turned into what the
+-- phases share.  The format (sep, json, out), the target (cpus, or tids with
+-- until_pid, what names it in the header; the command in args), the
+-- aggregation mode (mode, M = MODES[mode]), interval and repeats; then the
+-- events (all: the rows, events: those counted, idx: name -> index in
+-- events, counted, scale, unit_of, metrics) and where each instance
+-- counted (place, targets); prev and printed carry -I from tick to tick.
+
+-- -p and -t: the threads to count (all of a process's) into c.tids, each
+-- thread once (-p P,P, or -p P -t P, names P's threads once), the first
+-- process into c.until_pid.  nil, status, message when one is gone.  The
+-- lists are decimal ids, nothing else (machine.parse_list's "ids").
+local function read_ids(opts, c)
+  local topo = machine
+  local seen = {}
+  for _, o in ipairs{{"pid", "process id"}, {"tid", "thread id"}} do
+    local v = opts[o[1]]
+    if v then
+      c.tids = c.tids or {}
+      local ids, why = machine.parse_list(v, "ids")
+      if not ids then usage(string.format("%s: %s (give %ss: N[,N...])", as_typed(c, opts, o[1]), why, o[2])) end
+      for _, n in ipairs(ids) do
+        local list, msg = {n}, nil
+        if o[1] == "pid" then
+          list, msg = topo.threads(n)
+          if not list then return nil, nil, msg end
+          c.until_pid = c.until_pid or n
+        elseif not io.open("/proc/" .. n .. "/comm") then
+          io.stderr:write("pmcsh stat: no thread ", n, "\n"); return nil, 1
+        end
+        for _, t in ipairs(list) do
+          if not seen[t] then seen[t] = true; c.tids[#c.tids + 1] = t end
+        end
+      end
+      c.what = string.format("%s '%s'", o[2], v)
+    end
+  end
+  return c
+end
+
+local MODE_FLAGS = {{"no-aggr", "none"}, {"per-socket", "socket"}, {"per-die", "die"}, {"per-core", "core"},
+                    {"per-node", "node"}, {"per-thread", "thread"}}
+
+-- The context from the options, or nil, status, message.
+local function setup(opts, args, typed_as)
+  local c = {typed_as = typed_as, sep = opts["field-separator"], json = opts.json, args = args, inherit = not opts["no-inherit"],
+             interval = opts["interval-print"], repeats = opts["repeat"], printed = 0}
+  if c.sep == "" then usage("-x needs a separator (such as -x ,)") end
+  if c.sep and c.json then usage("-x and --json exclude each other") end
+  if opts.append and not opts.output then usage("--append needs -o FILE") end
+
+  -- the target: the command, cpus (-a, -C) or threads (-p, -t)
+  if opts["all-cpus"] and opts.cpu then usage("-a and -C exclude each other") end
+  if (opts["all-cpus"] or opts.cpu) and (opts.pid or opts.tid) then usage("-a/-C and -p/-t exclude each other") end
+  if opts["all-cpus"] then c.cpus, c.what = machine.online(), "'system wide'"
+  elseif opts.cpu then
+    local msg
+    c.cpus, msg = machine.parse_list(opts.cpu, "cpus")
+    if not c.cpus then usage(string.format("%s: %s (give cpus: N or N-M, comma-separated)", as_typed(c, opts, "cpu"), msg)) end
+    -- a cpu that is not online opens nothing (EINVAL, ENODEV): said before any event is tried
+    local online, is_online = machine.online(), {}
+    for _, cpu in ipairs(online) do is_online[cpu] = true end
+    for _, cpu in ipairs(c.cpus) do
+      if not is_online[cpu] then
+        usage(string.format("-C %s: cpu %d is not online (online cpus %s)", opts.cpu, cpu,
+          machine.format_list(online)))
+      end
+    end
+    c.what = "'CPU(s) " .. opts.cpu .. "'"
+  end
+  local ok, status, msg = read_ids(opts, c)
+  if not ok then return nil, status, msg end
+  c.mode = "global"
+  for _, m in ipairs(MODE_FLAGS) do
+    if opts[m[1]] then
+      if c.mode ~= "global" then usage("give one of -A, --per-socket, --per-die, --per-core, --per-node, --per-thread") end
+      c.mode = m[2]
+    end
+  end
+  c.M = format.MODES[c.mode]
+  if c.mode == "thread" and not c.tids then
+    if not opts["all-cpus"] then usage("--per-thread counts the threads of -p PID or -t TID, or with -a every thread") end
+    -- perf's -a --per-thread: every thread of the machine, each counted as a task
+    c.cpus, c.system_threads = nil, true
+    c.tids = machine.all_threads()
+  end
+  if c.mode ~= "global" and c.mode ~= "thread" and not c.cpus then
+    usage("-A and --per-socket/die/core/node count cpus: give -a or -C LIST")
+  end
+  if #args == 0 and not c.cpus and not c.tids then usage("no command given (pmcsh stat -e EV -- cmd args, or -a, -C, -p, -t)") end
+  if c.interval and c.repeats > 1 then usage("-I and -r exclude each other") end
+  return c
+end
+
+-- The events: -e lists with {a,b} groups flattened, then -M groups; the
+-- list and the -M metrics.
+local function event_list(opts, cpus)
+  local all, metrics = {}, {}
+  for _, item in ipairs(opts.events or {}) do
+    -- {a,b}:u is a:u,b:u, as perf writes a group's modifier (pmc.parse_name)
+    local ok, p = pcall(pmc.parse_name, item)
+    if not ok then
+      if errors.is(p, "argument") then usage(p.message) end
+      error(p, 0)
+    end
+    for _, name in ipairs(p.members or {item}) do all[#all + 1] = name end
+  end
+  for _, gname in ipairs(opts.metrics or {}) do
+    local g, gpath = events.group(gname)
+    if not g then usage("-M: " .. gpath) end
+    for _, e in ipairs(g.events) do all[#all + 1] = e end
+    for _, m in ipairs(g.metrics or {}) do metrics[#metrics + 1] = m end
+  end
+  if #all == 0 then
+    all = {cpus and "cpu-clock" or "task-clock", "context-switches", "cpu-migrations", "page-faults",
+           "cycles", "instructions", "branches", "branch-misses"}
+  end
+  -- the same event twice is counted once
+  local seen, uniq = {}, {}
+  for _, e in ipairs(all) do if not seen[e] then seen[e] = true; uniq[#uniq + 1] = e end end
+  return uniq, metrics
+end
+
+-- perf stat's answers to an event that does not open on the target
+-- (stat_handle_error, evsel__fallback): one this machine cannot count is a
+-- <not supported> row and the run goes on; one refused because it counts
+-- the kernel at perf_event_paranoid > 1 is counted in user space only,
+-- named as perf names it (cycles:u, msr/tsc/u); any other refusal ends the
+-- run with the message of the event as the user wrote it (exit 1), and a
+-- name that does not resolve is a usage error (exit 2).
+local NOT_SUPPORTED = {[sys.ENOENT] = true, [sys.EOPNOTSUPP] = true, [sys.ENODEV] = true, [sys.EINVAL] = true,
+                       [sys.ENOSYS] = true, [sys.ENXIO] = true}
+
+-- perf's name of an event counted without the kernel (pmc.modified: cycles:u,
+-- msr/tsc/u, cycles:Hu).
+local function user_only_name(name)
+  return pmc.modified(name, "u")
+end
+
+-- name's row: the name counted (name, or its :u form), or false for
+-- <not supported>, and the row's name; nil, message, exit status.
+local function probe_one(pmc, name, target)
+  local info, bad = pmc.info(name)
+  if not info then return nil, bad, 2 end   -- the user's words do not name an event
+  local g, msg, errno = pmc.group({name}, target)
+  if g then g:close(); return name, name end
+  if NOT_SUPPORTED[errno] then return false, name end
+  if (errno == sys.EACCES or errno == sys.EPERM) and not info.exclude_kernel and not info.exclude_user
+      and pmc.environment().paranoid > 1 then
+    local u = user_only_name(name)
+    local gu, _, uerr = pmc.group({u}, target)
+    if gu then gu:close(); return u, u end
+    if NOT_SUPPORTED[uerr] then return false, u end
+  end
+  return nil, msg, 1
+end
+
+-- Sets c.events (the names counted, fallen back ones as :u), idx, all (the
+-- rows, renamed alike), counted, scale and unit_of; nil, exit status when
+-- an event cannot be counted here at all.
+local function probe_events(c)
+  -- every thread of the machine: tried on this process, the first listed may be gone
+  local target = c.cpus and {cpus = {c.cpus[1]}} or c.system_threads and {pid = sys.getpid()} or
+    c.tids and {pid = c.tids[1], inherit = c.inherit} or nil
+  c.events, c.idx, c.tool, c.typed = {}, {}, {}, table.move(c.all, 1, #c.all, 1, {})
+  for k, name in ipairs(c.all) do
+    local counted, row, status
+    if TOOLS[name] then counted, row = false, name; c.tool[name] = true
+    else counted, row, status = probe_one(pmc, name, target) end
+    if counted == nil then io.stderr:write("pmcsh stat: ", row, "\n"); return nil, status end
+    c.all[k] = row
+    if counted then c.events[#c.events + 1] = counted; c.idx[counted] = #c.events end
+  end
+  c.counted = #c.events > 0
+  -- counted for the run, not shown: the software event nothing refuses to
+  -- count in a process's own user space
+  if not c.counted then c.events = {"dummy:u"} end
+  c.scale, c.unit_of = {}, {}
+  for _, name in ipairs(c.all) do
+    local info = not c.tool[name] and pmc.info(name)
+    c.scale[name] = info and info.scale
+    c.unit_of[name] = format.is_clock(name) and "msec" or c.tool[name] and "ns" or (info and info.unit) or ""
+  end
+  return c
+end
+
+-- Where each instance counted (c.place: cpu topology, or the thread) and
+-- pmc.run's targets.
+local function place_targets(c)
+  local topo = machine
+  c.place = {}
+  if c.cpus then
+    for _, cpu in ipairs(c.cpus) do c.place[cpu] = topo.of(cpu) end
+    c.targets = {{cpus = c.cpus}}
+  elseif c.tids then
+    c.targets = {}
+    -- inherit: the threads and children a target starts while counted are
+    -- counted with it, as perf's attr.inherit (off with -i)
+    for k, t in ipairs(c.tids) do
+      c.targets[k] = {pid = t, inherit = c.inherit}
+      c.place[k] = {tid = t, comm = topo.comm(t)}
+    end
+  end
+end
+
+-- inst[i]: event i's instances {key..., value, enabled, running} in reading r
+local function instances(c, r)
+  local inst = {}
+  for i = 1, #c.events do
+    local list = {}
+    if c.cpus then
+      for _, x in ipairs(r[1][i].cpus or {}) do
+        local p = c.place[x.cpu] or machine.of(x.cpu)
+        list[#list + 1] = {cpu = x.cpu, socket = p.socket, die = p.die, core = p.core, node = p.node,
+                           value = x.value, enabled = x.enabled, running = x.running}
+      end
+    elseif c.tids then
+      for k, rd in ipairs(r) do
+        if rd then   -- false: a thread gone before it was opened
+          list[#list + 1] = {tid = c.place[k].tid, comm = c.place[k].comm,
+                             value = rd[i].value, enabled = rd.enabled, running = rd.running}
+        end
+      end
+    else
+      list[1] = {value = r[i].value, enabled = r.enabled, running = r.running}
+    end
+    inst[i] = list
+  end
+  return inst
+end
+
+-- instances minus the previous cumulative ones (for -I)
+local function minus(cur, prev)
+  if not prev then return cur end
+  local d = {}
+  for i, list in ipairs(cur) do
+    d[i] = {}
+    for k, x in ipairs(list) do
+      local p = prev[i][k] or {value = 0, enabled = 0, running = 0}
+      local y = {}
+      for kk, v in pairs(x) do y[kk] = v end
+      y.value, y.enabled, y.running = x.value - p.value, x.enabled - p.enabled, x.running - p.running
+      d[i][k] = y
+    end
+  end
+  return d
+end
+
+-- the aggregates of mode M: {key -> {fields..., nr, [i] = {value, enabled, running}}}, and their keys in order
+local function aggregate(M, inst)
+  local aggs, keys = {}, {}
+  for i, list in ipairs(inst) do
+    for _, x in ipairs(list) do
+      local k = M.key(x)
+      local a = aggs[k]
+      if not a then
+        a = {cpu = x.cpu, socket = x.socket, die = x.die, core = x.core, node = x.node, tid = x.tid,
+             comm = x.comm, nr = 0, sum = {}}
+        aggs[k] = a
+        keys[#keys + 1] = k
+      end
+      if i == 1 then a.nr = a.nr + 1 end
+      local s = a.sum[i] or {value = 0, enabled = 0, running = 0}
+      s.value, s.enabled, s.running = s.value + x.value, s.enabled + x.enabled, s.running + x.running
+      a.sum[i] = s
+    end
+  end
+  table.sort(keys)
+  return aggs, keys
+end
+
+-- The rows of a table, summed run by run as perf stat sums them: the
+-- first run's aggregates (aggs, their keys in order), the elapsed times'
+-- running statistics (elapsed), and per key and event a cell {stats,
+-- enabled, running, first, nonzero}: the running statistics of its value
+-- (metrics.running), its enabled and running times summed over the runs,
+-- the first run's value and whether any run's was not 0.  Nothing grows
+-- with the runs: -r 1000000 keeps what -r 2 keeps.
+local function table_acc()
+  return {elapsed = metrics.running(), cells = {}}
+end
+
+-- Adds a run's (or an interval's) length elapsed (seconds) and its
+-- aggregates aggs, keys (aggregate's two results) to acc.
+local function fold(c, acc, elapsed, aggs, keys)
+  if not acc.keys then acc.aggs, acc.keys = aggs, keys end
+  metrics.update(acc.elapsed, elapsed)
+  for _, k in ipairs(acc.keys) do
+    local cell = acc.cells[k]
+    if not cell then cell = {}; acc.cells[k] = cell end
+    for _, name in ipairs(c.all) do
+      local t = cell[name]
+      if not t then t = {stats = metrics.running(), enabled = 0, running = 0}; cell[name] = t end
+      local i, v = c.idx[name], 0
+      if c.tool[name] then   -- duration_time: each run's (or interval's) length
+        v = math.floor(elapsed * 1e9 + 0.5)
+        t.enabled, t.running = t.enabled + v, t.running + v
+      elseif i and c.counted then
+        local s = aggs[k] and aggs[k].sum[i] or {value = 0, enabled = 0, running = 0}
+        v, t.enabled, t.running = s.value, t.enabled + s.enabled, t.running + s.running
+      end
+      metrics.update(t.stats, v)
+      if t.first == nil then t.first = v end
+      t.nonzero = t.nonzero or v ~= 0
+    end
+  end
+end
+
+-- ---- the runs ----
+-- the -I rows of instances d at time t, under a header every 25 intervals
+local function interval_rows(c, d, t)
+  if not c.sep and not c.json and c.printed % 25 == 0 then c.out:write(c.M.header, "\n") end
+  local acc = table_acc()
+  fold(c, acc, t - (c.last_t or 0), aggregate(c.M, d))
+  c.last_t = t
+  format.table(c, t, acc, c.interval / 1000)
+end
+
+local function tick(c, r, t)
+  local inst = instances(c, r)
+  local d = minus(inst, c.prev)
+  c.prev = inst
+  interval_rows(c, d, t)
+  c.printed = c.printed + 1
+  c.out:flush()
+end
+
+-- The runs (one with -I, its rows printed as they come), summed as they
+-- end: their table (acc, see fold), the number of runs (n), the first
+-- run's user and sys times, and the exit status (the command's, or 128 +
+-- the signal that stopped it).  nil, status when a run fails.
+local function count(c)
+  local runs = {acc = table_acc(), n = 0, status = 0}
+  for rep = 1, c.repeats do
+    c.prev, c.last_t = nil, nil
+    -- every thread of the machine: one that ends before it is opened is left out (false)
+    local r, info, _, cmd_status = pmc.run{events = c.events, cmd = #c.args > 0 and c.args or nil,
+      targets = c.targets, until_pid = #c.args == 0 and c.until_pid or nil, missing_ok = c.system_threads,
+      inherit = c.inherit,
+      interval_ms = c.interval, on_interval = c.interval and function(rr, t) tick(c, rr, t) end or nil}
+    if not r then   -- a command that cannot run: 127 or 126, as env(1) and nohup exit
+      if not c.counted and not cmd_status then
+        -- the placeholder failed: the user's events and then why the target opens nothing
+        io.stderr:write(string.format("pmcsh stat: %s: not supported here; and %s refuses even the " ..
+          "placeholder a run counts: ", table.concat(c.typed, ", "), c.what or "the command"))
+      else
+        io.stderr:write("pmcsh stat: ")
+      end
+      io.stderr:write(info, "\n")
+      return nil, cmd_status or 1
+    end
+    if c.interval then
+      -- the last, partial interval, as perf prints it
+      local inst = instances(c, r)
+      local t = info.elapsed
+      if not c.prev or t - (c.printed * c.interval / 1000) > 1e-3 then interval_rows(c, minus(inst, c.prev), t) end
+    else
+      fold(c, runs.acc, info.elapsed, aggregate(c.M, instances(c, r)))
+    end
+    runs.n = rep
+    if rep == 1 then runs.user, runs.sys = info.user or 0, info.sys or 0 end
+    runs.status = info.status or runs.status
+    if info.stopped_by then   -- Ctrl-C or SIGTERM: print what was counted, exit 128 + signal
+      runs.status = 128 + info.stopped_by
+      break
+    end
+  end
+  return runs
+end
+
+-- The context from the recipe's options (opts, args: the command) with its
+-- events probed and its targets placed: c | nil, exit status[, message].
+-- typed_as(name): the option as the user typed it, for messages.
+function M.setup(opts, args, typed_as)
+  local c, status, msg = setup(opts, args, typed_as)
+  if not c then return nil, status, msg end
+  c.all, c.metrics = event_list(opts, c.cpus or c.system_threads)
+  return c
+end
+
+-- The runs of context c (after M.setup and out set): runs = {acc (the
+-- summed table), n, user, sys, status} | nil, exit status.  -I rows are
+-- written to c.out as they come.
+function M.count(c)
+  local ok, status = probe_events(c)
+  if not ok then return nil, status end
+  place_targets(c)
+  return count(c)
+end
+
+-- perf stat, whole: the counts of opts and args written as perf stat 6.1
+-- writes them; the exit status (the command's), or nil, message.
+function M.run(opts, args, typed_as)
+  local c, status, msg = M.setup(opts, args, typed_as)
+  if not c then return status, msg end
+  c.out, msg = format.open(opts.output, opts.append)
+  if not c.out then return nil, msg end
+  -- perf's JSON lines after one line naming the machine (pmcsh.results.head)
+  if c.json then c.out:write(results.head("stat"), "\n") end
+  local runs
+  runs, status = M.count(c)
+  if runs and not c.interval then format.summary(c, runs) end
+  local written, werr = c.out:close()
+  if not written then return nil, werr end   -- the counts are lost: exit 1, whatever the command's status
+  return runs and runs.status or status
+end
+
+return M
