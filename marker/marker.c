@@ -36,7 +36,7 @@
 #define HIDDEN __attribute__((visibility("hidden")))
 #define NEV PMCSH_MK_MAX_EVENTS
 #define CAL_PAIRS 64
-#define CAL_NAME "(pmcsh marker pair)"  /* region 0: the calibration, never a user's table */
+#define CAL_NAME "(pair)"  /* region 0: the calibration, never in a user's table */
 #define HASH_SLOTS 1024                  /* > 2 * PMCSH_MK_MAX_REGIONS */
 
 struct mk_event {
@@ -807,14 +807,29 @@ API void pmcsh_region_begin(const char *name)
 		begin_id(s, id);
 }
 
+/* An end the thread cannot book: a region never begun here, or a name
+ * that is none (said once each). */
+static void end_unknown(const char *name)
+{
+	if (name && name_hash(name, &(uint32_t){0}) > 0) {
+		char shown[80];
+		inert(name, shown, sizeof shown);
+		mk_warn(PMCSH_MK_W_UNBEGUN, "region '%s' ended but never begun: the end is ignored", shown);
+	} else {
+		name_id(name, 0);  /* says why it is not a name */
+	}
+}
+
 API void pmcsh_region_end(const char *name)
 {
-	struct mk_self *s = self;
-	if (__builtin_expect(mk.state <= 0, 1) || !s)
+	if (__builtin_expect(mk.state <= 0, 1))
 		return;
-	if (__builtin_expect(!s->rec || s->off, 0)) {
-		if (s->orphans)
+	struct mk_self *s = self;
+	if (__builtin_expect(!s || !s->rec || s->off, 0)) {
+		if (s && s->orphans)
 			s->orphans--;
+		else if (!s || !s->off)
+			end_unknown(name);
 		return;
 	}
 	int id = cached_id(s, name, 0);
@@ -822,10 +837,8 @@ API void pmcsh_region_end(const char *name)
 		end_id(s, id);
 	else if (s->orphans)
 		s->orphans--;
-	else if (name && name_hash(name, &(uint32_t){0}) > 0)
-		mk_warn(PMCSH_MK_W_UNBEGUN, "region '%.*s' ended but never begun: the end is ignored", 60, name);
 	else
-		name_id(name, 0);  /* says why it is not a name */
+		end_unknown(name);
 }
 
 API void pmcsh_region_iterations(const char *name, uint64_t n)

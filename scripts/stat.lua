@@ -17,13 +17,20 @@ return {
   pmcsh stat -p 1234 --per-thread -- sleep 1      the threads of process 1234 for a second
   pmcsh stat -a --per-thread -- sleep 1           every thread of the machine that counted something
   pmcsh stat -e '{task-clock,page-faults}' -M software -- ls
+  pmcsh stat --regions -e page-faults:u,task-clock -- ./app   the regions ./app marks, per call and thread
 The command is counted from its exec, children included; the output goes to
 stderr, like perf stat's (the command keeps stdout).  With -a, -C, -p or -t
 those are counted instead, while the command runs (or until Ctrl-C, or the
 process of -p ends, when no command is given), with the threads and children
 they start meanwhile (not with -i).  The default events are perf
 stat 6.1's (cpu-clock instead of task-clock for cpus); an event this machine
-cannot count is a <not supported> row and the run goes on.]],
+cannot count is a <not supported> row and the run goes on.
+With --regions the command's own regions are counted instead: a program
+built with pmcsh's marker library (pkg-config --cflags --libs pmcsh-marker;
+LIKWID's macros through pmcsh-likwid) counts each region on counters each
+thread opens itself, inclusive and exclusive of nested regions, per call
+and per iteration, per thread and summed; -x and -j give a row per
+region, thread and event.]],
   options = {
     {name = "events", short = "e", type = "list",
       help = "comma-separated events; {a,b} groups them; repeated -e add (default: perf stat 6.1's list)"},
@@ -51,6 +58,9 @@ cannot count is a <not supported> row and the run goes on.]],
     {name = "json", short = "j", type = "flag", help = "JSON lines (perf stat's keys)"},
     {name = "output", short = "o", type = "string", help = "write the counts to this file instead of stderr"},
     {name = "append", type = "flag", help = "with -o: append to the file"},
+    {name = "regions", type = "flag",
+      help = "count the regions the command marks with pmcsh's marker library (pmcsh/marker.h, likwid-marker.h)"},
+    {name = "out", type = "string", help = "with --regions: a results file per process in this folder, for pmcsh compare"},
   },
   run = function(opts, args)
     return stat.run(opts, args, recipe.typed(opts))

@@ -5,13 +5,17 @@ local C = require("pmcsh._regions")
 local csys = require("pmcsh._sys")
 local doc = require("pmcsh.help").doc
 local errors = require("pmcsh.errors")
+local format = require("pmcsh.stat.format")
+local machine = require("pmcsh.machine")
 local pmc = require("pmcsh.pmc")
+local results = require("pmcsh.results")
 local sys = require("pmcsh.sys")
 local text = require("pmcsh.text")
 
 local M = {}
 
 M.MAX_EVENTS = C.MAX_EVENTS
+M.FORMAT = "pmcsh-regions/1"
 
 local WARNED = {
   environment = "the library could not read the events pmcsh handed it",
@@ -152,10 +156,7 @@ went wrong, in words).  Counts are integers, exact.]])
 
 -- ---- formats --------------------------------------------------------------
 
-local function is_clock(name)
-  local base = pmc.parse_name(name).base
-  return base == "task-clock" or base == "cpu-clock"
-end
+local is_clock, json_str = format.is_clock, format.json_str
 
 -- perf stat's number: clocks in msec, "%.2f"; counts as the integers they are.
 local function count_str(name, v)
@@ -170,13 +171,6 @@ end
 
 local function pct(en, run)
   return en > 0 and 100 * run / en or 100
-end
-
-local function json_str(s)
-  local esc = function(c) return string.format("\\u%04x", c:byte()) end
-  if not utf8.len(s) then s = s:gsub('[%c"\\\128-\255]', esc)
-  else s = s:gsub('[%c"\\]', esc):gsub("\194([\128-\159])", esc) end
-  return '"' .. s .. '"'
 end
 
 -- The rows of region m: the sum (thread "all") then each thread when there
@@ -332,6 +326,33 @@ function M.metrics(res, p)
     end
   end
   return out
+end
+
+-- One results file per process in folder dir (results.path: DIR/regions-
+-- HOST-JOB-TASK.jsonl, the task being Slurm's; a process of several gets
+-- its rank or pid in the name): a header, the metric records of M.metrics,
+-- "done".  true, or nil, message.
+function M.save(res, dir)
+  local fp = machine.fingerprint()
+  local seen = {}
+  for _, p in ipairs(res.processes) do
+    local tag = "regions"
+    if #res.processes > 1 then
+      tag = p.rank and not seen[p.rank] and ("regions-rank" .. p.rank) or ("regions-pid" .. p.pid)
+      if p.rank then seen[p.rank] = true end
+    end
+    local path, perr = results.path(dir, tag, fp)
+    if not path then return nil, perr end
+    local w, werr = results.create(path, "remove it or name another folder")
+    if not w then return nil, werr end
+    local ok, e = w:write({type = "header", recipe = "regions", format = M.FORMAT, fingerprint = fp,
+      command = res.command, events = res.events, pid = p.pid, rank = p.rank, started = os.time()})
+    for _, rec in ipairs(M.metrics(res, p)) do if ok then ok, e = w:write(rec) end end
+    if ok then ok, e = w:write({type = "done"}) end
+    local closed, cerr = w:close()
+    if not ok or not closed then return nil, e or cerr end
+  end
+  return true
 end
 
 return M

@@ -11,6 +11,7 @@ local machine = require("pmcsh.machine")
 local metrics = require("pmcsh.metrics")
 local options = require("pmcsh.options")
 local pmc = require("pmcsh.pmc")
+local regions = require("pmcsh.regions")
 local results = require("pmcsh.results")
 local sys = require("pmcsh.sys")
 local text = require("pmcsh.text")
@@ -420,9 +421,58 @@ function M.count(c)
   return count(c)
 end
 
+-- stat --regions: the regions of the command's marker library, counted on
+-- opts.events (default: task-clock and page-faults, with cycles and
+-- instructions where a cpu PMU opens them), written in the chosen format,
+-- and with --out one results file per process for pmcsh compare.
+local REGIONS_NOT = {"all-cpus", "cpu", "pid", "tid", "interval-print", "no-aggr", "per-socket", "per-die",
+  "per-core", "per-node", "per-thread", "metrics", "delay", "control"}
+local function run_regions(opts, args, typed_as)
+  for _, k in ipairs(REGIONS_NOT) do
+    if opts[k] then usage(string.format("--regions counts the command's own regions: %s does not go with it", typed_as(k))) end
+  end
+  if (opts["repeat"] or 1) > 1 then usage("--regions runs the command once: -r does not go with it") end
+  if #args == 0 then usage("--regions needs a command: pmcsh stat --regions -e EVENTS -- ./app") end
+  local evs = opts.events
+  if not evs or #evs == 0 then
+    evs = {"task-clock", "page-faults"}
+    for _, e in ipairs({"cycles", "instructions"}) do
+      local i = pmc.info(e)
+      if i and i.opens then evs[#evs + 1] = e end
+    end
+  end
+  if #evs > regions.MAX_EVENTS then
+    usage(string.format("--regions counts at most %d events (%d given)", regions.MAX_EVENTS, #evs))
+  end
+  local paths = {}
+  if opts.out then   -- checked before the run: a bad folder costs no run
+    local dir = opts.out:match("/$") and opts.out or opts.out .. "/"
+    local p, perr, perrno = results.path(dir, "regions")
+    if not p then return nil, perr, perrno end
+    paths.dir = dir
+  end
+  local out, msg = format.open(opts.output, opts.append)
+  if not out then return nil, msg end
+  local res, why = regions.run{events = evs, cmd = args}
+  if not res then
+    out:close()
+    io.stderr:write("pmcsh stat: ", tostring(why), "\n")
+    return 1
+  end
+  regions.write(res, out, {sep = opts["field-separator"], json = opts.json})
+  local written, werr = out:close()
+  if not written then return nil, werr end
+  if paths.dir then
+    local ok, werr2 = regions.save(res, paths.dir)
+    if not ok then return nil, werr2 end
+  end
+  return res.stopped_by and 128 + res.stopped_by or res.status or 0
+end
+
 -- perf stat, whole: the counts of opts and args written as perf stat 6.1
 -- writes them; the exit status (the command's), or nil, message.
 function M.run(opts, args, typed_as)
+  if opts.regions then return run_regions(opts, args, typed_as) end
   local c, status, msg = M.setup(opts, args, typed_as)
   if not c then return status, msg end
   c.out, msg = format.open(opts.output, opts.append)

@@ -301,6 +301,7 @@ local function print_summary(c, runs)
 end
 
 M.is_clock = is_clock
+M.json_str = json_str
 M.MODES = MODES
 M.open = open_output
 M.table = print_table
