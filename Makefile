@@ -49,7 +49,7 @@ VERSION := 0.1.0
 # say) link against it with the kernels.  Built without Lua's headers, so
 # none of it can include lua.h; the binding files core/l*.c convert.
 CORE_SRC := core/evname.c core/sysfs.c core/group.c core/rdpmc.c core/pmc_window.c core/child.c core/calib.c \
-	core/machine.c \
+	core/machine.c core/control.c \
 	core/pty.c core/pfmforced.c core/userloop.c core/guard.c core/safepath.c core/uread.c core/regions.c
 CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/%.o)
 BIND_SRC := $(wildcard core/l*.c)

@@ -56,7 +56,7 @@ static void on_run_signal(int sig)
 	arrived[sig] = 1;
 }
 
-int pmc_child_spawn(struct pmc_child *c, char *const argv[], char *msg, size_t len)
+int pmc_child_spawn(struct pmc_child *c, char *const argv[], char *const envp[], char *msg, size_t len)
 {
 	int go[2], ex[2];
 	if (pipe2(go, O_CLOEXEC) < 0) {
@@ -85,7 +85,10 @@ int pmc_child_spawn(struct pmc_child *c, char *const argv[], char *msg, size_t l
 		signal(SIGINT, SIG_DFL);
 		if (read(go[0], &ch, 1) != 1)
 			_exit(127);  /* the parent gave up */
-		execvp(argv[0], argv);
+		if (envp)
+			execvpe(argv[0], argv, envp);
+		else
+			execvp(argv[0], argv);
 		int e = errno;
 		if (write(ex[1], &e, sizeof e) < 0)
 			_exit(126);
@@ -135,7 +138,9 @@ static int pass_signals(struct pmc_child *c, int alive, int *int_sent, struct pm
 }
 
 /* Polls the pidfd of the process whose end ends the count (none: only a
- * signal ends it), with the interval ticks as its timeout. */
+ * signal ends it), and the control channel, with the next interval tick
+ * or the delay's end as its timeout.  A control command is done before
+ * the end is seen, so a `disable` written just before exiting counts. */
 static void watch(struct pmc_child *c, const struct pmc_child_wait_opts *o, pid_t watched, double t0,
 		  const sigset_t *open_mask, int *int_sent, struct pmc_child_status *st)
 {
@@ -144,34 +149,60 @@ static void watch(struct pmc_child *c, const struct pmc_child_wait_opts *o, pid_
 		return;  /* gone already, or no pidfd: wait4 alone */
 	int ticking = o && o->interval_ms > 0 && o->tick;
 	double next = t0 + (double)(ticking ? o->interval_ms : 0) * 1e6;
+	struct pmc_control *ctl = o ? o->control : NULL;
+	int delaying = ctl && ctl->delay_ms > 0;
+	double start = t0 + (delaying ? ctl->delay_ms : 0) * 1e6;
+	int listening = ctl && ctl->ctl >= 0;
 	for (;;) {
 		struct timespec ts, *timeout = NULL;
-		if (ticking) {
-			double left = next - mono_ns();
+		double wake = ticking ? next : -1;
+		if (delaying && (wake < 0 || start < wake))
+			wake = start;
+		if (wake >= 0) {
+			double left = wake - mono_ns();
 			if (left < 0)
 				left = 0;
 			ts.tv_sec = (time_t)(left / 1e9);
 			ts.tv_nsec = (long)(left - (double)ts.tv_sec * 1e9);
 			timeout = &ts;
 		}
-		struct pollfd p = {.fd = pfd, .events = POLLIN};
+		struct pollfd p[2];
+		int np = 0, cp = -1;
+		if (pfd >= 0)
+			p[np++] = (struct pollfd){.fd = pfd, .events = POLLIN};
+		if (listening) {
+			cp = np;
+			p[np++] = (struct pollfd){.fd = ctl->ctl, .events = POLLIN};
+		}
 		/* the passed-on signals are blocked but here: none is lost
 		 * between a check and the wait */
-		int k = ppoll(&p, pfd >= 0 ? 1 : 0, timeout, open_mask);
-		if (k > 0)
+		int k = ppoll(p, (nfds_t)np, timeout, open_mask);
+		if (k < 0) {
+			if (errno != EINTR)
+				break;
+			if (pass_signals(c, 1, int_sent, st))
+				break;
+			continue;
+		}
+		int commanded = cp >= 0 && (p[cp].revents & POLLIN);
+		if (commanded)
+			pmc_control_process(ctl);  /* a command a turn: the next, or the end, on the next */
+		else if (cp >= 0 && p[cp].revents)
+			listening = 0;  /* hung up (a pipe's writers gone) or not pollable: perf stops listening */
+		if (!commanded && pfd >= 0 && p[0].revents)
 			break;  /* the watched process ended */
-		if (k == 0) {
-			if (o->tick(o->ctx, (mono_ns() - t0) / 1e9)) {
+		double now = mono_ns();
+		if (delaying && now >= start) {
+			delaying = 0;
+			pmc_control_switch(ctl, 1);
+		}
+		if (ticking && now >= next) {
+			if (o->tick(o->ctx, (now - t0) / 1e9)) {
 				st->tick_failed = 1;
 				break;
 			}
 			next += (double)o->interval_ms * 1e6;  /* the count of ticks, not each one's drift */
-			continue;
 		}
-		if (errno != EINTR)
-			break;
-		if (pass_signals(c, 1, int_sent, st))
-			break;
 	}
 	if (pfd >= 0)
 		close(pfd);
@@ -233,7 +264,14 @@ void pmc_child_wait(struct pmc_child *c, const struct pmc_child_wait_opts *o, st
 	for (int sig = 1; sig < NSIG; sig++)
 		if (caught[sig])
 			sigaction(sig, &old_act[sig], NULL);
-	st->elapsed_ns = mono_ns() - t0;
+	/* perf stat -D MS times from the delay's end (its t0 follows the
+	 * usleep); a command gone before it counted nothing for no time */
+	double from = t0;
+	if (o && o->control && o->control->delay_ms > 0)
+		from += o->control->delay_ms * 1e6;
+	st->elapsed_ns = mono_ns() - from;
+	if (st->elapsed_ns < 0)
+		st->elapsed_ns = 0;
 	st->exit_code = -1;
 	if (c->pid && WIFEXITED(st->status))
 		st->exit_code = WEXITSTATUS(st->status);

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 #include <sys/resource.h>
+#include "control.h"
 
 struct pmc_child {
 	pid_t pid;  /* 0: no command */
@@ -24,6 +25,7 @@ struct pmc_child_wait_opts {
 	long interval_ms; /* > 0, with tick: tick(ctx, seconds since exec) every interval */
 	int (*tick)(void *ctx, double seconds);  /* nonzero: stop (the command gets SIGTERM) */
 	void *ctx;
+	struct pmc_control *control;  /* perf stat -D and --control: its delay and channel, or NULL */
 };
 
 struct pmc_child_status {
@@ -35,12 +37,13 @@ struct pmc_child_status {
 	int exec_errno;   /* > 0: the command could not be run (exit_code: 127 when not found, else 126) */
 	int tick_failed;  /* a tick asked to stop */
 	struct rusage ru; /* the command's, its waited-for children included */
-	double elapsed_ns;/* from the exec (perf's span), not from the fork */
+	double elapsed_ns;/* from the exec (perf's span), not from the fork; with a delay, from its end (perf's) */
 };
 
-/* Forks argv[0], held before exec (the child waits on c->go).  Returns 0,
- * or -errno with msg filled. */
-int pmc_child_spawn(struct pmc_child *c, char *const argv[], char *msg, size_t len);
+/* Forks argv[0], held before exec (the child waits on c->go), with the
+ * environment envp (NULL: pmcsh's own).  Returns 0, or -errno with msg
+ * filled. */
+int pmc_child_spawn(struct pmc_child *c, char *const argv[], char *const envp[], char *msg, size_t len);
 /* Gives the held child up (it exits 127 without running) and reaps it. */
 void pmc_child_abandon(struct pmc_child *c);
 /* Lets the child exec (c->pid 0: there is none) and waits for it, or for
@@ -48,7 +51,8 @@ void pmc_child_abandon(struct pmc_child *c);
  * to the command once; the other signals that would end pmcsh, and USR1
  * and USR2, as they come (st->forwarded names the last but USR1/USR2);
  * ALRM reaches only pmcsh: the command runs on.  Without a command any of
- * them ends the count.  o may be NULL. */
+ * them ends the count.  With o->control, its commands are done as they
+ * come, and its delay ends while the command runs.  o may be NULL. */
 void pmc_child_wait(struct pmc_child *c, const struct pmc_child_wait_opts *o, struct pmc_child_status *st);
 
 #endif

@@ -8,6 +8,9 @@
 #include "child.h"
 #include <errno.h>
 #include <string.h>
+#include <unistd.h>
+
+extern char **environ;
 
 /* Pushes the cumulative readings of l_run: the child's group (gtab == 0),
  * or the list of the targets' groups in the table at gtab.  Returns 1, or
@@ -71,7 +74,58 @@ struct run_args {
 	int cb, gtab;  /* stack indices of on_interval and targets; 0: none */
 	int missing_ok;  /* a {pid=} target gone before it is opened is left out */
 	int inherit;     /* the command's threads and children are counted (perf stat without -i) */
+	lua_Integer delay_ms;  /* perf stat -D: > 0 ms after the exec, -1 at `enable`, 0 at the exec */
+	int control;     /* stack index of {ctl=, ack=}; 0: none */
+	char **envp;     /* the command's environment (opts.env over pmcsh's), NULL: pmcsh's */
 };
+
+/* The command's environment: pmcsh's with the table at idx's NAME=value
+ * pairs added or put in place of the same NAME's.  The strings live in a
+ * table left on the stack; envp in a userdata pushed after it. */
+static char **run_env(lua_State *L, int idx)
+{
+	size_t n = 0;
+	for (char **e = environ; *e; e++)
+		n++;
+	lua_newtable(L);
+	int keep = lua_gettop(L);
+	size_t extra = 0;
+	lua_pushnil(L);
+	while (lua_next(L, idx)) {
+		size_t kl, vl;
+		const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tolstring(L, -2, &kl) : NULL;
+		int is_value = lua_type(L, -1) == LUA_TSTRING || lua_type(L, -1) == LUA_TNUMBER;
+		pmcsh_argcheck(L, k && is_value, 3, "env: a table of NAME = value strings");
+		pmcsh_argcheck(L, kl > 0 && strlen(k) == kl && !strchr(k, '='), 3,
+			       "env: a name is not empty and holds no '=' and no NUL");
+		const char *v = lua_tolstring(L, -1, &vl);  /* a number as its string */
+		pmcsh_argcheck(L, strlen(v) == vl, 3, "env: a value holds no NUL");
+		lua_pushfstring(L, "%s=%s", k, v);
+		lua_rawseti(L, keep, (lua_Integer)++extra);
+		lua_pop(L, 1);
+	}
+	char **envp = lua_newuserdatauv(L, sizeof(char *) * (n + extra + 1), 0);
+	size_t m = 0;
+	for (char **e = environ; *e; e++) {
+		size_t nl = strcspn(*e, "=");
+		int replaced = 0;
+		for (size_t i = 1; i <= extra && !replaced; i++) {
+			lua_rawgeti(L, keep, (lua_Integer)i);
+			const char *kv = lua_tostring(L, -1);
+			replaced = !strncmp(kv, *e, nl) && kv[nl] == '=';
+			lua_pop(L, 1);
+		}
+		if (!replaced)
+			envp[m++] = *e;
+	}
+	for (size_t i = 1; i <= extra; i++) {
+		lua_rawgeti(L, keep, (lua_Integer)i);
+		envp[m++] = (char *)lua_tostring(L, -1);  /* anchored in keep */
+		lua_pop(L, 1);
+	}
+	envp[m] = NULL;
+	return envp;
+}
 
 static void run_args(lua_State *L, struct run_args *a)
 {
@@ -83,7 +137,7 @@ static void run_args(lua_State *L, struct run_args *a)
 	if (!lua_isnoneornil(L, 3)) {
 		pmcsh_checktype(L, 3, LUA_TTABLE);
 		static const char *const known[] = {"targets", "interval_ms", "on_interval", "until_pid", "missing_ok",
-						    "inherit", NULL};
+						    "inherit", "delay_ms", "control", "env", NULL};
 		pmcsh_checkkeys(L, 3, 3, known);
 		if (lua_getfield(L, 3, "inherit") != LUA_TNIL)
 			a->inherit = lua_toboolean(L, -1);
@@ -100,6 +154,20 @@ static void run_args(lua_State *L, struct run_args *a)
 		if (lua_getfield(L, 3, "on_interval") != LUA_TNIL) {
 			pmcsh_argexpected(L, lua_isfunction(L, -1), 3, "on_interval as a function");
 			a->cb = lua_gettop(L);
+		} else
+			lua_pop(L, 1);
+		lua_getfield(L, 3, "delay_ms");
+		a->delay_ms = pmcsh_optinteger(L, -1, 0);
+		pmcsh_argcheck(L, a->delay_ms >= -1 && a->delay_ms <= 0x7fffffff, 3, "delay_ms: -1, 0 or a number of ms");
+		lua_pop(L, 1);
+		if (lua_getfield(L, 3, "control") != LUA_TNIL) {
+			pmcsh_argexpected(L, lua_istable(L, -1), 3, "control as {ctl = FIFO path or fd[, ack = ...]}");
+			a->control = lua_gettop(L);
+		} else
+			lua_pop(L, 1);
+		if (lua_getfield(L, 3, "env") != LUA_TNIL) {
+			pmcsh_argexpected(L, lua_istable(L, -1), 3, "env as a table {NAME = value, ...}");
+			a->envp = run_env(L, lua_gettop(L));
 		} else
 			lua_pop(L, 1);
 		if (lua_getfield(L, 3, "targets") != LUA_TNIL) {
@@ -171,6 +239,92 @@ static void enable_targets(lua_State *L, int gtab, int on)
 	}
 }
 
+/* The counters a control command switches: the child's group, or the
+ * targets' (NULL: a thread gone before it was opened). */
+struct run_switch {
+	struct pmc_group **g;
+	int n;
+};
+
+static int run_switch(void *ctx, int on)
+{
+	struct run_switch *s = ctx;
+	for (int i = 0; i < s->n; i++)
+		if (s->g[i] && on)
+			pmc_group_enable(s->g[i]);  /* no rebase: the counts go on from where they stopped */
+		else if (s->g[i])
+			pmc_group_disable(s->g[i]);
+	return 0;
+}
+
+/* One end of opts.control (field k of the table at idx): a FIFO path,
+ * opened here and closed by pmc_control_close, or an inherited fd.
+ * Returns the fd (-1 when the field is absent), or -errno with msg. */
+static int control_end(lua_State *L, int idx, const char *k, struct pmc_control *c, char *msg, size_t len)
+{
+	int t = lua_getfield(L, idx, k);
+	int fd = -1;
+	if (t == LUA_TSTRING) {
+		size_t l;
+		const char *path = lua_tolstring(L, -1, &l);
+		pmcsh_argcheck(L, strlen(path) == l && l > 0, 3, "control: a FIFO path is not empty and holds no NUL");
+		fd = pmc_control_fifo(path, msg, len);
+		if (fd >= 0)
+			c->owned |= !strcmp(k, "ctl") ? 1 : 2;
+	} else if (t != LUA_TNIL) {
+		lua_Integer n = lua_tointeger(L, -1);
+		fd = n >= 0 && n <= 0x7fffffff ? (int)n : -1;
+		int r = pmc_control_fd(fd, msg, len);
+		if (r)
+			fd = r;
+	}
+	lua_pop(L, 1);
+	return fd;
+}
+
+/* Opens opts.control's channel into c: 0, or -errno with msg (c closed).
+ * Its fields are checked before anything is opened: a misuse raises with
+ * no fd left open. */
+static int control_open(lua_State *L, int idx, struct pmc_control *c, char *msg, size_t len)
+{
+	static const char *const known[] = {"ctl", "ack", NULL};
+	pmcsh_checkkeys(L, idx, 3, known);
+	for (int i = 0; known[i]; i++) {
+		int t = lua_getfield(L, idx, known[i]);
+		pmcsh_argcheck(L, t != LUA_TNIL || i > 0, 3, "control: ctl (a FIFO path or an fd) is missing");
+		pmcsh_argexpected(L, t == LUA_TNIL || t == LUA_TSTRING || lua_isinteger(L, -1), 3,
+				  "control: ctl and ack as a FIFO path or an fd");
+		lua_pop(L, 1);
+	}
+	int r = control_end(L, idx, "ctl", c, msg, len);
+	if (r < 0) {
+		pmc_control_close(c);
+		return r;
+	}
+	c->ctl = r;
+	r = control_end(L, idx, "ack", c, msg, len);
+	if (r < -1) {
+		pmc_control_close(c);
+		return r;
+	}
+	c->ack = r;
+	return 0;
+}
+
+/* Pushes a list of what the control commands did, in order ("enabled",
+ * "disabled", "malformed", "named"), as info.control_log. */
+static void push_control_log(lua_State *L, const struct pmc_control *c)
+{
+	lua_createtable(L, (int)c->nlog, 0);
+	for (size_t i = 0; i < c->nlog; i++) {
+		const char *w = c->log[i] == 'E' ? "enabled" : c->log[i] == 'D' ? "disabled"
+			      : c->log[i] == 'W' ? "malformed" : "named";
+		lua_pushstring(L, w);
+		lua_rawseti(L, -2, (lua_Integer)i + 1);
+	}
+	lua_setfield(L, -2, "control_log");
+}
+
 /* Pushes {status=, signal=, elapsed=, user=, sys=, stopped_by=?}. */
 static void push_status(lua_State *L, const struct pmc_child_status *st)
 {
@@ -219,27 +373,54 @@ int l_run(lua_State *L)
 	}
 	if (r)
 		return pmcsh_fail(L, msg, -r);
-	struct pmc_child child = {0};
-	if (a.argc && (r = pmc_child_spawn(&child, (char *const *)a.argv, msg, sizeof msg)))
+	/* perf stat -D and --control: the groups switched by ioctls in C,
+	 * from child.c's wait, never through Lua */
+	int controlled = a.delay_ms != 0 || a.control;
+	struct run_switch sw = {NULL, 0};
+	struct pmc_group *child_group = lg ? &lg->g : NULL;
+	if (a.gtab) {
+		sw.n = (int)lua_rawlen(L, a.gtab);
+		sw.g = lua_newuserdatauv(L, sizeof(struct pmc_group *) * (size_t)sw.n, 0);
+		for (int i = 0; i < sw.n; i++) {
+			lua_rawgeti(L, a.gtab, i + 1);
+			struct lgroup *tg = lua_touserdata(L, -1);
+			sw.g[i] = tg ? &tg->g : NULL;
+			lua_pop(L, 1);
+		}
+	} else {
+		sw.g = &child_group;
+		sw.n = 1;
+	}
+	struct pmc_control ctl = {.delay_ms = (int)a.delay_ms, .ctl = -1, .ack = -1, .set = run_switch, .ctx = &sw};
+	if (a.control && (r = control_open(L, a.control, &ctl, msg, sizeof msg)))
 		return pmcsh_fail(L, msg, -r);
-	if (lg) {  /* counts the child and its children from its exec */
-		struct pmc_target t = {.pid = child.pid, .inherit = a.inherit, .enable_on_exec = 1};
+	struct pmc_child child = {0};
+	if (a.argc && (r = pmc_child_spawn(&child, (char *const *)a.argv, a.envp, msg, sizeof msg))) {
+		pmc_control_close(&ctl);
+		return pmcsh_fail(L, msg, -r);
+	}
+	if (lg) {  /* counts the child and its children from its exec, or from the delay's end */
+		struct pmc_target t = {.pid = child.pid, .inherit = a.inherit, .enable_on_exec = a.delay_ms == 0};
 		if ((r = lpmc_group_open(L, lg, &t, msg))) {
 			pmc_child_abandon(&child);
+			pmc_control_close(&ctl);
 			return pmcsh_fail(L, msg, -r);
 		}
-	} else
+	} else if (a.delay_ms == 0)
 		enable_targets(L, a.gtab, 1);
 	struct run_tick tk = {L, a.cb, a.gtab, lg, 0};
 	struct pmc_child_wait_opts o = {.until_pid = (pid_t)a.until_pid, .interval_ms = (long)a.interval_ms,
-					.tick = a.cb ? run_tick : NULL, .ctx = &tk};
+					.tick = a.cb ? run_tick : NULL, .ctx = &tk, .control = controlled ? &ctl : NULL};
 	struct pmc_child_status st;
 	pmc_child_wait(&child, &o, &st);
 	if (st.interrupted)  /* no "interrupted!" from the Lua hook */
 		lua_sethook(L, NULL, 0, 0);
-	if (tk.failed)
+	if (tk.failed) {
+		pmc_control_close(&ctl);
 		return lua_error(L);  /* the callback's error, after the child is gone */
+	}
 	if (st.exec_errno) {  /* nil, msg, errno and the shell's status for it (126, 127) */
+		pmc_control_close(&ctl);
 		snprintf(msg, sizeof msg, "cannot run '%s': %s", a.argv[0], strerror(st.exec_errno));
 		pmcsh_fail(L, msg, st.exec_errno);
 		lua_pushinteger(L, st.exit_code);
@@ -250,8 +431,13 @@ int l_run(lua_State *L)
 	int nres = run_readings(L, a.gtab, lg);  /* baseline is zero: counts since exec */
 	if (lg)
 		lpmc_close(lg);
-	if (nres != 1)
+	if (nres != 1) {
+		pmc_control_close(&ctl);
 		return nres;
+	}
 	push_status(L, &st);
+	if (controlled)
+		push_control_log(L, &ctl);
+	pmc_control_close(&ctl);
 	return 2;
 }

@@ -18,6 +18,8 @@ return {
   pmcsh stat -a --per-thread -- sleep 1           every thread of the machine that counted something
   pmcsh stat -e '{task-clock,page-faults}' -M software -- ls
   pmcsh stat --regions -e page-faults:u,task-clock -- ./app   the regions ./app marks, per call and thread
+  pmcsh stat -D 500 -- ./app                      counting starts 500 ms after ./app does
+  pmcsh stat -D -1 --control fifo:ctl,ack -- ./app   ./app switches counting itself
 The command is counted from its exec, children included; the output goes to
 stderr, like perf stat's (the command keeps stdout).  With -a, -C, -p or -t
 those are counted instead, while the command runs (or until Ctrl-C, or the
@@ -30,7 +32,15 @@ built with pmcsh's marker library (pkg-config --cflags --libs pmcsh-marker;
 LIKWID's macros through pmcsh-likwid) counts each region on counters each
 thread opens itself, inclusive and exclusive of nested regions, per call
 and per iteration, per thread and summed; -x and -j give a row per
-region, thread and event.]],
+region, thread and event.
+-D and --control speak perf stat's protocol, so a program written for
+`perf stat --control` runs unchanged: CTL and ACK are FIFOs (mkfifo) or
+descriptors pmcsh inherits; the program writes `enable` or `disable` lines
+on CTL, each switching every counter (`ping`, `stop` and `evlist` change
+nothing), and reads "ack\n" and a NUL on ACK after each, as perf writes it.
+An event never enabled (no `enable` after -D -1, or a command gone within
+the delay) shows <not counted>; with -D N the elapsed time runs from the
+delay's end, as perf's.]],
   options = {
     {name = "events", short = "e", type = "list",
       help = "comma-separated events; {a,b} groups them; repeated -e add (default: perf stat 6.1's list)"},
@@ -54,6 +64,10 @@ region, thread and event.]],
     -- name gives, so its rows are perf's --no-merge rows already
     {name = "no-merge", type = "flag",
       help = "perf's: a row per PMU instance (pmcsh's rows always are: a sysfs event names one PMU)"},
+    {name = "delay", short = "D", type = "int", min = -1, max = 2147483647,
+      help = "start counting N ms after the command starts; -1: at 'enable' on --control"},
+    {name = "control", type = "string",
+      help = "fifo:CTL[,ACK] or fd:CTL[,ACK]: take perf's enable/disable/ping lines, answer ack"},
     {name = "field-separator", short = "x", type = "string", help = "CSV output with this separator"},
     {name = "json", short = "j", type = "flag", help = "JSON lines (perf stat's keys)"},
     {name = "output", short = "o", type = "string", help = "write the counts to this file instead of stderr"},

@@ -143,9 +143,9 @@ pmc.split{ev, ...} -> {ev:u, ev:k, ...}: the user/OS pairs of each event
 -- Runs a command once under counters.
 local function run_once(o)
   local extra
-  if o.targets or o.interval_ms or o.until_pid or o.inherit ~= nil then
+  if o.targets or o.interval_ms or o.until_pid or o.inherit ~= nil or o.delay_ms or o.control or o.env then
     extra = {targets = o.targets, interval_ms = o.interval_ms, on_interval = o.on_interval, until_pid = o.until_pid,
-             missing_ok = o.missing_ok, inherit = o.inherit}
+             missing_ok = o.missing_ok, inherit = o.inherit, delay_ms = o.delay_ms, control = o.control, env = o.env}
   end
   return C.run(o.events, o.cmd, extra)
 end
@@ -180,7 +180,8 @@ end
 
 doc(pmc.run, "pmc.run", [=[
 pmc.run{events={...}, cmd={"prog", "arg", ...}[, reps=1, targets=, interval_ms=,
-on_interval=, until_pid=, missing_ok=, inherit=]} -> reading, info | nil, msg, errno[, status]
+on_interval=, until_pid=, missing_ok=, inherit=, delay_ms=, control=, env=]}
+  -> reading, info | nil, msg, errno[, status]
 Runs cmd as a child, counting from its exec (children and threads included,
 the parent's work excluded; inherit = false: its first thread only, as perf
 stat -i).  A command that cannot run: nil, "cannot run 'cmd': ...",
@@ -195,7 +196,15 @@ counting lasts until Ctrl-C or SIGTERM, or until process until_pid exits.
 interval_ms = N, on_interval = function(reading, seconds): the cumulative
 reading(s) every N ms while the command runs (perf stat -I).
 missing_ok = true: a {pid=} target whose thread is gone before it is opened
-(ESRCH) is left out, false in the list of readings (perf stat -a --per-thread).]=])
+(ESRCH) is left out, false in the list of readings (perf stat -a --per-thread).
+delay_ms = N: counting starts N ms after the exec; -1: at the first `enable`
+on the control channel (perf stat -D).  control = {ctl=, ack=}: perf stat
+--control's channel, each a FIFO path (opened as perf opens it, never
+waiting) or an inherited fd: `enable` and `disable` lines switch the counters
+(in C, while the command runs), `ping`, `stop` and `evlist` are answered
+"ack\n" on ack; info.control_log lists what they did ("enabled", "disabled",
+"malformed", "named").  env = {NAME = value, ...}: the command's environment
+is pmcsh's with these added or replaced.]=])
 
 local function forced(opts)
   if opts == nil then return nil end

@@ -71,6 +71,21 @@ local function read_ids(opts, c)
   return c
 end
 
+-- perf's --control: fifo:CTL[,ACK] (FIFO paths pmcsh opens) or fd:CTL[,ACK]
+-- (descriptors pmcsh inherits): pmc.run's control table.  An empty ACK
+-- after the comma is none for fifo: and wrong for fd:, as perf reads them.
+local function control_of(spec)
+  local kind, rest = spec:match("^(%a+):(.*)$")
+  local ctl, comma, ack = (rest or ""):match("^([^,]*)(,?)(.*)$")
+  if kind == "fifo" and ctl ~= "" then
+    return {ctl = ctl, ack = ack ~= "" and ack or nil}
+  elseif kind == "fd" and ctl:match("^%d+$") and (comma == "" or ack:match("^%d+$")) then
+    return {ctl = math.tointeger(tonumber(ctl)), ack = ack ~= "" and math.tointeger(tonumber(ack)) or nil}
+  end
+  usage(string.format("--control %s: give fifo:CTL[,ACK] (FIFO paths) or fd:CTL[,ACK] (open descriptors)",
+    text.inert(spec)))
+end
+
 local MODE_FLAGS = {{"no-aggr", "none"}, {"per-socket", "socket"}, {"per-die", "die"}, {"per-core", "core"},
                     {"per-node", "node"}, {"per-thread", "thread"}}
 
@@ -122,6 +137,8 @@ local function setup(opts, args, typed_as)
   end
   if #args == 0 and not c.cpus and not c.tids then usage("no command given (pmcsh stat -e EV -- cmd args, or -a, -C, -p, -t)") end
   if c.interval and c.repeats > 1 then usage("-I and -r exclude each other") end
+  c.delay = opts.delay or 0
+  c.control = opts.control and control_of(opts.control)
   return c
 end
 
@@ -358,6 +375,23 @@ local function tick(c, r, t)
   c.out:flush()
 end
 
+-- What perf stat says on stderr of its delay's end and of each control
+-- command (pr_info), said after the run: the switches themselves were
+-- made in C while the command ran.  A named event is perf's, not pmcsh's.
+local SAID = {enabled = "Events enabled", disabled = "Events disabled", malformed = "failed: wrong command"}
+
+local function said_control(log)
+  local named = false
+  for _, what in ipairs(log or {}) do
+    if SAID[what] then io.stderr:write(SAID[what], "\n")
+    elseif not named then
+      named = true
+      io.stderr:write("pmcsh stat: 'enable EVENT' and 'disable EVENT' on the control channel are ignored: ",
+        "pmcsh switches all events together ('enable', 'disable')\n")
+    end
+  end
+end
+
 -- The runs (one with -I, its rows printed as they come), summed as they
 -- end: their table (acc, see fold), the number of runs (n), the first
 -- run's user and sys times, and the exit status (the command's, or 128 +
@@ -366,11 +400,13 @@ local function count(c)
   local runs = {acc = table_acc(), n = 0, status = 0}
   for rep = 1, c.repeats do
     c.prev, c.last_t = nil, nil
+    if c.delay ~= 0 then io.stderr:write(SAID.disabled, "\n") end   -- perf's, on stderr whatever -o says
     -- every thread of the machine: one that ends before it is opened is left out (false)
     local r, info, _, cmd_status = pmc.run{events = c.events, cmd = #c.args > 0 and c.args or nil,
       targets = c.targets, until_pid = #c.args == 0 and c.until_pid or nil, missing_ok = c.system_threads,
-      inherit = c.inherit,
+      inherit = c.inherit, delay_ms = c.delay ~= 0 and c.delay or nil, control = c.control,
       interval_ms = c.interval, on_interval = c.interval and function(rr, t) tick(c, rr, t) end or nil}
+    if r then said_control(info.control_log) end
     if not r then   -- a command that cannot run: 127 or 126, as env(1) and nohup exit
       if not c.counted and not cmd_status then
         -- the placeholder failed: the user's events and then why the target opens nothing

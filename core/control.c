@@ -1,0 +1,171 @@
+/* perf stat's control channel (see control.h).  Pure C. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "control.h"
+#include "safepath.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define CMD_MAX 64  /* perf's EVLIST_CTL_CMD_MAX_LEN, its NUL included */
+
+int pmc_control_fifo(const char *path, char *why, size_t len)
+{
+	int fd = safe_open(path, O_RDWR | O_NONBLOCK, 0, 1, why, len);
+	if (fd < 0 && !strcmp(why, path))  /* safe_open named the path alone: add why */
+		snprintf(why, len, "%s: %s", path, strerror(-fd));
+	if (fd < 0)
+		return fd;
+	struct stat st;
+	int e = 0;
+	if (fstat(fd, &st) < 0) {
+		e = errno;
+		snprintf(why, len, "%s: %s", path, strerror(e));
+	} else if (!S_ISFIFO(st.st_mode)) {
+		e = EINVAL;
+		snprintf(why, len, "%s is not a FIFO (make one with mkfifo)", path);
+	} else if (st.st_uid != geteuid() && st.st_uid != 0) {
+		e = EPERM;
+		snprintf(why, len, "%s: a FIFO of another user's: pmcsh takes commands from none", path);
+	}
+	if (e) {
+		close(fd);
+		return -e;
+	}
+	return fd;
+}
+
+int pmc_control_fd(int fd, char *why, size_t len)
+{
+	if (fd >= 0 && fcntl(fd, F_GETFD) >= 0)
+		return 0;
+	snprintf(why, len, "fd %d is not open (fd:CTL,ACK names descriptors pmcsh inherits)", fd);
+	return -EBADF;
+}
+
+static void note(struct pmc_control *c, char what)
+{
+	if (c->nlog == c->cap) {
+		size_t cap = c->cap ? 2 * c->cap : 16;
+		char *log = realloc(c->log, cap);
+		if (!log)
+			return;  /* the switch is made; only its line is lost */
+		c->log = log;
+		c->cap = cap;
+	}
+	c->log[c->nlog++] = what;
+}
+
+void pmc_control_switch(struct pmc_control *c, int on)
+{
+	if (c->set)
+		c->set(c->ctx, on);
+	note(c, on ? 'E' : 'D');
+}
+
+/* perf's answer: the tag with its NUL.  A reader gone from an fd: pipe
+ * (EPIPE) ends the answers, and the SIGPIPE it raised, blocked while the
+ * command runs (child.c), is taken back so it is not passed on. */
+static void ack(struct pmc_control *c)
+{
+	static const char tag[] = "ack\n";
+	if (c->ack < 0)
+		return;
+	ssize_t w;
+	do
+		w = write(c->ack, tag, sizeof tag);
+	while (w < 0 && errno == EINTR);
+	if (w < 0 && errno == EPIPE) {
+		sigset_t pipe_set;
+		sigemptyset(&pipe_set);
+		sigaddset(&pipe_set, SIGPIPE);
+		struct timespec now = {0, 0};
+		sigtimedwait(&pipe_set, NULL, &now);
+		c->ack = -1;
+	}
+}
+
+/* What follows a command's tag: 0 nothing, 1 " ARG", -1 anything else
+ * (perf's get_cmd_arg). */
+static int arg_of(const char *rest, const char **arg)
+{
+	if (!*rest)
+		return 0;
+	if (*rest != ' ')
+		return -1;
+	*arg = rest + 1;
+	return 1;
+}
+
+enum { C_ENABLE, C_DISABLE, C_SNAPSHOT, C_EVLIST, C_STOP, C_PING, C_NONE };
+
+void pmc_control_process(struct pmc_control *c)
+{
+	static const char *const tags[] = {"enable", "disable", "snapshot", "evlist", "stop", "ping"};
+	char cmd[CMD_MAX] = {0};
+	size_t n = 0;
+	/* a byte at a time, and only what is there: an fd: channel may be a
+	 * blocking pipe, where perf's read would wait for the rest of a line */
+	for (;;) {
+		struct pollfd p = {.fd = c->ctl, .events = POLLIN};
+		if (poll(&p, 1, 0) <= 0 || !(p.revents & POLLIN))
+			break;
+		char ch;
+		ssize_t r = read(c->ctl, &ch, 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0 || ch == '\n' || ch == '\0')
+			break;
+		cmd[n++] = ch;
+		if (n == CMD_MAX - 1)
+			break;  /* the rest is read as the next command, as perf reads it */
+	}
+	if (!n)
+		return;
+	int kind = C_NONE;
+	for (int k = 0; k < C_NONE && kind == C_NONE; k++)  /* perf: the tag as a prefix, in this order */
+		if (!strncmp(cmd, tags[k], strlen(tags[k])))
+			kind = k;
+	const char *arg = NULL;
+	int has = kind == C_NONE ? 0 : arg_of(cmd + strlen(tags[kind]), &arg);
+	switch (kind) {
+	case C_ENABLE:
+	case C_DISABLE:
+		if (has < 0)
+			note(c, 'W');
+		else if (has)
+			note(c, 'N');
+		else
+			pmc_control_switch(c, kind == C_ENABLE);
+		break;
+	case C_EVLIST:  /* perf lists its events on stderr; answered only */
+		if (has < 0 || (has && strcmp(arg, "-v") && strcmp(arg, "-g") && strcmp(arg, "-F")))
+			note(c, 'W');
+		break;
+	default:
+		break;
+	}
+	if (kind != C_NONE && kind != C_SNAPSHOT)  /* perf answers neither these nor what it does not know */
+		ack(c);
+}
+
+void pmc_control_close(struct pmc_control *c)
+{
+	if ((c->owned & 1) && c->ctl >= 0)
+		close(c->ctl);
+	if ((c->owned & 2) && c->ack >= 0)
+		close(c->ack);
+	c->owned = 0;
+	c->ctl = c->ack = -1;
+	free(c->log);
+	c->log = NULL;
+	c->nlog = c->cap = 0;
+}
