@@ -811,6 +811,8 @@ API void pmcsh_region_begin(const char *name)
  * that is none (said once each). */
 static void end_unknown(const char *name)
 {
+	if (mk.hdr && mk.hdr->nregions >= PMCSH_MK_MAX_REGIONS)
+		return;  /* its begin was refused, and said so */
 	if (name && name_hash(name, &(uint32_t){0}) > 0) {
 		char shown[80];
 		inert(name, shown, sizeof shown);
@@ -928,13 +930,13 @@ static void thread_gone(void *p)
 static void mk_child(void)
 {
 	struct mk_self *s = self;
+	uint32_t open = s && s->rec && !s->off ? s->rec->depth : 0;  /* before the file goes */
 	if (mk.hdr)
 		munmap(mk.hdr, mk.map_len);
 	mk.hdr = NULL;
 	mk.warned = 0;
 	pthread_mutex_init(&mk.lock, NULL);
 	if (s) {
-		uint32_t open = s->rec && !s->off ? s->rec->depth : 0;
 		self_close(s);
 		memset(s, 0, sizeof *s);
 		for (int i = 0; i < NEV; i++)

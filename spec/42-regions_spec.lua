@@ -111,7 +111,7 @@ describe("stat --regions", function()
       n = n + 1
       assert.are.equal("string", type(o["counter-value"]))
       if o.region == "touch" then assert.are.equal("64", o["counter-value"]) end
-      if o.region == "outer" then assert.are.equal("16", o["counter-value"]); assert.are.equal("8", o["exclusive-value"]) end
+      if o.region == "outer" then assert.are.equal("32", o["counter-value"]); assert.are.equal("16", o["exclusive-value"]) end
     end
     assert.are.equal(3, n)   -- touch, outer, inner: one thread, one event
   end)
@@ -220,10 +220,10 @@ describe("the marker library in the user's program", function()
   end)
 
   it("turns itself off with one line on an environment it cannot use, the program unchanged", function()
-    local plain = run_cmd(h.shquote(BAD) .. " unbegun")
+    local plain = run_cmd(h.shquote(BAD) .. " unbalanced")
     for _, env in ipairs({"PMCSH_MARKER_EVENTS='zz;9,1' PMCSH_MARKER_DIR=" .. h.shquote(dir),
                           "PMCSH_MARKER_EVENTS=0,1,2,0,0,16 PMCSH_MARKER_DIR=/nonexistent/x"}) do
-      local r = run_cmd(h.shquote(BAD) .. " unbegun", env)
+      local r = run_cmd(h.shquote(BAD) .. " unbalanced", env)
       assert.are.equal(plain.code, r.code)
       assert.are.equal(plain.out, r.out)
       assert.are.equal(1, #h.lines(r.err), r.err)

@@ -133,9 +133,9 @@ M.run = doc(errors.facade("run", function(o)
   local dir, derr, derrno = csys.mkdtemp(sys.scratch() .. "/pmcsh-regions-")
   if not dir then return nil, "cannot make a folder for the regions' files: " .. derr, derrno end
   local env = {PMCSH_MARKER_EVENTS = spec, PMCSH_MARKER_DIR = dir}
-  local r, info, _, status = pmc.run({"task-clock"}, o.cmd, {env = env, inherit = true})
+  local r, info, errno = pmc.run{events = {"task-clock"}, cmd = o.cmd, env = env}
   local procs, bad = read_dir(dir)
-  if not r then return nil, info, status end
+  if not r then return nil, info, errno end
   local res = {command = o.cmd, events = o.events, status = info.status, elapsed = info.elapsed,
                stopped_by = info.stopped_by, processes = procs, regions = merge(procs, #o.events),
                cost = cost_of(procs, #o.events), notes = notes_of(procs)}
