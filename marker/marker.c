@@ -75,6 +75,7 @@ struct mk_self {
 	uint16_t time_shift;
 	uint32_t orphans;                /* regions open at a fork: their ends are ignored */
 	uint32_t skipped;                /* begins past PMCSH_MK_MAX_DEPTH: their ends are ignored */
+	const char *begun[PMCSH_MK_MAX_DEPTH];  /* the pointer each open region was begun with */
 	const char *cptr[4];             /* the caller's name pointers seen, and their ids */
 	uint32_t cid[4];
 };
@@ -658,7 +659,7 @@ static void read_failed(struct mk_self *s, int err)
 	errno = saved;
 }
 
-static inline __attribute__((always_inline)) void begin_id(struct mk_self *s, int id)
+static inline __attribute__((always_inline)) void begin_id(struct mk_self *s, int id, const char *name)
 {
 	struct pmcsh_mk_thread *r = s->rec;
 	uint32_t d = r->depth;
@@ -669,6 +670,7 @@ static inline __attribute__((always_inline)) void begin_id(struct mk_self *s, in
 	struct pmcsh_mk_frame *f = &r->stack[d];
 	f->region = (uint32_t)id;
 	f->inner = 0;
+	s->begun[d] = name;
 	for (int i = 0; i < s->nev; i++)
 		f->children[i] = 0;
 	r->depth = d + 1;
@@ -804,7 +806,7 @@ API void pmcsh_region_begin(const char *name)
 		return;
 	int id = cached_id(s, name, 1);
 	if (id >= 0)
-		begin_id(s, id);
+		begin_id(s, id, name);
 }
 
 /* An end the thread cannot book: a region never begun here, or a name
@@ -834,7 +836,10 @@ API void pmcsh_region_end(const char *name)
 			end_unknown(name);
 		return;
 	}
-	int id = cached_id(s, name, 0);
+	/* the pointer the innermost region was begun with ends it, whatever
+	 * the text there now: an end costs the same for every name */
+	uint32_t d = s->rec->depth;
+	int id = d && name == s->begun[d - 1] ? (int)s->rec->stack[d - 1].region : cached_id(s, name, 0);
 	if (__builtin_expect(id >= 0, 1))
 		end_id(s, id);
 	else if (s->orphans)

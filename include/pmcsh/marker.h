@@ -16,6 +16,8 @@
  * once and nothing is opened, printed or written.  Compiled with
  * -DPMCSH_NO_MARKERS the calls are gone.  A name is at most 127 bytes of
  * printable text; a call with a bad one is ignored, said once on stderr.
+ * An end given the very pointer the innermost region was begun with ends
+ * that region (its text is not compared again).
  * No call changes errno or the program's output. */
 #ifndef PMCSH_MARKER_H
 #define PMCSH_MARKER_H

@@ -1,4 +1,4 @@
-/* The arm64 lab's region program: region "loop-K" runs K trips of a loop
+/* The arm64 lab's region program: region "loop-0000K" (six digits) runs K trips of a loop
  * of exactly 4 instructions (inline asm, so no compiler changes it), for K
  * in argv; "pK" is region "pairs-K" holding K empty regions "p"; region
  * "empty" holds nothing.  Under pmcsh stat --regions -e instructions:u
@@ -47,7 +47,7 @@ int main(int argc, char **argv)
 			continue;
 		}
 		unsigned long k = strtoul(argv[i], NULL, 10);
-		snprintf(name, sizeof name, "loop-%lu", k);
+		snprintf(name, sizeof name, "loop-%06lu", k);
 		pmcsh_region_begin(name);
 		trips(k);
 		pmcsh_region_end(name);
