@@ -143,5 +143,6 @@ int luaopen_pmcsh_regions(lua_State *L)
 	luaL_newlib(L, funcs);
 	pmcsh_setint(L, "MAX_EVENTS", PMCSH_MK_MAX_EVENTS);
 	pmcsh_setint(L, "MAX_REGIONS", PMCSH_MK_MAX_REGIONS - 1);
+	pmcsh_setint(L, "CAL_BATCHES", PMCSH_MK_CAL_BATCHES);
 	return 1;
 }

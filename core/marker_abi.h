@@ -27,6 +27,7 @@
 #define PMCSH_MK_MAX_THREADS 256
 #define PMCSH_MK_MAX_DEPTH 32
 #define PMCSH_MK_NAME 128         /* a region's name with its NUL */
+#define PMCSH_MK_CAL_BATCHES 8    /* the pair's cost: the quickest of these batches */
 
 /* event flags */
 #define PMCSH_MK_EXCL_USER 1
@@ -97,9 +98,10 @@ struct pmcsh_mk_header {
 	uint32_t nthreads;                   /* thread parts taken */
 	uint32_t warned;                     /* PMCSH_MK_W_* bits */
 	uint32_t pad;
-	/* the cost of one begin/end pair, measured at the first thread's open
-	 * over cal_pairs pairs: what a region containing one pair counts more
-	 * (outer), and what an empty region counts (self) */
+	/* the cost of one begin/end pair, measured at the first thread's open:
+	 * the quickest of PMCSH_MK_CAL_BATCHES batches of cal_pairs pairs, what
+	 * a region around them counted more (outer), and what they counted
+	 * themselves (self) */
 	uint64_t cal_pairs, cal_ns;
 	uint64_t cal_outer[PMCSH_MK_MAX_EVENTS], cal_self[PMCSH_MK_MAX_EVENTS];
 	char events[2048];                   /* PMCSH_MARKER_EVENTS as read */

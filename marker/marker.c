@@ -35,7 +35,8 @@
 #define API __attribute__((visibility("default")))
 #define HIDDEN __attribute__((visibility("hidden")))
 #define NEV PMCSH_MK_MAX_EVENTS
-#define CAL_PAIRS 64
+#define CAL_PAIRS 16
+#define CAL_BATCHES PMCSH_MK_CAL_BATCHES
 #define CAL_NAME "(pair)"  /* region 0: the calibration, never in a user's table */
 #define HASH_SLOTS 1024                  /* > 2 * PMCSH_MK_MAX_REGIONS */
 
@@ -49,8 +50,9 @@ static struct {
 	int state;  /* 0: not read yet; 1: on; -1: off */
 	int nev;
 	struct mk_event ev[NEV];
-	int leader[NEV];                 /* per event: the index of its group's first event */
-	int ngroups, gfirst[NEV];        /* groups by their first event */
+	int leader[NEV];                 /* per event: the index of its group's leader */
+	int ngroups, gfirst[NEV];        /* groups by their leader */
+	int order[NEV], gstart[NEV], gcount[NEV];  /* events in opening order, each group's run of them */
 	char dir[4096];
 	int rank;
 	pthread_mutex_t lock;
@@ -147,6 +149,53 @@ static const char *hex_field(const char *s, char end, uint64_t *v)
 	return s;
 }
 
+static int is_clock(const struct perf_event_attr *a)
+{
+	return a->type == PERF_TYPE_SOFTWARE &&
+	       (a->config == PERF_COUNT_SW_TASK_CLOCK || a->config == PERF_COUNT_SW_CPU_CLOCK);
+}
+
+/* The perf groups in opening order.  A software clock leads its group: a
+ * group's read() brings the leader's clock up to now, not a member's (a
+ * member clock reads as of its last update); a second clock of a group
+ * is a group of its own. */
+static void layout(void)
+{
+	uint32_t key[NEV];
+	for (int i = 0; i < mk.nev; i++) {
+		key[i] = mk.ev[i].group;
+		if (is_clock(&mk.ev[i].attr))
+			for (int j = 0; j < i; j++)
+				if (key[j] == key[i] && is_clock(&mk.ev[j].attr))
+					key[i] = NEV + (uint32_t)i;  /* alone */
+	}
+	mk.ngroups = 0;
+	int n = 0;
+	for (int i = 0; i < mk.nev; i++) {
+		int seen = 0;
+		for (int j = 0; j < i && !seen; j++)
+			seen = key[j] == key[i];
+		if (seen)
+			continue;
+		int lead = i;
+		for (int j = i; j < mk.nev; j++)
+			if (key[j] == key[i] && is_clock(&mk.ev[j].attr)) {
+				lead = j;
+				break;
+			}
+		int g = mk.ngroups++;
+		mk.gfirst[g] = lead;
+		mk.gstart[g] = n;
+		mk.order[n++] = lead;
+		for (int j = i; j < mk.nev; j++)
+			if (key[j] == key[i] && j != lead)
+				mk.order[n++] = j;
+		mk.gcount[g] = n - mk.gstart[g];
+		for (int k = mk.gstart[g]; k < n; k++)
+			mk.leader[mk.order[k]] = lead;
+	}
+}
+
 /* PMCSH_MARKER_EVENTS (core/marker_abi.h): "g,type,config,config1,config2,flags;...". */
 static int parse_events(const char *s)
 {
@@ -184,17 +233,7 @@ static int parse_events(const char *s)
 		if (!item_end)
 			break;
 	}
-	mk.ngroups = 0;
-	for (int i = 0; i < mk.nev; i++) {
-		mk.leader[i] = i;
-		for (int j = 0; j < i; j++)
-			if (mk.ev[j].group == mk.ev[i].group) {
-				mk.leader[i] = mk.leader[j];
-				break;
-			}
-		if (mk.leader[i] == i)
-			mk.gfirst[mk.ngroups++] = i;
-	}
+	layout();
 	return 0;
 }
 
@@ -439,12 +478,11 @@ static int read_groups(struct mk_self *s, uint64_t *c, uint64_t *lost, uint64_t 
 		}
 		if (clock && g == 0)
 			*clock = buf[1];
-		int k = 0;
-		for (int i = l; i < mk.nev; i++)
-			if (mk.leader[i] == l && k < (int)buf[0]) {
-				c[i] = buf[3 + k++];
-				lost[i] = buf[1] - buf[2];
-			}
+		for (int k = 0; k < mk.gcount[g] && k < (int)buf[0]; k++) {
+			int i = mk.order[mk.gstart[g] + k];
+			c[i] = buf[3 + k];
+			lost[i] = buf[1] - buf[2];
+		}
 	}
 	return 0;
 }
@@ -568,7 +606,8 @@ static struct mk_self *self_open(void)
 		s->off = 1;
 		return NULL;
 	}
-	for (int i = 0; i < mk.nev; i++) {
+	for (int k = 0; k < mk.nev; k++) {
+		int i = mk.order[k];
 		struct perf_event_attr a = mk.ev[i].attr;
 		/* a leader starts disabled: a member added to a running group
 		 * would wait for the next schedule to count */
@@ -586,7 +625,7 @@ static struct mk_self *self_open(void)
 		s->fd[i] = (int)fd;
 	}
 	for (int g = 0; g < mk.ngroups; g++)
-		if (ioctl(s->fd[mk.gfirst[g]], PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP) < 0) {
+		if (ioctl(s->fd[mk.gfirst[g]], PERF_EVENT_IOC_ENABLE, 0) < 0) {
 			int e = errno;
 			self_close(s);
 			mk_warn(PMCSH_MK_W_OPEN, "cannot enable the counters of thread %ld (%s): its regions are not "
@@ -598,10 +637,9 @@ static struct mk_self *self_open(void)
 	long psz = sysconf(_SC_PAGESIZE);
 	int user_read = 0;
 	for (int g = 0; g < mk.ngroups; g++) {
-		int l = mk.gfirst[g], ok = 1;
-		for (int i = l; i < mk.nev && ok; i++) {
-			if (mk.leader[i] != l)
-				continue;
+		int ok = 1;
+		for (int k = mk.gstart[g]; k < mk.gstart[g] + mk.gcount[g] && ok; k++) {
+			int i = mk.order[k];
 			ok = 0;
 			if (!(mk.ev[i].attr.type == PERF_TYPE_HARDWARE || mk.ev[i].attr.type == PERF_TYPE_RAW ||
 			      mk.ev[i].attr.type == PERF_TYPE_HW_CACHE || mk.ev[i].attr.type > PERF_TYPE_BREAKPOINT))
@@ -614,10 +652,10 @@ static struct mk_self *self_open(void)
 			ok = pc->cap_user_rdpmc && pc->cap_user_time;
 		}
 		if (!ok)
-			for (int i = l; i < mk.nev; i++)
-				if (mk.leader[i] == l && s->page[i]) {
-					munmap((void *)s->page[i], (size_t)psz);
-					s->page[i] = NULL;
+			for (int k = mk.gstart[g]; k < mk.gstart[g] + mk.gcount[g]; k++)
+				if (s->page[mk.order[k]]) {
+					munmap((void *)s->page[mk.order[k]], (size_t)psz);
+					s->page[mk.order[k]] = NULL;
 				}
 		user_read |= ok;
 	}
@@ -752,28 +790,38 @@ static inline __attribute__((always_inline)) void end_id(struct mk_self *s, int 
 
 /* The pair's cost, before the user's first region: what CAL_PAIRS empty
  * regions count (self, region 0's counts) and what they add to a region
- * around them (outer), through the same calls a user makes. */
+ * around them (outer), through the same calls a user makes; the batch of
+ * the CAL_BATCHES that took least time (the first ones meet cold caches). */
 static void calibrate(struct mk_self *s)
 {
-	uint64_t c0[NEV], c1[NEV], lost[NEV], clock;
-	struct timespec t0, t1;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	if (read_now(s, c0, lost, &clock) < 0)
-		return;
-	for (int i = 0; i < CAL_PAIRS; i++) {
-		pmcsh_region_begin(CAL_NAME);
-		pmcsh_region_end(CAL_NAME);
-	}
-	if (read_now(s, c1, lost, &clock) < 0)
-		return;
-	clock_gettime(CLOCK_MONOTONIC, &t1);
+	uint64_t c0[NEV], c1[NEV], self0[NEV], lost[NEV], clock;
+	uint64_t best = UINT64_MAX;
 	struct pmcsh_mk_header *h = mk.hdr;
-	for (int i = 0; i < mk.nev; i++) {
-		h->cal_outer[i] = c1[i] - c0[i];
-		h->cal_self[i] = s->rec->regions[0].incl[i];
+	for (int b = 0; b < CAL_BATCHES; b++) {
+		struct timespec t0, t1;
+		for (int i = 0; i < mk.nev; i++)
+			self0[i] = s->rec->regions[0].incl[i];
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		if (read_now(s, c0, lost, &clock) < 0)
+			return;
+		for (int i = 0; i < CAL_PAIRS; i++) {
+			pmcsh_region_begin(CAL_NAME);
+			pmcsh_region_end(CAL_NAME);
+		}
+		if (read_now(s, c1, lost, &clock) < 0)
+			return;
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		uint64_t ns = (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000LL + (t1.tv_nsec - t0.tv_nsec));
+		if (ns >= best)
+			continue;
+		best = ns;
+		for (int i = 0; i < mk.nev; i++) {
+			h->cal_outer[i] = c1[i] - c0[i];
+			h->cal_self[i] = s->rec->regions[0].incl[i] - self0[i];
+		}
+		h->cal_ns = ns;
+		h->cal_pairs = CAL_PAIRS;
 	}
-	h->cal_ns = (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000LL + (t1.tv_nsec - t0.tv_nsec));
-	h->cal_pairs = CAL_PAIRS;
 }
 
 /* The library at a call: on (the environment read, 1) or off. */

@@ -95,7 +95,7 @@ local function cost_of(procs, nev)
     if c.pairs > 0 then
       local outer, self = {}, {}
       for i = 1, nev do outer[i], self[i] = c.outer[i] / c.pairs, c.self[i] / c.pairs end
-      return {pairs = c.pairs, ns = c.ns / c.pairs, outer = outer, self = self}
+      return {pairs = c.pairs, batches = C.CAL_BATCHES, ns = c.ns / c.pairs, outer = outer, self = self}
     end
   end
 end
@@ -166,7 +166,9 @@ end
 
 local function ratio_str(v, d)
   if d == 0 then return "" end
-  return string.format("%.3f", v / d)
+  local r = v / d
+  if r ~= 0 and math.abs(r) < 0.01 then return string.format("%.3e", r) end
+  return string.format("%.3f", r)
 end
 
 local function pct(en, run)
@@ -270,19 +272,17 @@ local function write_std(res, w)
     end
   end
   if res.cost then
-    local parts = {}
-    for i, ev in ipairs(res.events) do
-      parts[#parts + 1] = string.format("%s %s", ev, (string.format("%.1f", is_clock(ev) and res.cost.outer[i] / 1e6
-        or res.cost.outer[i]):gsub("%.0$", "")))
-    end
-    local selfs = {}
-    for i, ev in ipairs(res.events) do
-      selfs[#selfs + 1] = string.format("%s %s", ev, (string.format("%.1f", is_clock(ev) and res.cost.self[i] / 1e6
-        or res.cost.self[i]):gsub("%.0$", "")))
+    local function each(list)
+      local parts = {}
+      for i, ev in ipairs(res.events) do
+        parts[i] = string.format("%s %s%s", ev, (string.format("%.1f", list[i]):gsub("%.0$", "")),
+          is_clock(ev) and " ns" or "")
+      end
+      return table.concat(parts, ", ")
     end
     w:write(string.format("\n A begin/end pair costs %.0f ns; a region around one counts %s more, and an empty " ..
-      "region counts %s (measured over %d pairs at the start)\n", res.cost.ns, table.concat(parts, ", "),
-      table.concat(selfs, ", "), res.cost.pairs))
+      "region counts %s (the quickest of %d batches of %d pairs at the start)\n", res.cost.ns,
+      each(res.cost.outer), each(res.cost.self), res.cost.batches, res.cost.pairs))
   end
   for _, n in ipairs(res.notes) do w:write(" pmcsh: ", text.inert(n), "\n") end
   w:write(string.format("\n%18.9f seconds time elapsed\n\n", res.elapsed or 0))
