@@ -52,4 +52,42 @@ PMCSH_LOOP(cp) = {.version = PMCSH_LOOP_VERSION, .name = "cp", .convention = PMC
     assert.are.equal("cp\t16\ttrue\n", out)
     os.execute("rm -rf " .. h.shquote(dest))
   end)
+  it("installs the marker library and pmcsh-marker.pc: a program built with pkg-config alone counts its region exactly", function()
+    local dest = h.tmpdir()
+    local cmd = string.format("make -s -o %s install BIN=%s PREFIX=%s >/dev/null 2>&1",
+      h.shquote(h.exe), h.shquote(h.exe), h.shquote(dest))
+    assert.is_true(os.execute(cmd))
+    for _, f in ipairs({"include/pmcsh/marker.h", "include/pmcsh/likwid-marker.h", "lib/libpmcsh-marker.so",
+                        "lib/libpmcsh-marker.so.0", "lib/libpmcsh-marker.a", "lib/pkgconfig/pmcsh-marker.pc",
+                        "lib/pkgconfig/pmcsh-likwid.pc"}) do
+      assert.is_truthy(io.open(dest .. "/" .. f), f)
+    end
+    h.write(dest .. "/app.c", [[
+#include <pmcsh/marker.h>
+#include <stdio.h>
+#include <sys/mman.h>
+int main(void)
+{
+	for (int c = 0; c < 3; c++) {
+		char *p = mmap(NULL, 50 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		madvise(p, 50 * 4096, MADV_NOHUGEPAGE);
+		pmcsh_region_begin("touch");
+		for (int i = 0; i < 50; i++)
+			((volatile char *)p)[i * 4096] = 1;
+		pmcsh_region_end("touch");
+	}
+	puts("ok");
+	return 0;
+}
+]])
+    local pc = "PKG_CONFIG_PATH=" .. h.shquote(dest .. "/lib/pkgconfig")
+    assert.is_true(os.execute(string.format("cc -O2 %s/app.c $(%s pkg-config --cflags --libs pmcsh-marker) -o %s/app",
+      h.shquote(dest), pc, h.shquote(dest))))
+    local p = io.popen(h.shquote(dest .. "/bin/pmcsh") .. " stat --regions -e page-faults:u -x , -- " ..
+      h.shquote(dest .. "/app") .. " 2>&1")
+    local out = p:read("a"); p:close()
+    assert.matches("ok\n", out)
+    assert.matches("\ntouch,all,3,0,150,150,,page%-faults:u,", out)
+    os.execute("rm -rf " .. h.shquote(dest))
+  end)
 end)
