@@ -10,16 +10,12 @@
 uint64_t pmc_user_read_config1(void)
 {
 #if defined(__aarch64__)
-	static int granted = -1;
-	int g = __atomic_load_n(&granted, __ATOMIC_RELAXED);
-	if (g < 0) {
-		char c = 0;
-		int fd = open("/proc/sys/kernel/perf_user_access", O_RDONLY | O_CLOEXEC);
-		g = fd >= 0 && read(fd, &c, 1) == 1 && c == '1';
-		if (fd >= 0)
-			close(fd);
-		__atomic_store_n(&granted, g, __ATOMIC_RELAXED);
-	}
+	/* read at each open: an administrator may switch it while pmcsh runs */
+	char c = 0;
+	int fd = open("/proc/sys/kernel/perf_user_access", O_RDONLY | O_CLOEXEC);
+	int g = fd >= 0 && read(fd, &c, 1) == 1 && c == '1';
+	if (fd >= 0)
+		close(fd);
 	return g ? 2 : 0;
 #else
 	return 0;

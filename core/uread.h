@@ -159,8 +159,8 @@ static inline int pmc_rdpmc_read(const void *page, struct pmc_mmap_value *out)
 
 /* The attribute bits that let user space read an event of the cpu PMU
  * opened on the calling thread alone: on Arm the PMU's format term
- * rdpmc = config1:1, granted while kernel.perf_user_access is 1 (read once
- * per process); nothing elsewhere (x86 grants it through the page). */
+ * rdpmc = config1:1, granted while kernel.perf_user_access is 1 (read at each
+ * call); nothing elsewhere (x86 grants it through the page). */
 uint64_t pmc_user_read_config1(void);
 
 #endif
