@@ -127,6 +127,180 @@ local function compare_loop(spec, opts, n)
     paired = metrics.stats(paired).median, aa = metrics.stats(aa).median})
 end
 
+-- ---- --stream PATH: the user's own STREAM binary against pmcsh ----------
+
+local STREAM_ORDER = {"copy", "scale", "add", "triad"}
+
+-- STREAM's report (stream.c 5.x): its array size, the threads it counted
+-- (OpenMP builds), and each kernel's best rate; nil, why when the output is
+-- not STREAM's or its solution did not validate.
+local function stream_report(out)
+  local n = math.tointeger(tonumber(out:match("Array size = (%d+)")))
+  if not n then return nil, "its output holds no 'Array size = N': is it STREAM (stream.c)?" end
+  local rates = {}
+  for _, k in ipairs(STREAM_ORDER) do
+    rates[k] = tonumber(out:match("\n" .. k:sub(1, 1):upper() .. k:sub(2) .. ":%s+([%d.]+)"))
+    if not rates[k] then return nil, "its output holds no best rate for " .. k end
+  end
+  if not out:find("Solution Validates", 1, true) then
+    return nil, "its solution did not validate: " .. text.inert((out:match("[^\n]*[Ff]ail[^\n]*") or "no 'Solution Validates'"))
+  end
+  return {n = n, threads = math.tointeger(tonumber(out:match("Number of Threads counted = (%d+)"))) or 1, mbps = rates}
+end
+
+-- One run of the STREAM binary on t threads (OMP_NUM_THREADS): its report, or nil, why.
+local function run_stream(path, t)
+  local p = io.popen(string.format("OMP_NUM_THREADS=%d %s 2>&1", t, text.shell(path)))
+  local out = p:read("a")
+  local ok, _, code = p:close()
+  if not ok then return nil, string.format("%s exited %s: %s", path, tostring(code), text.inert(out:sub(-300))) end
+  return stream_report(out)
+end
+
+-- pmcsh's side of a round, as STREAM runs: a fresh process, fresh arrays,
+-- the four kernels in STREAM's order ten times, the best of the last nine.
+local PMCSH_SIDE = [[
+local n, t, pages = %d, %d, %q
+local s = assert(stream.new{n = n, threads = t, pages = pages, quiet = true})
+local best = {}
+for iter = 1, 10 do
+  for _, k in ipairs{"copy", "scale", "add", "triad", "copy_nt"} do
+    local r = assert(s:run(k, {reps = 1}))
+    if iter > 1 and (not best[k] or r.mbps > best[k]) then best[k] = r.mbps end
+  end
+end
+for _, k in ipairs{"copy", "scale", "add", "triad", "copy_nt"} do io.write(k, " ", string.format("%%.17g", best[k]), "\n") end
+]]
+
+local function run_pmcsh(n, t, pages)
+  local chunk = string.format(PMCSH_SIDE, n, t, pages)
+  local p = io.popen(string.format("%s -e %s 2>&1", text.shell(paths.exe), text.shell(chunk)))
+  local out = p:read("a")
+  local ok = p:close()
+  local rates = {}
+  for k, v in out:gmatch("([%a_]+) ([%d.e+-]+)") do rates[k] = tonumber(v) end
+  if not ok or not rates.triad then return nil, "pmcsh's side failed: " .. text.inert(out:sub(-300)) end
+  return rates
+end
+
+-- The binary and pmcsh, rounds interleaved (pmcsh twice a round: the A/A
+-- floor), on t threads: per kernel {mbps, stream_mbps, paired, aa, samples}.
+local function compare_stream(path, n, t, opts)
+  local per = {}
+  local rows = {table.unpack(STREAM_ORDER)}
+  if opts.memcpy then rows[#rows + 1] = "copy_nt" end
+  for _, k in ipairs(rows) do per[k] = {pmcsh = {}, stream = {}, paired = {}, aa = {}} end
+  for round = 1, opts.rounds do
+    local this = {}
+    local order = round % 2 == 1 and {"a", "stream", "b"} or {"stream", "b", "a"}
+    for _, who in ipairs(order) do
+      local rates, err
+      if who == "stream" then
+        local r
+        r, err = run_stream(path, t)
+        if r and r.threads ~= t then err = string.format("%s ran %d threads where %d were asked", path, r.threads, t) end
+        rates = r and r.mbps
+      else
+        rates, err = run_pmcsh(n, t, opts.pages)
+      end
+      if not rates then return nil, err end
+      this[who] = rates
+    end
+    for _, k in ipairs(rows) do
+      local c, theirs = per[k], this.stream[k == "copy_nt" and "copy" or k]
+      c.pmcsh[#c.pmcsh + 1] = this.a[k]
+      c.stream[#c.stream + 1] = theirs
+      c.paired[#c.paired + 1] = this.a[k] / theirs
+      c.aa[#c.aa + 1] = this.a[k] / this.b[k]
+    end
+  end
+  per.rows = rows
+  for _, k in ipairs(rows) do
+    local c = per[k]
+    c.mbps, c.stream_mbps = metrics.stats(c.pmcsh).max, metrics.stats(c.stream).max
+  end
+  return per
+end
+
+-- Whether the binary's copy is a call to memcpy (GCC -O3 makes one of
+-- STREAM's copy loop): then it streams with libc's non-temporal stores
+-- past a size, and pmcsh's copy_nt is the like-for-like loop.
+local function copy_is_memcpy(path)
+  local p = io.popen("objdump -d --no-show-raw-insn " .. text.shell(path) .. " 2>/dev/null")
+  local out = p:read("a")
+  p:close()
+  return out:find("call%s+%x+%s+<memcpy") ~= nil or out:find("jmp%s+%x+%s+<memcpy") ~= nil
+end
+
+local function bench_binary(opts, m)
+  local path = opts.stream
+  if opts.kernels or opts.self or opts.isa or opts.loop then
+    error(recipe.usage("--stream compares STREAM's own binary with pmcsh's four kernels: without -k, --self, " ..
+      "--isa or --loop"))
+  end
+  local st = sys.stat(path)
+  if not st or st.type ~= "file" then
+    error(recipe.usage(string.format("--stream %s: no such file (build STREAM: cc -O3 -march=native " ..
+      "-DSTREAM_ARRAY_SIZE=80000000 stream.c -o stream)", text.inert(path))))
+  end
+  local first, err = run_stream(path, 1)
+  if not first then return nil, "--stream " .. path .. ": " .. err end
+  local n = first.n
+  if opts.n and opts.n ~= n then
+    error(recipe.usage(string.format("--n %d: the binary was built for %d elements (STREAM_ARRAY_SIZE); " ..
+      "leave --n out", opts.n, n)))
+  end
+  local threads = thread_counts(opts, m)
+  if first.threads == 1 and not path:find("omp") then
+    -- a binary without OpenMP counts no threads: it runs one
+    local probe = run_stream(path, 2)
+    if probe and probe.threads == 1 then threads = {1} end
+  end
+  local memcpy = copy_is_memcpy(path)
+  local cjson = opts.json and require("cjson")
+  if opts.json then print(results.head("bench-stream"))
+  else
+    if memcpy then
+      print("its copy is a call to memcpy (the compiler replaced STREAM's loop), whose large copies use " ..
+        "non-temporal stores: copy_nt is pmcsh's like-for-like row")
+    end
+    print(string.format("%s (STREAM) against pmcsh at n=%d (%s per array), pages=%s, %d rounds interleaved: " ..
+      "each side a fresh process running STREAM's order (copy, scale, add, triad) 10 times, best of the last 9; " ..
+      "pmcsh twice a round (A/A)", text.inert(path), n, metrics.size(n * 8), opts.pages, opts.rounds))
+  end
+  local worst, worst_aa = math.huge, math.huge
+  opts.memcpy = memcpy
+  for _, t in ipairs(threads) do
+    local per, cerr = compare_stream(path, n, t, opts)
+    if not per then return nil, cerr end
+    if not opts.json then
+      print(string.format("threads=%d\n%-9s %12s %12s %7s %7s %7s", t, "kernel", "pmcsh MB/s", "STREAM MB/s", "ratio",
+        "paired", "A/A"))
+    end
+    for _, k in ipairs(per.rows) do
+      local c = per[k]
+      local paired, aa = metrics.stats(c.paired).median, metrics.stats(c.aa).median
+      -- a memcpy copy is read against copy_nt, not pmcsh's temporal copy
+      if not (memcpy and k == "copy") then worst, worst_aa = math.min(worst, paired), math.min(worst_aa, aa) end
+      if opts.json then
+        print(cjson.encode({kernel = k, threads = t, n = n, pages = opts.pages, mbps = c.mbps,
+          stream_mbps = c.stream_mbps, ratio = c.mbps / c.stream_mbps, paired_ratio = paired, aa_ratio = aa,
+          samples = c.pmcsh, stream_samples = c.stream, rounds = opts.rounds, stream = path}))
+      else
+        print(string.format("%-9s %12.1f %12.1f %7.3f %7.3f %7.3f%s", k, c.mbps, c.stream_mbps, c.mbps / c.stream_mbps,
+          paired, aa, k == "copy_nt" and "   against STREAM's copy (memcpy)" or memcpy and k == "copy" and
+          "   (temporal stores against memcpy's non-temporal ones)" or ""))
+      end
+      io.stdout:flush()
+    end
+  end
+  if not opts.json then
+    print(string.format("lowest paired ratio against STREAM's binary %.3f (target >= 0.97), beside an A/A of %.3f: " ..
+      "differences this size are this machine's noise", worst, worst_aa))
+  end
+  return 0
+end
+
 -- the closing line: the lowest ratios, read against the target (or, with --self, as noise)
 local function verdict(opts, worst, worst_paired)
   if not opts.json and worst < math.huge and opts.self then
@@ -155,12 +329,18 @@ noise floor, against which the real comparison is read.
 
   pmcsh bench-stream                         1 thread and all threads
   pmcsh bench-stream -t 1 -k triad,copy --rounds 9
-  pmcsh bench-stream --json > bench.jsonl]],
+  pmcsh bench-stream --json > bench.jsonl
+  pmcsh bench-stream --stream ./stream      STREAM's own binary against pmcsh, at its size
+With --stream PATH the other side is STREAM's own binary as the user built it
+(cc -O3 -march=native -DSTREAM_ARRAY_SIZE=80000000 [-fopenmp] stream.c):
+each round runs it and pmcsh's engine (twice: the A/A floor) as fresh
+processes, pmcsh running STREAM's order and counting STREAM's best of nine;
+an OpenMP build is run at each --threads count (OMP_NUM_THREADS).]],
   options = {
     {name = "n", type = "size", min = 1, help = "elements per array (default: STREAM's rule, 4x the LLCs)"},
     {name = "reps", short = "r", type = "int", default = 3, min = 1, max = 1000000, help = "timed repetitions per run"},
-    {name = "rounds", type = "int", default = 20, min = 1, max = 1000000,
-     help = "interleaved runs of each loop (best of rounds x reps)"},
+    {name = "rounds", type = "int", min = 1, max = 1000000,
+     help = "interleaved runs of each loop (best of rounds x reps; default 20, 5 with --stream)"},
     {name = "threads", short = "t", type = "list", help = "thread counts or all (default: 1 and all cpus)"},
     {name = "kernels", short = "k", type = "list", help = "kernels (default: every available one)"},
     {name = "pages", type = "string", choices = {"4k", "thp", "2m", "1g"}, default = "4k", help = "page policy"},
@@ -169,9 +349,13 @@ noise floor, against which the real comparison is read.
     {name = "json", type = "flag", help = "one JSON object per kernel and thread count"},
     {name = "loop", type = "list",
      help = "your own loop, FILE[:SYMBOL] (STREAM's convention): pmcsh against a plain C driver, one thread"},
+    {name = "stream", type = "string",
+     help = "STREAM's own binary (stream.c, any build): it against pmcsh's kernels, each a fresh process, interleaved"},
   },
   run = function(opts)
     local m = stream.machine()
+    opts.rounds = opts.rounds or (opts.stream and 5 or 20)
+    if opts.stream then return bench_binary(opts, m) end
     if opts.loop then
       if opts.kernels or opts.self or opts.isa then
         error(recipe.usage("--loop compares a loop of yours with the plain C driver: without -k, --self or --isa"))

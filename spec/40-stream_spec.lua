@@ -2,6 +2,7 @@
 -- the partition, and clear errors.  Physical expectations with tolerances.
 local cjson = require("cjson")
 local h = require("helpers")
+local paths = require("pmcsh.paths")
 local stream = require("pmcsh.stream")
 
 local pmc = require("pmcsh.pmc")
@@ -506,5 +507,35 @@ describe("pmcsh bench-stream", function()
       assert.is_true(o.mbps > 0 and o.ref_mbps > 0)
       assert.near(o.ratio, o.mbps / o.ref_mbps, 1e-9)
     end
+  end)
+  it("compares STREAM's own binary with pmcsh's kernels at the binary's size, interleaved, samples kept", function()
+    local dir = h.tmpdir()
+    local exe = dir .. "/stream_like"
+    assert.is_true(os.execute(string.format("cc -O2 -DN=100000 -o %s %s", h.shquote(exe),
+      h.shquote(paths.root .. "/spec/fixtures/stream_like.c"))))
+    local r = h.run({"bench-stream", "--stream", exe, "--rounds", "2", "-t", "1", "--json"})
+    assert.are.equal(0, r.code, r.err)
+    local _, recs = h.json_lines(r.out)
+    assert.are.equal(4, #recs)
+    for i, k in ipairs({"copy", "scale", "add", "triad"}) do
+      local o = recs[i]
+      assert.are.equal(k, o.kernel)
+      assert.are.equal(100000, o.n)           -- the binary's own size, read off its report
+      assert.are.equal(2, #o.samples)         -- a rate per round, each side
+      assert.are.equal(2, #o.stream_samples)
+      assert.is_true(o.mbps > 0 and o.stream_mbps > 0)
+      assert.near(o.ratio, o.mbps / o.stream_mbps, 1e-9)
+    end
+    -- a binary that is not STREAM, or whose solution failed, is named and refused
+    r = h.run({"bench-stream", "--stream", "/bin/true", "--rounds", "1", "-t", "1"})
+    assert.are.equal(1, r.code)
+    assert.matches("no 'Array size = N'", r.err)
+    r = h.run({"bench-stream", "--stream", exe, "--rounds", "1", "-t", "1"}, {env = "STREAM_LIKE_FAIL=1"})
+    assert.are.equal(1, r.code)
+    assert.matches("did not validate: Failed Validation", r.err)
+    r = h.run({"bench-stream", "--stream", dir .. "/none"})
+    assert.are.equal(2, r.code)
+    assert.matches("no such file", r.err)
+    os.execute("rm -rf " .. h.shquote(dir))
   end)
 end)
