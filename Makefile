@@ -71,7 +71,7 @@ MARKER_A  := $(BUILD)/libpmcsh-marker.a
 MARKER_OBJ := $(BUILD)/marker/marker.o $(BUILD)/marker/uread.o
 MARKER_CFLAGS := $(CFLAGS) -fPIC -fvisibility=hidden -DPMCSH_MARKER_LIB
 
-all: $(BIN) $(MARKER_SO) $(MARKER_A)
+all: $(BIN) $(MARKER_SO) $(MARKER_A) lua-module
 
 $(BUILD)/marker/%.o: marker/%.c
 	@mkdir -p $(@D)
@@ -111,7 +111,39 @@ $(BUILD)/kernels/stream-%.o: kernels/stream.c
 	@mkdir -p $(@D)
 	$(CC) $(KCFLAGS) $(VARIANT_FLAGS_$*) -DSTREAM_VARIANT=$* -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -MMD -MP -c -o $@ $<
 
--include $(DEP)
+# The same modules for a plain lua5.4 (require "pmcsh.pmc" from lua5.4,
+# busted, another host): one C module, build/lua/pmcsh.so, every object
+# built once more position independent, without the host (lhost.c, lrepl.c)
+# and without linking liblua (the host provides it, as Debian's modules do).
+PIC := $(BUILD)/pic
+PIC_OBJ := $(filter-out $(PIC)/core/lhost.o $(PIC)/core/lrepl.o,$(OBJ:$(BUILD)/%=$(PIC)/%))
+LUA_MODULE := $(BUILD)/lua/pmcsh.so
+lua-module: $(LUA_MODULE)
+
+$(LUA_MODULE): $(PIC_OBJ)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LDFLAGS) -shared -o $@ $(PIC_OBJ) -lpfm -lm -pthread
+
+$(PIC)/core/%.o: core/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -fPIC $(LUA_CFLAGS) -DPMCSH_VERSION='"$(VERSION)"' -MMD -MP -c -o $@ $<
+
+$(CORE_SRC:%.c=$(PIC)/%.o): LUA_CFLAGS := $(CFLAGS_CROSS)
+
+$(PIC)/kernels/%.o: kernels/%.c
+	@mkdir -p $(@D)
+	$(CC) $(KCFLAGS) -fPIC $(CFLAGS_CROSS) -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -pthread -MMD -MP -c -o $@ $<
+
+$(PIC)/kernels/ref_stream.o: kernels/ref_stream.c
+	@mkdir -p $(@D)
+	$(CC) $(KCFLAGS) -fPIC $(REFCFLAGS) -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -MMD -MP -c -o $@ $<
+
+$(PIC)/kernels/stream-%.o: kernels/stream.c
+	@mkdir -p $(@D)
+	$(CC) $(KCFLAGS) -fPIC $(VARIANT_FLAGS_$*) -DSTREAM_VARIANT=$* -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -MMD -MP -c -o $@ $<
+
+-include $(DEP) $(PIC_OBJ:.o=.d)
+$(PIC_OBJ:.o=.d): ;
 $(DEP): ;
 
 # Dependencies: Debian packages, installed when missing.
@@ -214,7 +246,10 @@ SHARE := $(DESTDIR)$(PREFIX)/share/pmcsh
 INCDIR := $(DESTDIR)$(PREFIX)/include/pmcsh
 PCDIR  := $(DESTDIR)$(PREFIX)/lib/pkgconfig
 LIBDIR := $(DESTDIR)$(PREFIX)/lib
-install: $(BIN) marker
+# pmcsh's modules for a plain lua5.4: the C module and the Lua layer
+LUA_LIBDIR ?= $(DESTDIR)$(PREFIX)/lib/lua/5.4
+LUA_SHAREDIR ?= $(DESTDIR)$(PREFIX)/share/lua/5.4
+install: $(BIN) marker lua-module
 	install -d $(DESTDIR)$(PREFIX)/bin $(SHARE) $(DESTDIR)$(PREFIX)/share/man/man1 $(INCDIR) $(PCDIR)
 	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/pmcsh
 	cp -R lua scripts events $(SHARE)/
@@ -232,13 +267,18 @@ install: $(BIN) marker
 		'$(PREFIX)' 'regions of your program, counted by pmcsh stat --regions' '$(VERSION)' >$(PCDIR)/pmcsh-marker.pc
 	printf 'prefix=%s\nincludedir=$${prefix}/include\nlibdir=$${prefix}/lib\n\nName: pmcsh-likwid\nDescription: %s\nVersion: %s\nCflags: -I$${includedir}/pmcsh -DLIKWID_PERFMON\nLibs: -L$${libdir} -Wl,-rpath,$${libdir} -lpmcsh-marker\nLibs.private: -pthread\n' \
 		'$(PREFIX)' "LIKWID's Marker API on pmcsh's regions" '$(VERSION)' >$(PCDIR)/pmcsh-likwid.pc
+	install -d $(LUA_LIBDIR) $(LUA_SHAREDIR)/pmcsh
+	install -m 755 $(LUA_MODULE) $(LUA_LIBDIR)/pmcsh.so
+	cp -R lua/pmcsh/. $(LUA_SHAREDIR)/pmcsh/
+	sed -i 's|^local installed = nil.*|local installed = "$(PREFIX)/share/pmcsh"|' $(LUA_SHAREDIR)/pmcsh/paths.lua
 
 uninstall:
 	rm -rf $(DESTDIR)$(PREFIX)/bin/pmcsh $(SHARE) $(DESTDIR)$(PREFIX)/share/man/man1/pmcsh.1 $(INCDIR) \
 		$(PCDIR)/pmcsh-loop.pc $(PCDIR)/pmcsh-marker.pc $(PCDIR)/pmcsh-likwid.pc \
-		$(LIBDIR)/libpmcsh-marker.so $(LIBDIR)/libpmcsh-marker.so.0 $(LIBDIR)/libpmcsh-marker.a
+		$(LIBDIR)/libpmcsh-marker.so $(LIBDIR)/libpmcsh-marker.so.0 $(LIBDIR)/libpmcsh-marker.a \
+		$(LUA_LIBDIR)/pmcsh.so $(LUA_SHAREDIR)/pmcsh
 
 clean:
 	rm -rf $(BUILD) $(BIN) $(ASAN) $(FUZZ)
 
-.PHONY: all marker deps check asan-deps asan-build asan fuzz lab-deps lab-check slurm-check install uninstall clean
+.PHONY: all marker lua-module deps check asan-deps asan-build asan fuzz lab-deps lab-check slurm-check install uninstall clean

@@ -6,6 +6,23 @@
 #include "lpmcsh.h"
 #include "../kernels/pages.h"
 
+/* Each C module under the name a plain lua5.4 looks for in pmcsh.so (make
+ * lua-module), Lua's all-in-one searcher: "pmcsh._pmc" is loaded by
+ * luaopen_pmcsh__pmc; the first registers the others as preloads. */
+#define PLAIN_LUA(m)                                   \
+	int luaopen_pmcsh__##m(lua_State *L);          \
+	int luaopen_pmcsh__##m(lua_State *L)           \
+	{                                              \
+		pmcsh_preload(L);                      \
+		return luaopen_pmcsh_##m(L);           \
+	}
+PLAIN_LUA(sys)
+PLAIN_LUA(pmc)
+PLAIN_LUA(stream)
+PLAIN_LUA(chase)
+PLAIN_LUA(machine)
+PLAIN_LUA(regions)
+
 static const luaL_Reg preloads[] = {
 	{"pmcsh._sys", luaopen_pmcsh_sys},
 	{"pmcsh._pmc", luaopen_pmcsh_pmc},

@@ -561,6 +561,7 @@ int luaopen_pmcsh_sys(lua_State *L)
 	static const luaL_Reg temp_meta[] = {{"__index", NULL}, {"__gc", temp_discard}, {"__close", temp_discard},
 					     {NULL, NULL}};
 	pmcsh_newclass(L, TEMP_MT, temp_meta, temp_methods);
+	pmcsh_setstr(L, "VERSION", PMCSH_VERSION);
 	lua_pushinteger(L, SIGINT);
 	lua_setfield(L, -2, "SIGINT");
 	lua_pushinteger(L, SIGKILL);

@@ -90,4 +90,28 @@ int main(void)
     assert.matches("\ntouch,all,3,0,150,150,,page%-faults:u,", out)
     os.execute("rm -rf " .. h.shquote(dest))
   end)
+  it("installs the engines for a plain lua5.4: require 'pmcsh.pmc' opens a group and reads it", function()
+    if not h.need(h.have("lua5.4"), "no lua5.4 here") then return end
+    local dest = h.tmpdir()
+    local cmd = string.format("make -s -o %s install BIN=%s PREFIX=%s >/dev/null 2>&1",
+      h.shquote(h.exe), h.shquote(h.exe), h.shquote(dest))
+    assert.is_true(os.execute(cmd))
+    local env = string.format("cd / && LUA_PATH=%s LUA_CPATH=%s lua5.4 -e ", h.shquote(dest .. "/share/lua/5.4/?.lua;;"),
+      h.shquote(dest .. "/lib/lua/5.4/?.so;;"))
+    -- 64 pages first-touched between start and stop: the faults physics gives
+    local p = io.popen(env .. h.shquote([[
+local pmc = require "pmcsh.pmc"
+local g = assert(pmc.group{"page-faults:u"})
+local buf = require("pmcsh.stream").new{n = 64 * 512, quiet = true, touch = false}
+g:start(); assert(buf:run("copy", {reps = 1})); g:stop()
+local events = require "pmcsh.events"
+print(g:read()[1].value, events.load("software") ~= nil, package.searchpath("pmcsh.pmc", package.path))]]) .. " 2>&1")
+    local out = p:read("a"); p:close()
+    local faults, loaded, where = out:match("^(%d+)\t(%a+)\t(%S+)\n$")
+    assert.is_truthy(faults, out)
+    assert.is_true(tonumber(faults) >= 64, out)   -- c's 64 pages at least (a's reads map the zero page)
+    assert.are.equal("true", loaded)             -- events/ found from the installed tree
+    assert.are.equal(dest .. "/share/lua/5.4/pmcsh/pmc.lua", where)
+    os.execute("rm -rf " .. h.shquote(dest))
+  end)
 end)
