@@ -5,7 +5,10 @@ missing=""
 for p in "$@"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
 done
-[ -z "$missing" ] && exit 0
+if [ -z "$missing" ]; then
+	echo "every package pmcsh needs is installed ($#: $*)"
+	exit 0
+fi
 if [ "$(id -u)" -eq 0 ]; then
 	echo "installing:$missing"
 	export DEBIAN_FRONTEND=noninteractive

@@ -28,6 +28,63 @@ local function reserved(size)
   return 0
 end
 
+-- The online cpus by socket, then core: {{socket=, node=, cores = {{core=, cpus = {...}}}}}.
+local function topology()
+  local sockets, by = {}, {}
+  for _, cpu in ipairs(machine.online()) do
+    local p = machine.of(cpu)
+    local sk = by[p.socket]
+    if not sk then
+      sk = {socket = p.socket, nodes = {}, cores = {}, by = {}}
+      by[p.socket] = sk
+      sockets[#sockets + 1] = sk
+    end
+    sk.nodes[p.node] = true
+    local key = p.die .. ":" .. p.core
+    local c = sk.by[key]
+    if not c then
+      c = {core = p.core, die = p.die, cpus = {}}
+      sk.by[key] = c
+      sk.cores[#sk.cores + 1] = c
+    end
+    c.cpus[#c.cpus + 1] = cpu
+  end
+  for _, sk in ipairs(sockets) do
+    local nodes = {}
+    for n in pairs(sk.nodes) do nodes[#nodes + 1] = n end
+    table.sort(nodes)
+    sk.nodes, sk.by = nodes, nil
+  end
+  table.sort(sockets, function(a, b) return a.socket < b.socket end)
+  return sockets
+end
+
+-- The clocks a measurement reads: the clock source, the frequency driver
+-- and governor, and the TSC's rate counted against CLOCK_MONOTONIC over
+-- 100 ms of spinning where msr/tsc/ counts (nil elsewhere).
+local function clocks()
+  local c = {
+    clocksource = read("/sys/devices/system/clocksource/clocksource0/current_clocksource"),
+    cpufreq_driver = read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_driver"),
+    governor = read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"),
+    min_khz = tonumber(read("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_min_freq") or ""),
+    max_khz = tonumber(read("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq") or ""),
+  }
+  local g = pmc.group{"msr/tsc/"}
+  if g then
+    -- msr/tsc/ counts while this task runs: a spin, not a sleep
+    g:start()
+    local t0 = sys.now()
+    local dt
+    repeat dt = sys.now() - t0 until dt >= 0.1
+    g:stop()
+    local r = g:read()
+    g:close()
+    if r and r[1].value > 0 and dt > 0 then c.tsc_mhz = r[1].value / dt / 1e6 end
+  end
+  return c
+end
+
 local PARANOID = {
   ["-1"] = "no restrictions",
   ["0"] = "CPU-wide and kernel counting allowed",
@@ -56,6 +113,8 @@ return {
       hugepages_1g = reserved(1 << 30),
       thp = machine.thp(),
       constant_tsc = machine.tsc(),
+      topology = topology(),
+      clocks = clocks(),
     }
     local sm = stream.machine()
     m.stream_isa, m.stream_variants, m.reference_runs = sm.isa, sm.variants, sm.reference_runs
@@ -65,13 +124,40 @@ return {
       return 0
     end
     print(string.format("cpu          %s (online %s)", m.cpu, m.cpus))
+    local ncores, nthreads, nodes = 0, 0, {}
+    for _, sk in ipairs(m.topology) do
+      ncores = ncores + #sk.cores
+      for _, c in ipairs(sk.cores) do nthreads = math.max(nthreads, #c.cpus) end
+      for _, n in ipairs(sk.nodes) do nodes[n] = true end
+    end
+    local nn = 0
+    for _ in pairs(nodes) do nn = nn + 1 end
+    print(string.format("topology     %d socket%s, %d core%s, %d thread%s per core, %d NUMA node%s", #m.topology,
+      #m.topology == 1 and "" or "s", ncores, ncores == 1 and "" or "s", nthreads, nthreads == 1 and "" or "s",
+      nn, nn == 1 and "" or "s"))
+    for _, sk in ipairs(m.topology) do
+      local cores = {}
+      for _, c in ipairs(sk.cores) do cores[#cores + 1] = string.format("%d:[%s]", c.core, machine.format_list(c.cpus)) end
+      -- core:[cpus], wrapped under the socket's line
+      local line, lines = "", {}
+      for _, w in ipairs(cores) do
+        if #line + #w > 60 and line ~= "" then lines[#lines + 1] = line; line = "" end
+        line = line == "" and w or line .. " " .. w
+      end
+      lines[#lines + 1] = line
+      local nodes_s = {}
+      for _, n in ipairs(sk.nodes) do nodes_s[#nodes_s + 1] = tostring(n) end
+      print(string.format("  socket %-3d node %s, cores %s", sk.socket, table.concat(nodes_s, ","), lines[1]))
+      for i = 2, #lines do print(string.rep(" ", 26) .. lines[i]) end
+    end
     if m.emulated then
       print(string.format("emulated     %s: instructions are exact, times mean nothing", m.emulated))
     end
     print(string.format("PMUs         %s", table.concat(pmus, " ")))
     print(string.format("hardware PMU %s", has_cpu_pmu and "yes"
       or "no: cycles, instructions and other hardware events cannot be counted here"))
-    print(string.format("paranoid     %s (%s)", paranoid, PARANOID[paranoid] or "restricted"))
+    print(string.format("paranoid     %s (%s)%s", paranoid, PARANOID[paranoid] or "restricted",
+      sys.geteuid() == 0 and "; this user is root: it counts everything" or ""))
     local size = metrics.size
     for _, c in ipairs(m.caches) do
       print(string.format("cache        L%d %-12s %6s  line %s B  cpus %s", c.level or 0, c.type or "?",
@@ -79,7 +165,13 @@ return {
     end
     print(string.format("huge pages   2M reserved %d, 1G reserved %d; THP %s", m.hugepages_2m,
       m.hugepages_1g, m.thp or "?"))
-    print(string.format("TSC          %s", m.constant_tsc and "constant and nonstop" or "not constant"))
+    print(string.format("TSC          %s%s", m.constant_tsc and "constant and nonstop" or "not constant",
+      m.clocks.tsc_mhz and string.format(", %.1f MHz (msr/tsc/ over 100 ms)", m.clocks.tsc_mhz) or ""))
+    local cl = m.clocks
+    print(string.format("clocks       clock source %s; frequency driver %s, governor %s%s", cl.clocksource or "?",
+      cl.cpufreq_driver or "none", cl.governor or "none",
+      cl.max_khz and string.format(", %.0f-%.0f MHz", (cl.min_khz or 0) / 1e3, cl.max_khz / 1e3) or
+      " (the hypervisor or firmware sets the frequency)"))
     local vs = {}
     for _, v in ipairs(m.stream_variants) do
       vs[#vs + 1] = v.name .. (v.runs and "" or " (not on this cpu)")

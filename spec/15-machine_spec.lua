@@ -2,6 +2,8 @@
 -- tree (the root argument), so the answers are known whatever the host;
 -- on the real host, only what must hold anywhere.
 local machine = require("pmcsh.machine")
+local h = require("helpers")
+local pmc = require("pmcsh.pmc")
 
 local write = require("helpers").sysfs_write
 
@@ -147,5 +149,31 @@ describe("machine facts on this host", function()
   it("the clock tick is between 1 ns and 10 ms", function()
     local t = machine.clock_tick()
     assert.is_true(t >= 1e-9 and t <= 1e-2, tostring(t))
+  end)
+end)
+
+describe("pmcsh machine", function()
+  it("maps every online cpu to one socket and core, and counts the TSC's rate where msr/tsc/ opens", function()
+    local r = h.run({"machine", "--json"})
+    assert.are.equal(0, r.code, r.err)
+    local m = require("cjson").decode(r.out)
+    local seen, n = {}, 0
+    for _, sk in ipairs(m.topology) do
+      for _, c in ipairs(sk.cores) do
+        for _, cpu in ipairs(c.cpus) do
+          assert.is_nil(seen[cpu], "cpu " .. cpu .. " twice")
+          seen[cpu], n = true, n + 1
+        end
+      end
+    end
+    assert.are.equal(#machine.online(), n)
+    local t = h.run({"machine"})
+    assert.matches("\ntopology     %d+ sockets?, %d+ cores?, %d+ threads? per core", t.out)
+    assert.matches("\nclocks       clock source ", t.out)
+    if pmc.group{"msr/tsc/"} then
+      -- a TSC runs at hundreds of MHz at least, counted while the task spins
+      assert.is_true(m.clocks.tsc_mhz > 100, tostring(m.clocks.tsc_mhz))
+      assert.matches("TSC .*MHz %(msr/tsc/ over 100 ms%)", t.out)
+    end
   end)
 end)

@@ -35,7 +35,7 @@ describe("help", function()
 
   it("documents every method of the objects the engines hand out: groups, streams, chains", function()
     local g <close> = assert(pmc.group{"task-clock"})
-    local s <close> = assert(stream.new{n = 1024})
+    local s <close> = assert(stream.new{n = 1024, quiet = true})
     local c <close> = assert(chase.chain{size = 4096})
     local missing, walked = {}, 0
     for what, obj in pairs{g = g, s = s, c = c} do

@@ -1,5 +1,6 @@
 -- Recipes: runnable experiments found on a path, with options declared once
 -- by the recipe and parsed, validated and documented here.
+local metrics = require("pmcsh.metrics")
 local paths = require("pmcsh.paths")
 local doc = require("pmcsh.help").doc
 local sys = require("pmcsh._sys")
@@ -385,7 +386,11 @@ function M.help_text(name)
     if mv ~= "" then flag = flag .. " " .. mv end
     local def = ""
     if o.default ~= nil and o.type ~= "flag" then
-      def = " (default " .. (type(o.default) == "table" and table.concat(o.default, ",") or tostring(o.default)) .. ")"
+      local d = o.default
+      if type(d) == "table" then d = table.concat(d, ",")
+      elseif o.type == "size" and math.type(d) then d = metrics.size(d)   -- 64M, not 67108864.0
+      elseif math.type(d) == "float" and d == math.floor(d) and math.abs(d) < 2^53 then d = math.tointeger(d) end
+      def = " (default " .. tostring(d) .. ")"
     end
     lines[#lines + 1] = string.format("  %-28s %s%s", flag, o.help or "", def)
   end

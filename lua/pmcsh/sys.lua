@@ -29,6 +29,9 @@ sys.now() -> seconds on the monotonic clock (a difference of two is a duration)]
 M.sleep = doc(function(s) return C.sleep(s) end, "sys.sleep", [[
 sys.sleep(seconds) -> sleeps; Ctrl-C ends it early (sys.interrupted() says so)]])
 
+M.geteuid = doc(function() return C.geteuid() end, "sys.geteuid", [[
+sys.geteuid() -> this process's effective user id (0: root)]])
+
 M.getpid = doc(function() return C.getpid() end, "sys.getpid", [[
 sys.getpid() -> this process's id]])
 
