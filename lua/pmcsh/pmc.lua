@@ -31,7 +31,6 @@ end
 
 pmc.group = errors.facade("group", function(spec, opts)
   local events, o = split_spec(spec, opts)
-  if #events == 0 then errors.argument("group", 1, "no events given") end
   return C.group(events, o)
 end)
 
