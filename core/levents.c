@@ -25,20 +25,12 @@ static int attr_cb(void *ctx, const struct pmc_attr *a)
 	return 0;
 }
 
-/* _pmc.info(name[, force_pmu]) -> table | nil, msg, errno.  Another
- * model's encoding comes from a child (pfmforced.c). */
-int l_info(lua_State *L)
+/* Replaces the attributes table on top of the stack by pmc.info's table
+ * for an answer (r == 0): the encoding, or for a bare event that needs a
+ * umask its name and why, with the attributes, description and model. */
+static void push_info(lua_State *L, const struct pmc_event *ev, int encoded, const char *desc, const char *msg,
+		      const char *force)
 {
-	const char *name = pmcsh_checkstring(L, 1);
-	const char *force = pmcsh_optstring(L, 2, NULL);
-	char msg[PMC_ERR_MAX], desc[PMC_DESC_MAX];
-	struct pmc_event *ev = lua_newuserdatauv(L, sizeof *ev, 0);
-	int encoded;
-	lua_newtable(L);  /* the attributes, filled by attr_cb */
-	int r = force ? pmc_forced_about(force, name, ev, &encoded, desc, sizeof desc, attr_cb, L, msg, sizeof msg)
-		      : pmc_about(name, ev, &encoded, desc, sizeof desc, attr_cb, L, msg, sizeof msg);
-	if (r)
-		return pmcsh_fail(L, msg, -r);
 	if (!encoded) {
 		/* a bare event that needs a umask: its umasks, no encoding */
 		lua_createtable(L, 0, 10);
@@ -55,7 +47,72 @@ int l_info(lua_State *L)
 	pmcsh_setstr(L, "description", desc);
 	pmcsh_setstr(L, "model", force ? force : "host");
 	pmcsh_setbool(L, "opens", force || !encoded ? 0 : pmc_try_open(ev));
+}
+
+/* _pmc.info(name[, force_pmu]) -> table | nil, msg, errno.  Another
+ * model's encoding comes from a child (pfmforced.c). */
+int l_info(lua_State *L)
+{
+	const char *name = pmcsh_checkstring(L, 1);
+	const char *force = pmcsh_optstring(L, 2, NULL);
+	char msg[PMC_ERR_MAX], desc[PMC_DESC_MAX];
+	struct pmc_event *ev = lua_newuserdatauv(L, sizeof *ev, 0);
+	int encoded;
+	lua_newtable(L);  /* the attributes, filled by attr_cb */
+	int r = force ? pmc_forced_about(force, name, ev, &encoded, desc, sizeof desc, attr_cb, L, msg, sizeof msg)
+		      : pmc_about(name, ev, &encoded, desc, sizeof desc, attr_cb, L, msg, sizeof msg);
+	if (r)
+		return pmcsh_fail(L, msg, -r);
+	push_info(L, ev, encoded, desc, msg, force);
 	return 1;
+}
+
+/* _pmc.info_all(names, force_pmu) -> infos, whys | nil, msg, errno: model
+ * force_pmu's pmc.info for each name of the list, from one child; infos[i]
+ * is false where names[i] does not encode, whys[i] its message.  The
+ * answer is owned by a userdata on the stack until it is read. */
+int l_info_all(lua_State *L)
+{
+	luaL_checktype(L, 1, LUA_TTABLE);
+	const char *force = pmcsh_checkstring(L, 2);
+	size_t n = (size_t)lua_rawlen(L, 1);
+	const char **names = lua_newuserdatauv(L, (n ? n : 1) * sizeof *names, 0);  /* kept by the stack */
+	for (size_t i = 0; i < n; i++) {
+		lua_rawgeti(L, 1, (lua_Integer)i + 1);
+		luaL_argcheck(L, lua_type(L, -1) == LUA_TSTRING, 1, "a list of event names expected");
+		names[i] = lua_tostring(L, -1);
+		lua_pop(L, 1);  /* the string stays alive in the list */
+	}
+	char msg[PMC_ERR_MAX], desc[PMC_DESC_MAX];
+	struct pmc_forced_answer a;
+	int r = pmc_forced_about_all(force, names, n, &a, msg, sizeof msg);
+	if (r)
+		return pmcsh_fail(L, msg, -r);
+	lua_createtable(L, (int)n, 0);  /* infos */
+	lua_createtable(L, 0, 0);       /* whys */
+	for (size_t i = 0; i < n; i++) {
+		struct pmc_event *ev = lua_newuserdatauv(L, sizeof *ev, 0);
+		int encoded;
+		lua_newtable(L);
+		r = pmc_forced_about_next(&a, ev, &encoded, desc, sizeof desc, attr_cb, L, msg, sizeof msg);
+		if (r == -EIO) {
+			pmc_forced_answer_free(&a);
+			return pmcsh_fail(L, msg, EIO);
+		}
+		if (r) {
+			lua_pop(L, 2);
+			lua_pushboolean(L, 0);
+			lua_seti(L, -3, (lua_Integer)i + 1);
+			lua_pushstring(L, msg);
+			lua_seti(L, -2, (lua_Integer)i + 1);
+			continue;
+		}
+		push_info(L, ev, encoded, desc, msg, force);
+		lua_remove(L, -2);  /* the event's userdata */
+		lua_seti(L, -3, (lua_Integer)i + 1);
+	}
+	pmc_forced_answer_free(&a);
+	return 2;
 }
 
 struct list_ctx {

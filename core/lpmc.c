@@ -448,6 +448,7 @@ static const luaL_Reg funcs[] = {
 	{"scale", l_scale},
 	{"replay", l_replay},
 	{"info", l_info},
+	{"info_all", l_info_all},
 	{"list", l_list},
 	{"models", l_models},
 	{"environment", l_environment},

@@ -64,33 +64,50 @@ static int child_attr_cb(void *ctx, const struct pmc_attr *a)
 	return 0;
 }
 
+/* One 'R' record: the status of a request (or of one event of a batch). */
+static void put_result(int r, int encoded, const char *msg, const char *desc)
+{
+	putchar('R');
+	put_int(r);
+	put_int(encoded);
+	put_str(msg);
+	put_str(desc);
+}
+
 int pmc_forced_child(int argc, char **argv)
 {
 	signal(SIGINT, SIG_IGN);  /* the parent decides; it sees EOF if it goes */
 	char msg[PMC_ERR_MAX] = "", desc[PMC_DESC_MAX] = "";
 	int encoded = 0, r = -EINVAL;
 	if (argc < 4) {
-		snprintf(msg, sizeof msg, "usage: pmcsh " PMC_FORCED_ARG " MODEL list|about [EVENT]");
+		snprintf(msg, sizeof msg, "usage: pmcsh " PMC_FORCED_ARG " MODEL list|about [EVENT...]");
 	} else if ((r = pmc_pfm_init(argv[2], msg, sizeof msg)) == 0) {
 		if (!strcmp(argv[3], "list")) {
 			r = pmc_list(child_list_cb, NULL);
 		} else if (!strcmp(argv[3], "about") && argc > 4) {
-			struct pmc_event ev;
-			r = pmc_about(argv[4], &ev, &encoded, desc, sizeof desc, child_attr_cb, NULL, msg, sizeof msg);
-			if (r == 0) {
-				putchar('E');
-				put_field(&ev, sizeof ev);
+			/* each event's attributes, encoding and its own 'R' */
+			for (int i = 4; i < argc; i++) {
+				struct pmc_event ev;
+				msg[0] = desc[0] = 0;
+				encoded = 0;
+				r = pmc_about(argv[i], &ev, &encoded, desc, sizeof desc, child_attr_cb, NULL, msg,
+					      sizeof msg);
+				if (r == 0) {
+					putchar('E');
+					put_field(&ev, sizeof ev);
+				}
+				put_result(r, encoded, msg, desc);
 			}
+			return fflush(stdout) == 0 ? 0 : 1;
 		} else {
 			r = -EINVAL;
 			snprintf(msg, sizeof msg, "unknown request '%s'", argv[3]);
 		}
 	}
-	putchar('R');
-	put_int(r);
-	put_int(encoded);
-	put_str(msg);
-	put_str(desc);
+	/* a batch's every event gets the answer: an unknown model, say */
+	for (int i = 4; i < argc || i == 4; i++)
+		if (i == 4 || !strcmp(argv[3], "about"))
+			put_result(r, encoded, msg, desc);
 	return fflush(stdout) == 0 ? 0 : 1;
 }
 
@@ -108,9 +125,11 @@ static int model_ok(const char *pmu, char *msg, size_t len)
 	return 0;
 }
 
-/* Runs the child for `op` (and `name`) and reads its whole answer into
- * *out (malloc'd, *n bytes).  Returns 0 or -errno with msg filled. */
-static int ask(const char *pmu, const char *op, const char *name, char **out, size_t *n, char *msg, size_t len)
+/* Runs the child for `op` (and the nnames events of `names`) and reads its
+ * whole answer into *out (malloc'd, *n bytes).  Returns 0 or -errno with
+ * msg filled. */
+static int ask(const char *pmu, const char *op, const char *const *names, size_t nnames, char **out, size_t *n,
+	       char *msg, size_t len)
 {
 	*out = NULL;
 	*n = 0;
@@ -120,9 +139,11 @@ static int ask(const char *pmu, const char *op, const char *name, char **out, si
 	while (environ[nenv])
 		nenv++;
 	char **envp = calloc(nenv + 2, sizeof *envp);
+	char **argv = calloc(nnames + 5, sizeof *argv);
 	char *force = NULL;
-	if (!envp || asprintf(&force, "LIBPFM_FORCE_PMU=%s", pmu) < 0) {
+	if (!envp || !argv || asprintf(&force, "LIBPFM_FORCE_PMU=%s", pmu) < 0) {
 		free(envp);
+		free(argv);
 		snprintf(msg, len, "out of memory asking for PMU %s", pmu);
 		return -ENOMEM;
 	}
@@ -135,7 +156,12 @@ static int ask(const char *pmu, const char *op, const char *name, char **out, si
 	char exe[4096];
 	ssize_t el = readlink("/proc/self/exe", exe, sizeof exe - 1);
 	exe[el > 0 ? el : 0] = 0;
-	char *argv[] = {"pmcsh", PMC_FORCED_ARG, (char *)pmu, (char *)op, (char *)name, NULL};
+	argv[0] = "pmcsh";
+	argv[1] = PMC_FORCED_ARG;
+	argv[2] = (char *)pmu;
+	argv[3] = (char *)op;
+	for (size_t i = 0; i < nnames; i++)
+		argv[4 + i] = (char *)names[i];
 	int fd[2] = {-1, -1}, r = 0;
 	pid_t pid = -1;
 	posix_spawn_file_actions_t fa;
@@ -150,6 +176,7 @@ static int ask(const char *pmu, const char *op, const char *name, char **out, si
 	posix_spawn_file_actions_destroy(&fa);
 	free(force);
 	free(envp);
+	free(argv);
 	if (fd[1] >= 0)
 		close(fd[1]);
 	size_t cap = 0;
@@ -239,12 +266,13 @@ static int64_t get_int(struct reader *rd)
 	return v;
 }
 
-/* Replays the answer through the callbacks.  Returns the child's status,
- * or -EIO for an answer that does not parse. */
-static int replay(const char *buf, size_t n, pmc_list_fn lfn, pmc_attr_fn afn, void *ctx, struct pmc_event *ev,
-		  int *encoded, char *desc, size_t dlen, char *msg, size_t len)
+/* Replays the answer from rd through the callbacks up to and including
+ * its next 'R' record (one request, or one event of a batch).  Returns the
+ * child's status, or -EIO for an answer that does not parse. */
+static int replay_one(struct reader *rdp, pmc_list_fn lfn, pmc_attr_fn afn, void *ctx, struct pmc_event *ev,
+		      int *encoded, char *desc, size_t dlen, char *msg, size_t len)
 {
-	struct reader rd = {buf, buf + n, 0};
+#define rd (*rdp)
 	while (rd.p < rd.end && !rd.bad) {
 		char tag = *rd.p++;
 		if (tag == 'L') {
@@ -277,7 +305,7 @@ static int replay(const char *buf, size_t n, pmc_list_fn lfn, pmc_attr_fn afn, v
 			int enc = (int)get_int(&rd);
 			const char *m = get_str(&rd);
 			const char *d = get_str(&rd);
-			if (!rd.bad && rd.p == rd.end) {
+			if (!rd.bad) {
 				if (encoded)
 					*encoded = enc;
 				snprintf(msg, len, "%s", m);
@@ -290,15 +318,29 @@ static int replay(const char *buf, size_t n, pmc_list_fn lfn, pmc_attr_fn afn, v
 			rd.bad = 1;
 		}
 	}
+#undef rd
 	snprintf(msg, len, "the child's answer does not parse");
 	return -EIO;
+}
+
+/* The whole answer to one request: one 'R' record, last. */
+static int replay(const char *buf, size_t n, pmc_list_fn lfn, pmc_attr_fn afn, void *ctx, struct pmc_event *ev,
+		  int *encoded, char *desc, size_t dlen, char *msg, size_t len)
+{
+	struct reader rd = {buf, buf + n, 0};
+	int r = replay_one(&rd, lfn, afn, ctx, ev, encoded, desc, dlen, msg, len);
+	if (r != -EIO && rd.p != rd.end) {
+		snprintf(msg, len, "the child's answer does not parse");
+		r = -EIO;
+	}
+	return r;
 }
 
 int pmc_forced_list(const char *pmu, pmc_list_fn fn, void *ctx, char *msg, size_t len)
 {
 	char *buf;
 	size_t n;
-	int r = ask(pmu, "list", NULL, &buf, &n, msg, len);
+	int r = ask(pmu, "list", NULL, 0, &buf, &n, msg, len);
 	if (r == 0)
 		r = replay(buf, n, fn, NULL, ctx, NULL, NULL, NULL, 0, msg, len);
 	free(buf);
@@ -313,9 +355,38 @@ int pmc_forced_about(const char *pmu, const char *name, struct pmc_event *ev, in
 	desc[0] = 0;
 	char *buf;
 	size_t n;
-	int r = ask(pmu, "about", name, &buf, &n, msg, len);
+	int r = ask(pmu, "about", &name, 1, &buf, &n, msg, len);
 	if (r == 0)
 		r = replay(buf, n, NULL, fn, ctx, ev, encoded, desc, dlen, msg, len);
 	free(buf);
 	return r;
+}
+
+int pmc_forced_about_all(const char *pmu, const char *const *names, size_t n, struct pmc_forced_answer *a,
+			 char *msg, size_t len)
+{
+	memset(a, 0, sizeof *a);
+	if (n == 0) {
+		snprintf(msg, len, "no event to encode for PMU %s", pmu);
+		return -EINVAL;
+	}
+	return ask(pmu, "about", names, n, &a->buf, &a->n, msg, len);
+}
+
+int pmc_forced_about_next(struct pmc_forced_answer *a, struct pmc_event *ev, int *encoded, char *desc, size_t dlen,
+			  pmc_attr_fn fn, void *ctx, char *msg, size_t len)
+{
+	memset(ev, 0, sizeof *ev);
+	*encoded = 0;
+	desc[0] = 0;
+	struct reader rd = {a->buf + a->at, a->buf + a->n, 0};
+	int r = replay_one(&rd, NULL, fn, ctx, ev, encoded, desc, dlen, msg, len);
+	a->at = (size_t)(rd.p - a->buf);
+	return r;
+}
+
+void pmc_forced_answer_free(struct pmc_forced_answer *a)
+{
+	free(a->buf);
+	memset(a, 0, sizeof *a);
 }

@@ -19,8 +19,25 @@ int pmc_forced_list(const char *pmu, pmc_list_fn fn, void *ctx, char *msg, size_
 int pmc_forced_about(const char *pmu, const char *name, struct pmc_event *ev, int *encoded, char *desc,
 		     size_t dlen, pmc_attr_fn fn, void *ctx, char *msg, size_t len);
 
+/* pmc_about for each of n events of model `pmu`, from one child: the
+ * answer is asked for at once (pmc_forced_about_all), then read an event
+ * at a time, in order (pmc_forced_about_next: each call as
+ * pmc_forced_about for the next name), and freed.  A child that cannot run
+ * or answer fails the whole batch (-errno, msg); an event it cannot encode
+ * fails its own next call only.  Limited by the argument list's size:
+ * thousands of names. */
+struct pmc_forced_answer {
+	char *buf;
+	size_t n, at;
+};
+int pmc_forced_about_all(const char *pmu, const char *const *names, size_t n, struct pmc_forced_answer *a,
+			 char *msg, size_t len);
+int pmc_forced_about_next(struct pmc_forced_answer *a, struct pmc_event *ev, int *encoded, char *desc, size_t dlen,
+			  pmc_attr_fn fn, void *ctx, char *msg, size_t len);
+void pmc_forced_answer_free(struct pmc_forced_answer *a);
+
 /* The child: main() calls it when argv[1] is PMC_FORCED_ARG (argv[2] the
- * model, argv[3] "list" or "about", argv[4] the event).  Writes the answer
+ * model, argv[3] "list" or "about", argv[4..] the events).  Writes the answer
  * on stdout; returns the exit status. */
 int pmc_forced_child(int argc, char **argv);
 

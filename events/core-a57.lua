@@ -1,7 +1,7 @@
 -- The core group for the Arm Cortex-A57 (libpfm4 PMU "arm_ac57").
 return {
   name = "core-a57",
-  pmu = "arm_ac57",
+  models = {"arm_ac57"},
   cpu = "Arm Cortex-A57",
   short = "instructions, cycles, loads, stores and refills per iteration",
   long = [[Instructions retired and cycles per iteration (on a STREAM loop the

@@ -4,7 +4,7 @@
 -- bytes, seconds), evaluated by pmcsh.metrics after the read.
 return {
   name = "memory-skl",
-  pmu = "skl",
+  models = {"skl"},
   cpu = "Intel Skylake",
   short = "L1/L2/L3 line traffic and demand-read latency",
   long = [[Lines brought into L1 and L2, L3 misses, and the demand-read latency by

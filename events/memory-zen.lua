@@ -1,7 +1,10 @@
--- The memory group for AMD Zen 3/4 (libpfm4 PMU "amd64_fam19h_zen3").
+-- The memory group (core-side fills from DRAM) for AMD Zen 3 and Zen 4:
+-- libpfm4 names the local-DRAM fill source MEM_IO_LCL on Zen 3 and
+-- DRAM_IO_NEAR on Zen 4 (PMCx043/PMCx044 in AMD's processor programming
+-- references), one umask bit (0x08) under two names.
 return {
   name = "memory-zen",
-  pmu = "amd64_fam19h_zen3",
+  models = {"amd64_fam19h_zen3", "amd64_fam19h_zen4"},
   cpu = "AMD Zen 3/4",
   short = "data-cache fills by source, loads and stores",
   long = [[Data-cache fills from local DRAM (demand and all, prefetch included), loads
@@ -11,6 +14,10 @@ iteration is the expectation when every line comes from memory.]],
     "CYCLES_NOT_IN_HALT", "LS_DISPATCH:LD_DISPATCH", "LS_DISPATCH:STORE_DISPATCH",
     "DEMAND_DATA_CACHE_FILLS_FROM_SYSTEM:MEM_IO_LCL", "ANY_DATA_CACHE_FILLS_FROM_SYSTEM:MEM_IO_LCL",
   },
+  rename = {amd64_fam19h_zen4 = {
+    ["DEMAND_DATA_CACHE_FILLS_FROM_SYSTEM:MEM_IO_LCL"] = "DEMAND_DATA_CACHE_FILLS_FROM_SYSTEM:DRAM_IO_NEAR",
+    ["ANY_DATA_CACHE_FILLS_FROM_SYSTEM:MEM_IO_LCL"] = "ANY_DATA_CACHE_FILLS_FROM_SYSTEM:DRAM_IO_NEAR",
+  }},
   metrics = {
     {name = "DRAM fills per iteration", events = {"ANY_DATA_CACHE_FILLS_FROM_SYSTEM:MEM_IO_LCL"},
      fn = function(e, c) return e["ANY_DATA_CACHE_FILLS_FROM_SYSTEM:MEM_IO_LCL"] / c.iterations end},

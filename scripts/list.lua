@@ -78,13 +78,23 @@ local function groups(name)
         table.concat(usable, ", ")))
       return 2
     end
-    print(string.format("%s (%s%s): %s", t.name or name, t.pmu and ("PMU " .. t.pmu) or "any PMU",
+    local models = events.models(t)
+    print(string.format("%s (%s%s): %s", t.name or name, #models > 0 and ("PMU " .. table.concat(models, ", ")) or "any PMU",
       t.cpu and (", " .. t.cpu) or "", t.short or t.description or ""))
     if t.long then print("  " .. t.long:gsub("\n", "\n  ")) end
     if t.events then
       print("events:")
-      for _, e in ipairs(t.events) do print("  " .. e) end
+      for _, e in ipairs(t.events) do
+        local other = {}
+        for _, m in ipairs(models) do
+          local r = t.rename and t.rename[m] and t.rename[m][e]
+          if r then other[#other + 1] = m .. ": " .. r end
+        end
+        print("  " .. e .. (#other > 0 and ("  (" .. table.concat(other, "; ") .. ")") or ""))
+      end
     end
+    local _, why = events.model_of(t, path)
+    if why then print("here: " .. why) end
     if t.metrics and #t.metrics > 0 then
       print("metrics:")
       for _, m in ipairs(t.metrics) do print(string.format("  %-36s from %s", m.name, table.concat(m.events or {}, ", "))) end
@@ -96,10 +106,14 @@ local function groups(name)
     print("from " .. path)
     return 0
   end
-  print(string.format("%-16s %-18s %-6s %-7s %-5s %s", "name", "pmu", "events", "metrics", "pairs", "question"))
+  print(string.format("%-16s %-24s %-6s %-7s %-5s %s", "name", "models", "events", "metrics", "pairs", "question"))
   for _, n in ipairs(usable) do
     local t = events.load(n)
-    print(string.format("%-16s %-18s %6s %7s %5s %s", n, t.pmu or "any", t.events and #t.events or "",
+    local models = events.models(t)
+    -- the models in short (skl,skx,clx / amd64_fam19h_zen3,zen4 as zen3,zen4)
+    local short = {}
+    for i, m in ipairs(models) do short[i] = m:gsub("^amd64_fam%x+h_", "") end
+    print(string.format("%-16s %-24s %6s %7s %5s %s", n, #short > 0 and table.concat(short, ",") or "any", t.events and #t.events or "",
       t.metrics and #t.metrics or "", t.pairs and #t.pairs or "", t.short or t.description or t.cpu or ""))
   end
   print("(pmcsh list --group NAME shows one; pmcsh survey --group NAME, --pairs NAME and pmcsh stat -M NAME use them)")

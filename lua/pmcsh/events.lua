@@ -128,7 +128,84 @@ function M.group(name)
       return nil, string.format("%s: metric %d needs a name and a function fn(e, c)", path, i)
     end
   end
+  local models, named = M.models(t), {}
+  for _, m in ipairs(models) do named[m] = true end
+  if t.models ~= nil and (type(t.models) ~= "table" or #models == 0 or #models ~= #t.models) then
+    return nil, string.format("%s: 'models' must list libpfm4 PMU names", path)
+  end
+  local listed = {}
+  for _, e in ipairs(t.events) do listed[e] = true end
+  for model, map in pairs(t.rename or {}) do
+    if not named[model] or type(map) ~= "table" then
+      return nil, string.format("%s: rename.%s is not one of its models' spellings", path, tostring(model))
+    end
+    for from, to in pairs(map) do
+      if not listed[from] or type(to) ~= "string" or to == "" then
+        return nil, string.format("%s: rename.%s renames %s, which is not one of its events", path, model, tostring(from))
+      end
+    end
+  end
   return t, path
+end
+
+-- The libpfm4 PMUs a file is written for: its `models` list, or its `pmu`
+-- (one model); {} for a file of any PMU (software).
+function M.models(t)
+  local out = {}
+  if type(t.models) == "table" then
+    for _, m in ipairs(t.models) do if type(m) == "string" and m ~= "" then out[#out + 1] = m end end
+  elseif type(t.pmu) == "string" then
+    out[1] = t.pmu
+  end
+  return out
+end
+
+-- A group as model `model` spells it: its events renamed by rename[model]
+-- (events a model names differently: DRAM_IO_NEAR on Zen 4 for Zen 3's
+-- MEM_IO_LCL), and metrics that read each event under the name counted.
+-- The file's table is left as it is.
+function M.for_model(t, model)
+  local map = (t.rename or {})[model]
+  local out = {}
+  for k, v in pairs(t) do out[k] = v end
+  out.model = model
+  if not map then return out end
+  local function name(e) return map[e] or e end
+  out.events = {}
+  for i, e in ipairs(t.events) do out.events[i] = name(e) end
+  out.metrics = {}
+  for i, m in ipairs(t.metrics or {}) do
+    local evs = {}
+    for j, e in ipairs(m.events or {}) do evs[j] = name(e) end
+    local fn = m.fn
+    out.metrics[i] = setmetatable({events = evs, fn = function(e, c)
+      return fn(setmetatable({}, {__index = function(_, k) return e[name(k)] end}), c)
+    end}, {__index = m})
+  end
+  return out
+end
+
+-- The model of a file's that is here (the first of its models libpfm4
+-- finds), or nil and pmu_check's sentence; nil, nil for a file of any PMU.
+function M.model_of(t, path, pmus)
+  local models = M.models(t)
+  if #models == 0 then return nil end
+  pmus = pmus or M.machine_pmus()
+  local present = {}
+  for _, p in ipairs(pmus.names) do present[p] = true end
+  for _, m in ipairs(models) do if present[m] then return m end end
+  return nil, M.pmu_check(t, path, pmus)
+end
+
+-- events.group(name) spelled for this machine's model when it is one of
+-- the file's: the group, its path, and why it does not fit here (nil when
+-- it does).
+function M.group_here(name, pmus)
+  local t, path = M.group(name)
+  if not t then return nil, path end
+  local model, why = M.model_of(t, path, pmus)
+  if model then return M.for_model(t, model), path end
+  return t, path, why
 end
 
 -- A core PMU's events are counted per thread; uncore, L3, data fabric,
@@ -158,17 +235,21 @@ end
 -- else a sentence saying which PMU the file is for and how this machine's
 -- differs.
 function M.pmu_check(t, path, pmus)
-  if type(t) ~= "table" or type(t.pmu) ~= "string" then return nil end
+  local models = type(t) == "table" and M.models(t) or {}
+  if #models == 0 then return nil end
   pmus = pmus or M.machine_pmus()
   local present, core, exposed = {}, {}, pmus.exposed
   for _, p in ipairs(pmus.names) do
     present[p] = true
     if M.core_pmu(p) then core[#core + 1] = p end
   end
-  local what = string.format("%s is for the %s PMU%s", path, t.pmu, t.cpu and (" (" .. t.cpu .. ")") or "")
+  local here
+  for _, m in ipairs(models) do here = here or present[m] and m end
+  local what = string.format("%s is for the %s PMU%s", path, table.concat(models, " or "),
+    t.cpu and (" (" .. t.cpu .. ")") or "")
   local no_hw = "the kernel exposes no hardware PMU (" .. machine.SYSFS_PMUS .. " has no cpu PMU: " ..
                 "a VM without PMU passthrough?)"
-  if not present[t.pmu] then
+  if not here then
     return string.format("%s; this machine's PMU differs: libpfm4 finds %s%s", what,
       #core > 0 and table.concat(core, ", ") or "no core PMU it knows", exposed and "" or (", and " .. no_hw))
   elseif not exposed then
@@ -283,7 +364,12 @@ do
   help.doc(M, "events", [[
 events: the data files of events/ (Lua tables loaded into an empty environment).
   events.load(name_or_path)    -> table, path  (or nil, message)
-  events.group(name)           -> a group file (events, metrics), path
+  events.group(name)           -> a group file (events, metrics, models, rename), path
+  events.group_here(name)      -> the group spelled for this machine's model, path,
+                               and why it does not fit here (nil when it does)
+  events.models(t)             the libpfm4 PMUs a file is for ({} for any PMU)
+  events.model_of(t, path)     the one of them here, or nil and why not
+  events.for_model(t, model)   the group as model spells its events (rename)
   events.pairs("A,B C,D" | file) -> list of pairs, {path=, pmu=, cpu=} for a file
   events.pmu_check(t, path[, pmus]) -> nil, or why the file's PMU is not this
                                machine's (pmus: events.machine_pmus() by default)

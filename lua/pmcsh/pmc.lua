@@ -212,17 +212,42 @@ local function forced(opts)
   return opts.pmu
 end
 
-function pmc.info(name, opts)
-  if type(name) ~= "string" then errors.argument("info", 1, "event name expected", 1) end
-  if name:find("\0", 1, true) then errors.argument("info", 1, "the event name holds a NUL byte", 1) end
-  local t, msg, errno = C.info(name, forced(opts))
-  if not t then return nil, msg, errno end
+-- pmc.info's table: the attributes split into umasks and modifiers.
+local function split_attributes(t)
   t.umasks, t.modifiers = {}, {}
   for _, a in ipairs(t.attributes) do
     local into = a.kind == "umask" and t.umasks or t.modifiers
     into[#into + 1] = a
   end
   return t
+end
+
+function pmc.info(name, opts)
+  if type(name) ~= "string" then errors.argument("info", 1, "event name expected", 1) end
+  if name:find("\0", 1, true) then errors.argument("info", 1, "the event name holds a NUL byte", 1) end
+  local t, msg, errno = C.info(name, forced(opts))
+  if not t then return nil, msg, errno end
+  return split_attributes(t)
+end
+
+function pmc.info_all(names, opts)
+  if type(names) ~= "table" then errors.argument("info_all", 1, "list of event names expected", 1) end
+  for i, name in ipairs(names) do
+    if type(name) ~= "string" then errors.argument("info_all", 1, "event " .. i .. " is not a name", 1) end
+    if name:find("\0", 1, true) then errors.argument("info_all", 1, "event " .. i .. " holds a NUL byte", 1) end
+  end
+  local infos, whys = {}, {}
+  local pmu = forced(opts)
+  if pmu and #names > 0 then
+    local got, msg, errno = C.info_all(names, pmu)
+    if not got then return nil, msg, errno end
+    infos, whys = got, msg
+    for i = 1, #names do if infos[i] then split_attributes(infos[i]) end end
+  else
+    for i, name in ipairs(names) do infos[i], whys[i] = pmc.info(name, opts) end
+  end
+  for i = 1, #names do infos[i] = infos[i] or false end
+  return infos, whys
 end
 
 doc(pmc.info, "pmc.info", [=[
@@ -236,6 +261,14 @@ planning a survey on another machine.
 encoded is false for a bare libpfm4 event that needs a umask to be counted
 (LS_DISPATCH on Zen 3): then there is no type/config, reason says why, and
 umasks lists the choices (LS_DISPATCH:LD_DISPATCH encodes).]=])
+
+doc(pmc.info_all, "pmc.info_all", [=[
+pmc.info_all(names[, {pmu="skl"}]) -> infos, whys | nil, msg, errno
+pmc.info for each name of a list: infos[i] is its table, or false where the
+name does not encode (whys[i] then says why).  With pmu= one child pmcsh
+answers for the whole list (pmc.info starts one per name): for checking a
+group's events on another model.  nil, msg, errno only where the child
+cannot answer at all.]=])
 
 -- The PMU a raw config goes to (PERF_TYPE_RAW): the core PMU's sysfs name
 -- and type ("cpu" on x86, armv8_pmuv3* on Arm), read once; nil without one.

@@ -143,9 +143,10 @@ local function setup(opts, args, typed_as)
 end
 
 -- The events: -e lists with {a,b} groups flattened, then -M groups; the
--- list and the -M metrics.
+-- list, the -M metrics, and the events of a group written for another
+-- model ({[name] = true}: <not supported> rows, said once on stderr).
 local function event_list(opts, cpus)
-  local all, metrics = {}, {}
+  local all, metrics, unfit = {}, {}, {}
   for _, item in ipairs(opts.events or {}) do
     -- {a,b}:u is a:u,b:u, as perf writes a group's modifier (pmc.parse_name)
     local ok, p = pcall(pmc.parse_name, item)
@@ -156,8 +157,12 @@ local function event_list(opts, cpus)
     for _, name in ipairs(p.members or {item}) do all[#all + 1] = name end
   end
   for _, gname in ipairs(opts.metrics or {}) do
-    local g, gpath = events.group(gname)
+    local g, gpath, why = events.group_here(gname)
     if not g then usage("-M: " .. gpath) end
+    if why then
+      io.stderr:write("pmcsh stat: -M ", gname, ": ", why, "; its ", #g.events, " events are <not supported> here\n")
+      for _, e in ipairs(g.events) do unfit[e] = true end
+    end
     for _, e in ipairs(g.events) do all[#all + 1] = e end
     for _, m in ipairs(g.metrics or {}) do metrics[#metrics + 1] = m end
   end
@@ -168,7 +173,7 @@ local function event_list(opts, cpus)
   -- the same event twice is counted once
   local seen, uniq = {}, {}
   for _, e in ipairs(all) do if not seen[e] then seen[e] = true; uniq[#uniq + 1] = e end end
-  return uniq, metrics
+  return uniq, metrics, unfit
 end
 
 -- perf stat's answers to an event that does not open on the target
@@ -216,6 +221,7 @@ local function probe_events(c)
   for k, name in ipairs(c.all) do
     local counted, row, status
     if TOOLS[name] then counted, row = false, name; c.tool[name] = true
+    elseif c.unfit[name] then counted, row = false, name
     else counted, row, status = probe_one(pmc, name, target) end
     if counted == nil then io.stderr:write("pmcsh stat: ", row, "\n"); return nil, status end
     c.all[k] = row
@@ -227,7 +233,7 @@ local function probe_events(c)
   if not c.counted then c.events = {"dummy:u"} end
   c.scale, c.unit_of = {}, {}
   for _, name in ipairs(c.all) do
-    local info = not c.tool[name] and pmc.info(name)
+    local info = not c.tool[name] and not c.unfit[name] and pmc.info(name)
     c.scale[name] = info and info.scale
     c.unit_of[name] = format.is_clock(name) and "msec" or c.tool[name] and "ns" or (info and info.unit) or ""
   end
@@ -443,7 +449,7 @@ end
 function M.setup(opts, args, typed_as)
   local c, status, msg = setup(opts, args, typed_as)
   if not c then return nil, status, msg end
-  c.all, c.metrics = event_list(opts, c.cpus or c.system_threads)
+  c.all, c.metrics, c.unfit = event_list(opts, c.cpus or c.system_threads)
   return c
 end
 

@@ -276,7 +276,7 @@ local function events_of(opt)
   end
   local grp, gpath
   if opt.group then
-    grp, gpath = events.group(opt.group)
+    grp, gpath = events.group_here(opt.group)
     if not grp then usage(gpath) end
     local all = {table.unpack(grp.events)}
     for _, e in ipairs(evs or {}) do all[#all + 1] = e end
@@ -451,11 +451,12 @@ function M.check_files(files, groups, unopened, units)
       if not opened then
         return nil, string.format("%s: none of its %d events can be counted here (pmc.info(NAME, " ..
           "{pmu = %q}) encodes them, to plan; run it where the kernel exposes that PMU)",
-          why, file.count, file.data.pmu), 95
+          why, file.count, events.models(file.data)[1]), 95
       end
       for _, u in ipairs(unopened) do
         if owns(file, u.event) and u.errno == sys.ENOENT then   -- not an event of this machine's PMUs
-          u.reason = u.reason .. string.format(" [the file is for the %s PMU]", file.data.pmu)
+          u.reason = u.reason .. string.format(" [the file is for the %s PMU]",
+            table.concat(events.models(file.data), " or "))
         end
       end
       table.insert(unopened, 1, {event = file.path, reason = why:sub(#file.path + 2)})

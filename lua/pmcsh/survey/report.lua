@@ -204,7 +204,7 @@ function M.group_metrics(st)
       return nil, string.format("the group's metrics are in %s, which pmcsh does not load for a results file " ..
         "(it loads no code a file names)", text.inert(name))
     end
-    t, path = events.group(own)
+    t, path = events.group_here(own)
     if not t then return nil, path end
   end
   local ws = workloads.of(st.header)

@@ -1,0 +1,40 @@
+-- Top-down level 1 for Intel Sapphire Rapids (6-wide allocation), on general
+-- counters: TOPDOWN.SLOTS_P counts the issue slots.  perf computes the same
+-- level from the PERF_METRICS register (topdown-retiring, -fe-bound, ...;
+-- tools/perf/pmu-events/arch/x86/sapphirerapids/spr-metrics.json), whose fractions
+-- are of the same slots; the front end's share, as there, leaves out the
+-- uops the front end dropped (INT_MISC.UOP_DROPPING).  Event codes: Intel's
+-- event lists, as libpfm4 encodes them.
+return {
+  name = "topdown-spr",
+  models = {"spr"},
+  cpu = "Intel Sapphire Rapids",
+  short = "top-down level 1: retiring, bad speculation, front-end and back-end bound",
+  long = [[Issue slots (6 a cycle, counted by TOPDOWN.SLOTS_P).  Retiring: slots that
+retired a uop.  Bad speculation: slots issued and never retired plus 6 per
+cycle of recovery.  Front-end bound: slots the front end delivered nothing
+to, less the uops it dropped.  Back-end bound: the rest.  The four add up
+to 1.]],
+  events = {"TOPDOWN:SLOTS_P", "UOPS_ISSUED:ANY", "UOPS_RETIRED:SLOTS", "INT_MISC:RECOVERY_CYCLES",
+            "IDQ_UOPS_NOT_DELIVERED:CORE", "INT_MISC:UOP_DROPPING"},
+  metrics = {
+    {name = "retiring", events = {"UOPS_RETIRED:SLOTS", "TOPDOWN:SLOTS_P"},
+     fn = function(e) return e["UOPS_RETIRED:SLOTS"] / e["TOPDOWN:SLOTS_P"] end},
+    {name = "bad speculation",
+     events = {"UOPS_ISSUED:ANY", "UOPS_RETIRED:SLOTS", "INT_MISC:RECOVERY_CYCLES", "TOPDOWN:SLOTS_P"},
+     fn = function(e)
+       return (e["UOPS_ISSUED:ANY"] - e["UOPS_RETIRED:SLOTS"] + 6 * e["INT_MISC:RECOVERY_CYCLES"]) / e["TOPDOWN:SLOTS_P"]
+     end},
+    {name = "front-end bound", events = {"IDQ_UOPS_NOT_DELIVERED:CORE", "INT_MISC:UOP_DROPPING", "TOPDOWN:SLOTS_P"},
+     fn = function(e)
+       return (e["IDQ_UOPS_NOT_DELIVERED:CORE"] - e["INT_MISC:UOP_DROPPING"]) / e["TOPDOWN:SLOTS_P"]
+     end},
+    {name = "back-end bound",
+     events = {"IDQ_UOPS_NOT_DELIVERED:CORE", "INT_MISC:UOP_DROPPING", "UOPS_ISSUED:ANY", "INT_MISC:RECOVERY_CYCLES",
+               "TOPDOWN:SLOTS_P"},
+     fn = function(e)
+       return 1 - (e["IDQ_UOPS_NOT_DELIVERED:CORE"] - e["INT_MISC:UOP_DROPPING"] + e["UOPS_ISSUED:ANY"] +
+                   6 * e["INT_MISC:RECOVERY_CYCLES"]) / e["TOPDOWN:SLOTS_P"]
+     end},
+  },
+}
