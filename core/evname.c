@@ -136,16 +136,25 @@ static int name_fail(char *msg, size_t len, const char *fmt, const char *a, cons
 	return -EINVAL;
 }
 
-/* mods (u, k, h, G, H, each once) into n->mods and n->priv. */
+/* mods (PMC_MOD_LETTERS: each once, p up to three times) into n->mods
+ * and n->priv. */
 static int set_mods(struct pmc_name *n, const char *mods, const char *name, char *msg, size_t len)
 {
 	for (const char *p = mods; *p; p++) {
-		if (!strchr("ukhGH", *p))
-			return name_fail(msg, len, "bad modifier '%s' in '%s' (perf's modifiers: u, k, h, G, H)", mods,
-					 name);
-		if (strchr(p + 1, *p))
+		if (!strchr(PMC_MOD_LETTERS, *p))
+			return name_fail(msg, len, "bad modifier '%s' in '%s' (perf's modifiers: u, k, h, G, H, p, pp, "
+					 "ppp, P)", mods, name);
+		if (*p != 'p' && strchr(p + 1, *p))
 			return name_fail(msg, len, "modifier '%s' repeats a letter in '%s' (each once: :uk)", mods, name);
 	}
+	int np = 0;
+	for (const char *p = mods; *p; p++)
+		np += *p == 'p';
+	if (np > 3)
+		return name_fail(msg, len, "too many p in '%s' in '%s' (p, pp or ppp: precise_ip 1 to 3)", mods, name);
+	if (np && strchr(mods, 'P'))
+		return name_fail(msg, len, "both p and P in '%s' in '%s' (p, pp, ppp: that level; P: the highest the "
+				 "PMU takes)", mods, name);
 	snprintf(n->mods, sizeof n->mods, "%s", mods);
 	int k = 0;
 	for (const char *c = "ukh"; *c; c++)
@@ -238,16 +247,17 @@ int pmc_name_parse(const char *name, struct pmc_name *n, char *msg, size_t len)
 	size_t bl = *mods ? (size_t)(last - name) : l;
 	snprintf(n->base, sizeof n->base, "%.*s", (int)bl, name);
 	const char *prev = memrchr(start, ':', bl - (size_t)(start - name));
-	if (prev && *mods && last - prev > 1 && strspn(prev + 1, "ukhGH") == (size_t)(last - prev - 1))
+	if (prev && *mods && last - prev > 1 && strspn(prev + 1, PMC_MOD_LETTERS) == (size_t)(last - prev - 1))
 		return name_fail(msg, len, "two modifier strings in '%s'%s: give one (:uk, not :u:k)", name, "");
 	/* after perf's own names, libpfm4 takes only its name=value attributes */
 	const char *seg = strchr(start, ':');
 	for (int perf = seg && is_perf_name(start, (size_t)(seg - start)); perf && seg; seg = strchr(seg + 1, ':')) {
 		size_t sl = strcspn(seg + 1, ":");
-		if (!memchr(seg + 1, '=', sl) && (!sl || strspn(seg + 1, "ukhGH") < sl)) {
+		if (!memchr(seg + 1, '=', sl) && (!sl || strspn(seg + 1, PMC_MOD_LETTERS) < sl)) {
 			char bad[16];
 			snprintf(bad, sizeof bad, "%.*s", (int)sl, seg + 1);
-			return name_fail(msg, len, "bad modifier '%s' in '%s' (perf's modifiers: u, k, h, G, H)", bad, name);
+			return name_fail(msg, len, "bad modifier '%s' in '%s' (perf's modifiers: u, k, h, G, H, p, pp, ppp, "
+					 "P)", bad, name);
 		}
 	}
 	if (!*mods && last && !last[1])
@@ -367,9 +377,13 @@ static void unknown_msg(const char *name, char *msg, size_t len)
 	int n = snprintf(msg, len, "unknown event '%s'", name);
 	for (int i = 0; i < 3 && s.names[i][0] && (size_t)n < len; i++)
 		n += snprintf(msg + n, len - n, "%s%s", i ? ", " : "; did you mean ", s.names[i]);
+	const char *c = strchr(base, ':');
+	int tp = c && c > base && c[1] && !strchr(c + 1, ':') && !pmc_tracefs();
 	if ((size_t)n < len)
-		snprintf(msg + n, len - n, "%s (pmc.list() or `pmcsh list PATTERN` shows the events here)",
-			 s.names[0][0] ? "?" : ";");
+		n += snprintf(msg + n, len - n, "%s%s", s.names[0][0] ? "? " : "; ",
+			      tp ? "no tracefs is mounted for tracepoints (mount -t tracefs nodev /sys/kernel/tracing); " : "");
+	if ((size_t)n < len)
+		snprintf(msg + n, len - n, "pmc.list() or `pmcsh list PATTERN` shows the events here");
 }
 
 /* ---- resolution --------------------------------------------------------- */
@@ -498,6 +512,9 @@ int pmc_resolve(const char *name, struct pmc_event *ev, char *msg, size_t len)
 			goto done;
 		}
 	}
+	/* perf's SUBSYS:EVENT where tracefs has that tracepoint, else libpfm4's EVENT:UMASK */
+	if (!strstr(base, "::") && (r = pmc_resolve_tracepoint(base, mods, ev, msg, len)) != -ENOENT)
+		goto done;
 	r = resolve_pfm(name, ev, msg, len);
 	if (r == -EINVAL && *mods) {
 		/* perf's modifier string (":uk", ":h", ":G"), which libpfm4 reads
@@ -516,6 +533,8 @@ int pmc_resolve(const char *name, struct pmc_event *ev, char *msg, size_t len)
 done:
 	if (r == 0) {
 		ev->attr.size = sizeof ev->attr;
+		ev->precise_max = strchr(pn.mods, 'P') != NULL;
+		ev->precise_guest = strchr(pn.mods, 'p') && !strpbrk(pn.mods, "GH");
 		ev->needs_cpu_pmu = ev->attr.type == PERF_TYPE_HARDWARE || ev->attr.type == PERF_TYPE_HW_CACHE ||
 				    ev->attr.type == PERF_TYPE_RAW;
 		/* the software clocks count nanoseconds */
@@ -555,7 +574,9 @@ int pmc_list(pmc_list_fn fn, void *ctx)
 		}
 	}
 	if (pmc_pfm_forced())
-		return 0;  /* another model: this machine's sysfs PMUs do not apply */
+		return 0;  /* another model: this machine's sysfs PMUs and tracepoints do not apply */
+	if ((r = pmc_list_tracepoints(fn, ctx)))
+		return r;
 	DIR *d = opendir(SYSFS_PMUS);
 	if (!d)
 		return 0;

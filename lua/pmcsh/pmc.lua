@@ -107,11 +107,12 @@ pmc.parse_name = errors.facade("parse_name", C.parse_name)
 doc(pmc.parse_name, "pmc.parse_name", [=[
 pmc.parse_name(name) -> {name, form, base, pmu?, modifiers, privilege?, plain, members?}
 An event name's syntax, as perf reads it (core/evname.c, the one parser):
-form "name" (cycles:u, INST_RETIRED:ANY_P:k, r01c0), "sysfs" (msr/tsc/,
-cpu/event=0x3c/k: modifiers after the slash) or "group" ({a,b}:u, whose
-members each get the group's modifiers: members = {"a:u", "b:u"}).
-modifiers: the letters of u, k, h, G, H as written; privilege: its u, k and
-h letters (nil: both user and OS); plain: the name without them.  A bad
+form "name" (cycles:u, INST_RETIRED:ANY_P:k, r01c0, sched:sched_switch),
+"sysfs" (msr/tsc/, cpu/event=0x3c/k: modifiers after the slash) or "group"
+({a,b}:u, whose members each get the group's modifiers: members = {"a:u",
+"b:u"}).  modifiers: the letters of u, k, h, G, H, p (up to ppp) and P as
+written; privilege: its u, k and h letters (nil: both user and OS); plain:
+the name without them.  A bad
 name (two modifier strings, an unknown letter, unbalanced braces or
 slashes) raises an error of kind "argument".]=])
 
@@ -228,8 +229,8 @@ end
 
 doc(pmc.info, "pmc.info", [=[
 pmc.info(name[, {pmu="skl"}]) -> {name, canonical, pmu, description, type,
-config, config1, config2, exclude_user, exclude_kernel, exclude_hv, scale,
-unit?, umasks, modifiers, opens} | nil, msg, errno
+config, config1, config2, exclude_user, exclude_kernel, exclude_hv,
+precise_ip?, scale, unit?, umasks, modifiers, opens} | nil, msg, errno
 The exact perf_event_attr encoding of an event.  pmu= encodes for another CPU
 model through libpfm4's forced PMU (LIBPFM_FORCE_PMU, in a child pmcsh: this
 process keeps its own), e.g. {pmu="skl"} or {pmu="amd64_fam19h_zen3"}: for
