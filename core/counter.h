@@ -72,8 +72,8 @@ int pmc_name_compose(const struct pmc_name *n, const char *mods, char *out, size
  * (pmu/a=1,b=2/ stays whole) and a group's braces, spaces around an item
  * cut, empty items left out unless keep_empty.  Returns 0 or fn's non-zero. */
 int pmc_split_list(const char *s, int keep_empty, int (*fn)(void *ctx, const char *item, size_t n), void *ctx);
-/* perf's generic event names, NULL-terminated. */
-extern const char *const pmc_generic_names[];
+/* perf's generic event names: the i-th, NULL past the last. */
+const char *pmc_generic_name(int i);
 
 /* True when a cpu (core) PMU is exposed in /sys/bus/event_source/devices. */
 int pmc_have_cpu_pmu(void);

@@ -263,8 +263,8 @@ int l_split_list(lua_State *L)
 void levents_open(lua_State *L)
 {
 	lua_newtable(L);
-	for (int i = 0; pmc_generic_names[i]; i++) {
-		lua_pushstring(L, pmc_generic_names[i]);
+	for (int i = 0; pmc_generic_name(i); i++) {
+		lua_pushstring(L, pmc_generic_name(i));
 		lua_seti(L, -2, i + 1);
 	}
 	lua_setfield(L, -2, "generic_names");

@@ -177,3 +177,34 @@ describe("perf's precise modifiers", function()
     end
   end)
 end)
+
+describe("encodings a user can trust", function()
+  it("give perf's table where libpfm4 4.13 encodes another event, with libpfm4's and the source kept", function()
+    -- tools/perf/pmu-events/arch/x86/sapphirerapids/pipeline.json
+    for _, c in ipairs{{"UOPS_RETIRED:MS", 0x4c2, 0x8, 0x8c2}, {"INT_MISC:UNKNOWN_BRANCH_CYCLES", 0x40ad, 0x7, 0x7ad}} do
+      local i = assert(pmc.info(c[1], {pmu = "spr"}))
+      assert.are.same({4, c[2], c[3]}, {i.type, i.config, i.config1}, c[1])
+      assert.are.same({c[4], 0}, {i.corrected.config, i.corrected.config1}, c[1])
+      assert.matches("sapphirerapids", i.corrected.source)
+    end
+  end)
+
+  it("recognise the defect by its encoding, keeping the attributes' bits", function()
+    local i = assert(pmc.info("spr::UOPS_RETIRED:MS:c=1", {pmu = "spr"}))
+    assert.are.same({0x10004c2, 0x8}, {i.config, i.config1})
+    local ok = assert(pmc.info("UOPS_RETIRED:SLOTS", {pmu = "spr"}))
+    assert.are.same({0x2c2, 0, nil}, {ok.config, ok.config1, ok.corrected})
+  end)
+
+  it("encode perf's generic names under another model as on this one", function()
+    for _, name in ipairs{"instructions", "cycles", "branch-misses", "ref-cycles", "task-clock", "page-faults",
+                          "cs", "L1-dcache-load-misses", "dTLB-loads", "dummy"} do
+      local here = assert(pmc.info(name))
+      for _, model in ipairs{"icl", "spr", "amd64_fam19h_zen4"} do
+        local there, msg = pmc.info(name, {pmu = model})
+        assert.is_table(there, msg)
+        assert.are.same({here.type, here.config}, {there.type, there.config}, name .. " on " .. model)
+      end
+    end
+  end)
+end)
