@@ -27,12 +27,14 @@ struct pmc_event {
 	int source;               /* PMC_SRC_* */
 	int pfm_idx;              /* libpfm event index, -1 if not libpfm */
 	int needs_cpu_pmu;        /* hardware/raw: only a cpu PMU counts it */
+	int precise_max;          /* :P: the open lowers attr.precise_ip until it opens */
+	int precise_guest;        /* p set exclude_guest itself: the open drops it where refused */
 	int ncpumask;             /* >0: PMU counts per socket on these cpus */
 	int cpumask[8];
 	struct perf_event_attr attr;
 };
 
-enum { PMC_SRC_PFM = 1, PMC_SRC_SYSFS, PMC_SRC_RAW, PMC_SRC_ALIAS };
+enum { PMC_SRC_PFM = 1, PMC_SRC_SYSFS, PMC_SRC_RAW, PMC_SRC_ALIAS, PMC_SRC_TRACEPOINT };
 
 /* libpfm4: initialised once per process, never again (libpfm 4.13 reads
  * freed memory when re-initialised).  force = NULL: the host's PMUs (or the
@@ -50,14 +52,14 @@ int pmc_resolve(const char *name, struct pmc_event *ev, char *msg, size_t len);
 /* An event name's syntax, perf's grammar (parse-events.y) for the forms
  * pmcsh opens: NAME[:MODS] (generic, rNNNN, libpfm4 PMU::EV:ATTR),
  * PMU/TERMS/[MODS] (also PMU/TERMS/:MODS) and the group {A,B,...}[:MODS],
- * whose modifiers apply to each member.  MODS: letters of u, k, h, G, H
- * (evmods.h), each once, one string per name. */
+ * whose modifiers apply to each member.  MODS: letters of u, k, h, G, H,
+ * p (up to three) and P (evmods.h), one string per name. */
 enum { PMC_FORM_NAME = 1, PMC_FORM_SYSFS, PMC_FORM_GROUP };
 struct pmc_name {
 	int form;
 	char base[PMC_NAME_MAX];  /* without the modifiers ("msr/tsc/"); a group: its body "a,b" */
 	char pmu[64];             /* the sysfs form's PMU, "" otherwise */
-	char mods[8];             /* the modifier letters as written, "" none */
+	char mods[16];            /* the modifier letters as written, "" none */
 	char priv[4];             /* its u, k and h letters, in that order */
 };
 /* Parses `name` into n: 0, or -EINVAL with msg saying what is wrong. */
@@ -70,8 +72,8 @@ int pmc_name_compose(const struct pmc_name *n, const char *mods, char *out, size
  * (pmu/a=1,b=2/ stays whole) and a group's braces, spaces around an item
  * cut, empty items left out unless keep_empty.  Returns 0 or fn's non-zero. */
 int pmc_split_list(const char *s, int keep_empty, int (*fn)(void *ctx, const char *item, size_t n), void *ctx);
-/* perf's generic event names, NULL-terminated. */
-extern const char *const pmc_generic_names[];
+/* perf's generic event names: the i-th, NULL past the last. */
+const char *pmc_generic_name(int i);
 
 /* True when a cpu (core) PMU is exposed in /sys/bus/event_source/devices. */
 int pmc_have_cpu_pmu(void);

@@ -88,31 +88,66 @@ static int pfm_need(void)
 
 /* ---- generic perf names libpfm4 lacks, and the list for suggestions ---- */
 
-static const struct {
+/* perf's generic names, as perf's parse-events encodes them.  On the host
+ * libpfm4's perf PMU encodes those it has (pfm), this table the rest;
+ * forced to another model libpfm4 loads no perf PMU, and this table
+ * encodes them all (they count the same on every model). */
+#define HWC(id, op, res) (PERF_COUNT_HW_CACHE_##id | PERF_COUNT_HW_CACHE_OP_##op << 8 | \
+			  PERF_COUNT_HW_CACHE_RESULT_##res << 16)
+static const struct generic {
 	const char *name;
 	uint32_t type;
 	uint64_t config;
 	const char *enum_name;  /* listed as the perf PMU's description, as libpfm4 lists its own */
-} aliases[] = {
-	{"alignment-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_ALIGNMENT_FAULTS, "PERF_COUNT_SW_ALIGNMENT_FAULTS"},
-	{"emulation-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_EMULATION_FAULTS, "PERF_COUNT_SW_EMULATION_FAULTS"},
-	{"dummy", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY, "PERF_COUNT_SW_DUMMY"},
-	{"bpf-output", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_BPF_OUTPUT, "PERF_COUNT_SW_BPF_OUTPUT"},
-	{NULL, 0, 0, NULL}
+	int pfm;                /* libpfm4's perf PMU has it */
+} generic[] = {
+	{"cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, "PERF_COUNT_HW_CPU_CYCLES", 1},
+	{"cpu-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, "PERF_COUNT_HW_CPU_CYCLES", 1},
+	{"instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS, "PERF_COUNT_HW_INSTRUCTIONS", 1},
+	{"cache-references", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_REFERENCES, "PERF_COUNT_HW_CACHE_REFERENCES", 1},
+	{"cache-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES, "PERF_COUNT_HW_CACHE_MISSES", 1},
+	{"branches", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS, "PERF_COUNT_HW_BRANCH_INSTRUCTIONS", 1},
+	{"branch-instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS,
+	 "PERF_COUNT_HW_BRANCH_INSTRUCTIONS", 1},
+	{"branch-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES, "PERF_COUNT_HW_BRANCH_MISSES", 1},
+	{"bus-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BUS_CYCLES, "PERF_COUNT_HW_BUS_CYCLES", 1},
+	{"stalled-cycles-frontend", PERF_TYPE_HARDWARE, PERF_COUNT_HW_STALLED_CYCLES_FRONTEND,
+	 "PERF_COUNT_HW_STALLED_CYCLES_FRONTEND", 1},
+	{"stalled-cycles-backend", PERF_TYPE_HARDWARE, PERF_COUNT_HW_STALLED_CYCLES_BACKEND,
+	 "PERF_COUNT_HW_STALLED_CYCLES_BACKEND", 1},
+	{"ref-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_REF_CPU_CYCLES, "PERF_COUNT_HW_REF_CPU_CYCLES", 1},
+	{"cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, "PERF_COUNT_SW_CPU_CLOCK", 1},
+	{"task-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, "PERF_COUNT_SW_TASK_CLOCK", 1},
+	{"page-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS, "PERF_COUNT_SW_PAGE_FAULTS", 1},
+	{"faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS, "PERF_COUNT_SW_PAGE_FAULTS", 1},
+	{"minor-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MIN, "PERF_COUNT_SW_PAGE_FAULTS_MIN", 1},
+	{"major-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MAJ, "PERF_COUNT_SW_PAGE_FAULTS_MAJ", 1},
+	{"context-switches", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES, "PERF_COUNT_SW_CONTEXT_SWITCHES", 1},
+	{"cs", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES, "PERF_COUNT_SW_CONTEXT_SWITCHES", 1},
+	{"cpu-migrations", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS, "PERF_COUNT_SW_CPU_MIGRATIONS", 1},
+	{"migrations", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS, "PERF_COUNT_SW_CPU_MIGRATIONS", 1},
+	{"cgroup-switches", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CGROUP_SWITCHES, "PERF_COUNT_SW_CGROUP_SWITCHES", 1},
+	{"alignment-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_ALIGNMENT_FAULTS, "PERF_COUNT_SW_ALIGNMENT_FAULTS", 0},
+	{"emulation-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_EMULATION_FAULTS, "PERF_COUNT_SW_EMULATION_FAULTS", 0},
+	{"dummy", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY, "PERF_COUNT_SW_DUMMY", 0},
+	{"bpf-output", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_BPF_OUTPUT, "PERF_COUNT_SW_BPF_OUTPUT", 0},
+	{"L1-dcache-loads", PERF_TYPE_HW_CACHE, HWC(L1D, READ, ACCESS), "PERF_COUNT_HW_CACHE_L1D", 1},
+	{"L1-dcache-load-misses", PERF_TYPE_HW_CACHE, HWC(L1D, READ, MISS), "PERF_COUNT_HW_CACHE_L1D", 1},
+	{"L1-icache-load-misses", PERF_TYPE_HW_CACHE, HWC(L1I, READ, MISS), "PERF_COUNT_HW_CACHE_L1I", 1},
+	{"LLC-loads", PERF_TYPE_HW_CACHE, HWC(LL, READ, ACCESS), "PERF_COUNT_HW_CACHE_LL", 1},
+	{"LLC-load-misses", PERF_TYPE_HW_CACHE, HWC(LL, READ, MISS), "PERF_COUNT_HW_CACHE_LL", 1},
+	{"dTLB-loads", PERF_TYPE_HW_CACHE, HWC(DTLB, READ, ACCESS), "PERF_COUNT_HW_CACHE_DTLB", 1},
+	{"dTLB-load-misses", PERF_TYPE_HW_CACHE, HWC(DTLB, READ, MISS), "PERF_COUNT_HW_CACHE_DTLB", 1},
+	{"iTLB-load-misses", PERF_TYPE_HW_CACHE, HWC(ITLB, READ, MISS), "PERF_COUNT_HW_CACHE_ITLB", 1},
+	{"branch-loads", PERF_TYPE_HW_CACHE, HWC(BPU, READ, ACCESS), "PERF_COUNT_HW_CACHE_BPU", 1},
+	{"branch-load-misses", PERF_TYPE_HW_CACHE, HWC(BPU, READ, MISS), "PERF_COUNT_HW_CACHE_BPU", 1},
+	{NULL, 0, 0, NULL, 0}
 };
 
-/* perf's generic names (libpfm4's "perf" PMU resolves them). */
-const char *const pmc_generic_names[] = {
-	"cycles", "cpu-cycles", "instructions", "cache-references", "cache-misses",
-	"branches", "branch-instructions", "branch-misses", "bus-cycles",
-	"stalled-cycles-frontend", "stalled-cycles-backend", "ref-cycles",
-	"cpu-clock", "task-clock", "page-faults", "faults", "minor-faults",
-	"major-faults", "context-switches", "cs", "cpu-migrations", "migrations",
-	"alignment-faults", "emulation-faults", "dummy", "cgroup-switches",
-	"L1-dcache-loads", "L1-dcache-load-misses", "L1-icache-load-misses",
-	"LLC-loads", "LLC-load-misses", "dTLB-loads", "dTLB-load-misses",
-	"iTLB-load-misses", "branch-loads", "branch-load-misses", NULL
-};
+const char *pmc_generic_name(int i)
+{
+	return i >= 0 && (size_t)i < sizeof generic / sizeof *generic ? generic[i].name : NULL;
+}
 
 /* ---- the name's syntax: one parser (counter.h's pmc_name) ------------- */
 
@@ -121,11 +156,8 @@ static int is_perf_name(const char *base, size_t n)
 {
 	if (n > 1 && base[0] == 'r' && strspn(base + 1, "0123456789abcdefABCDEF") >= n - 1)
 		return 1;
-	for (int i = 0; pmc_generic_names[i]; i++)
-		if (strlen(pmc_generic_names[i]) == n && !strncmp(base, pmc_generic_names[i], n))
-			return 1;
-	for (int i = 0; aliases[i].name; i++)
-		if (strlen(aliases[i].name) == n && !strncmp(base, aliases[i].name, n))
+	for (int i = 0; generic[i].name; i++)
+		if (strlen(generic[i].name) == n && !strncmp(base, generic[i].name, n))
 			return 1;
 	return 0;
 }
@@ -136,16 +168,25 @@ static int name_fail(char *msg, size_t len, const char *fmt, const char *a, cons
 	return -EINVAL;
 }
 
-/* mods (u, k, h, G, H, each once) into n->mods and n->priv. */
+/* mods (PMC_MOD_LETTERS: each once, p up to three times) into n->mods
+ * and n->priv. */
 static int set_mods(struct pmc_name *n, const char *mods, const char *name, char *msg, size_t len)
 {
 	for (const char *p = mods; *p; p++) {
-		if (!strchr("ukhGH", *p))
-			return name_fail(msg, len, "bad modifier '%s' in '%s' (perf's modifiers: u, k, h, G, H)", mods,
-					 name);
-		if (strchr(p + 1, *p))
+		if (!strchr(PMC_MOD_LETTERS, *p))
+			return name_fail(msg, len, "bad modifier '%s' in '%s' (perf's modifiers: u, k, h, G, H, p, pp, "
+					 "ppp, P)", mods, name);
+		if (*p != 'p' && strchr(p + 1, *p))
 			return name_fail(msg, len, "modifier '%s' repeats a letter in '%s' (each once: :uk)", mods, name);
 	}
+	int np = 0;
+	for (const char *p = mods; *p; p++)
+		np += *p == 'p';
+	if (np > 3)
+		return name_fail(msg, len, "too many p in '%s' in '%s' (p, pp or ppp: precise_ip 1 to 3)", mods, name);
+	if (np && strchr(mods, 'P'))
+		return name_fail(msg, len, "both p and P in '%s' in '%s' (p, pp, ppp: that level; P: the highest the "
+				 "PMU takes)", mods, name);
 	snprintf(n->mods, sizeof n->mods, "%s", mods);
 	int k = 0;
 	for (const char *c = "ukh"; *c; c++)
@@ -238,16 +279,17 @@ int pmc_name_parse(const char *name, struct pmc_name *n, char *msg, size_t len)
 	size_t bl = *mods ? (size_t)(last - name) : l;
 	snprintf(n->base, sizeof n->base, "%.*s", (int)bl, name);
 	const char *prev = memrchr(start, ':', bl - (size_t)(start - name));
-	if (prev && *mods && last - prev > 1 && strspn(prev + 1, "ukhGH") == (size_t)(last - prev - 1))
+	if (prev && *mods && last - prev > 1 && strspn(prev + 1, PMC_MOD_LETTERS) == (size_t)(last - prev - 1))
 		return name_fail(msg, len, "two modifier strings in '%s'%s: give one (:uk, not :u:k)", name, "");
 	/* after perf's own names, libpfm4 takes only its name=value attributes */
 	const char *seg = strchr(start, ':');
 	for (int perf = seg && is_perf_name(start, (size_t)(seg - start)); perf && seg; seg = strchr(seg + 1, ':')) {
 		size_t sl = strcspn(seg + 1, ":");
-		if (!memchr(seg + 1, '=', sl) && (!sl || strspn(seg + 1, "ukhGH") < sl)) {
+		if (!memchr(seg + 1, '=', sl) && (!sl || strspn(seg + 1, PMC_MOD_LETTERS) < sl)) {
 			char bad[16];
 			snprintf(bad, sizeof bad, "%.*s", (int)sl, seg + 1);
-			return name_fail(msg, len, "bad modifier '%s' in '%s' (perf's modifiers: u, k, h, G, H)", bad, name);
+			return name_fail(msg, len, "bad modifier '%s' in '%s' (perf's modifiers: u, k, h, G, H, p, pp, ppp, "
+					 "P)", bad, name);
 		}
 	}
 	if (!*mods && last && !last[1])
@@ -361,15 +403,19 @@ static void unknown_msg(const char *name, char *msg, size_t len)
 	char pmsg[PMC_ERR_MAX];
 	const char *base = pmc_name_parse(name, &pn, pmsg, sizeof pmsg) ? name : pn.base;  /* without :u/:k */
 	s.want = base;
-	for (int i = 0; pmc_generic_names[i]; i++)
-		suggest_add(&s, pmc_generic_names[i]);
+	for (int i = 0; generic[i].name; i++)
+		suggest_add(&s, generic[i].name);
 	pmc_list(suggest_cb, &s);
 	int n = snprintf(msg, len, "unknown event '%s'", name);
 	for (int i = 0; i < 3 && s.names[i][0] && (size_t)n < len; i++)
 		n += snprintf(msg + n, len - n, "%s%s", i ? ", " : "; did you mean ", s.names[i]);
+	const char *c = strchr(base, ':');
+	int tp = c && c > base && c[1] && !strchr(c + 1, ':') && !pmc_tracefs();
 	if ((size_t)n < len)
-		snprintf(msg + n, len - n, "%s (pmc.list() or `pmcsh list PATTERN` shows the events here)",
-			 s.names[0][0] ? "?" : ";");
+		n += snprintf(msg + n, len - n, "%s%s", s.names[0][0] ? "? " : "; ",
+			      tp ? "no tracefs is mounted for tracepoints (mount -t tracefs nodev /sys/kernel/tracing); " : "");
+	if ((size_t)n < len)
+		snprintf(msg + n, len - n, "pmc.list() or `pmcsh list PATTERN` shows the events here");
 }
 
 /* ---- resolution --------------------------------------------------------- */
@@ -468,7 +514,7 @@ int pmc_resolve(const char *name, struct pmc_event *ev, char *msg, size_t len)
 		r = pmc_resolve_sysfs(name, ev, msg, len);
 		goto done;
 	}
-	/* Our part: rNNNN raw and the few generic names libpfm4 lacks. */
+	/* Our part: rNNNN raw. */
 	const char *base = pn.base, *mods = pn.mods;
 	if (base[0] == 'r' && base[1] && strspn(base + 1, "0123456789abcdefABCDEF") == strlen(base + 1) &&
 	    strlen(base + 1) - strspn(base + 1, "0") > 16) {
@@ -486,22 +532,19 @@ int pmc_resolve(const char *name, struct pmc_event *ev, char *msg, size_t len)
 		r = 0;
 		goto done;
 	}
-	for (int i = 0; aliases[i].name; i++) {
-		if (!strcmp(base, aliases[i].name)) {
-			ev->attr.type = aliases[i].type;
-			ev->attr.config = aliases[i].config;
-			parse_mods(mods, &ev->attr);
-			snprintf(ev->pmu, sizeof ev->pmu, "perf");
-			snprintf(ev->canon, sizeof ev->canon, "%s", name);
-			ev->source = PMC_SRC_ALIAS;
-			r = 0;
-			goto done;
-		}
-	}
-	r = resolve_pfm(name, ev, msg, len);
-	if (r == -EINVAL && *mods) {
-		/* perf's modifier string (":uk", ":h", ":G"), which libpfm4 reads
-		 * as one attribute it lacks: the event without it, then the
+	/* perf's generic names: libpfm4's perf PMU encodes those it has, where
+	 * it is loaded; the table the rest */
+	const struct generic *gen = NULL;
+	for (int i = 0; generic[i].name && !gen; i++)
+		if (!strcmp(base, generic[i].name))
+			gen = &generic[i];
+	if (gen && (!gen->pfm || pmc_pfm_forced())) {
+		r = -ENOENT;
+	} else if (!strstr(base, "::") && (r = pmc_resolve_tracepoint(base, mods, ev, msg, len)) != -ENOENT) {
+		goto done;  /* perf's SUBSYS:EVENT where tracefs has it, else libpfm4's EVENT:UMASK */
+	} else if ((r = resolve_pfm(name, ev, msg, len)) == -EINVAL && *mods) {
+		/* perf's modifier string (":uk", ":h", ":G", ":pp"), which libpfm4
+		 * reads as one attribute it lacks: the event without it, then the
 		 * modifiers as perf sets them.  ":u" or ":k" alone libpfm4 takes. */
 		char pmsg[PMC_ERR_MAX];
 		if (resolve_pfm(base, ev, pmsg, sizeof pmsg) == 0) {
@@ -511,11 +554,24 @@ int pmc_resolve(const char *name, struct pmc_event *ev, char *msg, size_t len)
 			r = 0;
 		}
 	}
+	if (r == -ENOENT && gen) {
+		memset(&ev->attr, 0, sizeof ev->attr);
+		ev->attr.type = gen->type;
+		ev->attr.config = gen->config;
+		parse_mods(mods, &ev->attr);
+		snprintf(ev->pmu, sizeof ev->pmu, "perf");
+		snprintf(ev->canon, sizeof ev->canon, "%s", name);
+		ev->pfm_idx = -1;
+		ev->source = PMC_SRC_ALIAS;
+		r = 0;
+	}
 	if (r == -ENOENT)
 		unknown_msg(name, msg, len);
 done:
 	if (r == 0) {
 		ev->attr.size = sizeof ev->attr;
+		ev->precise_max = strchr(pn.mods, 'P') != NULL;
+		ev->precise_guest = strchr(pn.mods, 'p') && !strpbrk(pn.mods, "GH");
 		ev->needs_cpu_pmu = ev->attr.type == PERF_TYPE_HARDWARE || ev->attr.type == PERF_TYPE_HW_CACHE ||
 				    ev->attr.type == PERF_TYPE_RAW;
 		/* the software clocks count nanoseconds */
@@ -548,14 +604,18 @@ int pmc_list(pmc_list_fn fn, void *ctx)
 				return r;
 		}
 		/* the kernel's generic events libpfm4's perf PMU lacks, listed with it */
-		for (int k = 0; pi.pmu == PFM_PMU_PERF_EVENT && aliases[k].name; k++) {
-			struct pmc_listed e = {aliases[k].name, pi.name, aliases[k].enum_name, -1};
+		for (int k = 0; pi.pmu == PFM_PMU_PERF_EVENT && generic[k].name; k++) {
+			if (generic[k].pfm)
+				continue;
+			struct pmc_listed e = {generic[k].name, pi.name, generic[k].enum_name, -1};
 			if ((r = fn(ctx, &e)))
 				return r;
 		}
 	}
 	if (pmc_pfm_forced())
-		return 0;  /* another model: this machine's sysfs PMUs do not apply */
+		return 0;  /* another model: this machine's sysfs PMUs and tracepoints do not apply */
+	if ((r = pmc_list_tracepoints(fn, ctx)))
+		return r;
 	DIR *d = opendir(SYSFS_PMUS);
 	if (!d)
 		return 0;

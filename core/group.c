@@ -93,6 +93,25 @@ void pmc_group_close(struct pmc_group *g)
 	g->mapped = 0;
 }
 
+/* perf_event_open with perf's fallbacks for what its modifiers implied
+ * (evsel.c): :P lowers precise_ip a level at a time, then the
+ * exclude_guest that p set by itself goes, as perf drops it where the PMU
+ * refuses it (msr/tsc/p). */
+static long open_fallback(struct perf_event_attr *a, const struct pmc_event *ev, pid_t pid, int cpu, int group_fd)
+{
+	for (;;) {
+		long fd = sys_perf_event_open(a, pid, cpu, group_fd, PERF_FLAG_FD_CLOEXEC);
+		if (fd >= 0 || (errno != EINVAL && errno != EOPNOTSUPP))
+			return fd;
+		if (ev->precise_max && a->precise_ip > 0)
+			a->precise_ip--;
+		else if (ev->precise_guest && a->exclude_guest)
+			a->exclude_guest = 0;
+		else
+			return fd;
+	}
+}
+
 int pmc_group_open(struct pmc_group *g, const struct pmc_target *t, int *bad)
 {
 	*bad = -1;
@@ -135,7 +154,7 @@ int pmc_group_open(struct pmc_group *g, const struct pmc_target *t, int *bad)
 				/* user reads are granted per event, to a task's own counters only */
 				if (g->ev[sb->ev[j]].needs_cpu_pmu && t->pid == 0 && t->ncpus == 0 && !t->inherit)
 					a.config1 |= pmc_user_read_config1();
-				long fd = sys_perf_event_open(&a, in->pid, in->cpu, j ? in->fd[0] : -1, PERF_FLAG_FD_CLOEXEC);
+				long fd = open_fallback(&a, &g->ev[sb->ev[j]], in->pid, in->cpu, j ? in->fd[0] : -1);
 				if (fd < 0) {
 					int e = errno;
 					*bad = sb->ev[j];
@@ -381,10 +400,10 @@ int pmc_try_open(const struct pmc_event *ev)
 	a.disabled = 1;
 	pid_t pid = ev->ncpumask ? -1 : 0;
 	int cpu = ev->ncpumask ? ev->cpumask[0] : -1;
-	long fd = sys_perf_event_open(&a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	long fd = open_fallback(&a, ev, pid, cpu, -1);
 	if (fd < 0 && (errno == EACCES || errno == EPERM)) {
 		a.exclude_kernel = a.exclude_hv = 1;
-		fd = sys_perf_event_open(&a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		fd = open_fallback(&a, ev, pid, cpu, -1);
 	}
 	if (fd < 0)
 		return 0;
@@ -496,8 +515,19 @@ void pmc_open_strerror(const struct pmc_event *ev, const struct pmc_target *t, i
 			 (unsigned long long)rl.rlim_cur);
 		return;
 	}
-	case ENOENT:
+	case EINVAL:
 	case EOPNOTSUPP:
+		if (ev->attr.precise_ip && !ev->precise_max) {
+			/* perf: "'precise' request may not be supported" */
+			snprintf(msg, len, "cannot count %s: the %s PMU refuses precise_ip %u (its :%.*s modifier; %s); "
+				 "leave the p out, or write :P for the highest level it takes", ev->name, ev->pmu,
+				 ev->attr.precise_ip, (int)ev->attr.precise_ip, "ppp", strerror(err));
+			return;
+		}
+		if (err == EINVAL)
+			break;
+		/* fall through */
+	case ENOENT:
 	case ENODEV:
 		snprintf(msg, len, "cannot count %s on this machine: the %s PMU does not support it (%s)", ev->name,
 			 ev->pmu, strerror(err));
@@ -505,7 +535,6 @@ void pmc_open_strerror(const struct pmc_event *ev, const struct pmc_target *t, i
 	case ESRCH:
 		snprintf(msg, len, "cannot count %s: no such process", ev->name);
 		return;
-	default:
-		snprintf(msg, len, "cannot open %s (%s): %s", ev->name, ev->canon, strerror(err));
 	}
+	snprintf(msg, len, "cannot open %s (%s): %s", ev->name, ev->canon, strerror(err));
 }

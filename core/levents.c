@@ -119,6 +119,7 @@ struct list_ctx {
 	lua_State *L;
 	const char *pattern;
 	int probe;
+	int tp_opens;  /* the first tracepoint's answer, -1 before: one open costs ms */
 	lua_Integer n;
 };
 
@@ -135,7 +136,11 @@ static int list_cb(void *ctx, const struct pmc_listed *e)
 	if (c->probe >= 0) {  /* 1: try opening it; 0: another model, never opens here */
 		struct pmc_event ev;
 		char msg[PMC_ERR_MAX];
-		int ok = c->probe && pmc_resolve(e->name, &ev, msg, sizeof msg) == 0 && pmc_try_open(&ev);
+		int tp = !strcmp(e->pmu, "tracepoint"), ok = tp ? c->tp_opens : -1;
+		if (ok < 0)
+			ok = c->probe && pmc_resolve(e->name, &ev, msg, sizeof msg) == 0 && pmc_try_open(&ev);
+		if (tp)
+			c->tp_opens = ok;
 		pmcsh_setbool(L, "opens", ok);
 	}
 	lua_seti(L, -2, ++c->n);
@@ -145,7 +150,7 @@ static int list_cb(void *ctx, const struct pmc_listed *e)
 /* _pmc.list([substring[, force_pmu[, noprobe]]]) -> array of {name, pmu, description, opens} */
 int l_list(lua_State *L)
 {
-	struct list_ctx c = {L, pmcsh_optstring(L, 1, NULL), 1, 0};
+	struct list_ctx c = {L, pmcsh_optstring(L, 1, NULL), 1, -1, 0};
 	if (c.pattern && !*c.pattern)
 		c.pattern = NULL;
 	const char *force = pmcsh_optstring(L, 2, NULL);
@@ -315,8 +320,8 @@ int l_split_list(lua_State *L)
 void levents_open(lua_State *L)
 {
 	lua_newtable(L);
-	for (int i = 0; pmc_generic_names[i]; i++) {
-		lua_pushstring(L, pmc_generic_names[i]);
+	for (int i = 0; pmc_generic_name(i); i++) {
+		lua_pushstring(L, pmc_generic_name(i));
 		lua_seti(L, -2, i + 1);
 	}
 	lua_setfield(L, -2, "generic_names");

@@ -343,6 +343,8 @@ void lpmc_push_encoding(lua_State *L, const struct pmc_event *e)
 	pmcsh_setbool(L, "exclude_user", e->attr.exclude_user);
 	pmcsh_setbool(L, "exclude_kernel", e->attr.exclude_kernel);
 	pmcsh_setbool(L, "exclude_hv", e->attr.exclude_hv);
+	if (e->attr.precise_ip)
+		pmcsh_setint(L, "precise_ip", e->attr.precise_ip);
 	pmcsh_setnum(L, "scale", e->scale);
 	if (e->unit[0])
 		pmcsh_setstr(L, "unit", e->unit);

@@ -382,7 +382,7 @@ int pmc_resolve_sysfs(const char *name, struct pmc_event *ev, char *msg, size_t 
 	if (*mods == ':')
 		mods++;
 	if (*mods && !is_modstr(mods)) {
-		snprintf(msg, len, "bad modifier '%s' in '%s' (u, k, h, G, H)", mods, name);
+		snprintf(msg, len, "bad modifier '%s' in '%s' (u, k, h, G, H, p, pp, ppp, P)", mods, name);
 		return -EINVAL;
 	}
 	char path[512], tbuf[32];
@@ -404,4 +404,117 @@ int pmc_resolve_sysfs(const char *name, struct pmc_event *ev, char *msg, size_t 
 	snprintf(ev->canon, sizeof ev->canon, "%.63s/%.170s/%.8s", pmu, s1 + 1, mods);
 	ev->source = PMC_SRC_SYSFS;
 	return 0;
+}
+
+/* ---- tracepoints: tracefs's events/SUBSYS/EVENT/id ---------------------- */
+
+/* Where tracefs is mounted, as perf looks: its own mount, then debugfs's. */
+const char *pmc_tracefs(void)
+{
+	static const char *const dirs[] = {TRACEFS_DIRS, NULL};
+	for (int i = 0; dirs[i]; i++) {
+		char path[256];
+		snprintf(path, sizeof path, "%s/events", dirs[i]);
+		if (access(path, R_OK | X_OK) == 0)
+			return dirs[i];
+	}
+	return NULL;
+}
+
+/* A tracefs folder's name: what the kernel names subsystems and events. */
+static int trace_name_ok(const char *s, size_t n)
+{
+	return n > 0 && n < 128 && s[0] != '.' && strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+						       "0123456789_-.") >= n;
+}
+
+int pmc_resolve_tracepoint(const char *base, const char *mods, struct pmc_event *ev, char *msg, size_t len)
+{
+	const char *c = strchr(base, ':');
+	if (!c || strchr(c + 1, ':') || !trace_name_ok(base, (size_t)(c - base)) || !trace_name_ok(c + 1, strlen(c + 1)))
+		return -ENOENT;
+	const char *dir = pmc_tracefs();
+	if (!dir)
+		return -ENOENT;
+	char path[512], id[32];
+	snprintf(path, sizeof path, "%s/events/%.*s/%s/id", dir, (int)(c - base), base, c + 1);
+	char *end;
+	if (pmc_read_text(path, id, sizeof id) <= 0)
+		return -ENOENT;
+	unsigned long long v = strtoull(id, &end, 10);
+	if (*end) {
+		snprintf(msg, len, "tracepoint %s: %s holds '%.20s', not a number", base, path, id);
+		return -EINVAL;
+	}
+	ev->attr.type = PERF_TYPE_TRACEPOINT;
+	ev->attr.config = v;
+	parse_mods(mods, &ev->attr);
+	snprintf(ev->pmu, sizeof ev->pmu, "tracepoint");
+	snprintf(ev->canon, sizeof ev->canon, "%s%s%s", base, *mods ? ":" : "", mods);
+	ev->source = PMC_SRC_TRACEPOINT;
+	return 0;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The names of the folders in path, sorted (malloc'd; *n of them), or NULL. */
+static char **folder_names(const char *path, int *n)
+{
+	*n = 0;
+	DIR *d = opendir(path);
+	if (!d)
+		return NULL;
+	char **v = NULL;
+	int cap = 0;
+	for (struct dirent *de; (de = readdir(d));) {
+		if (de->d_type != DT_DIR || !trace_name_ok(de->d_name, strlen(de->d_name)))
+			continue;
+		if (*n == cap) {
+			char **w = realloc(v, (size_t)(cap = cap ? 2 * cap : 64) * sizeof *v);
+			if (!w)
+				break;
+			v = w;
+		}
+		if (!(v[*n] = strdup(de->d_name)))
+			break;
+		++*n;
+	}
+	closedir(d);
+	if (v)
+		qsort(v, (size_t)*n, sizeof *v, by_name);
+	return v;
+}
+
+static void free_names(char **v, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+int pmc_list_tracepoints(pmc_list_fn fn, void *ctx)
+{
+	const char *dir = pmc_tracefs();
+	if (!dir)
+		return 0;
+	char path[512], name[PMC_NAME_MAX];
+	snprintf(path, sizeof path, "%s/events", dir);
+	int ns, r = 0;
+	char **subs = folder_names(path, &ns);
+	for (int i = 0; i < ns && !r; i++) {
+		int ne;
+		snprintf(path, sizeof path, "%s/events/%s", dir, subs[i]);
+		char **evs = folder_names(path, &ne);
+		for (int j = 0; j < ne && !r; j++) {
+			snprintf(name, sizeof name, "%s:%s", subs[i], evs[j]);
+			struct pmc_listed e = {name, "tracepoint", "Tracepoint event", -1};
+			r = fn(ctx, &e);
+		}
+		free_names(evs, ne);
+	}
+	free_names(subs, ns);
+	return r;
 }

@@ -9,6 +9,10 @@
 #define SYSFS_PMUS "/sys/bus/event_source/devices"
 #endif
 
+#ifndef TRACEFS_DIRS	/* the same for tracefs */
+#define TRACEFS_DIRS "/sys/kernel/tracing", "/sys/kernel/debug/tracing"
+#endif
+
 /* Reads the text file `path` into buf (trailing white space cut); returns
  * its length or -errno. */
 int pmc_read_text(const char *path, char *buf, size_t len);
@@ -35,5 +39,15 @@ int pmc_parse_list(const char *s, size_t n, const struct pmc_list_rules *rules, 
  * slash) into ev.  Returns 0, -ENOENT (no such PMU, event or term) or
  * -EINVAL (bad syntax), with msg filled. */
 int pmc_resolve_sysfs(const char *name, struct pmc_event *ev, char *msg, size_t len);
+
+/* Tracepoints, perf's SUBSYS:EVENT: the folder tracefs is mounted on
+ * (TRACEFS_DIRS, the first with a readable events/), or NULL. */
+const char *pmc_tracefs(void);
+/* Resolves base "SUBSYS:EVENT" through tracefs's events/SUBSYS/EVENT/id
+ * into a PERF_TYPE_TRACEPOINT event with modifiers mods.  Returns 0, or
+ * -ENOENT (no such tracepoint, or no tracefs) with msg untouched. */
+int pmc_resolve_tracepoint(const char *base, const char *mods, struct pmc_event *ev, char *msg, size_t len);
+/* Calls fn for every tracepoint, sorted (pmu "tracepoint"): 0 or fn's. */
+int pmc_list_tracepoints(pmc_list_fn fn, void *ctx);
 
 #endif

@@ -28,8 +28,13 @@ return {
     PERF_COUNT_SW_DUMMY = "counts nothing: a placeholder for sampling's side-band records",
     PERF_COUNT_SW_BPF_OUTPUT = "the output of BPF programs (bpf_perf_event_output), for sampling",
   },
-  -- perf's tool events: no counter, the tool measures them itself (pmcsh stat)
+  -- perf's tool events: no counter, the tool measures them itself (pmcsh
+  -- stat); time: which of the run's times (pmc.run's elapsed, user, sys)
   tools = {
-    duration_time = "wall-clock time of the run (the interval with -I), in ns",
+    duration_time = {time = "elapsed", description = "wall-clock time of the run (the interval with -I), in ns"},
+    user_time = {time = "user", description = "user CPU time of the command and its waited-for children " ..
+      "(getrusage), in ns"},
+    system_time = {time = "sys", description = "system CPU time of the command and its waited-for children " ..
+      "(getrusage), in ns"},
   },
 }

@@ -120,14 +120,15 @@ local function groups(name)
   return 0
 end
 
--- perf's tool events (duration_time): measured by pmcsh stat itself, no
--- counter; one row each under the "tool" PMU.
+-- perf's tool events (duration_time, user_time, system_time): measured by
+-- pmcsh stat itself, no counter; one row each under the "tool" PMU.
 local function tool_rows(tools)
   local names, out = {}, {}
   for name in pairs(tools or {}) do names[#names + 1] = name end
   table.sort(names)
   for _, name in ipairs(names) do
-    out[#out + 1] = {name = name, aliases = {name}, pmu = "tool", opens = true, description = tools[name], raw = {}}
+    out[#out + 1] = {name = name, aliases = {name}, pmu = "tool", opens = true,
+                     description = tools[name].description, raw = {}}
   end
   return out
 end
@@ -249,8 +250,9 @@ return {
   pmcsh list --groups           the groups and pairs files in events/; --group NAME shows one
 Marks: '+' opens here, '-' does not; under each PMU, why not (no such
 counter, or not permitted), once per kind of reason with an example.
-Aliases share a row (cpu-cycles OR cycles); the "tool" PMU's duration_time
-is measured by pmcsh stat itself.  -v gives each umask's code and marks
+Aliases share a row (cpu-cycles OR cycles); the "tool" PMU's duration_time,
+user_time and system_time are measured by pmcsh stat itself; tracepoints
+(sched:sched_switch) come from tracefs.  -v gives each umask's code and marks
 libpfm4's default, as its showevtinfo does.  On a terminal the rows fit its
 width (COLUMNS, else the terminal's), descriptions wrapped as perf list
 wraps them; into a pipe or file, one line per row, nothing cut.]],

@@ -5,9 +5,8 @@
 local help = require("pmcsh.help")
 local machine = require("pmcsh.machine")
 local options = require("pmcsh.options")
-local paths = require("pmcsh.paths")
 local pmc = require("pmcsh.pmc")
-local sys = require("pmcsh._sys")
+local sys = require("pmcsh.sys")
 
 local M = {}
 
@@ -17,11 +16,7 @@ local function file_exists(p)
   return false
 end
 
--- The events/ folder: beside the binary or installed (pmcsh.paths), else ./events.
-function M.dir()
-  if paths.events then return paths.events end
-  return "events"
-end
+M.dir = sys.events_dir
 
 -- The names of the data files in events/ ("memory-skl", "pairs-zen", ...), sorted.
 function M.names()
@@ -48,11 +43,8 @@ function M.load(name)
   elseif not file_exists(path) then
     return nil, string.format("no events file %s", name)
   end
-  local chunk, err = loadfile(path, "t", {})
-  if not chunk then return nil, string.format("cannot load %s: %s", path, err) end
-  local ok, t = pcall(chunk)
-  if not ok then return nil, string.format("cannot load %s: %s", path, t) end
-  if type(t) ~= "table" then return nil, string.format("%s does not return a table", path) end
+  local t, err = sys.load_data(path)
+  if not t then return nil, err end
   return t, path
 end
 

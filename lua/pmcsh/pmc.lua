@@ -8,8 +8,60 @@ local format = require("pmcsh.format")
 local complete = require("pmcsh.complete")
 local metrics = require("pmcsh.metrics")
 local sys = require("pmcsh._sys")
+local datafiles = require("pmcsh.sys")
 
 local pmc = {}
+
+-- events/encodings.lua: libpfm4's encodings perf's per-model tables
+-- correct, read once ({} without the file).
+local fixes
+local function encoding_fixes()
+  if fixes == nil then
+    local t = datafiles.load_data(datafiles.events_dir() .. "/encodings.lua")
+    fixes = type(t) == "table" and type(t.fixes) == "table" and t.fixes or {}
+  end
+  return fixes
+end
+
+-- The fix for an encoding e (C.info's), or nil: libpfm4's event and umask
+-- code on the model the fix names, with no MSR value given.
+local PERF_TYPE_HARDWARE, PERF_TYPE_RAW = 0, 4
+local function fix_of(e)
+  if e.type ~= PERF_TYPE_RAW or not e.config or e.config1 ~= 0 then return nil end
+  for _, f in ipairs(encoding_fixes()) do
+    if e.pmu == f.model and e.config & 0xffff == f.libpfm then return f end
+  end
+  return nil
+end
+
+-- The fixes whose model is this machine's (libpfm4 encodes its event
+-- here), found once: only there does an open need the check.
+local fixes_here
+local function host_fixes()
+  if fixes_here == nil then
+    fixes_here = {}
+    for _, f in ipairs(encoding_fixes()) do
+      local e = C.info(f.event)
+      if e and fix_of(e) == f then fixes_here[#fixes_here + 1] = f end
+    end
+  end
+  return fixes_here
+end
+
+-- nil, or the message refusing the first of events libpfm4 encodes wrong
+-- on this machine.
+local function defect(events)
+  if #host_fixes() == 0 then return nil end
+  for _, name in ipairs(events) do
+    local e = type(name) == "string" and C.info(name)
+    local f = e and fix_of(e)
+    if f then
+      return string.format("%s: libpfm4 encodes it as config 0x%x, another event (%s); perf's table says " ..
+        "config 0x%x, config1 0x%x (%s): count it as %s", name, e.config, f.why, f.config, f.config1, f.source, f.sysfs)
+    end
+  end
+  return nil
+end
 
 -- print(r) of a reading prints what the REPL shows (pmcsh.format's reading)
 format.adopt(C.reading_meta)
@@ -31,6 +83,8 @@ end
 
 pmc.group = errors.facade("group", function(spec, opts)
   local events, o = split_spec(spec, opts)
+  local bad = defect(events)
+  if bad then return nil, bad, sys.EINVAL end
   return C.group(events, o)
 end)
 
@@ -106,11 +160,12 @@ pmc.parse_name = errors.facade("parse_name", C.parse_name)
 doc(pmc.parse_name, "pmc.parse_name", [=[
 pmc.parse_name(name) -> {name, form, base, pmu?, modifiers, privilege?, plain, members?}
 An event name's syntax, as perf reads it (core/evname.c, the one parser):
-form "name" (cycles:u, INST_RETIRED:ANY_P:k, r01c0), "sysfs" (msr/tsc/,
-cpu/event=0x3c/k: modifiers after the slash) or "group" ({a,b}:u, whose
-members each get the group's modifiers: members = {"a:u", "b:u"}).
-modifiers: the letters of u, k, h, G, H as written; privilege: its u, k and
-h letters (nil: both user and OS); plain: the name without them.  A bad
+form "name" (cycles:u, INST_RETIRED:ANY_P:k, r01c0, sched:sched_switch),
+"sysfs" (msr/tsc/, cpu/event=0x3c/k: modifiers after the slash) or "group"
+({a,b}:u, whose members each get the group's modifiers: members = {"a:u",
+"b:u"}).  modifiers: the letters of u, k, h, G, H, p (up to ppp) and P as
+written; privilege: its u, k and h letters (nil: both user and OS); plain:
+the name without them.  A bad
 name (two modifier strings, an unknown letter, unbalanced braces or
 slashes) raises an error of kind "argument".]=])
 
@@ -146,6 +201,8 @@ local function run_once(o)
     extra = {targets = o.targets, interval_ms = o.interval_ms, on_interval = o.on_interval, until_pid = o.until_pid,
              missing_ok = o.missing_ok, inherit = o.inherit, delay_ms = o.delay_ms, control = o.control, env = o.env}
   end
+  local bad = defect(o.events)
+  if bad then return nil, bad, sys.EINVAL end
   return C.run(o.events, o.cmd, extra)
 end
 
@@ -212,8 +269,14 @@ local function forced(opts)
   return opts.pmu
 end
 
--- pmc.info's table: the attributes split into umasks and modifiers.
+-- pmc.info's table: libpfm4's encoding corrected where it is known wrong
+-- (events/encodings.lua), the attributes split into umasks and modifiers.
 local function split_attributes(t)
+  local f = fix_of(t)
+  if f then   -- perf's encoding, and what libpfm4 gave
+    t.corrected = {config = t.config, config1 = t.config1, why = f.why, source = f.source}
+    t.config, t.config1 = (t.config & ~0xffff) | f.config, f.config1
+  end
   t.umasks, t.modifiers = {}, {}
   for _, a in ipairs(t.attributes) do
     local into = a.kind == "umask" and t.umasks or t.modifiers
@@ -252,15 +315,21 @@ end
 
 doc(pmc.info, "pmc.info", [=[
 pmc.info(name[, {pmu="skl"}]) -> {name, canonical, pmu, description, type,
-config, config1, config2, exclude_user, exclude_kernel, exclude_hv, scale,
-unit?, umasks, modifiers, opens} | nil, msg, errno
+config, config1, config2, exclude_user, exclude_kernel, exclude_hv,
+precise_ip?, scale, unit?, umasks, modifiers, opens, corrected?} | nil, msg,
+errno
 The exact perf_event_attr encoding of an event.  pmu= encodes for another CPU
 model through libpfm4's forced PMU (LIBPFM_FORCE_PMU, in a child pmcsh: this
 process keeps its own), e.g. {pmu="skl"} or {pmu="amd64_fam19h_zen3"}: for
 planning a survey on another machine.
 encoded is false for a bare libpfm4 event that needs a umask to be counted
 (LS_DISPATCH on Zen 3): then there is no type/config, reason says why, and
-umasks lists the choices (LS_DISPATCH:LD_DISPATCH encodes).]=])
+umasks lists the choices (LS_DISPATCH:LD_DISPATCH encodes).
+Where libpfm4's encoding differs from the vendor's table as perf carries it
+(events/encodings.lua, each fix with its source), config and config1 are
+perf's and corrected = {config, config1, why, source} keeps libpfm4's; on
+such a machine pmc.group and pmc.run refuse the event and name the sysfs
+form that counts it.]=])
 
 doc(pmc.info_all, "pmc.info_all", [=[
 pmc.info_all(names[, {pmu="skl"}]) -> infos, whys | nil, msg, errno
@@ -272,7 +341,6 @@ cannot answer at all.]=])
 
 -- The PMU a raw config goes to (PERF_TYPE_RAW): the core PMU's sysfs name
 -- and type ("cpu" on x86, armv8_pmuv3* on Arm), read once; nil without one.
-local PERF_TYPE_HARDWARE, PERF_TYPE_RAW = 0, 4
 local core
 local function core_pmu()
   if core == nil then

@@ -18,7 +18,8 @@ local text = require("pmcsh.text")
 
 local M = {}
 
--- perf's tool events (duration_time): no counter, the run's own clock
+-- perf's tool events (duration_time, user_time, system_time): no counter,
+-- the run's own clock and rusage
 local TOOLS = (events.load("generic") or {}).tools or {}
 
 local function usage(msg) error(options.usage("stat: " .. msg), 0) end
@@ -336,11 +337,12 @@ local function table_acc()
   return {elapsed = metrics.running(), cells = {}}
 end
 
--- Adds a run's (or an interval's) length elapsed (seconds) and its
+-- Adds a run's (or an interval's) times (seconds: elapsed, its length;
+-- user and sys, the command's rusage, none for an interval) and its
 -- aggregates aggs, keys (aggregate's two results) to acc.
-local function fold(c, acc, elapsed, aggs, keys)
+local function fold(c, acc, times, aggs, keys)
   if not acc.keys then acc.aggs, acc.keys = aggs, keys end
-  metrics.update(acc.elapsed, elapsed)
+  metrics.update(acc.elapsed, times.elapsed)
   for _, k in ipairs(acc.keys) do
     local cell = acc.cells[k]
     if not cell then cell = {}; acc.cells[k] = cell end
@@ -348,8 +350,8 @@ local function fold(c, acc, elapsed, aggs, keys)
       local t = cell[name]
       if not t then t = {stats = metrics.running(), enabled = 0, running = 0}; cell[name] = t end
       local i, v = c.idx[name], 0
-      if c.tool[name] then   -- duration_time: each run's (or interval's) length
-        v = math.floor(elapsed * 1e9 + 0.5)
+      if c.tool[name] then   -- the run's (or interval's) time in ns; 0 reads <not counted>, as perf's
+        v = math.floor((times[TOOLS[name].time] or 0) * 1e9 + 0.5)
         t.enabled, t.running = t.enabled + v, t.running + v
       elseif i and c.counted then
         local s = aggs[k] and aggs[k].sum[i] or {value = 0, enabled = 0, running = 0}
@@ -367,7 +369,7 @@ end
 local function interval_rows(c, d, t)
   if not c.sep and not c.json and c.printed % 25 == 0 then c.out:write(c.M.header, "\n") end
   local acc = table_acc()
-  fold(c, acc, t - (c.last_t or 0), aggregate(c.M, d))
+  fold(c, acc, {elapsed = t - (c.last_t or 0)}, aggregate(c.M, d))
   c.last_t = t
   format.table(c, t, acc, c.interval / 1000)
 end
@@ -430,7 +432,7 @@ local function count(c)
       local t = info.elapsed
       if not c.prev or t - (c.printed * c.interval / 1000) > 1e-3 then interval_rows(c, minus(inst, c.prev), t) end
     else
-      fold(c, runs.acc, info.elapsed, aggregate(c.M, instances(c, r)))
+      fold(c, runs.acc, info, aggregate(c.M, instances(c, r)))
     end
     runs.n = rep
     if rep == 1 then runs.user, runs.sys = info.user or 0, info.sys or 0 end

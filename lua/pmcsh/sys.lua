@@ -4,6 +4,7 @@
 local C = require("pmcsh._sys")
 local doc = require("pmcsh.help").doc
 local errors = require("pmcsh.errors")
+local paths = require("pmcsh.paths")
 
 local M = {}
 
@@ -59,6 +60,22 @@ function M.private_real(p)
   local ok, why = C.private(real)
   if not ok then return nil, why end
   return real
+end
+
+-- The events/ folder: beside the binary or installed (pmcsh.paths), else ./events.
+function M.events_dir()
+  return paths.events or "events"
+end
+
+-- A data file (events/): Lua text run in an empty environment, so it names
+-- no function it could call; its table, or nil and a message.
+function M.load_data(path)
+  local chunk, err = loadfile(path, "t", {})
+  if not chunk then return nil, string.format("cannot load %s: %s", path, err) end
+  local ok, t = pcall(chunk)
+  if not ok then return nil, string.format("cannot load %s: %s", path, t) end
+  if type(t) ~= "table" then return nil, string.format("%s does not return a table", path) end
+  return t
 end
 
 -- Where a private folder of pmcsh's own is made (C.mkdtemp): /tmp (sticky:

@@ -32,6 +32,23 @@ describe("hardware counters", function()
     end
   end)
 
+  it("count with perf's precise modifiers: p to ppp where the PMU takes them, P at the level it takes", function()
+    if not h.need(env.cpu_pmu, NO_HW) then return end
+    for _, name in ipairs{"instructions:upp", "instructions:uP"} do
+      local g, msg = pmc.group{name}
+      if g then
+        local r = assert(pmc.probe(g, "loop", N))
+        local u = r[name].value
+        assert.is_true(u >= INSNS * N and u <= INSNS * N + FIXED, string.format("%s = %d", name, u))
+        g:close()
+      else
+        -- a PMU that refuses precise_ip: :pp says so, as perf does; :P never fails for it
+        assert.are.equal("instructions:upp", name, msg)
+        assert.matches("refuses precise_ip 2", msg)
+      end
+    end
+  end)
+
   it("count only their own task: another task spinning beside it adds nothing", function()
     if not h.need(env.cpu_pmu, NO_HW) then return end
     -- in the lab a second vCPU would leak its instructions into this one's

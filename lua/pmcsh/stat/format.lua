@@ -184,7 +184,7 @@ local function row(c, prefix_t, a, name, t, el_s, clock_ns, metric_v)
   local w = {a = a, name = name, n = t.stats.n, unit = c.unit_of[name], rse = 0}
   local m = 0
   if not c.tool[name] and (not c.idx[name] or not c.counted) then w.status = "<not supported>"; w.unit = ""
-  elseif not c.tool[name] and runs == 0 then w.status = "<not counted>"
+  elseif runs == 0 then w.status = "<not counted>"
   else m = t.stats.mean; w.rse = select(2, metrics.mean_error(t.stats)) end
   w.v = w.unit == "msec" and m / 1e6 or m
   w.pct = (not w.status and ens > 0) and 100 * runs / ens or 100
