@@ -457,6 +457,20 @@ function M.count(c)
   return count(c)
 end
 
+-- Where the counts go (format.open), with the machine's fingerprint
+-- (pmcsh.results.head) where it is asked for: perf's lines are left as
+-- perf writes them, so the fingerprint is a JSON record of its own before
+-- them with --fingerprint --json, and otherwise a '#' comment line, as
+-- perf writes its own header: always in a -o file, with --fingerprint on
+-- stderr.
+local function open_output(opts, json)
+  local as_record = opts.fingerprint and json
+  local note = not as_record and (opts.fingerprint or opts.output) and results.head("stat") or nil
+  local out, msg = format.open(opts.output, opts.append, note)
+  if out and as_record then out:write(results.head("stat"), "\n") end
+  return out, msg
+end
+
 -- stat --regions: the regions of the command's marker library, counted on
 -- opts.events (default: task-clock and page-faults, with cycles and
 -- instructions where a cpu PMU opens them), written in the chosen format,
@@ -487,7 +501,7 @@ local function run_regions(opts, args, typed_as)
     if not p then return nil, perr, perrno end
     paths.dir = dir
   end
-  local out, msg = format.open(opts.output, opts.append)
+  local out, msg = open_output(opts, opts.json)
   if not out then return nil, msg end
   local res, why = regions.run{events = evs, cmd = args}
   if not res then
@@ -511,10 +525,8 @@ function M.run(opts, args, typed_as)
   if opts.regions then return run_regions(opts, args, typed_as) end
   local c, status, msg = M.setup(opts, args, typed_as)
   if not c then return status, msg end
-  c.out, msg = format.open(opts.output, opts.append)
+  c.out, msg = open_output(opts, c.json)
   if not c.out then return nil, msg end
-  -- perf's JSON lines after one line naming the machine (pmcsh.results.head)
-  if c.json then c.out:write(results.head("stat"), "\n") end
   local runs
   runs, status = M.count(c)
   if runs and not c.interval then format.summary(c, runs) end

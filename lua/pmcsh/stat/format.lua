@@ -126,13 +126,19 @@ end
 
 -- The file of -o (path, appended to with append), opened before the run,
 -- as perf does: a bad path costs no run.  stderr without a path; nil,
--- message when it cannot be opened.
-local function open_output(path, append)
-  if not path then return setmetatable({f = io.stderr, name = "the counts to stderr"}, Out) end
-  local f, msg = sys.create(path, append)   -- never through another user's link
-  if not f then return nil, msg end
-  local out = setmetatable({f = f, name = path}, Out)
-  out:write(string.format("# started on %s\n\n", os.date("%a %b %e %H:%M:%S %Y")))
+-- message when it cannot be opened.  note: a '#' comment line of pmcsh's
+-- (the fingerprint), after perf's "# started on" in a file.
+local function open_output(path, append, note)
+  local out
+  if not path then out = setmetatable({f = io.stderr, name = "the counts to stderr"}, Out)
+  else
+    local f, msg = sys.create(path, append)   -- never through another user's link
+    if not f then return nil, msg end
+    out = setmetatable({f = f, name = path}, Out)
+    out:write(string.format("# started on %s\n", os.date("%a %b %e %H:%M:%S %Y")))
+  end
+  if note then out:write("# ", note, "\n") end
+  if path then out:write("\n") end
   return out
 end
 
