@@ -3,7 +3,9 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <langinfo.h>
 #include <limits.h>
+#include <locale.h>
 #include <stdio.h>
 #include <sys/file.h>
 #include <sys/ioctl.h>
@@ -67,6 +69,33 @@ static int sys_columns(lua_State *L)
 static int sys_now(lua_State *L)
 {
 	lua_pushnumber(L, mono_s());
+	return 1;
+}
+
+/* The environment's numeric conventions (LC_ALL, LC_NUMERIC, LANG), read
+ * without changing pmcsh's own C locale: {thousands_sep=, decimal_point=,
+ * grouping={3, ...}} (grouping's last size repeats); C's where the named
+ * locale is not installed. */
+static int sys_numeric_locale(lua_State *L)
+{
+	locale_t loc = newlocale(LC_NUMERIC_MASK, "", (locale_t)0);
+	if (!loc)
+		loc = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+	if (!loc)
+		return luaL_error(L, "newlocale: %s", strerror(errno));
+	const char *g = nl_langinfo_l(GROUPING, loc);
+	lua_createtable(L, 0, 3);
+	lua_pushstring(L, nl_langinfo_l(THOUSEP, loc));
+	lua_setfield(L, -2, "thousands_sep");
+	lua_pushstring(L, nl_langinfo_l(RADIXCHAR, loc));
+	lua_setfield(L, -2, "decimal_point");
+	lua_newtable(L);
+	for (int i = 0; g[i] > 0 && g[i] != CHAR_MAX; i++) {
+		lua_pushinteger(L, g[i]);
+		lua_rawseti(L, -2, i + 1);
+	}
+	lua_setfield(L, -2, "grouping");
+	freelocale(loc);
 	return 1;
 }
 
@@ -529,6 +558,7 @@ static const luaL_Reg sys_funcs[] = {
 	{"columns", sys_columns},
 	{"now", sys_now},
 	{"getpid", sys_getpid},
+	{"numeric_locale", sys_numeric_locale},
 	{"geteuid", sys_geteuid},
 	{"kill", sys_kill},
 	{"sleep", sys_sleep},

@@ -468,7 +468,7 @@ describe("pmcsh stat --per-thread, a thread's name is the thread's to choose", f
     assert.are.equal(NAME .. "\n", h.slurp("/proc/" .. pid .. "/comm"))
     local r = stat({"--json"})
     assert.are.equal(0, r.code, r.err)
-    local _, recs = h.json_lines(r.err)   -- every line decodes
+    local recs = h.perf_json_lines(r.err)   -- every line decodes, the first a perf record
     assert.are.equal(1, #recs, r.err)
     assert.are.equal(NAME .. "-" .. pid, recs[1].thread)
   end)

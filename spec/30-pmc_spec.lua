@@ -969,7 +969,7 @@ describe("pmcsh stat", function()
     for _, line in ipairs(h.lines(j.err)) do
       if line:sub(1, 1) == "{" then json[#json + 1] = line end
     end
-    for _, o in ipairs(select(2, h.json_lines(table.concat(json, "\n")))) do   -- after the fingerprint's line
+    for _, o in ipairs((h.perf_json_lines(table.concat(json, "\n")))) do   -- perf's records, the first line one
       n = n + 1
       for _, k in ipairs{"counter-value", "unit", "event", "event-runtime", "pcnt-running"} do
         assert.is_not_nil(o[k], k)

@@ -134,13 +134,10 @@ end)
 -- The shape of an output: per line, the -x fields' count, the JSON keys in
 -- order, or the table's whitespace-separated token count (values aside, the
 -- same words: units, metric names, <not supported>, headers, footers).
--- pmcsh's JSON starts with one line perf has not: the fingerprint's.
-local function shape(text, fmt, ours)
+-- pmcsh's JSON is perf's from its first line: no line of its own.
+local function shape(text, fmt)
   local out = {}
   local lines = h.lines(text)
-  if ours and fmt == "json" then
-    assert.is_table(require("cjson").decode(table.remove(lines, 1)).fingerprint)
-  end
   for _, l in ipairs(lines) do
     if not l:match("^# started on") then
       if fmt == "csv" then out[#out + 1] = tostring(#h.fields(l, ","))
@@ -191,6 +188,16 @@ describe("pmcsh stat against perf stat 6.1, mode by mode", function()
     {name = "-a -I 100 -A", args = {"-a", "-I", "100", "-A"}, cpus = true, interval = true},
     {name = "-a -I 100 --per-socket", args = {"-a", "-I", "100", "--per-socket"}, cpus = true, interval = true},
     {name = "-t TID --per-thread", args = {"-t", "TID", "--per-thread"}, thread = true},
+    -- perf stat's everyday options
+    {name = "-d", args = {"-d"}},
+    {name = "-ddd", args = {"-ddd"}},
+    {name = "-d -d", args = {"-d", "-d"}},
+    {name = "-n", args = {"-n"}},
+    {name = "-n -r 2", args = {"-n", "-r", "2"}},
+    {name = "--all-user", args = {"--all-user"}},
+    {name = "--all-kernel", args = {"--all-kernel"}},
+    {name = "--metric-only", args = {"--metric-only"}},
+    {name = "-B", args = {"-B"}, table_only = true},
   }
   for _, m in ipairs(modes) do
     it("has perf's lines, fields and keys with " .. m.name .. " (table, -x and --json)", function()
@@ -201,7 +208,7 @@ describe("pmcsh stat against perf stat 6.1, mode by mode", function()
       end
       local args = {}
       for i, a in ipairs(m.args or {}) do args[i] = a == "TID" and with_sleeper() or a end
-      for _, fmt in ipairs{"std", "csv", "json"} do
+      for _, fmt in ipairs(m.table_only and {"std"} or {"std", "csv", "json"}) do
         local a = {"stat"}
         for _, x in ipairs(args) do a[#a + 1] = x end
         if fmt == "csv" then a[#a + 1] = "-x"; a[#a + 1] = "," elseif fmt == "json" then a[#a + 1] = "-j" end
@@ -214,7 +221,7 @@ describe("pmcsh stat against perf stat 6.1, mode by mode", function()
         p:close()
         local r = h.run(a)
         assert.are.equal(0, r.code, r.err)
-        local ours = shape(r.err, fmt, true)
+        local ours = shape(r.err, fmt)
         if m.interval then
           -- the number of intervals is the clock's: compare those both printed
           local per = #h.lines(ev:gsub(",", "\n")) * (m.name:find("-A", 1, true) and #require("pmcsh.machine").online() or 1)
@@ -330,7 +337,7 @@ describe("pmcsh stat -a --per-thread", function()
     local pid = busy:read("l")
     local r = h.run({"stat", "-a", "--per-thread", "-j", "-e", "task-clock,context-switches", "--", "sleep", "0.3"})
     assert.are.equal(0, r.code, r.err)
-    local _, recs, lines = h.json_lines(r.err)
+    local recs, lines = h.perf_json_lines(r.err)
     local by_thread, tasks = {}, 0
     for i, line in ipairs(lines) do
       local keys = {}
@@ -433,6 +440,12 @@ describe("pmcsh stat --json, as perf's JSON linter checks it", function()
     {"aggr", {"-a", "--per-socket"}, cpus = true},
     {"aggr", {"-a", "--per-die"}, cpus = true},
     {"aggr", {"-a", "--per-node"}, cpus = true},
+    {"plain", {"-d"}},
+    {"plain", {"-ddd"}},
+    {"plain", {"--all-user"}},
+    {"plain", {"--all-kernel", "-e", "task-clock,page-faults"}},
+    {"plain", {"-n", "-e", "task-clock"}},
+    {"split", {"-a", "-A", "-d"}, cpus = true},
   }
   for _, m in ipairs(modes) do
     local kind, args = m[1], m[2]
@@ -443,8 +456,10 @@ describe("pmcsh stat --json, as perf's JSON linter checks it", function()
       a[#a + 1] = "--"; a[#a + 1] = "sleep"; a[#a + 1] = "0.25"
       local r = h.run(a)
       assert.are.equal(0, r.code, r.err)
-      local _, recs, lines = h.json_lines(r.err)
+      -- every line, the first included: nothing of pmcsh's before perf's records
+      local recs, lines = h.perf_json_lines(r.err)
       assert.is_true(#recs > 0, r.err)
+      assert.is_nil(recs[1].fingerprint, lines[1])
       local want = COUNTS[kind]
       for i, rec in ipairs(recs) do
         local n = 0
@@ -459,4 +474,111 @@ describe("pmcsh stat --json, as perf's JSON linter checks it", function()
       end
     end)
   end
+end)
+
+-- perf stat's everyday options, as perf 6.1 prints them where perf is here
+describe("pmcsh stat's everyday options against perf stat 6.1", function()
+  local function both(args)
+    local words = {}
+    for i, a in ipairs(args) do words[i] = h.shquote(a) end
+    local p = io.popen("perf stat " .. table.concat(words, " ") .. " 2>&1 >/dev/null; echo rc=$?")
+    local theirs = p:read("a")
+    p:close()
+    local a = {"stat"}
+    table.move(args, 1, #args, 2, a)
+    return theirs, h.run(a)
+  end
+
+  it("-d, -dd, -ddd add perf's detailed events, in perf's order, after the given ones", function()
+    local want = {"L1-dcache-loads", "L1-dcache-load-misses", "LLC-loads", "LLC-load-misses", "L1-icache-loads",
+      "L1-icache-load-misses", "dTLB-loads", "dTLB-load-misses", "iTLB-loads", "iTLB-load-misses",
+      "L1-dcache-prefetches", "L1-dcache-prefetch-misses"}
+    for level, n in ipairs{4, 10, 12} do
+      local r = h.run({"stat", "-" .. string.rep("d", level), "-x", ",", "-e", "task-clock", "--", "true"})
+      assert.are.equal(0, r.code, r.err)
+      local names = {}
+      for i, l in ipairs(h.lines(r.err)) do names[i] = h.fields(l, ",")[3] end
+      assert.are.same({"task-clock", table.unpack(want, 1, n)}, names)
+    end
+  end)
+
+  it("-n counts nothing: the table's times alone, no -x or -j line", function()
+    local r = h.run({"stat", "-n", "--", "true"})
+    assert.are.equal(0, r.code, r.err)
+    assert.matches("Performance counter stats for 'true':\n\n +[%d.]+ seconds time elapsed\n", r.err)
+    assert.are.equal("", h.run({"stat", "-n", "-x", ",", "--", "true"}).err)
+    assert.are.equal("", h.run({"stat", "-n", "-j", "--", "true"}).err)
+  end)
+
+  it("--all-user and --all-kernel count user or kernel space only, the rows keeping their names", function()
+    -- dd reads 4 MiB of /dev/zero into a fresh buffer: the kernel's read
+    -- touches its 1024 pages, so those faults are the kernel's
+    local function faults(extra)
+      local a = {"stat", "-x", ",", "-e", "page-faults"}
+      table.move(extra, 1, #extra, #a + 1, a)
+      table.move({"--", "dd", "if=/dev/zero", "of=/dev/null", "bs=4M", "count=1"}, 1, 6, #a + 1, a)
+      local r = h.run(a)
+      assert.are.equal(0, r.code, r.err)
+      local f = h.fields(h.lines(r.err)[#h.lines(r.err)], ",")
+      assert.are.equal("page-faults", f[3])
+      return tonumber(f[1])
+    end
+    local all, user, kernel = faults({}), faults({"--all-user"}), faults({"--all-kernel"})
+    assert.is_true(kernel >= 1024, "kernel faults " .. kernel)     -- 4 MiB of 4 KiB pages
+    assert.is_true(user < kernel, user .. " user faults, " .. kernel .. " kernel")
+    -- each fault is the user's or the kernel's: the two add up to all (runs differ by a few)
+    assert.is_true(math.abs(user + kernel - all) <= 16, string.format("%d + %d vs %d", user, kernel, all))
+    assert.are.equal(2, h.run({"stat", "--all-user", "--all-kernel", "--", "true"}).code)
+  end)
+
+  it("-B is refused with -x, and groups the table's counts as the locale does", function()
+    local r = h.run({"stat", "-B", "-x", ",", "--", "true"})
+    assert.are.equal(2, r.code)
+    assert.are.equal("pmcsh stat: -B option not supported with -x\n", r.err)
+    -- C's locale has no separator: the table as without -B
+    r = h.run({"stat", "-B", "-e", "page-faults", "--", "dd", "if=/dev/zero", "of=/dev/null", "bs=16M", "count=1"},
+      {env = "LC_ALL=C"})
+    assert.are.equal(0, r.code, r.err)
+    assert.matches("\n +%d%d%d%d+ +page%-faults", r.err)
+    local have = io.popen("locale -a 2>/dev/null"):read("a")
+    if not h.need(have:match("en_US%.utf8"), "no en_US.UTF-8 locale installed") then return end
+    r = h.run({"stat", "-e", "page-faults", "--", "dd", "if=/dev/zero", "of=/dev/null", "bs=16M", "count=1"},
+      {env = "LC_ALL=en_US.UTF-8"})
+    assert.matches("\n +%d+,%d%d%d +page%-faults", r.err)
+    r = h.run({"stat", "--no-big-num", "-e", "page-faults", "--", "dd", "if=/dev/zero", "of=/dev/null", "bs=16M",
+      "count=1"}, {env = "LC_ALL=en_US.UTF-8"})
+    assert.matches("\n +%d%d%d%d+ +page%-faults", r.err)
+  end)
+
+  it("--topdown refuses as perf does where the cpu PMU has no topdown events", function()
+    if not h.need(not pmc.info("cpu/topdown-retiring/") and not pmc.info("cpu/topdown-total-slots/"),
+        "this PMU has topdown events") then return end
+    local r = h.run({"stat", "--topdown", "--", "true"})
+    assert.are.equal(1, r.code)
+    assert.are.equal("top down event configuration requires system-wide mode (-a)\n", r.err)
+    if perf_ok() then
+      local theirs = both({"--topdown", "--", "true"})
+      assert.are.equal(r.err, theirs:gsub("rc=%d+\n$", ""))
+    end
+  end)
+
+  it("-v says perf -v's lines: the cpu, the events not supported, each count with its times", function()
+    local ev = uncountable()
+    if not h.need(ev, "every generic hardware event counts here") then return end
+    local r = h.run({"stat", "-v", "-e", "task-clock," .. ev, "--", "true"})
+    assert.are.equal(0, r.code, r.err)
+    assert.matches("^Using CPUID %w+%-%d+%-%x+%-%x+\nWarning:\n" .. ev .. " event is not supported by the kernel%.\n" ..
+      "task%-clock: (%d+) %1 %1\nfailed to read counter " .. ev .. "\n", r.err)
+    if not perf_ok() then return end
+    local theirs = both({"-v", "-e", "task-clock," .. ev, "--", "true"})
+    -- perf's lines, numbers aside, in order (perf says its control channel's state besides)
+    local function words(t)
+      local out = {}
+      for _, l in ipairs(h.lines(t)) do
+        if not l:match("^Control descriptor") and not l:match("^rc=") then out[#out + 1] = (l:gsub("[%d.,]+", "N"):gsub("%s+", " "):gsub(" $", "")) end
+      end
+      return out
+    end
+    assert.are.same(words(theirs), words(r.err))
+  end)
 end)

@@ -83,7 +83,8 @@ describe("every recipe's --json and results file", function()
     {"bench-stream", "--json", "-t", "1", "-k", "copy", "--n", "64K", "--rounds", "1", "--reps", "2"},
     {"bench-chase", "--json", "--size", "64K", "--pairs", "1", "--from", "4K", "--to", "8K", "--samples", "1",
       "--sample_ms", "1", single = true},
-    {"stat", "--json", "-e", "page-faults", "--", "true", stderr = true},
+    -- stat's JSON lines are perf stat's: the fingerprint's line only when asked
+    {"stat", "--json", "--fingerprint", "-e", "page-faults", "--", "true", stderr = true},
     {"survey", "--json", "-e", "page-faults", "-k", "copy", "--n", "64K", "--reps", "2"},
     {"bandwidth", "--json", "--seconds", "0.01", single = true, may_fail = true},
   }
@@ -126,6 +127,49 @@ describe("every recipe's --json and results file", function()
     assert.are.equal(2, bad.code)
     assert.matches("unknown %%x in a results name", bad.err)
     os.execute("rm -rf " .. h.shquote(dir))
+  end)
+
+  -- the keys of an object at every level, in the order a line writes them
+  local function key_order(line)
+    local keys = {}
+    for k in line:gmatch('"([^"]+)":') do keys[#keys + 1] = k end
+    return keys
+  end
+
+  it("writes its keys in the same, sorted order on every run: two runs' headers differ only in values", function()
+    local dir = h.tmpdir()
+    local heads = {}
+    for i = 1, 2 do
+      local r = h.run({"survey", "-e", "page-faults", "-k", "copy", "--n", "64K", "--reps", "2", "--out",
+        dir .. "/" .. i .. ".jsonl"})
+      assert.are.equal(0, r.code, r.err)
+      heads[i] = h.slurp(dir .. "/" .. i .. ".jsonl"):match("^[^\n]+")
+    end
+    os.execute("rm -rf " .. h.shquote(dir))
+    local keys = key_order(heads[1])
+    assert.is_true(#keys > 10, heads[1])
+    assert.are.same(keys, key_order(heads[2]))
+    -- the fingerprint's own keys, sorted
+    local fp = heads[1]:match('"fingerprint":(%b{})')
+    local top = {}
+    for k in fp:gsub("%b[]", ""):sub(2):gsub("%b{}", ""):gmatch('"([^"]+)":') do top[#top + 1] = k end
+    local sorted = table.move(top, 1, #top, 1, {})
+    table.sort(sorted)
+    assert.are.same(sorted, top)
+    -- and results.head, the JSON lines' first record, alike
+    local r1 = h.run({"-e", "print(require('pmcsh.results').head('x'))"})
+    local r2 = h.run({"-e", "print(require('pmcsh.results').head('x'))"})
+    assert.are.same(key_order(r1.out), key_order(r2.out))
+  end)
+
+  it("has one encoder, pmcsh.json: keys sorted at every level, lists kept, cjson reads it back", function()
+    local json = require("pmcsh.json")
+    local v = {z = 1, a = {y = true, b = {3, 2.5, "q\"/\n\1"}}, m = {}, n = -7}
+    local s = json.encode(v)
+    assert.are.equal('{"a":{"b":[3,2.5,"q\\"/\\n\\u0001"],"y":true},"m":{},"n":-7,"z":1}', s)
+    assert.are.same(v, cjson.decode(s))
+    assert.has_error(function() json.encode({0 / 0}) end)
+    assert.has_error(function() json.encode({f = print}) end)
   end)
 end)
 

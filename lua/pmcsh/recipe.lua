@@ -284,6 +284,13 @@ local function walk(r, argv, fn)
       local s, rest = a:match("^%-(%a)(.+)$")
       local o = s and option_named(r, s)
       if o and o.short == s and o.type ~= "flag" then short, inline = s, rest end
+      -- a counted flag repeated in one word, as perf's -dd and -vv
+      if o and o.short == s and o.counted and rest == string.rep(s, #rest) then
+        for _ = 1, #rest do
+          if fn("option", "-" .. s, o) then return end
+        end
+        short = s
+      end
     end
     local stop
     if long or short then
@@ -358,6 +365,9 @@ function M.parse(r, argv)
     else
       local cv = convert(o, v == nil or v)
       typed[o.name] = (v == nil or inline) and a or (a .. " " .. tostring(v))
+      if o.counted then   -- a flag given n times is n (-d -d, -dd)
+        cv = (given[o.name] and opts[o.name] or 0) + 1
+      end
       if o.type == "list" and given[o.name] then
         for _, x in ipairs(cv) do table.insert(opts[o.name], x) end
       else

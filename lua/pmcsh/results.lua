@@ -3,9 +3,7 @@
 -- a file with content is never truncated, one writer at a time holds it
 -- (flock), every write is checked, and reading validates each line's shape
 -- before anything trusts it.
-local cjson = require("cjson").new()
-cjson.encode_number_precision(14)   -- doubles round-trip
-cjson.encode_invalid_numbers(false)  -- NaN/inf are an error, never "nan" in the file
+local json = require("pmcsh.json")   -- every line written: keys sorted, doubles in 14 digits, no NaN
 local machine = require("pmcsh.machine")
 local options = require("pmcsh.options")
 local sys = require("pmcsh._sys")
@@ -19,7 +17,7 @@ M.MAX_LINE = 64 << 20     -- bytes; a longer line is no record (the writer write
 -- The most bytes a run record of `cells` cells over `reps` pairs of
 -- windows takes: per cell its fixed fields and four numbers a pair (slope,
 -- intercept, two windows), per run six (times, work, ...), each number at
--- most 24 bytes as cjson writes it (14 digits, sign, exponent, comma).
+-- most 24 bytes as pmcsh.json writes it (14 digits, sign, exponent, comma).
 -- Whether that fits a line, and the most reps that would.
 function M.fits(cells, reps)
   local function bytes(r) return 4096 + cells * 1024 + (cells * 4 + 6) * r * 24 end
@@ -30,9 +28,9 @@ end
 -- The line a recipe's JSON lines start with, {"recipe":, "fingerprint":}:
 -- a record with a fingerprint names the machine of itself and the records
 -- after it, up to the next one (pmcsh compare reads them so, files of many
--- tasks concatenated included).
+-- tasks concatenated included).  Its keys sorted, as every record's.
 function M.head(recipe, fp)
-  return cjson.encode({recipe = recipe, fingerprint = fp or machine.fingerprint()})
+  return json.encode({recipe = recipe, fingerprint = fp or machine.fingerprint()})
 end
 
 -- The results file a task writes: `name` with %h (the host: Slurm's node
@@ -157,7 +155,7 @@ end
 -- The records that hold no measurement: kept back until one that does.
 local HELD = {header = true, unopened = true}
 function Writer:write(obj)
-  local line = cjson.encode(obj) .. "\n"
+  local line = json.encode(obj) .. "\n"
   if #line > M.MAX_LINE then   -- M.fits keeps a survey's records under it
     return nil, string.format("cannot write a %s record of %d bytes to %s: its readers take lines of up to %d",
       tostring(obj.type), #line, self.path, M.MAX_LINE)

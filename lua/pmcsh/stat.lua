@@ -87,6 +87,19 @@ local function control_of(spec)
     text.inert(spec)))
 end
 
+-- perf's --topdown: Level 1 from the cpu PMU's topdown events, where it
+-- has them; perf's own refusals where it has none (exit 1, as perf's -1).
+local function topdown(c)
+  local function refuse(msg) io.stderr:write(msg, "\n"); return nil, 1 end
+  if pmc.info("cpu/topdown-retiring/") or pmc.info("cpu/topdown-total-slots/") then
+    return refuse("pmcsh stat: --topdown: this PMU has topdown events; pmcsh does not count them yet " ..
+      "(give them with -e cpu/slots/,cpu/topdown-retiring/,...)")
+  end
+  if c.mode ~= "global" and c.mode ~= "core" then return refuse("top down event configuration requires --per-core mode") end
+  if not c.cpus then return refuse("top down event configuration requires system-wide mode (-a)") end
+  return refuse("System does not support topdown")
+end
+
 local MODE_FLAGS = {{"no-aggr", "none"}, {"per-socket", "socket"}, {"per-die", "die"}, {"per-core", "core"},
                     {"per-node", "node"}, {"per-thread", "thread"}}
 
@@ -94,6 +107,12 @@ local MODE_FLAGS = {{"no-aggr", "none"}, {"per-socket", "socket"}, {"per-die", "
 local function setup(opts, args, typed_as)
   local c = {typed_as = typed_as, sep = opts["field-separator"], json = opts.json, args = args, inherit = not opts["no-inherit"],
              interval = opts["interval-print"], repeats = opts["repeat"], printed = 0}
+  c.verbose, c.null, c.metric_only = opts.verbose or 0, opts.null, opts["metric-only"]
+  c.privilege = opts["all-kernel"] and "k" or opts["all-user"] and "u" or nil
+  if opts["all-user"] and opts["all-kernel"] then usage("--all-user and --all-kernel exclude each other") end
+  -- perf's -B: thousands' separators in the table, on by default; refused with -x, as perf refuses it
+  if opts["big-num"] and c.sep then usage("-B option not supported with -x") end
+  c.big_num = not opts["no-big-num"] and not c.sep and not c.json
   if c.sep == "" then usage("-x needs a separator (such as -x ,)") end
   if c.sep and c.json then usage("-x and --json exclude each other") end
   if opts.append and not opts.output then usage("--append needs -o FILE") end
@@ -140,8 +159,17 @@ local function setup(opts, args, typed_as)
   if c.interval and c.repeats > 1 then usage("-I and -r exclude each other") end
   c.delay = opts.delay or 0
   c.control = opts.control and control_of(opts.control)
+  if opts.topdown then return topdown(c) end
   return c
 end
+
+-- perf stat's -d (L1 and last level data caches), -dd (instruction
+-- cache and TLBs) and -ddd (L1 data prefetches)
+local DETAILED = {
+  {"L1-dcache-loads", "L1-dcache-load-misses", "LLC-loads", "LLC-load-misses"},
+  {"L1-icache-loads", "L1-icache-load-misses", "dTLB-loads", "dTLB-load-misses", "iTLB-loads", "iTLB-load-misses"},
+  {"L1-dcache-prefetches", "L1-dcache-prefetch-misses"},
+}
 
 -- The events: -e lists with {a,b} groups flattened, then -M groups; the
 -- list, the -M metrics, and the events of a group written for another
@@ -167,9 +195,16 @@ local function event_list(opts, cpus)
     for _, e in ipairs(g.events) do all[#all + 1] = e end
     for _, m in ipairs(g.metrics or {}) do metrics[#metrics + 1] = m end
   end
-  if #all == 0 then
+  -- -n counts nothing but the events given
+  if #all == 0 and not opts.null then
     all = {cpus and "cpu-clock" or "task-clock", "context-switches", "cpu-migrations", "page-faults",
            "cycles", "instructions", "branches", "branch-misses"}
+  end
+  -- -d, -dd, -ddd: perf's detailed events, appended to the list (given or default)
+  if not opts.null then
+    for level = 1, math.min(opts.detailed or 0, #DETAILED) do
+      for _, e in ipairs(DETAILED[level]) do all[#all + 1] = e end
+    end
   end
   -- the same event twice is counted once
   local seen, uniq = {}, {}
@@ -211,6 +246,17 @@ local function probe_one(pmc, name, target)
   return nil, msg, 1
 end
 
+-- name counted in user space only (--all-user) or the kernel only
+-- (--all-kernel), a privilege modifier of its own replaced, as perf's
+-- options override it.
+local function privileged(c, name)
+  if not c.privilege then return name end
+  local ok, m = pcall(pmc.modified, name, c.privilege)
+  if ok then return m end
+  local pok, p = pcall(pmc.parse_name, name)
+  return pok and p.base and pmc.modified(p.base, c.privilege) or name
+end
+
 -- Sets c.events (the names counted, fallen back ones as :u), idx, all (the
 -- rows, renamed alike), counted, scale and unit_of; nil, exit status when
 -- an event cannot be counted here at all.
@@ -223,10 +269,17 @@ local function probe_events(c)
     local counted, row, status
     if TOOLS[name] then counted, row = false, name; c.tool[name] = true
     elseif c.unfit[name] then counted, row = false, name
-    else counted, row, status = probe_one(pmc, name, target) end
+    else
+      counted, row, status = probe_one(pmc, privileged(c, name), target)
+      -- --all-user, --all-kernel: the row keeps the name given, as perf's
+      if c.privilege and counted ~= nil then row = name end
+    end
     if counted == nil then io.stderr:write("pmcsh stat: ", row, "\n"); return nil, status end
     c.all[k] = row
-    if counted then c.events[#c.events + 1] = counted; c.idx[counted] = #c.events end
+    if counted then c.events[#c.events + 1] = counted; c.idx[row] = #c.events
+    elseif c.verbose > 0 and not c.tool[name] then
+      io.stderr:write("Warning:\n", row, " event is not supported by the kernel.\n")   -- perf -v's
+    end
   end
   c.counted = #c.events > 0
   -- counted for the run, not shown: the software event nothing refuses to
@@ -400,6 +453,22 @@ local function said_control(log)
   end
 end
 
+-- perf -v's lines after a run: each event's count, enabled and running
+-- times summed over its instances (to the counts' output), or that it was
+-- not read (to stderr).
+local function said_counts(c, inst)
+  for _, name in ipairs(c.all) do
+    local i = c.idx[name]
+    if i and c.counted then
+      local v, e, r = 0, 0, 0
+      for _, x in ipairs(inst[i]) do v, e, r = v + x.value, e + x.enabled, r + x.running end
+      c.out:write(string.format("%s: %d %d %d\n", name, v, e, r))
+    elseif not c.tool[name] then
+      io.stderr:write("failed to read counter ", name, "\n")
+    end
+  end
+end
+
 -- The runs (one with -I, its rows printed as they come), summed as they
 -- end: their table (acc, see fold), the number of runs (n), the first
 -- run's user and sys times, and the exit status (the command's, or 128 +
@@ -432,7 +501,9 @@ local function count(c)
       local t = info.elapsed
       if not c.prev or t - (c.printed * c.interval / 1000) > 1e-3 then interval_rows(c, minus(inst, c.prev), t) end
     else
-      fold(c, runs.acc, info, aggregate(c.M, instances(c, r)))
+      local inst = instances(c, r)
+      if c.verbose > 0 then said_counts(c, inst) end
+      fold(c, runs.acc, info, aggregate(c.M, inst))
     end
     runs.n = rep
     if rep == 1 then runs.user, runs.sys = info.user or 0, info.sys or 0 end
@@ -459,10 +530,31 @@ end
 -- summed table), n, user, sys, status} | nil, exit status.  -I rows are
 -- written to c.out as they come.
 function M.count(c)
+  if c.verbose > 0 then   -- perf -v's first line: the cpu it took its event tables for
+    local fp = machine.fingerprint()
+    if fp.cpu_vendor and fp.cpu_family and fp.cpu_model_id then
+      io.stderr:write(string.format("Using CPUID %s-%d-%X-%X\n", fp.cpu_vendor, fp.cpu_family, fp.cpu_model_id,
+        fp.cpu_stepping or 0))
+    end
+  end
   local ok, status = probe_events(c)
   if not ok then return nil, status end
   place_targets(c)
   return count(c)
+end
+
+-- Where the counts go (format.open), with the machine's fingerprint
+-- (pmcsh.results.head) where it is asked for: perf's lines are left as
+-- perf writes them, so the fingerprint is a JSON record of its own before
+-- them with --fingerprint --json, and otherwise a '#' comment line, as
+-- perf writes its own header: always in a -o file, with --fingerprint on
+-- stderr.
+local function open_output(opts, json)
+  local as_record = opts.fingerprint and json
+  local note = not as_record and (opts.fingerprint or opts.output) and results.head("stat") or nil
+  local out, msg = format.open(opts.output, opts.append, note)
+  if out and as_record then out:write(results.head("stat"), "\n") end
+  return out, msg
 end
 
 -- stat --regions: the regions of the command's marker library, counted on
@@ -495,7 +587,7 @@ local function run_regions(opts, args, typed_as)
     if not p then return nil, perr, perrno end
     paths.dir = dir
   end
-  local out, msg = format.open(opts.output, opts.append)
+  local out, msg = open_output(opts, opts.json)
   if not out then return nil, msg end
   local res, why = regions.run{events = evs, cmd = args}
   if not res then
@@ -519,10 +611,8 @@ function M.run(opts, args, typed_as)
   if opts.regions then return run_regions(opts, args, typed_as) end
   local c, status, msg = M.setup(opts, args, typed_as)
   if not c then return status, msg end
-  c.out, msg = format.open(opts.output, opts.append)
+  c.out, msg = open_output(opts, c.json)
   if not c.out then return nil, msg end
-  -- perf's JSON lines after one line naming the machine (pmcsh.results.head)
-  if c.json then c.out:write(results.head("stat"), "\n") end
   local runs
   runs, status = M.count(c)
   if runs and not c.interval then format.summary(c, runs) end

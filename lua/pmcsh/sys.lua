@@ -35,6 +35,10 @@ sys.geteuid() -> this process's effective user id (0: root)]])
 
 M.getpid = doc(function() return C.getpid() end, "sys.getpid", [[
 sys.getpid() -> this process's id]])
+M.numeric_locale = doc(function() return C.numeric_locale() end, "sys.numeric_locale", [[
+sys.numeric_locale() -> {thousands_sep=, decimal_point=, grouping={3,...}}: the
+  environment's number conventions (LC_ALL, LC_NUMERIC, LANG), as perf stat's
+  -B reads them; pmcsh's own stay C's]])
 
 M.isatty = doc(function(stream) return C.isatty(stream) end, "sys.isatty", [[
 sys.isatty("stdin"|"stdout"|"stderr") -> whether it is a terminal]])

@@ -153,6 +153,17 @@ function M.json_lines(text)
   return fp, recs, {table.unpack(lines, 2)}
 end
 
+-- perf stat's JSON lines (pmcsh stat -j): every line a record, the first
+-- included (no fingerprint's line, unless --fingerprint asked for it).
+-- The records and the lines.
+function M.perf_json_lines(text)
+  local cjson = require("cjson")
+  local lines = M.lines(text)
+  local recs = {}
+  for i, l in ipairs(lines) do recs[i] = cjson.decode(l) end
+  return recs, lines
+end
+
 -- Writes `text` to `path` (a fresh temporary file when path is nil);
 -- returns the path.
 function M.write(path, text)

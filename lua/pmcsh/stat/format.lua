@@ -15,11 +15,33 @@ local function is_clock(name)
   return base == "task-clock" or base == "cpu-clock"
 end
 
+-- s ("1234567.89") with the environment's thousands' separator and
+-- grouping (sys.numeric_locale), as printf's ' flag writes it in perf's
+-- table (-B, perf's default there): "1,234,567.89" in en_US, unchanged in C.
+local LOCALE
+local function grouped(s)
+  LOCALE = LOCALE or sys.numeric_locale()
+  local sep, g = LOCALE.thousands_sep, LOCALE.grouping
+  local sign, int, frac = s:match("^(%-?)(%d+)(.*)$")
+  if not int or sep == "" or #g == 0 then return s end
+  local parts, i, k = {}, #int, 1
+  while i > 0 do
+    local n = g[math.min(k, #g)]
+    table.insert(parts, 1, int:sub(math.max(1, i - n + 1), i))
+    i, k = i - n, k + 1
+  end
+  if frac ~= "" then frac = LOCALE.decimal_point .. frac:sub(2) end
+  return sign .. table.concat(parts, sep) .. frac
+end
+
 -- perf stat's number format: clocks "%.2f" msec; counts "%.0f" (the mean of
--- -r runs rounded), "%.2f" for events with a fractional sysfs .scale.
-local function fmtnum(v, unit, scale)
-  if unit == "msec" or (scale and scale ~= math.floor(scale)) then return string.format("%.2f", v) end
-  return string.format("%.0f", v)
+-- -r runs rounded), "%.2f" for events with a fractional sysfs .scale;
+-- big: the table's, with thousands' separators (perf's "%'18.0f").
+local function fmtnum(v, unit, scale, big)
+  local s
+  if unit == "msec" or (scale and scale ~= math.floor(scale)) then s = string.format("%.2f", v)
+  else s = string.format("%.0f", v) end
+  return big and grouped(s) or s
 end
 
 -- perf's shadow metric of an event: a clock's CPUs utilized (over the
@@ -126,13 +148,19 @@ end
 
 -- The file of -o (path, appended to with append), opened before the run,
 -- as perf does: a bad path costs no run.  stderr without a path; nil,
--- message when it cannot be opened.
-local function open_output(path, append)
-  if not path then return setmetatable({f = io.stderr, name = "the counts to stderr"}, Out) end
-  local f, msg = sys.create(path, append)   -- never through another user's link
-  if not f then return nil, msg end
-  local out = setmetatable({f = f, name = path}, Out)
-  out:write(string.format("# started on %s\n\n", os.date("%a %b %e %H:%M:%S %Y")))
+-- message when it cannot be opened.  note: a '#' comment line of pmcsh's
+-- (the fingerprint), after perf's "# started on" in a file.
+local function open_output(path, append, note)
+  local out
+  if not path then out = setmetatable({f = io.stderr, name = "the counts to stderr"}, Out)
+  else
+    local f, msg = sys.create(path, append)   -- never through another user's link
+    if not f then return nil, msg end
+    out = setmetatable({f = f, name = path}, Out)
+    out:write(string.format("# started on %s\n", os.date("%a %b %e %H:%M:%S %Y")))
+  end
+  if note then out:write("# ", note, "\n") end
+  if path then out:write("\n") end
   return out
 end
 
@@ -168,13 +196,45 @@ end
 
 local function std_row(c, w)
   local line = (w.pre and w.pre .. " " or "") .. c.M.std(w.a) ..
-    string.format("%18s %-4s %-32s", w.status or fmtnum(w.v, w.unit, c.scale[w.name]), w.unit, w.name)   -- perf: unit width 4
+    string.format("%18s %-4s %-32s", w.status or fmtnum(w.v, w.unit, c.scale[w.name], c.big_num), w.unit, w.name)   -- perf: unit width 4
   if w.metric then line = line .. string.format(" # %8.3f %-23s", w.metric, w.munit)
   else line = line .. string.rep(" ", 38) end
   -- perf leaves out a zero noise
   if w.n > 1 and not w.status and w.rse ~= 0 then line = line .. string.format("  ( +- %5.2f%% )", w.rse) end
   if not w.status and w.pct < 100 then line = line .. string.format(" (%.2f%%)", w.pct) end
   c.out:write((line:gsub("%s+$", "")), "\n")
+end
+
+-- --metric-only: a row's metric as perf 6.1 prints it in a column of its
+-- own (c.columns: {unit, text} in the row's order), the clocks' CPUs
+-- utilized and the rates left out as perf leaves them; an event not counted
+-- has an empty column, as perf prints one.
+local function only_metric(c, w)
+  local unit = w.status and "" or w.munit
+  if not unit or unit:find("/sec", 1, true) or unit:find("CPUs utilized", 1, true) then return end
+  c.columns[#c.columns + 1] = {unit, w.status and "" or string.format("%8.3f", w.metric)}
+end
+
+-- The --metric-only lines of one table: the units' header and the values,
+-- perf's columns of 20 (wider for a longer unit), -x's fields each ended
+-- by the separator, --json's {"metric-value" : V} objects on one line.
+local function metric_only_lines(c)
+  local head, vals = {}, {}
+  for i, col in ipairs(c.columns) do
+    local unit, v = col[1], col[2]
+    if c.json then
+      vals[i] = string.format('{"metric-value" : %s}', json_str(v:match("^%s*(.-)%s*$")))
+    elseif c.sep then
+      if unit ~= "" then head[#head + 1] = unit .. c.sep end
+      vals[i] = v:match("^%s*([%d.]*)") .. c.sep
+    else
+      if unit ~= "" then head[#head + 1] = string.format("%20s ", unit) end
+      vals[i] = string.format("%" .. (#unit > 20 and #unit + 1 or 20) .. "s ", v)
+    end
+  end
+  if c.json then c.out:write("{}\n")   -- perf 6.1's header line in --json
+  else c.out:write(table.concat(head), "\n") end
+  c.out:write(table.concat(vals), "\n")
 end
 
 -- One row of perf stat's in the chosen format: event name of aggregate a,
@@ -194,7 +254,8 @@ local function row(c, prefix_t, a, name, t, el_s, clock_ns, metric_v)
     else w.metric, w.munit = metric_of(name, m, clock_ns, el_s) end
   end
   w.pre = prefix_t and string.format("%6d.%09d", math.floor(prefix_t), math.floor(prefix_t % 1 * 1e9 + 0.5)) or nil
-  if c.json then json_row(c, w) elseif c.sep then csv_row(c, w) else std_row(c, w) end
+  if c.metric_only then only_metric(c, w)
+  elseif c.json then json_row(c, w) elseif c.sep then csv_row(c, w) else std_row(c, w) end
 end
 
 -- -M metrics of one aggregate: {[event] = {value, unit}} on the row of each
@@ -246,9 +307,16 @@ end
 -- an uncounted event's aggregate has 1 member in perf's --per-socket/die/core/node
 local ONE_MEMBER = {socket = true, die = true, core = true, node = true}
 
+local print_rows
 -- prints one table of rows from acc (fold): per aggregate, the events (or
 -- per event, the aggregates), in the first run's keys
 local function print_table(c, prefix_t, acc, el_s)
+  if c.metric_only then c.columns = {} end
+  print_rows(c, prefix_t, acc, el_s)
+  if c.metric_only then metric_only_lines(c) end
+end
+
+function print_rows(c, prefix_t, acc, el_s)
   local keys, cells = acc.keys, acc.cells
   local derived = means_of(c, acc, el_s)
   local function one(k, name)
@@ -285,14 +353,15 @@ local function print_summary(c, runs)
   end
   print_table(c, nil, runs.acc, el)
   if not tabular then return end
+  if not c.null then c.out:write("\n") end   -- perf -n leaves the rows' blank line out
   if n > 1 then
     -- perf: the mean and the standard error of the mean, to two digits
     -- past the error's first significant one (perf's get_precision + 2)
     local prec = (se > 1 or se <= 0) and 2 or math.ceil(-math.log(se, 10)) + 2
-    c.out:write(string.format("\n %17." .. prec .. "f +- %." .. prec .. "f seconds time elapsed  ( +- %5.2f%% )\n\n",
+    c.out:write(string.format(" %17." .. prec .. "f +- %." .. prec .. "f seconds time elapsed  ( +- %5.2f%% )\n\n",
       el, se, rse))
   else
-    c.out:write(string.format("\n%18.9f seconds time elapsed\n\n", el))
+    c.out:write(string.format("%18.9f seconds time elapsed\n\n", el))
   end
   -- perf prints user/sys for one run of a command it started
   if n == 1 and not c.cpus and not c.tids then

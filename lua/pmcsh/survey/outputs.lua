@@ -23,6 +23,7 @@
 -- Numbers in a CSV column share one notation and about 5 significant
 -- digits; JSON numbers keep 6 significant digits.  The JSON lines start
 -- with the fingerprint of the machine that measured (pmcsh.results.head).
+local json = require("pmcsh.json")
 local report = require("pmcsh.survey.report")
 local results = require("pmcsh.results")
 local text = require("pmcsh.text")
@@ -109,9 +110,6 @@ function M.csv(st, o)
   return table.concat(out, "\n") .. "\n"
 end
 
-local enc = require("cjson").new()
-enc.encode_invalid_numbers(false)
-
 local function round(v)
   if type(v) ~= "number" or math.type(v) == "integer" then return v end
   if v == math.floor(v) and math.abs(v) < 2^53 then return math.tointeger(v) end
@@ -126,7 +124,7 @@ function M.json(st, o)
     local parts = {}
     for i, f in ipairs(M.FIELDS) do
       local v = r[f]
-      parts[i] = enc.encode(f) .. ":" .. (v == nil and "null" or enc.encode(round(v)))
+      parts[i] = json.encode(f) .. ":" .. (v == nil and "null" or json.encode(round(v)))
     end
     out[#out + 1] = "{" .. table.concat(parts, ",") .. "}"
   end
