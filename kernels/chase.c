@@ -106,7 +106,7 @@ int chase_check(const struct chase_params *p, const char **why)
 		*why = "tlb_pages must be in 1..2^30";
 		return -EINVAL;
 	}
-	if (p->ways < 0 || p->ways > CHASE_MAX_K) { *why = "ways must be in 1.." CHASE_MAX_K_S; return -EINVAL; }
+	if (p->ways < 0 || p->ways > CHASE_MAX_K) { *why = "ways must be in 1.." CHASE_STR(CHASE_MAX_K); return -EINVAL; }
 	if (p->ways > 1 && p->fixed_word) { *why = "several cycles need mixed offsets (mix=true)"; return -EINVAL; }
 	if (p->stride / sizeof(void *) > UINT32_MAX) { *why = "stride too large (at most 32 GiB)"; return -EINVAL; }
 	if (p->ways > 1 && (size_t)p->ways > p->stride / sizeof(void *)) {
@@ -293,7 +293,7 @@ void chase_heads(const struct chase_chain *c, int k, void **heads)
  * stack: their steps are a reload, the chased load and a store
  * (CHASE_MAX_K says what that bounds).  k <= 16 take CHASE_UNROLL steps a
  * trip; wider runners ceil(CHASE_UNROLL / k), a trip still at least
- * CHASE_UNROLL loads, so that their code stays small (1-2 KB each). */
+ * CHASE_UNROLL loads, so that their code stays small (1-4 KB each). */
 #define R2(x) x x
 #define R3(x) x x x
 #define R4(x) x x x x

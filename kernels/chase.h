@@ -14,14 +14,15 @@
  * step is a reload, the chased load and a store.  The out-of-order window:
  * k misses overlap only while one round of k steps fits in it, and a round
  * of 64 is ~190 micro-ops, 60% of a 320-entry reorder buffer, while a
- * core's miss buffers hold a few tens (16 to 24 on recent x86 cores'
- * L1s).  Beyond 64 the engine would measure its own window, not the memory:
+ * core's L1 tracks about 16 to 24 misses (its fill or miss buffers).
+ * Beyond 64 the engine would measure its own window, not the memory:
  * CHASE_MAX_K_WHY, the words the refusals and the reports use. */
 #define CHASE_MAX_K 64
-#define CHASE_MAX_K_S "64"
+#define CHASE_STR_(x) #x
+#define CHASE_STR(x) CHASE_STR_(x)
 #define CHASE_MAX_K_WHY "more chains would measure the engine, not the memory: past the registers each chain's " \
-	"step is a reload, the load and a store, and one round of 64 (~190 instructions) already fills much of " \
-	"an out-of-order window, while a core tracks a few tens of misses at once"
+	"step is a reload, the load and a store, and one round of " CHASE_STR(CHASE_MAX_K) " (~190 instructions) " \
+	"already fills much of an out-of-order window, while a core tracks a few tens of misses at once"
 #define CHASE_UNROLL 100    /* steps of every chain per loop trip, k <= 16 (wider: ceil(100 / k)) */
 #define CHASE_PAGE 4096     /* the unit of the page and tlb orders */
 #define CHASE_MAX_ELEMS 0xffffffffu

@@ -260,7 +260,7 @@ local DRIFT = 0.10         -- t1 first and last further apart than this: the res
 M.SUPERLINEAR_WHY = "a speedup above k cannot come from overlapping misses: each of the k chains ran faster than " ..
   "one chain alone (t1), either because k chains revisit their lines k times sooner and a cache keeps more of " ..
   "them (near a cache's size: compare the footprint with the caches), or because the machine serves a lone miss " ..
-  "slower than misses under load (seen far beyond the caches on an EPYC guest, where multichase's " ..
+  "slower than misses under load (seen far beyond the caches on a cloud guest, where multichase's " ..
   "simple/parallelN ratio is as far above N); such rows are marked superlinear and left out of mlp, and peak " ..
   "keeps the raw best speedup"
 
