@@ -123,7 +123,8 @@ static const char *chain_params(lua_State *L, int idx, struct chase_params *p)
 	lua_pop(L, 1);
 	lua_Integer ways = pmcsh_optint(L, idx, 1, "ways", 1);
 	if (ways < 1 || ways > CHASE_MAX_K)
-		pmcsh_argerror(L, 1, lua_pushfstring(L, "ways: independent cycles must be in 1..%d, got %I", CHASE_MAX_K, ways));
+		pmcsh_argerror(L, 1, lua_pushfstring(L, "ways: independent cycles must be in 1..%d, got %I (%s)", CHASE_MAX_K,
+						     ways, CHASE_MAX_K_WHY));
 	p->ways = (int)ways;
 	const char *why;
 	return chase_check(p, &why) ? why : NULL;
@@ -142,8 +143,11 @@ static void chain_checked(lua_State *L, int idx, struct chase_params *p)
 /* Why k chains cannot run on a chain of n elements (pushed), or NULL. */
 static const char *k_why(lua_State *L, lua_Integer k, size_t n)
 {
-	if (k < 1 || k > CHASE_MAX_K)
+	if (k < 1)
 		return lua_pushfstring(L, "k: the number of chains must be in 1..%d, got %I", CHASE_MAX_K, k);
+	if (k > CHASE_MAX_K)
+		return lua_pushfstring(L, "k: the number of chains must be in 1..%d, got %I (%s)", CHASE_MAX_K, k,
+				       CHASE_MAX_K_WHY);
 	if ((size_t)k > n)
 		return lua_pushfstring(L, "k: %I chains need at least %I elements, the chain has %I", k, k, (lua_Integer)n);
 	return NULL;
@@ -291,10 +295,11 @@ static int c_heads(lua_State *L)
 static const char *const run_keys[] = {"k", "samples", "sample_ms", "warmup_ms", "group", NULL};
 
 /* c:run{k=1, samples=5, sample_ms=20, warmup_ms=, group=} -> {samples={ns per load...},
- * loads=, loads_per_sample=, k=, warmup_ns=, warmup_s=, counts=, per_rep=},
- * or fail, message, errno (EINTR when Ctrl-C stopped it).  One C call:
- * warm-up, then each timed sample inside the optional counter window.
- * loads is over all timed samples, as counts is summed over them. */
+ * loads=, loads_per_sample=, k=, warmup_ns=, warmup_s=, warmup_loads=, ends=, counts=,
+ * per_rep=}, or fail, message, errno (EINTR when Ctrl-C stopped it).  One C
+ * call: warm-up, then each timed sample inside the optional counter window.
+ * loads is over all timed samples, as counts is summed over them; ends the
+ * k elements (0-based) where the chains stopped, the next run's start. */
 static int c_run(lua_State *L)
 {
 	LChain *lc = checkchain(L);
@@ -330,7 +335,7 @@ static int c_run(lua_State *L)
 	if (err)
 		return pmcsh_fail(L, lua_pushfstring(L, "chase failed: %s", strerror(-err)), -err);
 
-	lua_createtable(L, 0, 9);
+	lua_createtable(L, 0, 11);
 	lua_createtable(L, res.samples_done, 0);
 	for (int s = 0; s < res.samples_done; s++) {
 		lua_pushnumber(L, ns[s]);
@@ -342,6 +347,13 @@ static int c_run(lua_State *L)
 	pmcsh_setint(L, "loads_per_sample", (lua_Integer)res.loads);
 	pmcsh_setnum(L, "warmup_ns", res.warmup_ns);
 	pmcsh_setnum(L, "warmup_s", res.warmup_s);
+	pmcsh_setint(L, "warmup_loads", (lua_Integer)res.warmup_loads);
+	lua_createtable(L, k, 0);
+	for (int j = 0; j < k; j++) {   /* where each chain stopped */
+		lua_pushinteger(L, (lua_Integer)chase_elem(c, lc->pos[k][j]));
+		lua_rawseti(L, -2, j + 1);
+	}
+	lua_setfield(L, -2, "ends");
 	if (w) {
 		lpmc_window_push(L, w, res.samples_done);
 		lua_setfield(L, -3, "per_rep");
@@ -495,6 +507,8 @@ int luaopen_pmcsh_chase(lua_State *L)
 	pmcsh_setmethods(L, "methods", CHAIN_MT);
 	lua_pushinteger(L, CHASE_MAX_K);
 	lua_setfield(L, -2, "max_k");
+	lua_pushliteral(L, CHASE_MAX_K_WHY);
+	lua_setfield(L, -2, "max_k_why");
 	/* the engine's bounds, for the recipes' option declarations */
 	lua_pushinteger(L, CHASE_MAX_DELAY);
 	lua_setfield(L, -2, "max_delay");

@@ -106,7 +106,7 @@ int chase_check(const struct chase_params *p, const char **why)
 		*why = "tlb_pages must be in 1..2^30";
 		return -EINVAL;
 	}
-	if (p->ways < 0 || p->ways > CHASE_MAX_K) { *why = "ways must be in 1..16"; return -EINVAL; }
+	if (p->ways < 0 || p->ways > CHASE_MAX_K) { *why = "ways must be in 1.." CHASE_STR(CHASE_MAX_K); return -EINVAL; }
 	if (p->ways > 1 && p->fixed_word) { *why = "several cycles need mixed offsets (mix=true)"; return -EINVAL; }
 	if (p->stride / sizeof(void *) > UINT32_MAX) { *why = "stride too large (at most 32 GiB)"; return -EINVAL; }
 	if (p->ways > 1 && (size_t)p->ways > p->stride / sizeof(void *)) {
@@ -143,7 +143,8 @@ size_t chase_word(const struct chase_chain *c, size_t e)
  * whatever the stride, each word equally often when the slot has at most 64.
  * Cycles 1..ways-1: for each entry, random words distinct from each other and
  * from cycle 0's (ways <= nw, chase_check), so that no pointer overwrites
- * another; drawn by rejection, at most 16 of them, so no table of nw words. */
+ * another; drawn by rejection, at most CHASE_MAX_K of them, so no table of
+ * nw words. */
 static void mix_words(struct chase_chain *c, size_t nw, int ways, uint64_t *s)
 {
 	uint32_t order[CHASE_MIXER];
@@ -263,10 +264,14 @@ interrupted:   /* Ctrl-C during a large build */
 	return -EINTR;
 }
 
+size_t chase_elem(const struct chase_chain *c, const void *q)
+{
+	return (size_t)((const char *)q - c->base) / c->p.stride;   /* the offset is below the stride */
+}
+
 size_t chase_next(const struct chase_chain *c, int w, size_t e)
 {
-	char *q = *ELEMW(c, w, e);
-	return (size_t)(q - c->base) / c->p.stride;   /* the offset is below the stride */
+	return chase_elem(c, *ELEMW(c, w, e));
 }
 
 void chase_heads(const struct chase_chain *c, int k, void **heads)
@@ -275,53 +280,80 @@ void chase_heads(const struct chase_chain *c, int k, void **heads)
 		heads[j] = ELEMW(c, c->p.ways > 1 ? j : 0, c->head[k][j]);
 }
 
-/* One runner per k: k pointers in registers, CHASE_UNROLL dependent steps of
- * each per trip, interleaved so the k loads of a step are independent.  Two
- * empty asm statements keep the compiler honest: the volatile one with a
- * memory clobber after each round of k loads stops it from regrouping the
- * loads chain by chain (it would: they are independent, and 100 loads of
- * one chain in a row put the other chains out of the out-of-order window);
- * the "+r" one makes each pointer opaque so the loads are not vectorised
- * into gathers.  The pointers go back to p[] (the next sample continues where
- * this one ended) and into a volatile sink. */
+/* One runner per k: k pointers, `unroll` dependent steps of each per trip,
+ * interleaved so the k loads of a step are independent.  Two empty asm
+ * statements keep the compiler honest: the volatile one with a memory
+ * clobber after each round of k loads stops it from regrouping the loads
+ * chain by chain (it would: they are independent, and 100 loads of one chain
+ * in a row put the other chains out of the out-of-order window); the "+r"
+ * one makes each pointer opaque so the loads are not vectorised into
+ * gathers.  The pointers go back to p[] (the next sample continues where
+ * this one ended) and into a volatile sink.  Past the registers (about 14
+ * on x86-64, 28 on arm64) the compiler keeps the other pointers on the
+ * stack: their steps are a reload, the chased load and a store
+ * (CHASE_MAX_K says what that bounds).  k <= 16 take CHASE_UNROLL steps a
+ * trip; wider runners ceil(CHASE_UNROLL / k), a trip still at least
+ * CHASE_UNROLL loads, so that their code stays small (1-4 KB each). */
+#define R2(x) x x
+#define R3(x) x x x
+#define R4(x) x x x x
+#define R5(x) x x x x x
+#define R6(x) x x x x x x
 #define R10(x) x x x x x x x x x x
 #define R100(x) R10(R10(x))
-#define S1(K, j) if (j < K) { q##j = *(void **)q##j; __asm__("" : "+r"(q##j)); }
-#define STEP_ALL(K)                                                         \
-	S1(K, 0) S1(K, 1) S1(K, 2) S1(K, 3) S1(K, 4) S1(K, 5) S1(K, 6)     \
-	S1(K, 7) S1(K, 8) S1(K, 9) S1(K, 10) S1(K, 11) S1(K, 12)           \
-	S1(K, 13) S1(K, 14) S1(K, 15) __asm__ __volatile__("" ::: "memory");
+#define S1(j) if (j < kk) { q##j = *(void **)q##j; __asm__("" : "+r"(q##j)); }
 #define Q_IN(j) void *q##j = p[j < kk ? j : 0];
 #define Q_OUT(j) if (j < kk) { p[j] = q##j; x ^= (uintptr_t)q##j; }
 #define ALL16(M) M(0) M(1) M(2) M(3) M(4) M(5) M(6) M(7) M(8) M(9) M(10)    \
 	M(11) M(12) M(13) M(14) M(15)
-#define DEFINE_RUNNER(K)                                                    \
+#define ALL64(M) \
+	M(0) M(1) M(2) M(3) M(4) M(5) M(6) M(7) M(8) M(9) M(10) M(11) M(12) M(13) M(14) M(15) \
+	M(16) M(17) M(18) M(19) M(20) M(21) M(22) M(23) M(24) M(25) M(26) M(27) M(28) M(29) \
+	M(30) M(31) M(32) M(33) M(34) M(35) M(36) M(37) M(38) M(39) M(40) M(41) M(42) M(43) \
+	M(44) M(45) M(46) M(47) M(48) M(49) M(50) M(51) M(52) M(53) M(54) M(55) M(56) M(57) \
+	M(58) M(59) M(60) M(61) M(62) M(63)
+/* ALL: the pointers declared (ALL16 or ALL64), K chains, U steps a trip */
+#define DEFINE_RUNNER(ALL, K, U)                                            \
 static void run_##K(void **p, uint64_t trips)                              \
 {                                                                          \
 	const int kk = K;                                                  \
-	ALL16(Q_IN)                                                        \
+	ALL(Q_IN)                                                          \
 	while (trips--) {                                                  \
-		R100(STEP_ALL(K))                                          \
+		R##U(ALL(S1) __asm__ __volatile__("" ::: "memory");)      \
 	}                                                                  \
 	uintptr_t x = 0;                                                   \
-	ALL16(Q_OUT)                                                       \
+	ALL(Q_OUT)                                                         \
 	chase_sink = x;                                                    \
 }
-DEFINE_RUNNER(1) DEFINE_RUNNER(2) DEFINE_RUNNER(3) DEFINE_RUNNER(4)
-DEFINE_RUNNER(5) DEFINE_RUNNER(6) DEFINE_RUNNER(7) DEFINE_RUNNER(8)
-DEFINE_RUNNER(9) DEFINE_RUNNER(10) DEFINE_RUNNER(11) DEFINE_RUNNER(12)
-DEFINE_RUNNER(13) DEFINE_RUNNER(14) DEFINE_RUNNER(15) DEFINE_RUNNER(16)
+#define NARROW_RUNNER(K, U) DEFINE_RUNNER(ALL16, K, U)
+#define WIDE_RUNNER(K, U) DEFINE_RUNNER(ALL64, K, U)
+/* k and its steps per trip: CHASE_UNROLL to 16, ceil(CHASE_UNROLL / k) beyond */
+#define NARROW(X) \
+	X(1, 100) X(2, 100) X(3, 100) X(4, 100) X(5, 100) X(6, 100) X(7, 100) X(8, 100) \
+	X(9, 100) X(10, 100) X(11, 100) X(12, 100) X(13, 100) X(14, 100) X(15, 100) X(16, 100)
+#define WIDE(X) \
+	X(17, 6) X(18, 6) X(19, 6) X(20, 5) X(21, 5) X(22, 5) X(23, 5) X(24, 5) X(25, 4) \
+	X(26, 4) X(27, 4) X(28, 4) X(29, 4) X(30, 4) X(31, 4) X(32, 4) X(33, 4) X(34, 3) \
+	X(35, 3) X(36, 3) X(37, 3) X(38, 3) X(39, 3) X(40, 3) X(41, 3) X(42, 3) X(43, 3) \
+	X(44, 3) X(45, 3) X(46, 3) X(47, 3) X(48, 3) X(49, 3) X(50, 2) X(51, 2) X(52, 2) \
+	X(53, 2) X(54, 2) X(55, 2) X(56, 2) X(57, 2) X(58, 2) X(59, 2) X(60, 2) X(61, 2) \
+	X(62, 2) X(63, 2) X(64, 2)
+NARROW(NARROW_RUNNER)
+WIDE(WIDE_RUNNER)
 
-static void (*const runners[CHASE_MAX_K + 1])(void **, uint64_t) = {
-	NULL, run_1, run_2, run_3, run_4, run_5, run_6, run_7, run_8,
-	run_9, run_10, run_11, run_12, run_13, run_14, run_15, run_16,
+struct runner {
+	void (*run)(void **, uint64_t);
+	int unroll;   /* steps of every chain per trip */
 };
+#define RUNNER_ENTRY(K, U) [K] = {run_##K, U},
+static const struct runner runners[] = {NARROW(RUNNER_ENTRY) WIDE(RUNNER_ENTRY)};
+_Static_assert(sizeof runners / sizeof *runners == CHASE_MAX_K + 1, "one runner for every k in 1..CHASE_MAX_K");
 
 /* Warm-up: chunks of doubling length until one full pass of the cycle is
  * done or `cap` seconds passed.  Returns trips per second of the last chunk
- * (the steady state), 0 on Ctrl-C. */
+ * (the steady state), 0 on Ctrl-C; *trips the trips it ran. */
 static double warm_up(void (*run)(void **, uint64_t), void **q, uint64_t pass_trips,
-		      double cap, double *ns_per_trip, double *spent)
+		      double cap, double *ns_per_trip, double *spent, uint64_t *trips)
 {
 	double t_start = mono_s(), rate = 0;
 	uint64_t done = 0, chunk = 1;
@@ -344,6 +376,7 @@ static double warm_up(void (*run)(void **, uint64_t), void **q, uint64_t pass_tr
 			chunk *= 2;
 	}
 	*spent = mono_s() - t_start;
+	*trips = done;
 	return rate;
 }
 
@@ -356,20 +389,22 @@ static int run_samples(const struct chase_chain *c, int k, void **pos, int sampl
 		return -EINVAL;
 	if (c->p.ways > 1 && k > c->p.ways)
 		return -EINVAL;
-	void (*run)(void **, uint64_t) = runners[k];
+	void (*run)(void **, uint64_t) = runners[k].run;
+	uint64_t per_trip = (uint64_t)runners[k].unroll * (uint64_t)k, warm_trips = 0;
 	if (!pos || !pos[0])
 		chase_heads(c, k, q);
 
-	uint64_t pass = (c->n / k + CHASE_UNROLL - 1) / CHASE_UNROLL;
+	uint64_t unroll = (uint64_t)runners[k].unroll, pass = (c->n / k + unroll - 1) / unroll;
 	double cap = warmup_s > 0 ? warmup_s : 4 * sample_s > 0.2 ? 4 * sample_s : 0.2, ns_trip = 0;
-	double rate = warm_up(run, q, pass ? pass : 1, cap, &ns_trip, &res->warmup_s);
+	double rate = warm_up(run, q, pass ? pass : 1, cap, &ns_trip, &res->warmup_s, &warm_trips);
 	if (rate <= 0)
 		return -EINTR;
-	res->warmup_ns = ns_trip / ((double)CHASE_UNROLL * k);
+	res->warmup_ns = ns_trip / (double)per_trip;
+	res->warmup_loads = warm_trips * per_trip;
 	uint64_t trips = (uint64_t)(rate * sample_s);
 	if (trips < 1)
 		trips = 1;
-	res->loads = trips * CHASE_UNROLL * (uint64_t)k;
+	res->loads = trips * per_trip;
 
 	for (int s = 0; s < samples; s++) {
 		if (pmcsh_stop_requested())

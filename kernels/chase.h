@@ -9,8 +9,21 @@
 #include "kwindow.h"
 #include "pages.h"
 
-#define CHASE_MAX_K 16      /* independent chains interleaved in one loop */
-#define CHASE_UNROLL 100    /* steps of every chain per loop trip */
+/* The most chains interleaved in one loop.  Not the registers: past them
+ * (about 14 on x86-64) each chain's pointer lives on the stack, and its
+ * step is a reload, the chased load and a store.  The out-of-order window:
+ * k misses overlap only while one round of k steps fits in it, and a round
+ * of 64 is ~190 micro-ops, 60% of a 320-entry reorder buffer, while a
+ * core's L1 tracks about 16 to 24 misses (its fill or miss buffers).
+ * Beyond 64 the engine would measure its own window, not the memory:
+ * CHASE_MAX_K_WHY, the words the refusals and the reports use. */
+#define CHASE_MAX_K 64
+#define CHASE_STR_(x) #x
+#define CHASE_STR(x) CHASE_STR_(x)
+#define CHASE_MAX_K_WHY "more chains would measure the engine, not the memory: past the registers each chain's " \
+	"step is a reload, the load and a store, and one round of " CHASE_STR(CHASE_MAX_K) " (~190 instructions) " \
+	"already fills much of an out-of-order window, while a core tracks a few tens of misses at once"
+#define CHASE_UNROLL 100    /* steps of every chain per loop trip, k <= 16 (wider: ceil(100 / k)) */
 #define CHASE_PAGE 4096     /* the unit of the page and tlb orders */
 #define CHASE_MAX_ELEMS 0xffffffffu
 #define CHASE_MIXER 64      /* the mixer's period: element e uses entry e % CHASE_MIXER */
@@ -77,6 +90,8 @@ void chase_free(struct chase_chain *c);
 size_t chase_word(const struct chase_chain *c, size_t e);
 /* The same for cycle w of a chain built with ways > 1. */
 size_t chase_word_of(const struct chase_chain *c, int w, size_t e);
+/* Element index of a pointer into the chain (any word of the element). */
+size_t chase_elem(const struct chase_chain *c, const void *q);
 /* Element index the pointer of element e leads to in cycle w. */
 size_t chase_next(const struct chase_chain *c, int w, size_t e);
 /* The k heads, as addresses in heads[]: with one cycle, evenly spaced along
@@ -91,12 +106,13 @@ void chase_heads(const struct chase_chain *c, int k, void **heads);
 struct chase_result {
 	int samples_done;     /* timed samples completed */
 	uint64_t loads;       /* dependent loads per timed sample, all chains */
+	uint64_t warmup_loads;   /* loads of the warm-up, all chains (k chains: k * steps) */
 	double warmup_ns;     /* ns per load of the warm-up sample */
 	double warmup_s;      /* seconds spent warming up */
 };
 
 /* Chases k interleaved chains (one unrolled loop, CHASE_UNROLL steps of each
- * chain per trip) from pos[0..k-1]: the k heads when pos is NULL or pos[0]
+ * chain per trip; ceil(CHASE_UNROLL / k) for k > 16) from pos[0..k-1]: the k heads when pos is NULL or pos[0]
  * is NULL; pos is left where the chase stopped, so that successive runs go
  * on along the cycle instead of re-walking a stretch the caches and TLBs
  * still hold.  First a warm-up (one full pass of the chain, or at most

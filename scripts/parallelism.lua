@@ -24,7 +24,8 @@ end
 -- at their peak, and the peak beside mlp.
 local function draw(opts, pts, marks, peaks)
   local series = {{title = string.format("%s: mlp, the best speedup within k (medians of %d round%s%s)", opts.order,
-    opts.rounds, opts.rounds == 1 and "" or "s", opts.rounds > 1 and "; bars: their range" or ""), points = pts}}
+    opts.rounds, opts.rounds == 1 and "" or "s", opts.rounds > 1 and " in which it was within k; bars: their range"
+    or ""), points = pts}}
   if #marks > 0 then
     series[#series + 1] = {title = "sizes with rows above k (left out of mlp), at their peak", points = marks,
       points_only = true}
@@ -40,11 +41,11 @@ local function draw(opts, pts, marks, peaks)
 end
 
 -- What a size's mlp is, in words after its row: a lower bound, or none and why.
-local function verdict(r, opts)
+local function verdict(r)
   if not r.mlp then return "no mlp: " .. (r.why or "none measured") end
   if r.at_least then
-    return string.format("at least %d (%s)", r.at_least, opts.max < chase.MAX_K and "raise --max"
-      or string.format("%d chains is the most the engine runs", chase.MAX_K))
+    return string.format("at least %d (%s)", r.at_least, r.engine_limit
+      and "the most chains the engine runs: why below" or string.format("raise --max, up to %d", chase.MAX_K))
   end
   return nil
 end
@@ -52,6 +53,11 @@ end
 local function fmt_mlp(r) return r.mlp and string.format("%.3f", r.mlp) or "-" end
 local function fmt_range(r)
   return r.mlp_min and r.rounds > 1 and string.format("%.3f-%.3f", r.mlp_min, r.mlp_max) or "-"
+end
+-- the rounds an mlp and its range rest on: those in which its k was within k
+local function fmt_rounds(r)
+  return r.mlp_rounds < r.rounds and string.format("the %d of %d rounds within k", r.mlp_rounds, r.rounds)
+    or string.format("%d rounds", r.rounds)
 end
 
 -- The sizes of a list of results, "4M, 8M".
@@ -63,7 +69,7 @@ end
 
 return {
   description = "memory-level parallelism versus size (par_mem): overlapped misses",
-  help = [[
+  help = ([[
 At each size, k = 1..max chains run together in one loop: k separate cycles
 over the same elements where each element has a word for every chain
 (stride >= 8 * max: the tlb and page orders' default 256), as multichase's
@@ -74,17 +80,26 @@ its range.  A speedup above k cannot come from overlapped misses
 (each of k chains ran faster than one alone: near a cache's size they keep
 lines one chain loses; some machines serve a lone miss slower than misses
 under load): such rows are flagged and left out, and a size where no k > 1
-is left has no mlp (the row says why; --series and --plot leave it out).
-An mlp that reaches max is a lower bound: "at least max (raise --max)".
+is left has no mlp (the row says why; --series and --plot leave it out);
+the mlp and its range come from the same rounds, those in which its k
+stayed within k.  --max goes up to %d, the most chains the engine runs:
+beyond, the engine rather than the memory would bound the overlap (past
+the registers each chain's load comes with a reload and a store, and a
+core tracks a few tens of misses at once); %d by default, %s of the
+time.  An mlp that reaches --max is a lower bound: "at least max (raise
+--max, up to %d)" below %d, "at least %d (the most chains the engine
+runs)" at it, with the reason.
 peak is the best speedup of all rows (multichase's simple/parallelN).
 --detail prints ns per load and the speedup for every k; --series prints
-"size_MB parallelism" lines, ready for a plotting program.]],
+"size_MB parallelism" lines, ready for a plotting program.]]):format(chase.MAX_K, chase.DEFAULT_MAX,
+    chase.DEFAULT_MAX * 4 == chase.MAX_K and "a fourth" or "less", chase.MAX_K, chase.MAX_K, chase.MAX_K),
   options = recipe.chase_options({
     {name = "sizes", type = "list", help = "chain sizes (e.g. 32K,4M,256M); default: from..to per octave"},
     {name = "from", type = "size", default = 64 * 1024, min = 1, help = "smallest chain (bytes)"},
     {name = "to", type = "size", default = 256 * 1024 * 1024, min = 1, help = "largest chain (bytes)"},
     {name = "per_octave", type = "int", default = 1, min = 1, max = chase.MAX_PER_OCTAVE, help = "sizes per doubling"},
-    {name = "max", type = "int", default = 16, min = 1, max = chase.MAX_K, help = "most chains chased together"},
+    {name = "max", type = "int", default = chase.DEFAULT_MAX, min = 1, max = chase.MAX_K, max_why = chase.MAX_K_WHY,
+     help = "most chains chased together (up to " .. chase.MAX_K .. ")"},
     {name = "rounds", type = "int", default = 3, min = 1, max = 1000,
      help = "rounds of k = 1..max per size: mlp is their median, with their range"},
   }, {samples = 3, sample_ms = 10, per = "k"}, {
@@ -115,7 +130,7 @@ peak is the best speedup of all rows (multichase's simple/parallelN).
     end
     local cjson = opts.json and require("cjson")
     local pts, marks, peaks = {}, {}, {}
-    local above, unsettled, none = {}, {}, {}
+    local above, unsettled, none, limited = {}, {}, {}, {}
     local text = not opts.json and not opts.series
     if opts.json then
       print(results.head("parallelism"))
@@ -125,8 +140,9 @@ peak is the best speedup of all rows (multichase's simple/parallelN).
       print(string.format("# memory-level parallelism (par_mem): order=%s stride=%d pages=%s, k = 1..%d, %d round%s " ..
         "of %d samples per k", opts.order, opts.stride, opts.pages, opts.max, opts.rounds,
         opts.rounds == 1 and "" or "s", opts.samples))
-      print(string.format("# mlp: the best speedup t1 / (tk / k) within k (each k's median over the rounds); range: " ..
-        "that k's over the rounds%s; peak: the best of all rows; ns(k=1): t1, the median of the rounds",
+      print(string.format("# mlp: the best speedup t1 / (tk / k) within k (each k's median over the rounds in which " ..
+        "it stayed within k); range: that k's over those rounds%s; peak: the best of all rows; ns(k=1): t1, the " ..
+        "median of the rounds",
         opts.rounds == 1 and " (one round: none, --rounds 3 gives one)" or ""))
       if not opts.detail then
         print(string.format("%12s %10s %10s %13s %10s %10s", "size", "size_MB", "mlp", "range", "peak", "ns(k=1)"))
@@ -146,10 +162,12 @@ peak is the best speedup of all rows (multichase's simple/parallelN).
       peaks[#peaks + 1] = {r.size, r.peak}
       if r.superlinear then marks[#marks + 1] = {r.size, r.peak}; above[#above + 1] = r end
       if r.unsettled then unsettled[#unsettled + 1] = r end
-      local says = verdict(r, opts)
+      local says = verdict(r)
+      if r.engine_limit then limited[#limited + 1] = r end
       if opts.json then
         print(cjson.encode({size = r.size, size_mb = mb, mlp = r.mlp, mlp_min = r.mlp_min, mlp_max = r.mlp_max,
-          mlp_k = r.mlp_k, rounds = r.rounds, at_least = r.at_least, why = r.why, peak = r.peak, rows = r.rows,
+          mlp_k = r.mlp_k, mlp_rounds = r.mlp_rounds, rounds = r.rounds, at_least = r.at_least,
+          engine_limit = r.engine_limit, why = r.why, peak = r.peak, rows = r.rows,
           footprint = r.footprint, superlinear = r.superlinear, t1_drift = r.t1_drift, unsettled = r.unsettled,
           note = r.note}))
       elseif opts.series then
@@ -157,7 +175,7 @@ peak is the best speedup of all rows (multichase's simple/parallelN).
       elseif opts.detail then
         print(string.format("\nsize %s (%.5f MB): %s%s, peak speedup %.3f%s", metrics.size(r.size), mb,
           r.mlp and string.format("mlp %.3f at k=%d", r.mlp, r.mlp_k) or ("no mlp (" .. r.why .. ")"),
-          r.rounds > 1 and r.mlp and string.format(" (%s over %d rounds)", fmt_range(r), r.rounds) or "", r.peak,
+          r.rounds > 1 and r.mlp and string.format(" (%s over %s)", fmt_range(r), fmt_rounds(r)) or "", r.peak,
           r.at_least and ("; " .. says) or ""))
         print(string.format("%4s %10s %10s %13s", "k", "ns/load", "speedup", "range"))
         for _, row in ipairs(r.rows) do
@@ -181,6 +199,10 @@ peak is the best speedup of all rows (multichase's simple/parallelN).
     if opts.series then print() end
     -- what the flags mean, once for all sizes
     if not opts.json then
+      if #limited > 0 and text then
+        io.stderr:write("pmcsh parallelism: at least ", chase.MAX_K, " at ", size_list(limited), ": ", chase.MAX_K,
+          " chains is the most the engine runs: ", chase.MAX_K_WHY, "\n")
+      end
       if #above > 0 and text then
         io.stderr:write("pmcsh parallelism: rows above k at ", size_list(above), ": ", chase.SUPERLINEAR_WHY, "\n")
       end

@@ -177,7 +177,7 @@ describe("pmcsh parallelism", function()
           mlp, lo, hi = tonumber(mlp), tonumber(lo), tonumber(hi)
           assert.is_true(lo <= mlp and mlp <= hi, line)
           -- reaching max: a lower bound, said so
-          assert.are.equal(mlp >= 4 / 1.05, rest:find("at least 4 (raise --max)", 1, true) ~= nil, line)
+          assert.are.equal(mlp >= 4 / 1.05, rest:find("at least 4 (raise --max, up to 64)", 1, true) ~= nil, line)
         else
           assert.matches("^%-%s+%-%s+[%d.]+%s+[%d.]+%s+%(no mlp: every k > 1 ran above k", rest)   -- no 1.000 for it
         end
@@ -198,9 +198,30 @@ describe("pmcsh parallelism", function()
     assert.are.equal(#sizes, lines + m)
   end)
 
-  it("rejects k beyond 16 and bad sizes with exit 2", function()
-    local r = helpers.run({"parallelism", "--max", "17"})
-    assert.are.equal(2, r.code); assert.matches("%-%-max: 17 is above the maximum 16", r.err)
+  it("runs k = 1..64 with --max 64, and refuses 65 saying why no more", function()
+    local r = helpers.run({"parallelism", "--sizes", "64K", "--max", "64", "--rounds", "1", "--samples", "1",
+                           "--sample_ms", "1", "--json"})
+    assert.are.equal(0, r.code, r.err)
+    local t = select(2, helpers.json_lines(r.out))[1]
+    assert.are.equal(64, #t.rows)
+    for k, row in ipairs(t.rows) do
+      assert.are.equal(k, row.k)
+      assert.is_true(row.ns > 0 and row.speedup > 0)
+    end
+    assert.is_true(t.mlp == nil or t.mlp_k <= 64 and t.mlp <= t.mlp_k * 1.05)
+    assert.are.equal(t.at_least == 64, t.engine_limit == true)
+    r = helpers.run({"parallelism", "--max", "65"})
+    assert.are.equal(2, r.code)
+    assert.matches("%-%-max: 65 is above the maximum 64 %(more chains would measure the engine, not the memory", r.err)
+    assert.are.equal("", r.out)
+    -- --help says how far --max goes, and never to raise it past that
+    local h = helpers.run({"parallelism", "--help"})
+    assert.matches("%-%-max goes up to 64, the most chains the engine runs", h.out)
+    assert.matches("most chains chased together %(up to 64%)", h.out)
+  end)
+
+  it("rejects bad sizes with exit 2", function()
+    local r
     r = helpers.run({"parallelism", "--sizes", "64M,huge"})
     assert.are.equal(2, r.code); assert.matches("bad size", r.err)
   end)

@@ -14,8 +14,11 @@ local complete = require("pmcsh.complete")
 
 local M = {}
 
--- The engine's bounds (core/lchase.c), for option declarations.
+-- The engine's bounds (core/lchase.c), for option declarations; MAX_K_WHY
+-- why no more chains than MAX_K run (kernels/chase.h).
 M.MAX_K, M.MAX_DELAY, M.MAX_SAMPLES, M.MAX_SAMPLE_MS = C.max_k, C.max_delay, C.max_samples, C.max_sample_ms
+M.MAX_K_WHY = C.max_k_why
+M.DEFAULT_MAX = 16   -- chase.parallelism's k = 1..16 unless told more: a fourth of the time of MAX_K
 
 -- The chain's options are the engine's list (core/lchase.c, C.chain_options);
 -- the measurements forward these of c:run's to it.
@@ -195,12 +198,15 @@ j also starts j/k of a block in, so the chains, which advance in step, do
 not cross into new pages together.]])
 doc(methods.run, "chain:run", [[
 c:run{k=1, samples=5, sample_ms=20, warmup_ms=, group=} -> {samples={ns...},
-  loads=, loads_per_sample=, k=, warmup_ns=, warmup_s=, counts=, per_rep=}
-The engine beneath chase.latency and chase.parallelism: k chains chased
-together, ns per load of each timed sample.  loads: over all timed samples,
-as counts is their sum; each sample chases loads_per_sample.  Warm-up: one
-pass of the chain, at most warmup_ms, by default max(200, 4 * sample_ms); a
-chain already warm needs little.]])
+  loads=, loads_per_sample=, k=, warmup_ns=, warmup_s=, warmup_loads=, ends=, counts=, per_rep=}
+The engine beneath chase.latency and chase.parallelism: k chains (1..64)
+chased together, ns per load of each timed sample.  loads: over all timed
+samples, as counts is their sum; each sample chases loads_per_sample, k
+steps of every chain at a time.  Warm-up: one pass of the chain, at most
+warmup_ms, by default max(200, 4 * sample_ms); a chain already warm needs
+little; warmup_loads its loads.  ends: the k elements where the chains
+stopped, (warmup_loads + loads) / k steps past where they started (the k
+heads, or the last run's ends: each k goes on where it stopped).]])
 doc(methods.plain, "chain:plain", [[
 c:plain(loads) -> ns per load of the plain C loop `p = *p` over the chain
 (bench-chase's reference).]])
@@ -254,7 +260,7 @@ local DRIFT = 0.10         -- t1 first and last further apart than this: the res
 M.SUPERLINEAR_WHY = "a speedup above k cannot come from overlapping misses: each of the k chains ran faster than " ..
   "one chain alone (t1), either because k chains revisit their lines k times sooner and a cache keeps more of " ..
   "them (near a cache's size: compare the footprint with the caches), or because the machine serves a lone miss " ..
-  "slower than misses under load (seen far beyond the caches on an EPYC guest, where multichase's " ..
+  "slower than misses under load (seen far beyond the caches on a cloud guest, where multichase's " ..
   "simple/parallelN ratio is as far above N); such rows are marked superlinear and left out of mlp, and peak " ..
   "keeps the raw best speedup"
 
@@ -262,13 +268,15 @@ local NO_OVERLAP = "no k > 1 ran faster per load than one chain: the misses did 
 
 -- The row mlp reads: the fastest of the rows k > 1 that are not above k,
 -- or k = 1 (speedup 1) where those are all slower than one chain; nil
--- where no row k > 1 is left to measure an overlap.
-local function best_row(rows)
+-- where no row k > 1 is left to measure an overlap.  value(row): the
+-- speedup mlp reads from a row left in (its own by default).
+local function best_row(rows, value)
+  value = value or function(row) return row.speedup end
   local best
   for _, row in ipairs(rows) do
-    if row.k > 1 and not row.superlinear and (not best or row.speedup > best.speedup) then best = row end
+    if row.k > 1 and not row.superlinear and (not best or value(row) > value(best)) then best = row end
   end
-  if best and best.speedup < rows[1].speedup then return rows[1] end
+  if best and value(best) < value(rows[1]) then return rows[1] end
   return best
 end
 
@@ -296,7 +304,7 @@ M.mlp = doc(errors.facade("mlp", function(rows, t1_last)
     res.mlp, res.mlp_k = best.speedup, best.k
     if best.k == 1 then notes[#notes + 1] = NO_OVERLAP end
     -- as many misses overlapped as chains were run: the limit was --max, not the hierarchy
-    if res.mlp >= kmax / SUPERLINEAR then res.at_least = kmax end
+    if res.mlp >= kmax / SUPERLINEAR then res.at_least, res.engine_limit = kmax, kmax >= C.max_k or nil end
   elseif kmax == 1 then
     res.why = "one chain only (max = 1): nothing to overlap"
   else
@@ -317,8 +325,8 @@ M.mlp = doc(errors.facade("mlp", function(rows, t1_last)
   if #notes > 0 then res.note = table.concat(notes, "; ") end
   return res
 end), "chase.mlp", [[
-chase.mlp(rows[, t1_last]) -> {rows=, mlp=?, mlp_k=?, at_least=?, why=?, peak=, t1=, superlinear=?,
-  t1_drift=?, unsettled=?, note=?}
+chase.mlp(rows[, t1_last]) -> {rows=, mlp=?, mlp_k=?, at_least=?, engine_limit=?, why=?, peak=, t1=,
+  superlinear=?, t1_drift=?, unsettled=?, note=?}
 The analysis chase.parallelism applies to each round of its rows, for rows
 measured any way: rows = {{k=1, ns=}, {k=2, ns=}, ...}, ns per load with k
 chains; t1_last, a k=1 ns measured after the others.  t1 is the smaller of
@@ -330,27 +338,37 @@ k; where all of them ran slower than one chain, mlp is 1 at mlp_k = 1 (no
 overlap, as par_mem reads it) and note says so; where none is left mlp is
 nil and why says so.  at_least is
 the largest k when mlp reaches it (within 5%): as many misses overlapped as
-chains ran, so more chains may show more.  peak is the best speedup of all
+chains ran, so more chains may show more; engine_limit where that k is
+chase.MAX_K, the most the engine runs (chase.MAX_K_WHY says why).  peak is
+the best speedup of all
 rows (multichase's simple/parallelN ratio).  t1_drift is t1_last /
 rows[1].ns - 1; beyond +-10% the result is unsettled (the level serving
 the chain changed during the run).  note says that in words.]])
 
 -- The rounds of chase.parallelism as one result: per k the median ns and
 -- speedup over the rounds and their range, superlinear where that median
--- is above k; mlp the best row left, with its range.
+-- is above k; mlp the best row left, read from the same rounds as its
+-- range: those in which that row was within k (row.within), so that no
+-- round left out of mlp stretches its range above k.
 local function combine(rounds)
   local rows, R = {}, #rounds
-  for k = 1, #rounds[1].rows do
-    local ns, med, sp, sl = {}, {}, {}, 0
+  for i = 1, #rounds[1].rows do
+    local k = rounds[1].rows[i].k
+    local ns, med, sp, kept, sl = {}, {}, {}, {}, 0
     for r, a in ipairs(rounds) do
-      local row = a.rows[k]
+      local row = a.rows[i]
       ns[r], med[r], sp[r] = row.ns, row.median_ns, row.speedup
-      if row.superlinear then sl = sl + 1 end
+      if row.superlinear then sl = sl + 1 else kept[#kept + 1] = row.speedup end
     end
     local st = stats(sp)
-    rows[k] = {k = k, ns = median(ns), median_ns = median(med), speedup = st.median, speedup_min = st.min,
+    local row = {k = k, ns = median(ns), median_ns = median(med), speedup = st.median, speedup_min = st.min,
       speedup_max = st.max, speedups = sp, superlinear = st.median > k * SUPERLINEAR or nil,
       superlinear_rounds = sl > 0 and sl or nil}
+    if not row.superlinear then   -- a median within k: half the rounds or more were
+      local w = stats(kept)
+      row.within = {speedup = w.median, min = w.min, max = w.max, rounds = #kept}
+    end
+    rows[i] = row
   end
   local res = {rows = rows, rounds = R}
   local peaks, drift = {}, nil
@@ -363,12 +381,13 @@ local function combine(rounds)
   for _, row in ipairs(rows) do
     if row.superlinear then res.superlinear = (res.superlinear or 0) + 1 end
   end
-  local best = best_row(rows)
+  local best = best_row(rows, function(row) return row.within.speedup end)
   local kmax = rows[#rows].k
   if best then
-    res.mlp, res.mlp_k, res.mlp_min, res.mlp_max = best.speedup, best.k, best.speedup_min, best.speedup_max
+    local w = best.within
+    res.mlp, res.mlp_k, res.mlp_min, res.mlp_max, res.mlp_rounds = w.speedup, best.k, w.min, w.max, w.rounds
     -- as many misses overlapped as chains ran: the limit was max, not the hierarchy
-    if res.mlp >= kmax / SUPERLINEAR then res.at_least = kmax end
+    if res.mlp >= kmax / SUPERLINEAR then res.at_least, res.engine_limit = kmax, kmax >= C.max_k or nil end
   elseif kmax == 1 then
     res.why = "one chain only (max = 1): nothing to overlap"
   else
@@ -387,11 +406,30 @@ local function combine(rounds)
   return res
 end
 
+M.mlp_rounds = doc(errors.facade("mlp_rounds", function(rounds)
+  if type(rounds) ~= "table" or #rounds < 1 then
+    errors.argument("mlp_rounds", 1, "a list of chase.mlp results expected", 1)
+  end
+  for r, a in ipairs(rounds) do
+    if type(a) ~= "table" or type(a.rows) ~= "table" or #a.rows ~= #rounds[1].rows or a.rows[1].speedup == nil
+      or a.rows[1].k ~= 1 then
+      errors.argument("mlp_rounds", 1, string.format("round %d: a chase.mlp result with as many rows as round 1 "
+        .. "expected", r), 1)
+    end
+  end
+  return combine(rounds)
+end), "chase.mlp_rounds", [[
+chase.mlp_rounds(rounds) -> the fields chase.parallelism adds to its result
+(rows, mlp, mlp_k, mlp_min, mlp_max, mlp_rounds, rounds, at_least, peak,
+...) from a list of chase.mlp results over the same k's, one per round,
+for rounds measured any way (see chase.parallelism).]])
+
 M.parallelism = doc(errors.facade("parallelism", function(opts)
   opts = check_opts(opts, "parallelism")
-  local max = opts.max or C.max_k
+  local max = opts.max or M.DEFAULT_MAX
   if math.type(max) ~= "integer" or max < 1 or max > C.max_k then
-    errors.argument("parallelism", 1, string.format("max: the number of chains must be in 1..%d, got %s", C.max_k, tostring(max)), 1)
+    errors.argument("parallelism", 1, string.format("max: the number of chains must be in 1..%d, got %s%s", C.max_k,
+      tostring(max), math.type(max) == "integer" and max > C.max_k and " (" .. C.max_k_why .. ")" or ""), 1)
   end
   local nrounds = opts.rounds or 1
   if math.type(nrounds) ~= "integer" or nrounds < 1 or nrounds > 1000 then
@@ -440,9 +478,11 @@ M.parallelism = doc(errors.facade("parallelism", function(opts)
 end), "chase.parallelism", [[
 chase.parallelism{size=, max=16, rounds=1, order=, stride=, pages=, samples=, sample_ms=, chains=, chain=}
   -> {rows={{k=, ns=, median_ns=, speedup=, speedup_min=, speedup_max=, speedups=, superlinear=?,
-      superlinear_rounds=?}, ...}, mlp=?, mlp_k=?, mlp_min=?, mlp_max=?, rounds=, at_least=?, why=?,
-      peak=, size=, chains=, footprint=, superlinear=?, t1_drift=?, unsettled=?, note=?, ...}
-Memory-level parallelism: k = 1..max chains chased together in one
+      superlinear_rounds=?, within=?}, ...}, mlp=?, mlp_k=?, mlp_min=?, mlp_max=?, mlp_rounds=?, rounds=,
+      at_least=?, engine_limit=?, why=?, peak=, size=, chains=, footprint=, superlinear=?, t1_drift=?,
+      unsettled=?, note=?, ...}
+Memory-level parallelism: k = 1..max chains (max up to chase.MAX_K, 64)
+chased together in one
 unrolled loop; ns is ns per load with k chains (tk/k, tk the time of one
 step of all k), speedup = t1 / (tk/k), and mlp the best speedup: how many
 misses the hierarchy overlaps at this size.  chains="separate" (the default
@@ -457,12 +497,16 @@ chase.mlp (rows above k marked superlinear, a t1 that moved more than 10%
 unsettled).  A row's ns and speedup are the medians over the rounds,
 speedup_min..speedup_max the range (speedups each), superlinear where
 that median is above k * 1.05 (superlinear_rounds: in how many rounds the
-row was): left out of mlp.  mlp is the best speedup of
-the rows k > 1 left (1 at k = 1 where all are slower than one chain), mlp_k
-its k, mlp_min..mlp_max its range over the
-rounds (one round: no range).  Where no row k > 1 is left, mlp is nil and
-why says why.  at_least = max where mlp reaches max (within 5%): more
-chains may overlap more.  peak is the median over the rounds of the best
+row was): left out of mlp.  A row left in has within = {speedup=, min=,
+max=, rounds=}: the median and range of its speedup over the rounds in
+which it was within k.  mlp is the best within.speedup of the rows k > 1
+left (1 at k = 1 where all are slower than one chain), mlp_k its k,
+mlp_min..mlp_max its range over those same rounds (mlp_rounds of them;
+one round: no range), so that a round above k never stretches the range.
+Where no row k > 1 is left, mlp is nil and why says why.  at_least = max
+where mlp reaches max (within 5%): more chains may overlap more;
+engine_limit where max is chase.MAX_K, the most the engine runs
+(chase.MAX_K_WHY).  peak is the median over the rounds of the best
 speedup of all rows (multichase's simple/parallelN ratio).  note says all
 that in words; chase.SUPERLINEAR_WHY why rows go above k.]])
 
@@ -816,6 +860,6 @@ return doc(M, "chase", [[
 pointer chases: memory latency, memory-level parallelism, latency versus size, loaded latency
 Dependent-load chains (lmbench lat_mem_rd and par_mem, multichase): a chain
 is built once (chase.chain: order, stride, page policy), then chased in one
-C call with up to 16 chains interleaved in an unrolled loop (100 steps of
-each chain per trip).  chase.latency, chase.parallelism, chase.sweep,
+C call with up to 64 chains interleaved in an unrolled loop (100 steps of
+each chain per trip to 16 chains, at least 100 loads a trip beyond).  chase.latency, chase.parallelism, chase.sweep,
 chase.loaded build their own chain unless given one.]])

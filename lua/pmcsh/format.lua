@@ -177,9 +177,12 @@ end
 kinds["pmcsh.chase_parallelism"] = function(r, indent)
   indent = indent or ""
   local rounds = r.rounds or 1
+  local within = r.mlp_rounds or rounds   -- the rounds in which the mlp's row was within k
   local mlp = r.mlp and string.format("%.2f (k=%d, %s)%s", r.mlp, r.mlp_k, rounds > 1
-      and string.format("%.2f-%.2f over %d rounds", r.mlp_min, r.mlp_max, rounds) or "one round: no range",
-      r.at_least and string.format(", at least %d: raise max", r.at_least) or "")
+      and string.format("%.2f-%.2f over %s", r.mlp_min, r.mlp_max, within < rounds
+        and string.format("the %d of %d rounds within k", within, rounds) or rounds .. " rounds") or "one round: no range",
+      r.at_least and string.format(", at least %d: %s", r.at_least, r.engine_limit and "the most chains the engine runs"
+        or "raise max") or "")
     or "-"
   local l = {string.format("%sparallelism %s (%s chains): %s order, %s, stride %d, %s pages", indent,
     mlp, r.chains or "?", r.order, size(r.size), r.stride, r.pages)}

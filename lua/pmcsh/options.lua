@@ -61,8 +61,9 @@ local function bounded(o, r, what)
     usage_error("option %s: %s is below the minimum %s", flag_name(o), what, tostring(o.min))
   end
   local max = o.max or M.MAX_VALUE
-  if r > max then
-    usage_error("option %s: %s is above the maximum %s", flag_name(o), what, tostring(max))
+  if r > max then   -- max_why: why no more (a limit of the engine, not a choice)
+    usage_error("option %s: %s is above the maximum %s%s", flag_name(o), what, tostring(max),
+      o.max_why and " (" .. o.max_why .. ")" or "")
   end
   if o.positive and r <= 0 then
     usage_error("option %s: must be positive, got %s", flag_name(o), what)

@@ -525,7 +525,8 @@ Recipes: runnable experiments (scripts/NAME.lua, ~/.pmcsh/recipes, PMCSH_PATH).
 A recipe file returns {description=, options={{name=, type=, default=, help=}...},
 usage=, run=function(opts, args) ... end}; the host parses --options for it.
 run returns the exit status, or nil and a message (printed, status 1).
-An option may also say choices={...}, min=, positive=true, multiple=N (type
+An option may also say choices={...}, min=, max= (with max_why=, why no
+more: said when a value above it is refused), positive=true, multiple=N (type
 int, number, string, flag, list, size, or plot: a .png/.svg file name).
 command=true: the first positional word is a command, and it and every word
 after it are the command's (as perf stat, env and nohup parse: pmcsh stat
