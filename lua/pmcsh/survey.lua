@@ -5,6 +5,7 @@
 -- iterations of the timed repetitions.  This module is the survey's one
 -- door; the parts live beside it:
 --   pmcsh.events            the events/ data files (groups, pairs), the default events
+--   pmcsh.survey.cell       what a cell rests on: pairs kept of made, the class they allow
 --   pmcsh.survey.workloads  what is measured: one descriptor per workload and engine
 --   pmcsh.survey.plan       options -> header; units packed into groups (first fit)
 --   pmcsh.survey.run        the runs, appended to the results file (pmcsh.results)
