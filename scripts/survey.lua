@@ -76,7 +76,7 @@ difference as the noise floor.
      help = "value shown per cell, over the pairs of windows: trimmed mean (20th-80th percentile) by default"},
     {name = "csv", type = "flag", help = "print CSV: a line per row and kernel (value, spread, pairs kept, n, MB/s, ...)"},
     {name = "json", type = "flag", help = "print JSON lines: an object per row and kernel, the CSV's fields"},
-    {name = "plot", type = "plot", help = "heat map of the table to FILE.png or FILE.svg (gnuplot, 1000x640, taller past 20 rows)"},
+    {name = "plot", type = "plot", help = "heat map of the table (its rows, its labels; --all too) to FILE.png or FILE.svg (gnuplot, 1000x640, taller past 20 rows)"},
   },
   run = function(opts)
     local function usage(msg) error(recipe.usage("survey: " .. msg), 0) end

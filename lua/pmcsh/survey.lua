@@ -55,7 +55,7 @@ survey: the every-event survey of the STREAM loops (events per loop iteration).
   survey.load(path)             a JSON-lines file written by survey.run{out=...}
   survey.report(state, {stat=}) the table; survey.csv(state), survey.json(state):
       a record per row and kernel, fields as the table shows them
-  survey.plot(state, "FILE.png")  a heat map of the table (gnuplot)]])
+  survey.plot(state, "FILE.png", {stat=, all=})  a heat map of the table (gnuplot)]])
 end
 
 return M
