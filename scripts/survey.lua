@@ -7,6 +7,7 @@ local sys = require("pmcsh.sys")
 -- the bounds of the options a results file's header repeats, declared once
 -- (pmcsh.survey.plan) and checked here and on --resume/--report alike
 local limits = require("pmcsh.survey.plan").OPTIONS
+local MIN_KEPT = require("pmcsh.survey.cell").MIN_KEPT
 
 -- A path's folder resolved (links, ., ..) and its last name: two names of
 -- one file, whether or not it exists yet, compare equal.
@@ -17,7 +18,7 @@ end
 
 return {
   description = "every-event survey of the STREAM loops: events per loop iteration",
-  help = [[
+  help = string.format([[
 Counts each event over each kernel in pairs of windows, as nanoBench does: one
 over all n elements, one over each thread's first half or so (the rest runs
 right after it, uncounted).  An event's value per loop iteration is the pair's
@@ -25,7 +26,9 @@ difference over the difference in elements: the window's own cost (enable,
 disable, the loop's set-up, with --fresh the first touch) cancels, and is
 kept as the intercept (--csv/--json).  A cell is the trimmed mean over the
 pairs (--stat); a pair that counted a context switch, a migration or an SMI is
-dropped; each row is classed exact, linear, noisy, zero or multiplexed.  User
+dropped, and a cell with every pair dropped says "dropped": no value, no class,
+no check passed.  A cell kept on %d pairs or more is classed exact, linear,
+noisy, zero or multiplexed; each column says its pairs kept of made.  User
 (:u) and OS (:k) are rows of their own (--no-split joins them).  Events are
 packed into as few groups as the PMU schedules without multiplexing; events
 that cannot be counted here are listed with the reason.  What pmcsh can
@@ -44,7 +47,7 @@ difference as the noise floor.
                                                  (per dependent load: --chase ORDER:SIZE[:STRIDE])
   pmcsh survey --out s.jsonl ...                 stream rows to a file; then
   pmcsh survey --resume s.jsonl                  continue an interrupted survey
-  pmcsh survey --report s.jsonl [--csv|--json]   render a finished file]],
+  pmcsh survey --report s.jsonl [--csv|--json]   render a finished file]], MIN_KEPT),
   options = {
     {name = "events", short = "e", type = "list", help = "events to survey (default: those this machine counts)"},
     {name = "pattern", type = "string", help = "survey the events of `pmcsh list PATTERN`"},
@@ -71,9 +74,9 @@ difference as the noise floor.
     {name = "report", type = "string", help = "render the table from a survey file, measuring nothing"},
     {name = "stat", type = "string", choices = {"trimmed", "median", "min", "max", "mean"}, default = "trimmed",
      help = "value shown per cell, over the pairs of windows: trimmed mean (20th-80th percentile) by default"},
-    {name = "csv", type = "flag", help = "print CSV: a line per row and kernel (value, spread, reps, n, MB/s, ...)"},
+    {name = "csv", type = "flag", help = "print CSV: a line per row and kernel (value, spread, pairs kept, n, MB/s, ...)"},
     {name = "json", type = "flag", help = "print JSON lines: an object per row and kernel, the CSV's fields"},
-    {name = "plot", type = "plot", help = "heat map of the table to FILE.png or FILE.svg (gnuplot, 1000x640, taller past 20 rows)"},
+    {name = "plot", type = "plot", help = "heat map of the table (its rows, its labels; --all too) to FILE.png or FILE.svg (gnuplot, 1000x640, taller past 20 rows)"},
   },
   run = function(opts)
     local function usage(msg) error(recipe.usage("survey: " .. msg), 0) end
@@ -127,7 +130,7 @@ difference as the noise floor.
     io.write(text)
     io.flush()
     if opts.plot then
-      local ok, perr = survey.plot(st, opts.plot, {stat = opts.stat})
+      local ok, perr = survey.plot(st, opts.plot, {stat = opts.stat, all = opts.all})
       if not ok then return nil, perr end
     end
     local counted = next(st.cells) ~= nil

@@ -182,12 +182,14 @@ end)
 
 describe("survey --loop", function()
   kit("checks first touch of a STREAM-convention loop's arrays (fresh): 3 arrays of their pages", function()
-    local r = run({"survey", "--loop", "triad2.c:triad2", "-e", "page-faults", "--fresh", "--n", "512K", "-r", "3", "--json"})
+    -- short windows, which a busy machine seldom preempts (a pair that counted a context switch is dropped)
+    local r = run({"survey", "--loop", "triad2.c:triad2", "-e", "page-faults", "--fresh", "--n", "64K", "-r", "10", "--json"})
     assert.are.equal(0, r.code, r.err)
     local row
     for _, rec in ipairs(select(2, h.json_lines(r.out))) do if rec.name == "page-faults:u" and rec.kernel == "triad2" then row = rec end end
     assert.is_not_nil(row, r.out)
-    assert.are.equal(3 * 512 * 1024 * 8 / PAGE, row.expected)
+    assert.are.equal(3 * 64 * 1024 * 8 / PAGE, row.expected)
+    if not h.need(row.pairs_kept > 0, "every pair was disturbed on this busy machine") then return end
     assert.are.equal("pass", row.verdict)
   end)
 

@@ -5,6 +5,7 @@
 -- iterations of the timed repetitions.  This module is the survey's one
 -- door; the parts live beside it:
 --   pmcsh.events            the events/ data files (groups, pairs), the default events
+--   pmcsh.survey.cell       what a cell rests on: pairs kept of made, the class they allow
 --   pmcsh.survey.workloads  what is measured: one descriptor per workload and engine
 --   pmcsh.survey.plan       options -> header; units packed into groups (first fit)
 --   pmcsh.survey.run        the runs, appended to the results file (pmcsh.results)
@@ -54,7 +55,7 @@ survey: the every-event survey of the STREAM loops (events per loop iteration).
   survey.load(path)             a JSON-lines file written by survey.run{out=...}
   survey.report(state, {stat=}) the table; survey.csv(state), survey.json(state):
       a record per row and kernel, fields as the table shows them
-  survey.plot(state, "FILE.png")  a heat map of the table (gnuplot)]])
+  survey.plot(state, "FILE.png", {stat=, all=})  a heat map of the table (gnuplot)]])
 end
 
 return M

@@ -2,7 +2,10 @@
 -- first touch, the TSC, instructions retired.  A workload lists the checks
 -- that fit it (pmcsh.survey.workloads: its descriptor's `checks`); each is
 -- check(cell, {w=, rec=, res=, hdr=}) and sets c.expected, c.check,
--- c.basis and c.verdict where it applies.
+-- c.basis and c.verdict where it applies.  A check that applies but
+-- cannot be made (every pair of windows disturbed) says so: unresolved,
+-- with the reason in its basis, never passed.
+local cell = require("pmcsh.survey.cell")
 local metrics = require("pmcsh.metrics")
 local paths = require("pmcsh.paths")
 local pmc = require("pmcsh.pmc")
@@ -27,6 +30,15 @@ local function is(kind, name)
   return id ~= nil and known_ids[kind][id] == true
 end
 
+-- A check that applies to c but has nothing to judge: unresolved, saying
+-- why (every pair of windows disturbed).  True when so.
+local function unmade(c)
+  if not cell.dropped(c) then return false end
+  c.verdict = "unresolved"
+  c.basis = (c.basis and c.basis .. "; " or "") .. cell.why(c) .. ": nothing to check"
+  return true
+end
+
 -- What pmcsh can predict of a cell, checked: first touch of fresh arrays
 -- on 4 KiB pages faults once per page of each array the loop touches (a
 -- read maps the zero page, a write a new one), in user mode, once per
@@ -35,11 +47,11 @@ function M.first_touch(c, x)
   local w, hdr = x.w, x.hdr
   local p = c.event and pmc.parse_name(c.event)
   local base = p and p.form == "name" and (p.modifiers == "" or p.modifiers == "u") and p.plain
-  if not (hdr.fresh and hdr.pages == "4k" and base and is("faults", base) and w.bytes and hdr.n
-    and c.intercept) then return end
+  if not (hdr.fresh and hdr.pages == "4k" and base and is("faults", base) and w.bytes and hdr.n) then return end
   local arrays = w.bytes // 8
   c.expected = arrays * math.ceil(hdr.n * 8 / 4096)
   c.check, c.basis = "intercept", string.format("first touch: %d arrays of %d pages", arrays, math.ceil(hdr.n * 8 / 4096))
+  if unmade(c) then return end
   -- an array's first page may start mid-page (its offset): one more each;
   -- a sanitized pmcsh (make asan) faults in up to a shadow page per 8 too,
   -- in the process's first window only: twice that in the intercept
@@ -63,6 +75,8 @@ function M.clock(c, x)
   if not (res.pairs and p and p.modifiers == "" and is("tsc", p.plain)) then return end
   local ticks = res.record and res.record.tsc
   if not (ticks and #ticks == #res.work and c.windows and #c.windows == #ticks) then return end
+  c.check, c.basis = "value", "rdtsc around each window, by the stream engine"
+  if unmade(c) then return end
   local clock, clock_icpt = metrics.two_window(res.work, ticks)
   local counted, counted_icpt = metrics.two_window(res.work, c.windows)
   local ratios, kept, apart, edges = {}, {}, {}, {}
@@ -73,9 +87,11 @@ function M.clock(c, x)
       edges[#edges + 1] = math.abs(clock_icpt[p] - counted_icpt[p])
     end
   end
-  if #ratios == 0 then return end
+  if #ratios == 0 then
+    c.verdict, c.basis = "unresolved", c.basis .. "; no kept pair where the clock advanced"
+    return
+  end
   c.expected = metrics.stats(kept).median
-  c.check, c.basis = "value", "rdtsc around each window, by the stream engine"
   local gap, edge = metrics.stats(apart).median, metrics.stats(edges).median
   if gap < M.CLOCK_RESOLUTION * edge then
     c.verdict = "unresolved"
@@ -98,7 +114,13 @@ function M.instructions(c, x)
   local w, rec = x.w, x.rec
   local p = c.event and pmc.parse_name(c.event)
   local base = p and p.privilege == "u" and p.plain
-  if not (base and w.disasm and c.value and c.value > 0 and is("instructions", base)) then return end
+  if not (base and w.disasm and is("instructions", base)) then return end
+  if cell.dropped(c) then
+    c.check, c.basis = "value", "the loop's disassembly"
+    unmade(c)
+    return
+  end
+  if not (c.value and c.value > 0) then return end
   local mine = loop_cache[w] or {}
   loop_cache[w] = mine
   local isa = tostring(rec.isa)

@@ -7,19 +7,25 @@
 --   unit       events per loop iteration, ns per dependent load, GHz, ...
 --   kernel     the workload (copy, triad, chase, ...)
 --   stat       which statistic value is (--stat: trimmed, median, min, max, mean)
---   value      the cell as the table shows it: events per iteration
+--   value      the cell as the table shows it: events per iteration; null
+--              (and so are intercept to spread) where every pair was
+--              dropped (table: "dropped")
 --   intercept  events per window beyond its iterations (the window's own
 --              cost; first touch of fresh arrays), same statistic
 --   mean median min max  over the kept pairs of windows
 --   spread     (max - min) / mean over them, a fraction
---   class      exact, linear, noisy, zero or multiplexed
+--   class      exact, linear, noisy, zero or multiplexed; null where too
+--              few pairs were kept (pmcsh.survey.cell.MIN_KEPT) or none
 --   expected, verdict   what the count must be; pass, fail, or unresolved (too fine to judge)
---   reps       pairs of windows kept; dropped: pairs left out (disturbed)
+--   reps       the samples under the value: pairs of windows kept (a
+--              chase: windows); dropped: pairs left out (disturbed)
 --   n: iterations per window; isa: the kernel's instruction-set variant
 --   multiplexed  true when the kernel scaled the count
 --   mbps, ns_per_iteration   the counted run's (metrics: the median run's)
 --   mbps_no_counters, ns_per_iteration_no_counters   the baseline's
---   note       why a metric has no value
+--   note       why a metric or a cell has no value, or a cell no class
+--   pairs_kept, pairs_total   pairs of windows kept and made (null for a
+--              chase, whose windows are each a sample: reps)
 -- Numbers in a CSV column share one notation and about 5 significant
 -- digits; JSON numbers keep 6 significant digits.  The JSON lines start
 -- with the fingerprint of the machine that measured (pmcsh.results.head).
@@ -27,12 +33,14 @@ local json = require("pmcsh.json")
 local report = require("pmcsh.survey.report")
 local results = require("pmcsh.results")
 local text = require("pmcsh.text")
+local cell = require("pmcsh.survey.cell")
 local workloads = require("pmcsh.survey.workloads")
 
 local M = {}
 
 M.FIELDS = {"kind", "name", "unit", "kernel", "stat", "value", "intercept", "mean", "median", "min", "max", "spread",
-  "class", "expected", "verdict", "reps", "dropped", "n", "isa", "multiplexed", "mbps", "mbps_no_counters", "ns_per_iteration", "ns_per_iteration_no_counters", "note"}
+  "class", "expected", "verdict", "reps", "dropped", "n", "isa", "multiplexed", "mbps", "mbps_no_counters", "ns_per_iteration", "ns_per_iteration_no_counters", "note",
+  "pairs_kept", "pairs_total"}
 
 -- The records, in the table's order: the counted rows, then the metrics.
 function M.records(st, o)
@@ -49,15 +57,20 @@ function M.records(st, o)
       local c, rate = st.cells[row.key][k], rates[k]
       if c then
         local run = run_of[c] or {}
+        -- a cell with nothing under it has no value here (an older file may hold one)
+        local v = not cell.dropped(c) and c or {}
+        local kept, made = cell.kept(c)
+        local pairs = cell.samples(c) == "pairs"
         out[#out + 1] = {kind = "event", name = row.key, unit = (c.unit or "events") .. " per " .. ws[k].unit,
-          kernel = k, stat = stat, value = report.cell_stat(c, stat), intercept = c.intercept,
-          mean = c.mean or c.value, median = c.median, min = c.min, max = c.max, spread = c.spread,
+          kernel = k, stat = stat, value = report.cell_stat(v, stat), intercept = v.intercept,
+          mean = v.mean or v.value, median = v.median, min = v.min, max = v.max, spread = v.spread,
           class = report.class_of(c), expected = c.expected, verdict = c.verdict,
           reps = c.kept or (c.per_rep and #c.per_rep) or hdr.reps, dropped = c.dropped,
           n = not run.work and run.iterations and run.times and #run.times > 0 and run.iterations // #run.times or hdr.n,
           isa = run.isa,
           multiplexed = c.multiplexed or false, mbps = run.mbps or c.mbps, mbps_no_counters = rate.mbps,
-          ns_per_iteration = report.ns_of(run), ns_per_iteration_no_counters = rate.ns}
+          ns_per_iteration = report.ns_of(run), ns_per_iteration_no_counters = rate.ns, note = cell.why(c),
+          pairs_kept = pairs and kept or nil, pairs_total = pairs and made or nil}
       end
     end
   end

@@ -32,7 +32,7 @@ M.OPTIONS = {
     help = "chase: ms per timed sample (one per rep)"},
   n = {name = "n", type = "size", min = 1, help = "elements per array (2M = 2*2^20; default: STREAM's 4x LLC rule)"},
   reps = {name = "reps", short = "r", type = "int", default = 10, min = 1, max = M.MAX_REPS,
-    help = "timed repetitions per run"},
+    help = "timed windows per run: the loops' in pairs (10: 5 pairs), a chase's a sample each"},
   threads = {name = "threads", short = "t", type = "int", default = 1, min = 1, max = 1024, help = "stream threads"},
   pages = {name = "pages", type = "string", choices = {"4k", "thp", "2m", "1g"}, default = "4k", help = "page policy"},
 }

@@ -1,5 +1,5 @@
 -- The survey's table: one row per event, one column per workload, the
--- value (events per iteration) and the spread over repetitions; the
+-- value (events per iteration) and the spread over the pairs kept; the
 -- bandwidth and time per iteration with and without counters; the group's
 -- metrics; and what was not counted here, with the reason.  Also the
 -- per-kernel figures the other outputs (csv, json, plot) share.
@@ -8,6 +8,7 @@ local events = require("pmcsh.events")
 local metrics = require("pmcsh.metrics")
 local pmc = require("pmcsh.pmc")
 local text = require("pmcsh.text")
+local cell = require("pmcsh.survey.cell")
 local workloads = require("pmcsh.survey.workloads")
 
 local M = {}
@@ -24,37 +25,83 @@ function M.cell_stat(c, stat)
   return c[stat]
 end
 
--- A cell's class (pmcsh.survey.run's classify), "" for an older file's.
-function M.class_of(c)
-  return c and c.class or ""
+-- A cell's class (pmcsh.survey.cell), nil where it may claim none (every
+-- pair dropped, too few kept) and for an older file's cell without one.
+M.class_of = cell.class_of
+
+-- Whether a cell counts as zero: classed zero, or (a file without classes)
+-- exactly 0.  A cell with nothing under it is not zero.
+local function zero_cell(c)
+  if cell.standing(c) then return false end
+  if c.class then return c.class == "zero" end
+  return c.value == 0
 end
 
--- A row's class: the least exact of its cells'.
-local RANK = {exact = 1, zero = 1, linear = 2, noisy = 3, multiplexed = 4}
-local function row_class(cells, kernels)
-  local worst, any_nonzero = nil, false
+-- Whether a row is zero in every column it has: the rows the table and the
+-- heat map leave out unless --all.
+function M.zero_row(cells, kernels)
+  local any = false
   for _, k in ipairs(kernels) do
     local c = cells[k]
-    if c and c.class then
-      if c.class ~= "zero" then any_nonzero = true end
-      if not worst or (RANK[c.class] or 0) > (RANK[worst] or 0) then worst = c.class end
+    if c then
+      if not zero_cell(c) then return false end
+      any = true
     end
   end
-  if worst and not any_nonzero then return "zero" end
+  return any
+end
+
+-- A row's class: the least exact of its classed cells' (a cell with none
+-- is marked in its place); zero for a zero row; nil where no cell has one.
+local RANK = {zero = 0, exact = 1, linear = 2, noisy = 3, multiplexed = 4}
+local function row_class(cells, kernels)
+  if M.zero_row(cells, kernels) then return "zero" end
+  local worst
+  for _, k in ipairs(kernels) do
+    local class = M.class_of(cells[k])
+    if class and (not worst or (RANK[class] or 0) > (RANK[worst] or 0)) then worst = class end
+  end
   return worst
 end
 M.row_class = row_class
 
+-- A cell's spread as the table prints it: "--" where a relative spread
+-- means nothing (the mean is 0, or the pairs straddle it so that the
+-- spread passes 999%); "*" multiplexed, "?" too few pairs kept to class.
+-- Empty for no cell or one with nothing under it.
 function M.spread_text(c)
-  if not c then return "" end
+  if not c or cell.dropped(c) or c.value == nil then return "" end
   local s
-  if c.spread == nil then s = c.max and c.max ~= c.min and "±inf" or ""
+  if c.spread == nil and c.max == c.min then s = ""
+  elseif c.spread == nil or c.spread ~= c.spread or c.spread >= 9.995 then s = "--"
   elseif c.spread == 0 then s = "±0%"
   elseif c.spread < 0.1 then s = string.format("±%.1f%%", c.spread * 100)
-  elseif c.spread < 10 then s = string.format("±%.0f%%", c.spread * 100)
-  else s = ">±999%" end
+  else s = string.format("±%.0f%%", c.spread * 100) end
   if c.multiplexed then s = s .. "*" end
+  if cell.standing(c) == "few" then s = s .. "?" end
   return s
+end
+
+-- A cell's value as a row prints it (num: the row's notation, row_format):
+-- "dropped" where every pair was disturbed.
+function M.value_text(c, v, num)
+  if cell.dropped(c) then return string.format("%9s", "dropped") end
+  return num(v)
+end
+
+-- Per workload, the samples its cells kept of those made: "5/5 pairs",
+-- "3-5/5 pairs" where its runs differ, nil where no cell says.
+function M.kept_text(st, kernel)
+  local lo, hi, total, what
+  for _, byk in pairs(st.cells) do
+    local kept, made = cell.kept(byk[kernel])
+    if kept then
+      lo, hi, total = math.min(lo or kept, kept), math.max(hi or kept, kept), math.max(total or made, made)
+      what = cell.samples(byk[kernel])
+    end
+  end
+  if not lo then return nil end
+  return string.format("%s/%d %s", lo == hi and string.format("%d", lo) or string.format("%d-%d", lo, hi), total, what)
 end
 
 local function trim(s) return (s:gsub("%s+$", "")) end
@@ -256,6 +303,7 @@ M.row_format = row_format
 local STAT_NAME = {trimmed = "trimmed mean", value = "trimmed mean", mean = "mean", median = "median", min = "min",
   max = "max"}
 local function heading(o) return string.format("Events per loop iteration (%s)", STAT_NAME[o.stat or "trimmed"]) end
+M.heading = heading
 
 local function event_lines(st, o, ws, w)
   local kernels = st.header.kernels
@@ -263,12 +311,21 @@ local function event_lines(st, o, ws, w)
   for _, k in ipairs(kernels) do line[#line + 1] = string.format("%10s%-7s", ws[k].title, "") end
   line[#line + 1] = " class"
   local out, shown, zero = {trim(table.concat(line))}, 0, {}
+  -- what each column rests on: its pairs kept of those made
+  line = {text.pad("kept / made", w)}
+  local said = false
+  for _, k in ipairs(kernels) do
+    local kt = M.kept_text(st, k)
+    said = said or kt ~= nil
+    line[#line + 1] = " " .. text.pad(string.format("%15s", kt or ""), 16)
+  end
+  if said then out[#out + 1] = trim(table.concat(line)) end
   for _, r in ipairs(st.header.rows) do
     local cells = st.cells[r.key]
     if cells then
       shown = shown + 1
       local class = row_class(cells, kernels)
-      if class == "zero" and not o.all then
+      if M.zero_row(cells, kernels) and not o.all then
         zero[#zero + 1] = r.key
       else
         local vals = {}
@@ -276,9 +333,9 @@ local function event_lines(st, o, ws, w)
         local num = row_format(vals)
         line = {text.pad(M.label(st, r), w)}
         for i, k in ipairs(kernels) do
-          line[#line + 1] = " " .. num(vals[i]) .. " " .. text.pad(M.spread_text(cells[k]), 6)
+          line[#line + 1] = " " .. M.value_text(cells[k], vals[i], num) .. " " .. text.pad(M.spread_text(cells[k]), 6)
         end
-        line[#line + 1] = " " .. (class or "")
+        line[#line + 1] = " " .. (class or "--")
         out[#out + 1] = trim(table.concat(line))
       end
     end
@@ -362,8 +419,14 @@ end
 -- each workload's note.
 local function notes(st, o, ws)
   local hdr = st.header
-  local out = {string.format("n = %s, %d repetitions per run%s, %d thread%s, %s%s; %s",
-    tostring(hdr.n or "default"), hdr.reps, hdr.fresh and " (fresh arrays, no warm-up)" or "",
+  -- the loops' windows come in pairs; a chase's are a sample each (its note)
+  local paired = false
+  for _, k in ipairs(hdr.kernels) do paired = paired or ws[k].sized == true end
+  local pairs = workloads.pairs(hdr.reps)
+  local out = {string.format("n = %s, %s per run (--reps %d)%s, %d thread%s, %s%s; %s",
+    tostring(hdr.n or "default"), paired and string.format("%d pair%s of windows", pairs, pairs == 1 and "" or "s")
+    or string.format("%d windows", hdr.reps), hdr.reps,
+    hdr.fresh and " (fresh arrays, no warm-up)" or "",
     hdr.threads or 1, (hdr.threads or 1) == 1 and "" or "s",
     hdr.pages and (hdr.pages .. " pages") or "page policy not recorded",
     hdr.split and ", :u user / :k OS" or "",
@@ -373,8 +436,12 @@ local function notes(st, o, ws)
     "first touch is the window's cost (intercept, in --csv/--json)" or
     "value = (count of a window over n - count of one over each thread's first half or so) / their difference " ..
     "in elements: the window's own cost cancels (intercept, in --csv/--json)"
-  out[#out + 1] = "± = (max - min) / mean over the pairs kept (a pair that counted a context switch, a migration " ..
-    "or an SMI is dropped); * = multiplexed; class: exact (every pair the same, to one count), linear (within 5%), noisy"
+  out[#out + 1] = string.format("a pair that counted a context switch, a migration or an SMI is dropped: " ..
+    "dropped = every pair of the cell's run, no value; ± = (max - min) / mean over the pairs kept, -- " ..
+    "where that is undefined (a mean of 0, or past 999%%); * = multiplexed; ? = fewer than %d pairs kept, no class; " ..
+    "class, of the cells with one: zero (no count in a kept window), exact (every pair the same, to one count), " ..
+    "linear (within %d%%), noisy",
+    cell.MIN_KEPT, math.floor(cell.LINEAR * 100 + 0.5))
   for _, k in ipairs(hdr.kernels) do
     if ws[k].note then out[#out + 1] = ws[k].note(hdr) end
   end
@@ -395,9 +462,9 @@ local function verdict_lines(st)
       if c and c.verdict then
         local got = c.check == "intercept" and c.intercept or c.value
         local word = ({pass = "ok", unresolved = "--"})[c.verdict] or "FAIL"
+        local function num(v) return v and (metrics.fmt(v, 1):gsub("^%s+", "")) or "--" end
         out[#out + 1] = string.format("  %-4s %s, %s: %s %s, expected %s (%s)%s", word,
-          r.key, k, c.check == "intercept" and "per window" or "per iteration", metrics.fmt(got, 1):gsub("^%s+", ""),
-          metrics.fmt(c.expected, 1):gsub("^%s+", ""), c.basis or "",
+          r.key, k, c.check == "intercept" and "per window" or "per iteration", num(got), num(c.expected), c.basis or "",
           c.verdict ~= "fail" and "" or string.format(": off by %+.2f%%", 100 * (got / c.expected - 1)))
       end
     end

@@ -18,6 +18,7 @@ local loops = require("pmcsh.loops")
 local plan = require("pmcsh.survey.plan")
 local progress = require("pmcsh.survey.progress")
 local workloads = require("pmcsh.survey.workloads")
+local cell = require("pmcsh.survey.cell")
 
 local M = {}
 
@@ -85,23 +86,9 @@ end
 -- The statistic a cell's value is: nanoBench's trimmed mean by default.
 M.STATS = {"trimmed", "median", "min", "max", "mean"}
 
--- How a cell's slopes behave over the kept pairs: zero (no count in any
--- window), exact (every pair the same slope, to one count), linear (within 5%), noisy;
--- multiplexed when any window was scaled.
-M.LINEAR = 0.05
-function M.classify(c)
-  if c.multiplexed then return "multiplexed" end
-  if c.zero then return "zero" end
-  if (c.kept or 0) == 0 then return "noisy" end
-  -- pairs within one count of each other: the count itself agrees
-  if c.min == c.max or (c.resolution and c.max - c.min <= c.resolution * (1 + 1e-9)) then return "exact" end
-  if c.spread and c.spread <= M.LINEAR then return "linear" end
-  return "noisy"
-end
-
 -- The pairs of windows to keep: those where no disturbance counted.
 local function undisturbed(res, nlabels)
-  local keep, dropped = {}, 0
+  local keep = {}
   for i = 2, #(res.per_rep or {}), 2 do
     local quiet = true
     for w = i - 1, i do
@@ -110,32 +97,39 @@ local function undisturbed(res, nlabels)
       end
     end
     keep[i // 2] = quiet
-    if not quiet then dropped = dropped + 1 end
   end
-  return keep, dropped
+  return keep
 end
 
 -- One cell from a window-pair run (res.work: iterations per window):
 -- slopes and intercepts per kept pair (metrics.two_window), their
--- statistics, and the window counts for the file.
-local function pair_cell(res, i, keep, dropped)
+-- statistics, and the window counts for the file.  Where every pair was
+-- disturbed nothing is left under the cell: no value, marked disturbed.
+local function pair_cell(res, i, keep)
   local windows, mux, zero = {}, false, true
   for w, rd in ipairs(res.per_rep) do
     windows[w] = rd[i].value
     mux = mux or rd.multiplexed
-    zero = zero and rd[i].value == 0
   end
   local slopes, intercepts = metrics.two_window(res.work, windows)
   local ks, ki = {}, {}
   for p, sl in ipairs(slopes) do
-    if keep[p] ~= false then ks[#ks + 1] = sl; ki[#ki + 1] = intercepts[p] end
+    if keep[p] ~= false then
+      ks[#ks + 1], ki[#ki + 1] = sl, intercepts[p]
+      zero = zero and windows[2 * p - 1] == 0 and windows[2 * p] == 0   -- no count in a kept window
+    end
   end
-  if #ks == 0 then ks, ki = slopes, intercepts end   -- every pair disturbed: say so, keep them all
-  local st, it = metrics.stats(ks), metrics.stats(ki)
-  local c = {value = st.trimmed, trimmed = st.trimmed, median = st.median, min = st.min, max = st.max,
-    mean = st.mean, spread = st.spread, per_rep = ks, intercept = it.trimmed, intercepts = ki,
-    windows = windows, kept = #ks, dropped = #slopes - #ks, multiplexed = mux, zero = zero, method = "two-window"}
-  if #ks == #slopes and dropped > 0 then c.kept, c.dropped, c.disturbed = 0, #slopes, true end
+  local c = {windows = windows, kept = #ks, dropped = #slopes - #ks, multiplexed = mux, zero = zero,
+    method = "two-window"}
+  if #ks == 0 and #slopes > 0 then
+    c.disturbed = true
+  else
+    c.per_rep, c.intercepts = ks, ki
+    local st, it = metrics.stats(ks), metrics.stats(ki)
+    c.value, c.trimmed, c.median, c.min, c.max, c.mean, c.spread = st.trimmed, st.trimmed, st.median, st.min, st.max,
+      st.mean, st.spread
+    c.intercept = it.trimmed
+  end
   -- one count of difference between two pairs, per iteration
   for w = 2, #res.work, 2 do
     local dw = res.work[w] - res.work[w - 1]
@@ -165,15 +159,15 @@ end
 -- by the ratio; the disturbance events after the labels decide which
 -- pairs are kept.
 function M.cells(res, labels, keys)
-  local keep, dropped = {}, 0
-  if res.pairs then keep, dropped = undisturbed(res, #labels) end
+  local keep = {}
+  if res.pairs then keep = undisturbed(res, #labels) end
   local cells = {}
   for i, label in ipairs(labels) do
-    local c = res.pairs and pair_cell(res, i, keep, dropped) or ratio_cell(res, i)
+    local c = res.pairs and pair_cell(res, i, keep) or ratio_cell(res, i)
     c.key, c.event = keys[i], label
     c.count, c.unit = res.counts[i].value, res.counts[i].unit
     c.enabled, c.running = res.counts.enabled, res.counts.running
-    c.class = M.classify(c)
+    c.class = cell.classify(c)
     c.zero = nil
     cells[i] = c
   end

@@ -71,8 +71,9 @@ end
 -- (stream's alternate).  Fresh arrays: each window on new arrays, one pass
 -- then two, so first touch is the window's fixed cost (the intercept).
 -- pairs = ceil(reps / 2): the same elements run as reps windows of n.
+function M.pairs(reps) return (reps + 1) // 2 end
 local function stream_pairs(k, hdr, get, group, reps)
-  local pairs = (reps + 1) // 2
+  local pairs = M.pairs(reps)
   if not hdr.fresh then
     local s, err, errno = get()
     if not s then return nil, err, errno end

@@ -1,0 +1,75 @@
+-- What a survey cell rests on: the samples it kept of those it made (pairs
+-- of windows; a chase's windows each), and the class those allow.  Written
+-- once: the run classes a cell with it, the checks, the table, CSV, JSON
+-- and the heat map ask it what a cell may claim.
+local M = {}
+
+-- How a cell's slopes behave over the kept pairs: zero (no count in any
+-- kept window), exact (every pair the same slope, to one count), linear (within
+-- 5%), noisy; multiplexed when any window was scaled.
+M.LINEAR = 0.05
+
+-- The fewest samples a class of agreement (exact, linear, noisy) rests on:
+-- with one pair "every pair the same" holds by construction, with two it is
+-- one comparison and one stray pair moves the median half way; three are
+-- the fewest whose median outvotes a stray pair.  --reps 10 makes 5 pairs:
+-- two may be dropped.  Zero (no count in any kept window) compares nothing
+-- and needs one.
+M.MIN_KEPT = 3
+
+-- What a cell's samples are called: pairs of windows, or windows.
+function M.samples(c)
+  return c and c.method == "ratio" and "windows" or "pairs"
+end
+
+-- The samples a cell kept and made, or nil for a cell of an older file
+-- that does not say.
+function M.kept(c)
+  if not (c and c.kept) then return nil end
+  return c.kept, c.kept + (c.dropped or 0)
+end
+
+-- Whether every pair of a cell's windows was disturbed (nothing left under
+-- it: no value), as the run marks it or an older file's counts say.
+function M.dropped(c)
+  return c ~= nil and (c.disturbed == true or (c.kept == 0 and (c.dropped or 0) > 0))
+end
+
+-- What keeps a cell from a class, or nil: "dropped" (every pair disturbed)
+-- or "few" (fewer than MIN_KEPT kept, and not zero).
+function M.standing(c)
+  if M.dropped(c) then return "dropped" end
+  if c and c.kept and c.kept < M.MIN_KEPT and not (c.zero or c.class == "zero") then return "few" end
+  return nil
+end
+
+-- Why a cell has no class (or no value), in words, or nil.
+function M.why(c)
+  local s = M.standing(c)
+  if s == "dropped" then
+    return string.format("every pair of windows disturbed (0 of %d kept)", c.dropped or 0)
+  elseif s == "few" then
+    local kept, total = M.kept(c)
+    return string.format("%d of %d %s kept: too few to class (at least %d)", kept, total, M.samples(c), M.MIN_KEPT)
+  end
+end
+
+-- The cell's class, or nil where it may claim none (M.standing).
+function M.classify(c)
+  if M.standing(c) then return nil end
+  if c.multiplexed then return "multiplexed" end
+  if c.zero then return "zero" end
+  -- pairs within one count of each other: the count itself agrees
+  if c.min == c.max or (c.resolution and c.max - c.min <= c.resolution * (1 + 1e-9)) then return "exact" end
+  if c.spread and c.spread <= M.LINEAR then return "linear" end
+  return "noisy"
+end
+
+-- A cell's class as a reader shows it: the recorded one unless the cell
+-- cannot claim one (a file written before the minimum held), nil for none.
+function M.class_of(c)
+  if not c or not c.class or M.standing(c) then return nil end
+  return c.class
+end
+
+return M
