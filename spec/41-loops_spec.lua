@@ -196,12 +196,13 @@ describe("survey --loop", function()
   kit("an own-data loop faults in its windows on the pages its init left untouched, none where init touched all", function()
     local n = 512 * 1024
     for _, t in ipairs({{touched = 0, pages = n * 8 / PAGE}, {touched = 3, pages = n * 8 / PAGE * 5 / 8}, {touched = 8, pages = 0}}) do
-      local r = run({"survey", "--loop", "own.c:fillown", "-e", "page-faults", "--fresh", "--n", "512K", "-r", "3", "-t", "1",
+      local r = run({"survey", "--loop", "own.c:fillown", "-e", "page-faults", "--fresh", "--n", "512K", "-r", "6", "-t", "1",
         "--json"}, "OWN_TOUCHED=" .. t.touched)
       assert.are.equal(0, r.code, r.err)
       local row
       for _, rec in ipairs(select(2, h.json_lines(r.out))) do if rec.name == "page-faults:u" then row = rec end end
       assert.is_not_nil(row, r.out)
+      if not h.need(row.pairs_kept > 0, "every pair was disturbed on this busy machine") then return end
       -- every window on fresh state: the faults are its cost, not per element
       assert.are.equal(t.pages, row.intercept, "OWN_TOUCHED=" .. t.touched)
       assert.are.equal(0, row.value)
@@ -287,12 +288,13 @@ describe("events known by what they count", function()
   end)
 
   kit("the first-touch check of a loop reads perf::FAULTS as page-faults: the check is the encoding's", function()
-    local r = run({"survey", "--loop", "triad2.c:triad2", "-e", "perf::FAULTS", "--fresh", "--n", "256K", "-r", "3",
+    local r = run({"survey", "--loop", "triad2.c:triad2", "-e", "perf::FAULTS", "--fresh", "--n", "256K", "-r", "6",
       "--json"})
     assert.are.equal(0, r.code, r.err)
     local row
     for _, rec in ipairs(select(2, h.json_lines(r.out))) do if rec.name == "perf::FAULTS:u" then row = rec end end
     assert.is_not_nil(row, r.out)
+    if not h.need(row.pairs_kept > 0, "every pair was disturbed on this busy machine") then return end
     assert.are.same({3 * 256 * 1024 * 8 / PAGE, "pass"}, {row.expected, row.verdict})
   end)
 end)

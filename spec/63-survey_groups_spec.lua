@@ -326,9 +326,13 @@ describe("events/ files for another PMU", function()
     f:close()
     if not helpers.need(mismatch(file), "this machine has the skl PMU") then return end
     local out = file:gsub("lua$", "jsonl")
-    local r = helpers.run({"survey", "--pairs", file, "-k", "copy", "--n", "1M", "--reps", "2", "--out", out})
+    local r = helpers.run({"survey", "--pairs", file, "-k", "copy", "--n", "1M", "--reps", "6", "--out", out})
     assert.are.equal(0, r.code, r.err)
-    assert.matches("\ntask%-clock:u %[task%-clock%+page%-faults%] %(ns%)%s+[%d.]+", r.out)
+    assert.matches("\ntask%-clock:u %[task%-clock%+page%-faults%] %(ns%)%s+", r.out)
+    if helpers.need(not r.out:find("\ntask%-clock:u %[task%-clock%+page%-faults%] %(ns%)%s+dropped"),
+      "every pair was disturbed on this busy machine") then
+      assert.matches("\ntask%-clock:u %[task%-clock%+page%-faults%] %(ns%)%s+[%d.]+", r.out)
+    end
     local note = "\nNot counted here:\n  " .. file:gsub("%p", "%%%0") .. "%s+is for the skl PMU %(Intel Skylake%)"
     assert.matches(note, r.out)
     local st = assert(survey.load(out))
