@@ -15,6 +15,9 @@ local sys = require("pmcsh.sys")
 -- parents (PERF_COUNT_HW_CACHE_L1D) only head their -LOADS/-MISSES rows.
 local function collapse(list, descriptions)
   local out, by = {}, {}
+  local spelled = {}   -- libpfm4's upper case to perf's spelling (L1-dcache-loads)
+  for _, n in ipairs(pmc.generic_names()) do spelled[n:lower()] = n end
+  local function perf_name(s) return spelled[s:lower()] or s:lower() end
   for _, e in ipairs(list) do
     local enum = e.description:match("^(PERF_COUNT_[%u_]+)$")
     -- perf::CYCLES from libpfm4; alignment-faults, a kernel name it lacks, as it is
@@ -30,11 +33,11 @@ local function collapse(list, descriptions)
         by[enum] = row
         out[#out + 1] = row
       end
-      if not short:match("^PERF_COUNT_") then row.aliases[#row.aliases + 1] = short:lower() end
+      if not short:match("^PERF_COUNT_") then row.aliases[#row.aliases + 1] = perf_name(short) end
       row.raw[#row.raw + 1] = e.name .. " " .. e.description
     elseif e.pmu == "perf" and short then
       if not short:match("^PERF_COUNT_HW_CACHE_") then
-        out[#out + 1] = {name = short:lower(), aliases = {short:lower()}, pmu = e.pmu, opens = e.opens,
+        out[#out + 1] = {name = perf_name(short), aliases = {perf_name(short)}, pmu = e.pmu, opens = e.opens,
                          description = e.description, raw = {e.name}}
       end
     else

@@ -176,6 +176,19 @@ describe("survey over software events", function()
   end)
 end)
 
+describe("a survey on a machine without a hardware PMU", function()
+  it("says so in its first lines, before anything is measured", function()
+    if not helpers.need(not require("pmcsh.pmc").environment().cpu_pmu, "this machine exposes a hardware PMU") then
+      return
+    end
+    local r = helpers.run({"survey", "-k", "copy", "-e", "task-clock", "--n", "64K", "-r", "2"})
+    assert.are.equal(0, r.code, r.err)
+    local first = helpers.lines(r.err)
+    assert.matches("^pmcsh survey: n = ", first[1])
+    assert.matches("^pmcsh survey: no hardware PMU is exposed here: cycles, instructions", first[2])
+  end)
+end)
+
 describe("a cell with nothing under it", function()
   local cell = require("pmcsh.survey.cell")
   local dir

@@ -251,6 +251,21 @@ kinds["pmcsh.disasm"] = function(r, indent)
   return table.concat(l, "\n")
 end
 
+-- pmc.info's encoding: the name, where it counts and its perf_event_attr
+kinds["pmcsh.event_info"] = function(e, indent)
+  indent = indent or ""
+  local ex = {}
+  for _, k in ipairs({"user", "kernel", "hv"}) do if e["exclude_" .. k] then ex[#ex + 1] = k end end
+  local l = {string.format("%s%s (%s, %s): type %d, config 0x%x%s%s%s%s, %s here", indent, e.name or "?",
+    e.canonical or "?", e.pmu or "?", e.type or -1, e.config or 0, (e.config1 or 0) ~= 0 and string.format(", config1 0x%x", e.config1) or "",
+    (e.config2 or 0) ~= 0 and string.format(", config2 0x%x", e.config2) or "",
+    #ex > 0 and ", excludes " .. table.concat(ex, "/") or "",
+    (e.precise_ip or 0) > 0 and ", precise_ip " .. e.precise_ip or "", e.opens and "opens" or "does not open")}
+  if e.description and e.description ~= "" then l[#l + 1] = indent .. "  " .. e.description end
+  if e.corrected then l[#l + 1] = string.format("%s  corrected: %s", indent, e.corrected.why) end
+  return table.concat(l, "\n")
+end
+
 kinds["pmcsh.records"] = function(v, indent) return M.table(v, nil, indent) end
 
 -- __tostring of every kind: its compact form.

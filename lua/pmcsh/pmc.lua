@@ -282,7 +282,7 @@ local function split_attributes(t)
     local into = a.kind == "umask" and t.umasks or t.modifiers
     into[#into + 1] = a
   end
-  return t
+  return setmetatable(t, format.kind("pmcsh.event_info"))   -- print(t) shows the encoding
 end
 
 function pmc.info(name, opts)
@@ -568,6 +568,12 @@ Performance counters: perf_event groups with libpfm4 and sysfs event names.
   local g <close> = assert(pmc.group{"task-clock", "page-faults:u", "page-faults:k"})
   g:start(); ...; g:stop(); print(pmc.format(g:read()))
   pmc.run{events={"task-clock"}, cmd={"ls"}}     pmc.list("fault")   pmc.info("cycles")]=])
+
+-- perf's generic names as perf spells them (L1-dcache-loads, LLC-loads,
+-- dTLB-load-misses), a list; libpfm4 gives them upper case.
+pmc.generic_names = doc(function() return table.move(C.generic_names, 1, #C.generic_names, 1, {}) end,
+  "pmc.generic_names", [=[
+pmc.generic_names() -> the list of perf's generic event names, spelled as perf spells them]=])
 
 -- Completion of event names inside strings on lines that mention pmc.
 local names

@@ -321,6 +321,11 @@ function M.run(o)
   local sized = false
   for _, w in ipairs(ws) do sized = sized or w.sized end
   if sized and hdr.n and not o.quiet then io.stderr:write(plan.size_line(hdr.n, note, workloads.own_data_only(hdr))) end
+  if not o.quiet and not pmc.environment().cpu_pmu then
+    io.stderr:write("pmcsh survey: no hardware PMU is exposed here: cycles, instructions and the other hardware " ..
+      "events are not counted, only software events, tracepoints and msr/tsc/ are (pmcsh machine says why, " ..
+      "pmcsh list shows what counts)\n")
+  end
   for i, job in ipairs(todo) do
     tell(i - 1, #todo, job.kernel .. (job.group and (" group " .. job.group) or " no counters"))
     -- what a crash of a user's loop says, with how to go on
