@@ -292,8 +292,10 @@ With three or more hosts, or folders, per metric the fleet's median, each
 node's deviation d from it, the MAD (the median |d|) and the robust z-score
 0.6745 d / MAD: a node is flagged past |z| > --z and beyond --band of the
 median.  For a metric positive on every host (rates, times, counts) d is
-ln(x / median), so a tenth of the median is as far off as ten times it, and
-the MAD shows as a percentage; for one of either sign d is x - median.  The
+ln(x / median), so a tenth of the median is as far off as ten times it,
+the band is a factor of 1 + band either way (--band 0.5: a third below
+the median is as far as half above it), and the MAD shows as a
+percentage; for one of either sign d is x - median.  The
 table is sorted worst first; the fingerprint fields where a flagged node
 differs from the rest are listed (the likely cause, often).
 
@@ -326,7 +328,8 @@ named, with the files that claim it.
   options = {
     {name = "z", type = "number", default = compare.Z, positive = true, help = "flag past this robust |z|"},
     {name = "band", type = "number", default = compare.BAND, min = 0,
-     help = "and beyond this fraction of the fleet median (0.1: 10%)"},
+     help = "and beyond this fraction of the fleet median (0.1: 10%; a metric positive on every host: a factor " ..
+       "of 1 + band either way)"},
     {name = "level", type = "number", default = compare.LEVEL, min = 0.5, max = 0.999,
      help = "A/B: the confidence of all the intervals together"},
     {name = "only", type = "list", help = "the metrics whose name holds one of these words"},

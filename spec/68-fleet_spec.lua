@@ -248,9 +248,10 @@ describe("pmcsh compare", function()
     assert.matches("left out: n5", r.out)
     local b = cjson.decode(h.slurp(base))
     local m = b.metrics["health: triad MB/s"]
-    -- over n1..n4: median 99.5, MAD of ln(x / 99.5) 1%: low = min(99.5 exp(-3.5 0.01 / 0.6745), 99.5 0.9)
+    -- over n1..n4: median 99.5, MAD of ln(x / 99.5) 1%: low = min(99.5 exp(-3.5 0.01 / 0.6745), 99.5 / 1.1),
+    -- the band a factor either way as the z takes ratios
     assert.near(99.5, m.median, 1e-9)
-    assert.near(99.5 - 9.95, m.low, 1e-9)
+    assert.near(99.5 / 1.1, m.low, 1e-9)
     assert.is_nil(m.high)
     assert.are.same({"n1", "n2", "n3", "n4"}, b.hosts)
   end)
@@ -429,8 +430,18 @@ describe("pmcsh health", function()
   local dir = h.tmpdir()
   teardown(function() os.execute("rm -rf " .. h.shquote(dir)) end)
 
+  it("refuses to judge nothing: no baseline and no threshold is a usage error naming them (exit 2)", function()
+    local r = h.run({"health"})
+    assert.are.same({2, ""}, {r.code, r.out})
+    assert.matches("^pmcsh health: nothing to judge against: give %-%-baseline FILE .* a threshold " ..
+      "%(%-%-min%-triad, %-%-min%-copy, %-%-max%-latency, %-%-min%-mlp%), or %-%-measure%-only", r.err)
+    r = h.run({"health", "--measure-only", "--baseline", dir .. "/none.json"})
+    assert.are.equal(2, r.code)
+    assert.matches("%-%-measure%-only judges nothing", r.err)
+  end)
+
   it("is silent and exits 0 when healthy; one line on stderr and 1 when not", function()
-    local r = h.run(with())
+    local r = h.run(with({"--min-triad", "1"}))             -- 1 MB/s: any memory passes
     assert.are.same({0, "", ""}, {r.code, r.out, r.err})
     r = h.run(with({"--min-triad", "1e12", "--max-latency", "1e9"}))
     assert.are.equal(1, r.code)
@@ -439,8 +450,24 @@ describe("pmcsh health", function()
     assert.matches("^pmcsh health: %S+: triad MB/s, socket %d+ [%d.e+]+ < 1e%+12 %(%-%-min%-triad%)\n$", r.err)
   end)
 
+  it("--measure-only -v: each measurement beside its run's own spread, nothing judged", function()
+    local r = h.run(with({"--measure-only", "-v"}))
+    assert.are.equal(0, r.code, r.err)
+    local l = h.lines(r.out)
+    local sockets, nsock = {}, 0
+    for _, cpu in ipairs(machine.cpus()) do
+      local sk = machine.of(cpu).socket
+      if not sockets[sk] then sockets[sk], nsock = true, nsock + 1 end
+    end
+    assert.are.equal(2 * nsock + 3, #l)   -- triad and copy per socket, latency, mlp, the verdict
+    assert.matches("^triad MB/s, socket %d+ +[%d.e+]+ MB/s +±[%d.]+%% over 3 reps$", l[1])
+    assert.matches("^idle latency ns +[%d.e+]+ ns +±[%d.]+%% over 5 samples$", l[#l - 2])
+    assert.matches("^mlp +[%d.e+]+ misses +%(one figure%)$", l[#l - 1])
+    assert.matches(": measured in [%d.]+ s %(%-%-measure%-only: nothing judged%)$", l[#l])
+  end)
+
   it("--json: the fingerprint, a metric per measurement whose value is its best repetition, the verdict", function()
-    local r = h.run(with({"--json", "--out", dir .. "/"}))
+    local r = h.run(with({"--json", "--measure-only", "--out", dir .. "/"}))
     assert.are.equal(0, r.code, r.err)
     local head, recs = h.json_lines(r.out)
     assert.are.equal("health", head.recipe)
@@ -454,7 +481,7 @@ describe("pmcsh health", function()
     end
     assert.near(math.min(table.unpack(by["idle latency ns"].samples)), by["idle latency ns"].value, 1e-9)
     assert.is_true(by.mlp.value >= 1 and by.mlp.value <= 4 * 1.05)   -- 4 chains overlap at most 4 misses
-    assert.is_true(by.verdict.healthy)
+    assert.are.same({false, nil}, {by.verdict.judged, by.verdict.healthy})
     -- the file holds the same, and compare reads it
     local file = dir .. "/health-" .. head.fingerprint.host .. "-local-0.jsonl"
     assert.matches('"type":"done"', h.slurp(file))

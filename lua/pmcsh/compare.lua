@@ -350,12 +350,22 @@ local function spread(vals)
   return med, log and "log" or "linear", dev, metrics.median(d)
 end
 
+-- Whether deviation d (spread()'s) lies beyond the band: on the log
+-- scale a factor of 1 + band either way, as the z takes a tenth and ten
+-- times alike (med * (1 - band) below made a band of 0.5 hold a slow
+-- node to half the median but a high latency to 1.5 times it, and a band
+-- of 1 or more no bound below at all); on the linear scale band * |med|.
+local function beyond(d, scale, med, band)
+  if scale == "log" then return math.abs(d) > math.log(1 + band) end
+  return math.abs(d) > band * math.abs(med)
+end
+
 -- The bounds a value must keep to stay unflagged, from spread(): outside
 -- both the robust z and the band of the median.
 local function bounds(med, scale, mad, z, band)
   local k = z * mad / metrics.ROBUST_Z
   if scale == "log" then
-    return math.min(med * math.exp(-k), med * (1 - band)), math.max(med * math.exp(k), med * (1 + band))
+    return math.min(med * math.exp(-k), med / (1 + band)), math.max(med * math.exp(k), med * (1 + band))
   end
   local d = math.max(k, band * math.abs(med))
   return med - d, med + d
@@ -364,7 +374,7 @@ end
 -- The fleet's statistics per metric: median, MAD over the hosts that
 -- have it (on the scale spread() picks); per host value, robust z, off
 -- (the relative distance from the median) and flagged (|z| > o.z and
--- |off| > o.band).  Returns {rows=, flagged={host...}, stats={name ->
+-- beyond o.band: beyond()).  Returns {rows=, flagged={host...}, stats={name ->
 -- {median=, mad=, scale=, n=, unit=, better=}}, equal= (metrics the same
 -- on every host), few= (on fewer than 3 hosts), duplicates= ({host=,
 -- claims={{file=, line=}...}} for each host several sets claim)}.
@@ -409,7 +419,7 @@ function M.fleet(hosts, o)
         local h, m = hm[1], hm[2]
         local z = metrics.robust_z(dev(m.value), 0, mad)
         local off = med ~= 0 and (m.value - med) / math.abs(med) or (m.value == med and 0 or math.huge)
-        local flagged = math.abs(z) > zmax and math.abs(off) > band
+        local flagged = math.abs(z) > zmax and beyond(dev(m.value), scale, med, band)
         local worse
         if m.better then worse = (m.better == "higher") == (m.value < med) end
         res.rows[#res.rows + 1] = {host = h.host, metric = name, unit = m.unit, value = m.value, median = med,
