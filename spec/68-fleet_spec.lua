@@ -369,6 +369,30 @@ describe("pmcsh compare, A/B against run-to-run noise", function()
     assert.are.equal(2, h.run({"compare", "--ab", dir .. "/A"}).code)
   end)
 
+  it("pairs bench-stream's kernels across thread counts, the threads a setting of a run of one count", function()
+    local function bench(name, threads, mbps)
+      local runs = {}
+      for i, v in ipairs(mbps) do
+        runs[i] = {}
+        for _, t in ipairs(threads) do
+          table.insert(runs[i], {kernel = "triad", threads = t, mbps = v * t, samples = {v * t, 0.9 * v * t}})
+        end
+      end
+      return runs_file(dir .. "/" .. name, "bench-stream", runs)
+    end
+    local one, all = bench("t1.jsonl", {1}, {100, 110, 105}), bench("t2.jsonl", {2}, {100, 110, 105})
+    local r = h.run({"compare", one, all})
+    assert.are.equal(0, r.code, r.err)
+    assert.matches("\nbench%-stream: triad MB/s +105 +210 +%+105 +%+100%.0%% +3/3 +%[[^]]+%] +B higher\n", r.out)
+    assert.matches("settings: A and B differ in\n  threads +1 %(A%) vs 2 %(B%)\n", r.out)
+    -- a run of both counts names each
+    local both = bench("both.jsonl", {1, 2}, {100, 101})
+    local names = {}
+    for _, x in ipairs(cjson.decode(h.run({"compare", "--json", both, both}).out).rows) do names[#names + 1] = x.metric end
+    table.sort(names)
+    assert.are.same({"bench-stream: triad MB/s, 1 threads", "bench-stream: triad MB/s, 2 threads"}, names)
+  end)
+
   it("leaves out the disturbance counts, known by their encoding, and metrics zero in every run", function()
     local function survey(name, cs)
       local runs = {}

@@ -48,11 +48,14 @@ READERS.loaded = {fields = {delay = "integer", ns = "number", mbps = "number"},
     return {{name = string.format("ns per load, delay %d", r.delay), value = r.ns, unit = "ns", better = "lower"},
       {name = string.format("loaders MB/s, delay %d", r.delay), value = r.mbps, unit = "MB/s", better = "higher"}}
   end}
+-- per: a field of the records that names a metric only where a run holds
+-- several of its values ("triad MB/s, 2 threads"); a run of one is a
+-- setting of the run's, so that an A/B of -t 1 against -t all pairs
+-- triad with triad and says the threads differ.
 READERS["bench-stream"] = {fields = {kernel = "string", threads = "integer", mbps = "number",
-  ["samples?"] = {list = "number"}},
+  ["samples?"] = {list = "number"}}, per = {field = "threads", name = "%d threads"},
   metrics = function(r)
-    return {{name = string.format("%s MB/s, %d threads", r.kernel, r.threads), value = r.mbps, unit = "MB/s",
-      better = "higher", samples = r.samples}}
+    return {{name = r.kernel .. " MB/s", value = r.mbps, unit = "MB/s", better = "higher", samples = r.samples}}
   end}
 -- survey --json (the tidy records): the events per iteration, and the
 -- bandwidth once per kernel
@@ -192,6 +195,24 @@ local function survey_set(path)
   return {set}
 end
 
+-- A set's metrics named by their reader's `per` field where the set holds
+-- several of its values, the one value a setting of the set's otherwise.
+local function settle(set)
+  local per = (READERS[set.recipe] or {}).per
+  if not per then return end
+  local vals, n = {}, 0
+  for _, m in ipairs(set.metrics) do
+    if m.per ~= nil and not vals[m.per] then vals[m.per], n = true, n + 1 end
+  end
+  for _, m in ipairs(set.metrics) do
+    if m.per ~= nil then
+      local v = math.tointeger(m.per) or m.per   -- JSON numbers decode as floats: 2, not 2.0
+      if n > 1 then m.name = m.name .. ", " .. string.format(per.name, v) else set.settings[per.field] = v end
+    end
+    m.per = nil
+  end
+end
+
 -- The sets of one results file: a list, or nil and a message naming the
 -- file (and its line) and what is wrong.  Read as a file from another node
 -- (results.each_line: regular, every line bounded; results.decode: finite
@@ -248,6 +269,7 @@ function M.read(path)
     if reader then ms, rerr = read_record(reader, r, where, seen) end
     if rerr then return nil, rerr end
     for _, m in ipairs(ms or {}) do
+      if reader.per then m.per = r[reader.per.field] end
       local aok, aerr = add(set, m, where)
       if not aok then return nil, aerr end
     end
@@ -258,6 +280,7 @@ function M.read(path)
   if not ok then return nil, err end
   if n == 0 then return nil, string.format("%s: empty: no results in it", path) end
   if #sets == 0 then return nil, string.format("%s: no results in it", path) end
+  for _, s in ipairs(sets) do settle(s) end
   return sets
 end
 
