@@ -93,7 +93,8 @@ local function fleet_text(res, diffs, nfiles, o)
   local out = {}
   local function say(...) out[#out + 1] = string.format(...) end
   say("pmcsh compare: %d hosts (%s) in %d files, %d metrics; a node is flagged past |z| > %g and beyond " ..
-    "%g%% of the fleet median", #res.hosts, table.concat(res.hosts, ", "), nfiles, res.metrics, res.z, res.band * 100)
+    "%g%% of the fleet median (on ratios a factor of %g either way)", #res.hosts, table.concat(res.hosts, ", "),
+    nfiles, res.metrics, res.z, res.band * 100, 1 + res.band)
   duplicates(res, say)
   if #res.hosts < 3 then say("  (fewer than 3 hosts: no median to judge a node against)") end
   local rows, nflagged = res.rows, 0

@@ -97,8 +97,8 @@ local function bounds(opts, base, ms)
       local bm = base.metrics["health: " .. m.name]
       if bm then
         any = true
-        set(m.name, bm.low, bm.high, string.format("the baseline's median %.6g, band %g%%", bm.median,
-          (base.band or 0) * 100))
+        set(m.name, bm.low, bm.high, string.format("the baseline's median %.6g, band %g%%%s", bm.median,
+          (base.band or 0) * 100, bm.scale == "log" and string.format(": a factor of %g", 1 + (base.band or 0)) or ""))
       end
     end
     if not any then
