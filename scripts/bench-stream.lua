@@ -37,9 +37,12 @@ local function thread_counts(opts, m)
 end
 
 -- Kernel k of stream s against its reference refk, rounds interleaved:
--- {best, best_ref, paired (the median of the rounds' ratios), isa}, or nil, message.
+-- {best, best_ref, paired (the median of the rounds' ratios), isa,
+-- samples, ref_samples (MB/s of every repetition of every round)}, or
+-- nil, message.
 local function compare(s, k, refk, opts)
   local best, best_ref, paired, isa = 0, 0, {}, nil
+  local samples = {[false] = {}, [true] = {}}
   for round = 1, opts.rounds do
     local this = {}
     -- alternate who goes first, so a drift in the machine hits both
@@ -50,6 +53,7 @@ local function compare(s, k, refk, opts)
         return nil, rerr
       end
       if not ref then isa = r.isa end
+      for i, t in ipairs(r.times) do table.insert(samples[ref], 1e-6 * r.bytes_per_iter * r.work[i] / t) end
       if ref then best_ref = math.max(best_ref, r.mbps) else best = math.max(best, r.mbps) end
       this[ref] = r.mbps
     end
@@ -57,7 +61,8 @@ local function compare(s, k, refk, opts)
   end
   -- the same round's two runs saw the same machine: the median of
   -- their ratios resists noise that best-of alone does not
-  return {best = best, best_ref = best_ref, paired = metrics.stats(paired).median, isa = isa}
+  return {best = best, best_ref = best_ref, paired = metrics.stats(paired).median, isa = isa,
+    samples = samples[false], ref_samples = samples[true]}
 end
 
 -- The plain C driver (kernels/loop_driver.c), built once: its path and,
@@ -346,7 +351,8 @@ an OpenMP build is run at each --threads count (OMP_NUM_THREADS).]],
     {name = "pages", type = "string", choices = {"4k", "thp", "2m", "1g"}, default = "4k", help = "page policy"},
     {name = "self", type = "flag", help = "A/A: pmcsh's kernel on both sides, to see the noise floor"},
     {name = "isa", type = "string", help = "the variant of pmcsh's loops (default: the best this cpu runs)"},
-    {name = "json", type = "flag", help = "one JSON object per kernel and thread count"},
+    {name = "json", type = "flag",
+     help = "one JSON object per kernel and thread count, with the MB/s of every repetition (samples, ref_samples)"},
     {name = "loop", type = "list",
      help = "your own loop, FILE[:SYMBOL] (STREAM's convention): pmcsh against a plain C driver, one thread"},
     {name = "stream", type = "string",
@@ -427,7 +433,7 @@ an OpenMP build is run at each --threads count (OMP_NUM_THREADS).]],
           print(cjson.encode({kernel = k, threads = t, n = n, pages = opts.pages, page_size = pg.page_size,
             mbps = c.best, ref_mbps = c.best_ref, ratio = ratio, paired_ratio = c.paired, isa = c.isa,
             reference = opts.self and ("stream_" .. k) or ("ref_stream_" .. refk),
-            reps = opts.reps, rounds = opts.rounds}))
+            reps = opts.reps, rounds = opts.rounds, samples = c.samples, ref_samples = c.ref_samples}))
         else
           print(string.format("%-9s %12.1f %12.1f %7.3f %7.3f   %s%s", k, c.best, c.best_ref, ratio, c.paired,
             opts.self and "stream_" .. k .. " itself (A/A)" or "ref_stream_" .. refk,

@@ -1,6 +1,7 @@
 -- pmcsh compare: results of many nodes judged against their fleet, or two
 -- results files as an A/B.  The statistics are pmcsh.compare's.
 local compare = require("pmcsh.compare")
+local metrics = require("pmcsh.metrics")
 local recipe = require("pmcsh.recipe")
 local plot = require("pmcsh.plot")
 local sys = require("pmcsh.sys")
@@ -92,7 +93,8 @@ local function fleet_text(res, diffs, nfiles, o)
   local out = {}
   local function say(...) out[#out + 1] = string.format(...) end
   say("pmcsh compare: %d hosts (%s) in %d files, %d metrics; a node is flagged past |z| > %g and beyond " ..
-    "%g%% of the fleet median", #res.hosts, table.concat(res.hosts, ", "), nfiles, res.metrics, res.z, res.band * 100)
+    "%g%% of the fleet median (on ratios a factor of %g either way)", #res.hosts, table.concat(res.hosts, ", "),
+    nfiles, res.metrics, res.z, res.band * 100, 1 + res.band)
   duplicates(res, say)
   if #res.hosts < 3 then say("  (fewer than 3 hosts: no median to judge a node against)") end
   local rows, nflagged = res.rows, 0
@@ -112,6 +114,11 @@ local function fleet_text(res, diffs, nfiles, o)
   end
   if res.equal > 0 then say("%d metrics are the same on every host", res.equal) end
   if res.few > 0 then say("%d metrics are on fewer than 3 hosts: not judged", res.few) end
+  if #o.disturbances > 0 then
+    local t = {}
+    for i, n in ipairs(o.disturbances) do t[i] = text.inert(n) end
+    say("left out: the counts of %s (what disturbs a window, not the machine's work)", table.concat(t, ", "))
+  end
   if #res.flagged == 0 then
     say("flagged: none")
   else
@@ -141,7 +148,7 @@ local function fleet_csv(res)
   return csv(FLEET_FIELDS, res.rows)
 end
 
-local function fleet_json(res, diffs, hosts)
+local function fleet_json(res, diffs, hosts, disturbances)
   local rows = {}
   for i, r in ipairs(res.rows) do
     rows[i] = {host = r.host, metric = r.metric, unit = r.unit, value = r.value, median = r.median, mad = r.mad,
@@ -151,7 +158,7 @@ local function fleet_json(res, diffs, hosts)
   for _, h in ipairs(hosts) do fps[h.host] = h.fingerprint end
   return json.encode({mode = "fleet", z = res.z, band = res.band, hosts = res.hosts, flagged = res.flagged,
     rows = rows, differences = diffs, fingerprints = fps, equal = res.equal, few = res.few,
-    duplicates = res.duplicates}) .. "\n"
+    duplicates = res.duplicates, left_out = {disturbances = disturbances}}) .. "\n"
 end
 
 -- One point per node per metric, as the node's value over the fleet's
@@ -177,35 +184,41 @@ end
 
 -- ---- A/B -------------------------------------------------------------------
 
-local function ab_text(rows, diffs, a, b, o)
+-- How a side's runs read: "host H, recipe R, N runs".
+local function who(sets)
+  local hs, rs, seen = {}, {}, {}
+  for _, s in ipairs(sets) do
+    if not seen["h" .. s.host] then seen["h" .. s.host] = true; hs[#hs + 1] = text.inert(s.host) end
+    if not seen["r" .. s.recipe] then seen["r" .. s.recipe] = true; rs[#rs + 1] = text.inert(s.recipe) end
+  end
+  return string.format("host %s, %s, %d run%s", table.concat(hs, " "), table.concat(rs, " "), #sets,
+    #sets == 1 and "" or "s")
+end
+
+local function ab_text(rows, info, diffs, a, b, o)
   local out = {}
   local function say(...) out[#out + 1] = string.format(...) end
-  local function who(sets)
-    local hs, rs, seen = {}, {}, {}
-    for _, s in ipairs(sets) do
-      if not seen["h" .. s.host] then seen["h" .. s.host] = true; hs[#hs + 1] = text.inert(s.host) end
-      if not seen["r" .. s.recipe] then seen["r" .. s.recipe] = true; rs[#rs + 1] = text.inert(s.recipe) end
-    end
-    return string.format("host %s, %s", table.concat(hs, " "), table.concat(rs, " "))
-  end
   say("pmcsh compare: A = %s (%s), B = %s (%s)", text.inert(a), who(o.a_sets), text.inert(b), who(o.b_sets))
-  say("B - A: the means of the repetitions each file kept, with Welch's %g%% interval; where a file kept " ..
-    "fewer than 2, the values' difference and no interval", o.level * 100)
+  say("B - A: the means of each side's runs (a run's value is its headline), with Welch's interval over the runs " ..
+    "(run-to-run noise)%s", info.intervals == 0 and "" or info.intervals == 1
+    and string.format(" at %g%%", info.level * 100) or string.format(", %g%% for the %d intervals together " ..
+    "(each at %.4g%%, Bonferroni)", info.level * 100, info.intervals, info.each * 100))
   if #rows > 0 then
     local wm = column(rows, function(r) return text.inert(r.metric) end, 6)
-    say("%s %12s %12s %12s %8s  %-27s %s", text.pad("metric", wm), "A", "B", "B - A", "", "interval", "")
+    say("%s %12s %12s %12s %8s %5s  %s", text.pad("metric", wm), "A", "B", "B - A", "", "runs", "interval")
     local shown = o.rows > 0 and math.min(#rows, o.rows) or #rows
     for i = 1, shown do
       local r = rows[i]
-      local iv = r.lo and string.format("[%s, %s]", signed(r.lo), signed(r.hi)) or "no interval"
-      local verdict = r.significant == nil and string.format("(%d and %d repetitions)", r.n_a, r.n_b)
+      local iv = r.lo and string.format("[%s, %s]", signed(r.lo), signed(r.hi)) or "no interval: " .. r.why
+      local verdict = r.significant == nil and ""
         or r.significant and (r.diff > 0 and "B higher" or "B lower") or "no significant difference"
-      say("%s %12s %12s %12s %8s  %-27s %s", text.pad(text.inert(r.metric), wm), g(r.a), g(r.b), signed(r.diff),
-        pct(r.rel), iv, verdict)
+      local l = string.format("%s %12s %12s %12s %8s %5s  %-27s %s", text.pad(text.inert(r.metric), wm), g(r.a),
+        g(r.b), signed(r.diff), pct(r.rel), r.runs_a .. "/" .. r.runs_b, iv, verdict)
+      out[#out + 1] = (l:gsub("%s+$", ""))
     end
     if shown < #rows then say("... %d more rows (--rows 0 shows all)", #rows - shown) end
   else
-    say("no metric is in both files")
+    say("no metric is in both")
   end
   local nsig, nsame, nnone = 0, 0, 0
   for _, r in ipairs(rows) do
@@ -213,6 +226,28 @@ local function ab_text(rows, diffs, a, b, o)
     else nnone = nnone + 1 end
   end
   say("%d metrics differ significantly, %d show no significant difference, %d have no interval", nsig, nsame, nnone)
+  if nnone > 0 then
+    say("an interval needs 2 runs a side or more: append runs to a file (pmcsh latency --json >> a.jsonl) " ..
+      "or give --ab two folders of runs")
+  end
+  -- the noise the intervals rest on, beside what one run's repetitions show
+  local between, within = {}, {}
+  for _, r in ipairs(rows) do
+    if r.sd_runs and r.sd_reps and r.a ~= 0 then
+      between[#between + 1], within[#within + 1] = r.sd_runs / math.abs(r.a), r.sd_reps / math.abs(r.a)
+    end
+  end
+  if #between > 0 then
+    say("noise: a run's value varies by %.2g%% between runs, a repetition by %.2g%% inside a run (SD over the " ..
+      "mean, median of %d metrics)", 100 * metrics.median(between), 100 * metrics.median(within), #between)
+  end
+  if #info.disturbances > 0 or info.zero > 0 then
+    local t = {}
+    for i, n in ipairs(info.disturbances) do t[i] = text.inert(n) end
+    say("left out:%s%s", #t > 0 and string.format(" the counts of %s (what disturbs a window, not the " ..
+      "machine's work)%s", table.concat(t, ", "), info.zero > 0 and ";" or "") or "",
+      info.zero > 0 and string.format(" %d metrics zero in every run", info.zero) or "")
+  end
   for _, what in ipairs({"settings", "fingerprint"}) do
     if #diffs[what] == 0 then
       say("%s: the same", what)
@@ -226,7 +261,8 @@ local function ab_text(rows, diffs, a, b, o)
   return lines(out)
 end
 
-local AB_FIELDS = {"metric", "unit", "a", "b", "diff", "rel", "lo", "hi", "n_a", "n_b", "significant", "basis"}
+local AB_FIELDS = {"metric", "unit", "a", "b", "diff", "rel", "lo", "hi", "runs_a", "runs_b", "significant", "why",
+  "sd_runs", "sd_reps"}
 
 local function ab_csv(rows)
   return csv(AB_FIELDS, rows)
@@ -241,7 +277,7 @@ local function ab_plot(rows, file, level)
     end
   end
   return plot.fleet(file, {metrics = names, series = {{title = "B / A", points = pts}},
-    ylabel = "B / A (means of the repetitions)",
+    ylabel = "B / A (means of the runs)",
     title = string.format("B over A per metric, with the %g%% interval; marked: significant", level * 100)})
 end
 
@@ -257,14 +293,27 @@ With three or more hosts, or folders, per metric the fleet's median, each
 node's deviation d from it, the MAD (the median |d|) and the robust z-score
 0.6745 d / MAD: a node is flagged past |z| > --z and beyond --band of the
 median.  For a metric positive on every host (rates, times, counts) d is
-ln(x / median), so a tenth of the median is as far off as ten times it, and
-the MAD shows as a percentage; for one of either sign d is x - median.  The
+ln(x / median), so a tenth of the median is as far off as ten times it,
+the band is a factor of 1 + band either way (--band 0.5: a third below
+the median is as far as half above it), and the MAD shows as a
+percentage; for one of either sign d is x - median.  The
 table is sorted worst first; the fingerprint fields where a flagged node
 differs from the rest are listed (the likely cause, often).
 
-With exactly two files it is an A/B: per metric, B - A between the means of
-the repetitions each file kept, with Welch's interval (--level), and "no
-significant difference" where the interval holds 0.
+With exactly two files it is an A/B, each file a side holding one run or
+several (a recipe's --json appended: pmcsh latency --json >> a.jsonl);
+--ab takes two folders (or files) as the sides, a folder's files its
+runs.  Per metric, B - A between the means of the runs' values (each
+run's headline: best, trimmed mean), with Welch's interval over the runs,
+as perf stat -r and hyperfine take runs: what varies from run to run on a
+shared machine (page placement, neighbours, frequency) is in it, where
+the repetitions inside one run would miss it.  The intervals hold together
+at --level (Bonferroni), so an A/A of many metrics reads "no significant
+difference" on every one.  A side of one run gives no interval ("no
+interval: one run each"), never a verdict.  The counts of what disturbs a
+window (context switches, migrations, known by their encoding) and
+metrics zero in every run are left out, as the survey's table leaves
+them.
 
 Files come from other nodes and are checked line by line: a folder's file
 that cannot be read is left out, with a line on stderr saying why; a file
@@ -274,15 +323,19 @@ named, with the files that claim it.
 
   pmcsh compare results/                     the fleet, worst first
   pmcsh compare results/ --baseline b.json   ... and a baseline for pmcsh health
-  pmcsh compare a.jsonl b.jsonl              A/B
+  pmcsh compare a.jsonl b.jsonl              A/B, the runs each file holds
+  pmcsh compare --ab a/ b/                   A/B, a folder of runs per side
   pmcsh compare --only MB/s results/         the metrics whose name holds MB/s]],
   options = {
     {name = "z", type = "number", default = compare.Z, positive = true, help = "flag past this robust |z|"},
     {name = "band", type = "number", default = compare.BAND, min = 0,
-     help = "and beyond this fraction of the fleet median (0.1: 10%)"},
-    {name = "level", type = "number", default = compare.LEVEL, min = 0.5, max = 0.999, help = "A/B: the interval's confidence"},
+     help = "and beyond this fraction of the fleet median (0.1: 10%; a metric positive on every host: a factor " ..
+       "of 1 + band either way)"},
+    {name = "level", type = "number", default = compare.LEVEL, min = 0.5, max = 0.999,
+     help = "A/B: the confidence of all the intervals together"},
     {name = "only", type = "list", help = "the metrics whose name holds one of these words"},
     {name = "fleet", type = "flag", help = "two files as a fleet of two hosts, not an A/B"},
+    {name = "ab", type = "flag", help = "A/B of the two files or folders named, each a side's runs"},
     {name = "rows", type = "int", default = 40, min = 0, help = "rows of the table, flagged ones always (0: all)"},
     {name = "baseline", type = "string", help = "write a baseline for pmcsh health (the fleet's, flagged nodes left out)"},
     {name = "csv", type = "flag", help = "CSV: a line per node and metric (A/B: per metric)"},
@@ -313,29 +366,45 @@ named, with the files that claim it.
       end
     end
     local filter = compare.only(opts.only)
+    if opts.ab then
+      if #args ~= 2 then usage("--ab compares two sides: name two files or folders, not %d", #args) end
+      if opts.fleet then usage("--ab and --fleet exclude each other") end
+    end
     -- a file named that cannot be read is an error; one of a folder is
     -- left out, saying why, and the others compared
-    local per_file, left = {}, {}
+    local per_file, sets_of, left = {}, {}, {}
     for _, f in ipairs(files) do
       local sets, err = compare.read(f)
       if sets then per_file[#per_file + 1] = sets
       elseif in_dir[f] then left[#left + 1] = "pmcsh compare: left out " .. err
       else return nil, text.inert(err) end
+      sets_of[f] = sets
     end
     if #left > 0 then io.stderr:write(lines(left)) end
     if #per_file == 0 then return nil, string.format("no results in %d files (all left out)", #files) end
-    local ab = #files == 2 and not from_dir and not opts.fleet
+    local ab = opts.ab or #files == 2 and not from_dir and not opts.fleet
     if ab then
       if opts.baseline then usage("--baseline needs a fleet: give a folder, three files or more, or --fleet") end
-      local rows = compare.ab(per_file[1], per_file[2], {filter = filter, level = opts.level})
-      local diffs = compare.ab_differences(per_file[1], per_file[2])
+      -- a side: the runs of the files its argument names
+      local sides = {}
+      for i = 1, 2 do
+        sides[i] = {}
+        for _, f in ipairs((files_of({args[i]}))) do
+          local sets = sets_of[f] or {}
+          table.move(sets, 1, #sets, #sides[i] + 1, sides[i])
+        end
+        if #sides[i] == 0 then usage("%s: no results in it", text.inert(args[i])) end
+      end
+      local rows, info = compare.ab(sides[1], sides[2], {filter = filter, level = opts.level})
+      local diffs = compare.ab_differences(sides[1], sides[2])
       if opts.csv then io.write(ab_csv(rows))
       elseif opts.json then
-        io.write(json.encode({mode = "ab", a = files[1], b = files[2], level = opts.level, rows = rows,
-          differences = diffs}), "\n")
+        io.write(json.encode({mode = "ab", a = args[1], b = args[2], runs_a = #sides[1], runs_b = #sides[2],
+          level = info.level, each = info.each, rows = rows, differences = diffs,
+          left_out = {disturbances = info.disturbances, zero = info.zero}}), "\n")
       else
-        io.write(ab_text(rows, diffs, files[1], files[2], {level = opts.level, rows = opts.rows,
-          a_sets = per_file[1], b_sets = per_file[2]}))
+        io.write(ab_text(rows, info, diffs, args[1], args[2], {rows = opts.rows, a_sets = sides[1],
+          b_sets = sides[2]}))
       end
       if opts.plot then
         local ok, perr = ab_plot(rows, opts.plot, opts.level)
@@ -345,7 +414,8 @@ named, with the files that claim it.
     end
     local sets = {}
     for _, s in ipairs(per_file) do table.move(s, 1, #s, #sets + 1, sets) end
-    local hosts = compare.hosts(sets, filter)
+    local disturbances = {}
+    local hosts = compare.hosts(sets, filter, disturbances)
     local res = compare.fleet(hosts, {z = opts.z, band = opts.band})
     local diffs = compare.differences(hosts, res.flagged)
     if res.metrics == 0 then
@@ -357,8 +427,8 @@ named, with the files that claim it.
       local warn = {}
       duplicates(res, function(...) warn[#warn + 1] = "pmcsh compare: " .. string.format(...) end)
       if #warn > 0 then io.stderr:write(lines(warn)) end
-    elseif opts.json then io.write(fleet_json(res, diffs, hosts))
-    else io.write(fleet_text(res, diffs, #per_file, {rows = opts.rows})) end
+    elseif opts.json then io.write(fleet_json(res, diffs, hosts, disturbances))
+    else io.write(fleet_text(res, diffs, #per_file, {rows = opts.rows, disturbances = disturbances})) end
     io.flush()
     if opts.baseline then
       local b = compare.baseline(hosts, res)

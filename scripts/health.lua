@@ -2,7 +2,9 @@
 -- prolog: STREAM triad and copy with all the cpus of each socket, idle
 -- latency and memory-level parallelism, judged against a fleet's baseline
 -- (pmcsh compare --baseline) or explicit thresholds.  Silent when healthy,
--- exit 0; one line on stderr and exit 1 when not.
+-- exit 0; one line on stderr and exit 1 when not.  With neither it refuses
+-- (exit 2): a check that lost its baseline must not pass every node;
+-- --measure-only measures for a baseline and judges nothing.
 local chase = require("pmcsh.chase")
 local compare = require("pmcsh.compare")
 local errors = require("pmcsh.errors")
@@ -15,7 +17,11 @@ local plan = require("pmcsh.survey.plan")
 local sys = require("pmcsh.sys")
 local text = require("pmcsh.text")
 
+local cjson = require("cjson")
+
 local FORMAT = "pmcsh-health/1"
+-- The options that give health something to judge against.
+local THRESHOLDS = {"min-triad", "min-copy", "max-latency", "min-mlp"}
 local MAX_N = 1 << 26            -- elements per array: 1.5 GiB in all, ~0.2 s a triad at 10 GB/s
 local MAX_CHAIN = 1 << 30
 
@@ -91,8 +97,8 @@ local function bounds(opts, base, ms)
       local bm = base.metrics["health: " .. m.name]
       if bm then
         any = true
-        set(m.name, bm.low, bm.high, string.format("the baseline's median %.6g, band %g%%", bm.median,
-          (base.band or 0) * 100))
+        set(m.name, bm.low, bm.high, string.format("the baseline's median %.6g, band %g%%%s", bm.median,
+          (base.band or 0) * 100, bm.scale == "log" and string.format(": a factor of %g", 1 + (base.band or 0)) or ""))
       end
     end
     if not any then
@@ -108,6 +114,15 @@ local function bounds(opts, base, ms)
     if m.name == "mlp" and opts["min-mlp"] then set(m.name, opts["min-mlp"], nil, "--min-mlp") end
   end
   return b
+end
+
+-- The run's own spread of a metric, as the survey states a cell's:
+-- (max - min) / mean over the repetitions or samples it rests on.
+local function spread(m)
+  if not m.samples or #m.samples < 2 then return "(one figure)" end
+  local st = metrics.stats(m.samples)
+  return st.spread and string.format("±%.1f%% over %d %s", 100 * st.spread, st.n,
+    m.name:match("MB/s") and "reps" or "samples") or ""
 end
 
 -- The checks failed: a list of one-phrase reasons.
@@ -136,9 +151,24 @@ pmcsh compare --baseline writes from a healthy fleet's health results, or
 against the explicit thresholds, the stricter winning.  Healthy: no output
 (unless -v), exit 0.  Unhealthy: one line on stderr naming each check
 failed, exit 1, as Slurm's HealthCheckProgram and NHC expect.  With
-neither a baseline nor a threshold it measures and judges nothing.
+neither a baseline nor a threshold it refuses (exit 2), as NHC refuses to
+run without a configuration: a check that lost its baseline must not pass
+every node.  --measure-only measures for a baseline and judges nothing.
 
-  srun -N4 --ntasks-per-node=1 pmcsh health --out results/          a file per node
+The band: a baseline holds a node within the fleet's median widened by
+3.5 MADs or by compare's --band (default 10%: a factor of 1.1 either
+way), the wider.  The band must exceed a healthy node's own run-to-run
+spread, or health fails healthy nodes: -v prints each metric's spread
+inside the run, and several --measure-only runs of one node, compared,
+its spread from run to run.  Measured: 8 runs on a 2-core KVM guest that
+shares its host spread triad 6.5-21.8 GB/s, copy 4.3-20.2 GB/s, idle
+latency 219-888 ns and mlp 9.5-16, up to a factor of 2.4 from their
+median, while a run's own repetitions spread 6-85%: there 10% fails
+healthy runs, a band of 2 (a factor of 3) holds, and no slowdown under
+a factor of 3 can be told from noise.  10% suits a node whose runs agree
+within a few percent: measure yours before you trust it.
+
+  srun -N4 --ntasks-per-node=1 pmcsh health --measure-only --out results/   a file per node
   pmcsh compare --baseline fleet.json results/                      the fleet's baseline
   pmcsh health --baseline fleet.json                                the check (exit 0/1)
   pmcsh health --min-triad 20000 --max-latency 150 -v]],
@@ -148,7 +178,9 @@ neither a baseline nor a threshold it measures and judges nothing.
     {name = "min-copy", type = "number", positive = true, help = "fail below this copy MB/s (each socket)"},
     {name = "max-latency", type = "number", positive = true, help = "fail above this idle latency (ns)"},
     {name = "min-mlp", type = "number", positive = true, help = "fail below this memory-level parallelism"},
-    {name = "verbose", short = "v", type = "flag", help = "print the measurements and the verdict when healthy too"},
+    {name = "measure-only", type = "flag", help = "measure and write the results, judge nothing (for a baseline)"},
+    {name = "verbose", short = "v", type = "flag",
+     help = "print the measurements, each with its run's own spread, and the verdict when healthy too"},
     {name = "json", type = "flag", help = "print JSON lines: the fingerprint, a record per metric, the verdict"},
     {name = "out", short = "o", type = "string",
      help = "write the results to this file (%h host, %j job, %t task; DIR/: a file per task in DIR)"},
@@ -159,6 +191,15 @@ neither a baseline nor a threshold it measures and judges nothing.
   },
   run = function(opts)
     local t0 = sys.now()
+    local judged = opts.baseline ~= nil
+    for _, t in ipairs(THRESHOLDS) do judged = judged or opts[t] ~= nil end
+    if not judged and not opts["measure-only"] then
+      usage("nothing to judge against: give --baseline FILE (pmcsh compare --baseline) or a threshold (--%s), " ..
+        "or --measure-only to measure for a baseline", table.concat(THRESHOLDS, ", --"))
+    end
+    if judged and opts["measure-only"] then
+      usage("--measure-only judges nothing: without --baseline and the thresholds")
+    end
     local m = stream.machine()
     local o = {reps = opts.reps, mlp_max = opts["mlp-max"]}
     o.n = opts.n or math.min(MAX_N, (plan.default_n(m.default_n, machine.mem_available())))
@@ -202,7 +243,8 @@ neither a baseline nor a threshold it measures and judges nothing.
       return nil, berr
     end
     local failed = judge(ms, b)
-    local verdict = {type = "verdict", healthy = #failed == 0, failed = failed, seconds = sys.now() - t0}
+    local verdict = {type = "verdict", healthy = judged and #failed == 0 or nil, judged = judged, failed = failed,
+      seconds = sys.now() - t0}
     local header = {type = "header", recipe = "health", format = FORMAT, fingerprint = fp, n = o.n, reps = o.reps,
       chain = o.chain, mlp_max = o.mlp_max, started = os.time(), baseline = opts.baseline}
     if w then
@@ -214,18 +256,18 @@ neither a baseline nor a threshold it measures and judges nothing.
       if not ok or not closed then return nil, e2 or cerr end
     end
     if opts.json then
-      local cjson = require("cjson")
       print(results.head("health", fp))
       for _, rec in ipairs(ms) do print(cjson.encode(rec)) end
       print(cjson.encode(verdict))
     elseif opts.verbose then
       for _, rec in ipairs(ms) do
         local e = b[rec.name] or {}
-        print(string.format("%-24s %12.6g %-6s%s%s", rec.name, rec.value, rec.unit,
-          e.low and string.format("  >= %.6g", e.low) or "", e.high and string.format("  <= %.6g", e.high) or ""))
+        local l = string.format("%-24s %12.6g %-6s  %-26s%s%s", rec.name, rec.value, rec.unit, spread(rec),
+          e.low and string.format("  >= %.6g", e.low) or "", e.high and string.format("  <= %.6g", e.high) or "")
+        print((l:gsub("%s+$", "")))
       end
-      print(string.format("%s: %s in %.1f s%s", text.inert(fp.host), #failed == 0 and "healthy" or "UNHEALTHY",
-        verdict.seconds, next(b) == nil and " (no baseline or threshold: nothing judged)" or ""))
+      print(string.format("%s: %s in %.1f s%s", text.inert(fp.host), not judged and "measured" or #failed == 0
+        and "healthy" or "UNHEALTHY", verdict.seconds, not judged and " (--measure-only: nothing judged)" or ""))
     end
     if #failed > 0 then
       io.stderr:write(string.format("pmcsh health: %s: %s\n", text.inert(fp.host), table.concat(failed, "; ")))

@@ -54,7 +54,8 @@ describe("files written in a folder another user can write", function()
     local env = {env = "SLURMD_NODENAME=nx SLURM_JOB_ID=7 SLURM_PROCID=0"}
     local name = shared .. "/health-nx-7-0.jsonl"
     if not other("ln -s " .. h.shquote(victim) .. " " .. h.shquote(name)) then return end
-    local r = h.run({"health", "-v", "--n", "4096", "--reps", "2", "--chain", "64K", "--mlp-max", "2", "--out", shared .. "/"}, env)
+    local r = h.run({"health", "-v", "--measure-only", "--n", "4096", "--reps", "2", "--chain", "64K", "--mlp-max", "2",
+      "--out", shared .. "/"}, env)
     assert.are.equal(2, r.code)
     assert.matches("a link of another user's", r.err, 1, true)
     assert.are.equal("", r.out)   -- -v prints the measurements: none were made
@@ -62,7 +63,8 @@ describe("files written in a folder another user can write", function()
     -- an empty file of the other user's, writable by all, is not adopted
     os.remove(name)
     other("sh -c " .. h.shquote("umask 0 && : > " .. h.shquote(name)))
-    r = h.run({"health", "-v", "--n", "4096", "--reps", "2", "--chain", "64K", "--mlp-max", "2", "--out", shared .. "/"}, env)
+    r = h.run({"health", "-v", "--measure-only", "--n", "4096", "--reps", "2", "--chain", "64K", "--mlp-max", "2",
+      "--out", shared .. "/"}, env)
     assert.are.equal(2, r.code)
     assert.matches("a file of another user's", r.err, 1, true)
     assert.are.equal("", r.out)

@@ -1,6 +1,7 @@
 -- Comparing results: many hosts' files as a fleet (each node against the
--- fleet's median, by the robust z-score), or two files as an A/B (the
--- difference with an interval from the repetitions each file kept).
+-- fleet's median, by the robust z-score), or two sides as an A/B (the
+-- difference with an interval from the runs each side holds: run-to-run
+-- noise, which the repetitions inside one run do not show).
 --
 -- A results file holds sets: a record with a fingerprint (a survey's
 -- header, a recipe's first JSON line, a health file's header) names the
@@ -9,7 +10,8 @@
 -- "metric" ({name=, value=, unit=, better=, samples=}) is read from any.
 -- A metric: {name=, value= (the headline: best, trimmed mean), unit=,
 -- better= ("higher", "lower" or nil), samples= (the repetitions kept),
--- floor= (the least variance of one sample: counts' Poisson variance)}.
+-- floor= (the least variance of one sample: counts' Poisson variance),
+-- event= (the event it counts, where it is one)}.
 local machine = require("pmcsh.machine")
 local metrics = require("pmcsh.metrics")
 local results = require("pmcsh.results")
@@ -46,10 +48,14 @@ READERS.loaded = {fields = {delay = "integer", ns = "number", mbps = "number"},
     return {{name = string.format("ns per load, delay %d", r.delay), value = r.ns, unit = "ns", better = "lower"},
       {name = string.format("loaders MB/s, delay %d", r.delay), value = r.mbps, unit = "MB/s", better = "higher"}}
   end}
-READERS["bench-stream"] = {fields = {kernel = "string", threads = "integer", mbps = "number"},
+-- per: a field of the records that names a metric only where a run holds
+-- several of its values ("triad MB/s, 2 threads"); a run of one is a
+-- setting of the run's, so that an A/B of -t 1 against -t all pairs
+-- triad with triad and says the threads differ.
+READERS["bench-stream"] = {fields = {kernel = "string", threads = "integer", mbps = "number",
+  ["samples?"] = {list = "number"}}, per = {field = "threads", name = "%d threads"},
   metrics = function(r)
-    return {{name = string.format("%s MB/s, %d threads", r.kernel, r.threads), value = r.mbps, unit = "MB/s",
-      better = "higher"}}
+    return {{name = r.kernel .. " MB/s", value = r.mbps, unit = "MB/s", better = "higher", samples = r.samples}}
   end}
 -- survey --json (the tidy records): the events per iteration, and the
 -- bandwidth once per kernel
@@ -59,7 +65,8 @@ READERS.survey = {fields = {kind = "string", name = "string", kernel = "string",
     if r.kind ~= "event" then return {} end
     local out = {}
     if r.value then
-      out[1] = {name = string.format("%s per iteration, %s", r.name, r.kernel), value = r.value, unit = r.unit}
+      out[1] = {name = string.format("%s per iteration, %s", r.name, r.kernel), value = r.value, unit = r.unit,
+        event = r.name}
     end
     if r.mbps_no_counters and not seen[r.kernel] then
       seen[r.kernel] = true
@@ -176,7 +183,7 @@ local function survey_set(path)
       local c = st.cells[row.key] and st.cells[row.key][k]
       if c and c.value then
         ms[#ms + 1] = {name = string.format("%s per iteration, %s", row.key, k), value = c.value,
-          unit = c.unit, samples = c.per_rep, floor = poisson(c, run_of[c])}
+          unit = c.unit, samples = c.per_rep, floor = poisson(c, run_of[c]), event = row.key}
       end
     end
   end
@@ -186,6 +193,24 @@ local function survey_set(path)
     if not ok then return nil, aerr end
   end
   return {set}
+end
+
+-- A set's metrics named by their reader's `per` field where the set holds
+-- several of its values, the one value a setting of the set's otherwise.
+local function settle(set)
+  local per = (READERS[set.recipe] or {}).per
+  if not per then return end
+  local vals, n = {}, 0
+  for _, m in ipairs(set.metrics) do
+    if m.per ~= nil and not vals[m.per] then vals[m.per], n = true, n + 1 end
+  end
+  for _, m in ipairs(set.metrics) do
+    if m.per ~= nil then
+      local v = math.tointeger(m.per) or m.per   -- JSON numbers decode as floats: 2, not 2.0
+      if n > 1 then m.name = m.name .. ", " .. string.format(per.name, v) else set.settings[per.field] = v end
+    end
+    m.per = nil
+  end
 end
 
 -- The sets of one results file: a list, or nil and a message naming the
@@ -244,6 +269,7 @@ function M.read(path)
     if reader then ms, rerr = read_record(reader, r, where, seen) end
     if rerr then return nil, rerr end
     for _, m in ipairs(ms or {}) do
+      if reader.per then m.per = r[reader.per.field] end
       local aok, aerr = add(set, m, where)
       if not aok then return nil, aerr end
     end
@@ -254,6 +280,7 @@ function M.read(path)
   if not ok then return nil, err end
   if n == 0 then return nil, string.format("%s: empty: no results in it", path) end
   if #sets == 0 then return nil, string.format("%s: no results in it", path) end
+  for _, s in ipairs(sets) do settle(s) end
   return sets
 end
 
@@ -263,13 +290,22 @@ table.sort(M.recipes)
 
 -- Metrics of many sets merged under one name each ("recipe: name"): the
 -- values (several when tasks repeat), the samples joined, in first-seen
--- order.  filter(name) keeps a metric (nil: all).
-local function merge(sets, filter)
+-- order.  filter(name) keeps a metric (nil: all).  A count of what
+-- disturbs a window (context switches, migrations: survey.disturbance) is
+-- no measurement of the machine: left out, its event added to the list
+-- `left` if given.
+local function merge(sets, filter, left)
   local by, order = {}, {}
   for _, s in ipairs(sets) do
     for _, m in ipairs(s.metrics) do
       local name = s.recipe .. ": " .. m.name
-      if not filter or filter(name) then
+      local disturbance = m.event and survey.disturbance(m.event)
+      if disturbance and left then
+        local have = false
+        for _, n in ipairs(left) do have = have or n == m.event end
+        if not have then left[#left + 1] = m.event end
+      end
+      if not disturbance and (not filter or filter(name)) then
         local e = by[name]
         if not e then
           e = {name = name, unit = m.unit, better = m.better, values = {}, samples = {}, floor = 0}
@@ -297,8 +333,9 @@ function M.only(words)
   end
 end
 
--- The sets grouped by host, in the order hosts first appear.
-function M.hosts(sets, filter)
+-- The sets grouped by host, in the order hosts first appear; the events
+-- of the disturbance counts left out are added to `left` (a list) if given.
+function M.hosts(sets, filter, left)
   local by, order = {}, {}
   for _, s in ipairs(sets) do
     if not by[s.host] then
@@ -310,7 +347,7 @@ function M.hosts(sets, filter)
   local out = {}
   for i, h in ipairs(order) do
     local e = by[h]
-    e.metrics, e.order = merge(e.sets, filter)
+    e.metrics, e.order = merge(e.sets, filter, left)
     out[i] = e
   end
   return out
@@ -336,12 +373,22 @@ local function spread(vals)
   return med, log and "log" or "linear", dev, metrics.median(d)
 end
 
+-- Whether deviation d (spread()'s) lies beyond the band: on the log
+-- scale a factor of 1 + band either way, as the z takes a tenth and ten
+-- times alike (med * (1 - band) below made a band of 0.5 hold a slow
+-- node to half the median but a high latency to 1.5 times it, and a band
+-- of 1 or more no bound below at all); on the linear scale band * |med|.
+local function beyond(d, scale, med, band)
+  if scale == "log" then return math.abs(d) > math.log(1 + band) end
+  return math.abs(d) > band * math.abs(med)
+end
+
 -- The bounds a value must keep to stay unflagged, from spread(): outside
 -- both the robust z and the band of the median.
 local function bounds(med, scale, mad, z, band)
   local k = z * mad / metrics.ROBUST_Z
   if scale == "log" then
-    return math.min(med * math.exp(-k), med * (1 - band)), math.max(med * math.exp(k), med * (1 + band))
+    return math.min(med * math.exp(-k), med / (1 + band)), math.max(med * math.exp(k), med * (1 + band))
   end
   local d = math.max(k, band * math.abs(med))
   return med - d, med + d
@@ -350,7 +397,7 @@ end
 -- The fleet's statistics per metric: median, MAD over the hosts that
 -- have it (on the scale spread() picks); per host value, robust z, off
 -- (the relative distance from the median) and flagged (|z| > o.z and
--- |off| > o.band).  Returns {rows=, flagged={host...}, stats={name ->
+-- beyond o.band: beyond()).  Returns {rows=, flagged={host...}, stats={name ->
 -- {median=, mad=, scale=, n=, unit=, better=}}, equal= (metrics the same
 -- on every host), few= (on fewer than 3 hosts), duplicates= ({host=,
 -- claims={{file=, line=}...}} for each host several sets claim)}.
@@ -395,7 +442,7 @@ function M.fleet(hosts, o)
         local h, m = hm[1], hm[2]
         local z = metrics.robust_z(dev(m.value), 0, mad)
         local off = med ~= 0 and (m.value - med) / math.abs(med) or (m.value == med and 0 or math.huge)
-        local flagged = math.abs(z) > zmax and math.abs(off) > band
+        local flagged = math.abs(z) > zmax and beyond(dev(m.value), scale, med, band)
         local worse
         if m.better then worse = (m.better == "higher") == (m.value < med) end
         res.rows[#res.rows + 1] = {host = h.host, metric = name, unit = m.unit, value = m.value, median = med,
@@ -491,34 +538,97 @@ function M.differences(hosts, flagged)
   return out
 end
 
--- Two files as A and B: per metric both have, the means of the
--- repetitions each kept and B - A with Welch's interval at o.level; where
--- a side kept fewer than 2 repetitions, the headline values' difference
--- and no interval.  Rows: {metric=, unit=, a=, b=, diff=, rel=, lo=, hi=,
--- n_a=, n_b=, significant= (nil: no interval), basis= ("mean" or the
--- headline's)}, significant ones first, then by |rel|.
+-- Two sides, A and B, each a list of sets (a set is one run): per metric
+-- both have, each run's value (its headline: best, trimmed mean, as the
+-- recipe states it), and B - A between the means of the runs with
+-- Welch's interval over the runs, so the interval holds the run-to-run
+-- variance that the repetitions inside one run never show.  The
+-- intervals hold together at o.level (Bonferroni: each at 1 - (1 -
+-- level) / m for m intervals): "no significant difference" then means
+-- for every metric at once, as an A/A of many metrics must read.  A side
+-- of one run gives no interval (why = "one run each", "one run in A").
+-- A metric zero in every run of both sides is left out (counted).
+-- Returns rows {metric=, unit=, better=, a=, b=, diff=, rel=, lo=, hi=,
+-- runs_a=, runs_b=, significant= (nil: no interval), why=, sd_runs= (the
+-- runs' values' SD, pooled over the sides), sd_reps= (the median SD of
+-- the repetitions inside a run, where runs kept them)}, significant ones
+-- first, then by |rel|; and {level=, each= (each interval's level),
+-- intervals=, zero=, disturbances= (the events left out)}.
 function M.ab(a_sets, b_sets, o)
   o = o or {}
-  local a, order = merge(a_sets, o.filter)
-  local b = merge(b_sets, o.filter)
-  local rows = {}
-  for _, name in ipairs(order) do
-    local x, y = a[name], b[name]
-    if y then
-      local row = {metric = name, unit = x.unit, better = x.better}
-      local w = metrics.welch(x.samples, y.samples, o.level or M.LEVEL, x.floor, y.floor)
-      if w then
-        row.a, row.b, row.diff, row.lo, row.hi, row.n_a, row.n_b = w.mean_a, w.mean_b, w.diff, w.lo, w.hi, w.n_a, w.n_b
-        row.significant = w.lo > 0 or w.hi < 0
-        row.basis = "mean"
-      else
-        row.a, row.b, row.diff = x.value, y.value, y.value - x.value
-        row.n_a, row.n_b = #x.samples, #y.samples
-        row.basis = "value"
+  local level = o.level or M.LEVEL
+  local left = {}
+  local function side(sets)
+    local runs = {}
+    for i, s in ipairs(sets) do runs[i] = merge({s}, o.filter, left) end
+    return runs
+  end
+  local ra, rb = side(a_sets), side(b_sets)
+  local order, seen = {}, {}
+  for _, r in ipairs(ra) do
+    for _, e in pairs(r) do
+      if not seen[e.name] then seen[e.name] = true; order[#order + 1] = e.name end
+    end
+  end
+  table.sort(order)
+  -- per metric the runs of a side that hold it: values, the least
+  -- variance of one run's value (a count's Poisson floor over the samples
+  -- its value rests on), the SD of its repetitions
+  local function gather(runs, name)
+    local xs, floor, sds, first = {}, 0, {}, nil
+    for _, r in ipairs(runs) do
+      local e = r[name]
+      if e then
+        first = first or e
+        xs[#xs + 1] = e.value
+        floor = math.max(floor, e.floor / math.max(1, #e.samples))
+        if #e.samples >= 2 then sds[#sds + 1] = select(3, metrics.mean_rse(e.samples)) end
       end
-      row.rel = row.a ~= 0 and row.diff / math.abs(row.a) or (row.diff == 0 and 0 or nil)
+    end
+    return xs, floor, sds, first
+  end
+  local rows, info = {}, {level = level, zero = 0, disturbances = left}
+  for _, name in ipairs(order) do
+    local xs, fa, sa, e = gather(ra, name)
+    local ys, fb, sb = gather(rb, name)
+    local zero = #ys > 0
+    for _, v in ipairs(xs) do zero = zero and v == 0 end
+    for _, v in ipairs(ys) do zero = zero and v == 0 end
+    if zero then info.zero = info.zero + 1
+    elseif #ys > 0 then
+      local row = {metric = name, unit = e.unit, better = e.better, runs_a = #xs, runs_b = #ys, fa = fa, fb = fb,
+        xs = xs, ys = ys}
+      local sds = {}
+      table.move(sa, 1, #sa, 1, sds); table.move(sb, 1, #sb, #sds + 1, sds)
+      row.sd_reps = #sds > 0 and metrics.median(sds) or nil
+      if #xs >= 2 and #ys >= 2 then
+        local sdx, sdy = select(3, metrics.mean_rse(xs)), select(3, metrics.mean_rse(ys))
+        row.sd_runs = math.sqrt(((#xs - 1) * sdx ^ 2 + (#ys - 1) * sdy ^ 2) / (#xs + #ys - 2))
+      else
+        row.why = #xs < 2 and #ys < 2 and "one run each" or #xs < 2 and "one run in A" or "one run in B"
+      end
       rows[#rows + 1] = row
     end
+  end
+  local m = 0
+  for _, r in ipairs(rows) do if not r.why then m = m + 1 end end
+  info.intervals = m
+  info.each = m > 0 and 1 - (1 - level) / m or level
+  for _, row in ipairs(rows) do
+    local s = 0
+    for _, v in ipairs(row.xs) do s = s + v end
+    row.a = s / #row.xs
+    s = 0
+    for _, v in ipairs(row.ys) do s = s + v end
+    row.b = s / #row.ys
+    if not row.why then
+      local w = metrics.welch(row.xs, row.ys, info.each, row.fa, row.fb)
+      row.a, row.b, row.lo, row.hi = w.mean_a, w.mean_b, w.lo, w.hi
+      row.significant = w.lo > 0 or w.hi < 0
+    end
+    row.diff = row.b - row.a
+    row.rel = row.a ~= 0 and row.diff / math.abs(row.a) or (row.diff == 0 and 0 or nil)
+    row.xs, row.ys, row.fa, row.fb = nil, nil, nil, nil
   end
   local rank = function(r) return r.significant == true and 0 or r.significant == nil and 1 or 2 end
   table.sort(rows, function(p, q)
@@ -527,7 +637,7 @@ function M.ab(a_sets, b_sets, o)
     if rp ~= rq then return rp > rq end
     return p.metric < q.metric
   end)
-  return rows
+  return rows, info
 end
 
 -- Where two sets of sets differ: {field=, a=, b=} for the fingerprints

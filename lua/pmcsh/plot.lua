@@ -238,7 +238,8 @@ end
 -- Points over named categories, as ratios to 1: one column per metric
 -- (o.metrics, names on the x axis), a series per node (o.series = {{title=,
 -- points = {{x=, y=, lo=?, hi=?, flagged=?}}}}), y = value / reference;
--- o.band draws 1 +- band; flagged points are ringed and labelled with
+-- o.band draws 1 + band and 1 / (1 + band), a factor either way as
+-- compare judges ratios; flagged points are ringed and labelled with
 -- their series' title; lo..hi draws an interval.  pmcsh compare's picture.
 function M.fleet(file, o)
   local parts, plots, flagged = {}, {}, {}
@@ -274,12 +275,12 @@ function M.fleet(file, o)
   parts[#parts + 1] = string.format("set xrange [0.4:%f]", #(o.metrics or {}) + 0.6)
   local pad = (yhi - ylo) * 0.1 + 0.05
   if o.band then
-    ylo, yhi = math.min(ylo, 1 - o.band), math.max(yhi, 1 + o.band)
-    for _, y in ipairs({1 - o.band, 1 + o.band}) do
+    ylo, yhi = math.min(ylo, 1 / (1 + o.band)), math.max(yhi, 1 + o.band)
+    for _, y in ipairs({1 / (1 + o.band), 1 + o.band}) do
       parts[#parts + 1] = string.format("set arrow from graph 0, first %.10g to graph 1, first %.10g nohead dt 2 lw 2 lc rgb '#808080'", y, y)
     end
     parts[#parts + 1] = string.format("set label %s at graph 0.01, first %.10g offset 0,0.7 tc rgb '#505050'",
-      gq(string.format("band: +-%g%%", o.band * 100)), 1 + o.band)
+      gq(string.format("band: a factor of %g either way", 1 + o.band)), 1 + o.band)
   end
   parts[#parts + 1] = string.format("set yrange [%.10g:%.10g]", ylo - pad, yhi + pad)
   parts[#parts + 1] = "set arrow from graph 0, first 1 to graph 1, first 1 nohead lc rgb '#505050'"

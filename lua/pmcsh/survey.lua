@@ -37,6 +37,7 @@ local M = {}
 -- Returns the state table (see load) or nil, message, errno.
 M.run = run.run
 M.load = run.load
+M.disturbance = run.disturbance
 M.report = report.report
 M.group_metrics = report.group_metrics
 M.csv = outputs.csv
@@ -53,6 +54,8 @@ survey: the every-event survey of the STREAM loops (events per loop iteration).
       group: an events/ file (software, memory-skl, ...); survey.group_metrics(state)
       evaluates its metrics per kernel
   survey.load(path)             a JSON-lines file written by survey.run{out=...}
+  survey.disturbance(name)      whether the event counts what disturbs a window
+      (context switches, migrations, SMIs), known by its encoding
   survey.report(state, {stat=}) the table; survey.csv(state), survey.json(state):
       a record per row and kernel, fields as the table shows them
   survey.plot(state, "FILE.png", {stat=, all=})  a heat map of the table (gnuplot)]])

@@ -69,6 +69,22 @@ end
 -- interrupt adds to user-mode counts; nanoBench checks SMIs).  Those that
 -- open here (msr/smi/ is Intel's, and needs privilege).
 M.DISTURBANCES = {"context-switches", "cpu-migrations", "msr/smi/"}
+
+-- Whether event `name` counts one of the disturbances, known by what it
+-- counts (pmc.identity: cs, context-switches:k and perf::CONTEXT-SWITCHES
+-- are one); false for a name that does not encode here.
+local disturbing
+function M.disturbance(name)
+  if not disturbing then
+    disturbing = {}
+    for _, d in ipairs(M.DISTURBANCES) do
+      local id = pmc.identity(d)
+      if id then disturbing[id] = true end
+    end
+  end
+  local id = pmc.identity(name)
+  return id ~= nil and disturbing[id] == true
+end
 local known = {}   -- whether each opens here
 local function disturbances()
   local out = {}
