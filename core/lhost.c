@@ -382,7 +382,7 @@ static int help(lua_State *L)
 	       "  -h, --help  this text and the recipes\n"
 	       "  --version   pmcsh's version\n"
 	       "  RECIPE [--option value ...]  run a recipe (RECIPE --help: its options)\n"
-	       "Globals pmc, stream, chase, machine, recipe, metrics, help and show are set as pmcsh starts.\n\n");
+	       "Globals pmc, stream, chase, machine, regions, recipe, metrics, help and show are set as pmcsh starts.\n\n");
 	fflush(stdout);
 	char *none[] = {NULL};
 	return call_recipe_lib(L, "print_list", none, 0, 0);

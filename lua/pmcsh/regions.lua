@@ -288,9 +288,17 @@ local function write_std(res, w)
   w:write(string.format("\n%18.9f seconds time elapsed\n\n", res.elapsed or 0))
 end
 
+local function check_result(func, res)
+  if type(res) ~= "table" or type(res.regions) ~= "table" or type(res.events) ~= "table" then
+    errors.argument(func, 1, "a result of regions.run expected", 3)
+  end
+end
+
 -- Writes result res to w (anything with :write) as perf stat's table,
 -- its -x SEP rows (how.sep) or its -j lines (how.json).
-function M.write(res, w, how)
+M.write = doc(function(res, w, how)
+  check_result("write", res)
+  if type(w) ~= "table" and type(w) ~= "userdata" then errors.argument("write", 2, "a file (with :write) expected", 2) end
   how = how or {}
   if how.json then write_json(res, w)
   elseif how.sep then write_csv(res, w, how.sep)
@@ -298,12 +306,17 @@ function M.write(res, w, how)
   if how.json or how.sep then
     for _, n in ipairs(res.notes) do io.stderr:write("pmcsh stat: ", text.inert(n), "\n") end
   end
-end
+end, "regions.write", [[
+regions.write(res, file[, {sep = ",", json = true}]) writes a result of
+regions.run as pmcsh stat --regions does: perf stat's table, -x SEP rows or
+-j lines (a row per region, thread and event).]])
 
 -- The metric records of process p's regions (pmcsh compare reads any file
 -- of them): per region and event its inclusive count per call and per
 -- iteration, each thread's a sample.
-function M.metrics(res, p)
+M.metrics = doc(function(res, p)
+  check_result("metrics", res)
+  if type(p) ~= "table" or not p.pid then errors.argument("metrics", 2, "a process of res.processes expected", 2) end
   local out = {}
   for _, m in ipairs(res.regions) do
     local threads = {}
@@ -326,13 +339,19 @@ function M.metrics(res, p)
     end
   end
   return out
-end
+end, "regions.metrics", [[
+regions.metrics(res, process) -> the metric records pmcsh compare reads
+({type = "metric", name = "region R: EVENT per call", value, unit, samples}),
+for one process of res.processes: per region and event its inclusive count
+per call and per iteration, each thread's a sample.]])
 
 -- One results file per process in folder dir (results.path: DIR/regions-
 -- HOST-JOB-TASK.jsonl, the task being Slurm's; a process of several gets
 -- its rank or pid in the name): a header, the metric records of M.metrics,
 -- "done".  true, or nil, message.
-function M.save(res, dir)
+M.save = doc(function(res, dir)
+  check_result("save", res)
+  if type(dir) ~= "string" then errors.argument("save", 2, "a folder name expected", 2) end
   local fp = machine.fingerprint()
   local seen = {}
   for _, p in ipairs(res.processes) do
@@ -353,6 +372,16 @@ function M.save(res, dir)
     if not ok or not closed then return nil, e or cerr end
   end
   return true
-end
+end, "regions.save", [[
+regions.save(res, dir) -> true | nil, msg: a results file per process of a
+result of regions.run in folder dir (regions-HOST-JOB-TASK.jsonl), the
+metric records of regions.metrics, for pmcsh compare.]])
 
-return M
+return doc(M, "regions", [[
+regions: your program's regions (#include <pmcsh/marker.h>), counted by
+the marker library inside it on each thread's own counters.
+  regions.run{events=, cmd=}        run and read back: plain data
+  regions.write(res, file, how)     perf stat's table, -x or -j
+  regions.metrics(res, process)     pmcsh compare's records
+  regions.save(res, dir)            a results file per process
+pmcsh stat --regions -e EVENTS -- ./app is the same from the shell.]])
