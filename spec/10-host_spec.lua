@@ -384,7 +384,7 @@ describe("Ctrl-C in a script", function()
   local function interrupt(exe, text)
     local dir = h.tmpdir()
     local script = h.write(dir .. "/s.lua", text)
-    local cmd = ("cd %s && %s s.lua >out 2>err & pid=$!; i=0; while ! grep -q ready %s/out && [ $i -lt 200 ]; " ..
+    local cmd = ("cd %s && %s s.lua >out 2>err & pid=$!; i=0; while ! grep -qs ready %s/out && [ $i -lt 200 ]; " ..
       "do sleep 0.05; i=$((i+1)); done; sleep 0.2; kill -INT $pid; wait $pid; echo $?"):format(
       h.shquote(dir), h.shquote(exe), h.shquote(dir))
     local p = io.popen(cmd)
