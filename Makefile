@@ -167,7 +167,7 @@ SAN_LOG = log_path=$(CURDIR)/$(ASAN)/reports/$(1):print_stacktrace=1
 asan-deps:
 	@sh .ci/deps.sh clang libclang-rt-14-dev
 asan-build:
-	@$(MAKE) --no-print-directory BUILD=$(ASAN) BIN=$(ASAN)/pmcsh CC='clang $(SANITIZE)'
+	@$(MAKE) --no-print-directory BUILD=$(ASAN) BIN=$(ASAN)/pmcsh CC='clang $(SANITIZE)' $(ASAN)/pmcsh
 asan: asan-build
 	@rm -rf $(ASAN)/reports && mkdir -p $(ASAN)/reports
 	@ASAN_OPTIONS=$(call SAN_LOG,asan) UBSAN_OPTIONS=$(call SAN_LOG,ubsan) \
