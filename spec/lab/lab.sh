@@ -75,7 +75,7 @@ needed() {
 # The root file system: busybox, pmcsh and the project tree, the libraries
 # and Lua modules it loads (busted's included), an /init that runs /cmd.
 image() {
-	make -C "$root" -s CROSS=$triplet- >/dev/null
+	make -C "$root" -s CROSS=$triplet- "build-$triplet/pmcsh" marker >/dev/null
 	fetch busybox-static:arm64
 	fetch lua-term:arm64
 	local fs="$cache/rootfs"
