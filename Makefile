@@ -200,7 +200,7 @@ $(FUZZ)/core/%.o: core/%.c
 	@mkdir -p $(@D)
 	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -DSYSFS_PMUS='"$(CURDIR)/$(FUZZ)/sysfs"' -MMD -MP -c -o $@ $<
 # the resolver and what its messages call on (group.c's open-error text)
-FUZZ_CORE := evname sysfs group machine rdpmc
+FUZZ_CORE := evname sysfs group machine rdpmc uread
 $(FUZZ_C:%=$(FUZZ)/%): $(FUZZ)/%: spec/fuzz/%.c $(FUZZ_CORE:%=$(FUZZ)/core/%.o)
 	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer -DSYSFS_PMUS='"$(CURDIR)/$(FUZZ)/sysfs"' -o $@ $^ -lpfm
 # pmcsh less its host (lhost.c's main, the REPL) in the Lua harness
