@@ -83,9 +83,6 @@ local function disturbances()
   return out
 end
 
--- The statistic a cell's value is: nanoBench's trimmed mean by default.
-M.STATS = {"trimmed", "median", "min", "max", "mean"}
-
 -- The pairs of windows to keep: those where no disturbance counted.
 local function undisturbed(res, nlabels)
   local keep = {}

@@ -14,6 +14,7 @@
 -- header from the options, and its descriptors.
 local chase_module = require("pmcsh.chase")
 local errors = require("pmcsh.errors")
+local D = require("pmcsh.survey.defaults")
 local chase_C = require("pmcsh._chase")
 local metrics = require("pmcsh.metrics")
 local stream_module = require("pmcsh.stream")
@@ -256,7 +257,7 @@ function chase_engine.names() return {"chase"} end
 -- 256M, and the order's own stride (chase.default_stride: 64 for random,
 -- 256 for page and tlb).  "random:256M", "64M", "page:64M:128".
 -- Returns {order=, size=, stride=} or nil, message.
-M.DEFAULT_CHASE = {order = "random", size = 256 * 1024 * 1024}
+M.DEFAULT_CHASE = D.chase
 function M.parse_chase(spec)
   local chase = chase_module
   local c = {order = M.DEFAULT_CHASE.order, size = M.DEFAULT_CHASE.size}
@@ -307,7 +308,7 @@ function chase_engine.configure(opt, hdr, usage)
   if not has then return end
   local c, err = M.parse_chase(opt.chase)
   if not c then usage(err) end
-  hdr.chase, hdr.sample_ms = c, opt.sample_ms or 20
+  hdr.chase, hdr.sample_ms = c, opt.sample_ms or D.sample_ms
 end
 
 -- A header read from a file: the chase's chain, which the note and the runs
@@ -334,7 +335,7 @@ function chase_engine.workloads(hdr, env)
       return string.format("chase: %s, %s pages, %d samples of ~%d ms per run; " ..
         "one iteration = one dependent load: value = count / loads of each sample (then the statistic over the " ..
         "samples); ns per iteration: the median sample", M.chase_text(h.chase),
-        tostring(h.pages), h.reps, h.sample_ms or 20)
+        tostring(h.pages), h.reps, h.sample_ms or D.sample_ms)
     end,
     -- reps samples of sample_ms each over one chain, built (and touched)
     -- once; the group (if any) around each sample only
