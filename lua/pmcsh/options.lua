@@ -10,11 +10,9 @@ local pmc_names = require("pmcsh._pmc")
 
 local M = {}
 
-local usage_mt = {__tostring = function(e) return e.message end}
--- A usage error object: the host prints the message and exits with status 2.
-function M.usage(msg)
-  return setmetatable({usage = true, message = msg}, usage_mt)
-end
+-- A usage error object (errors.usage): the host prints the message and
+-- exits with status 2.
+M.usage = errors.usage
 
 function M.usage_error(fmt, ...)
   error(M.usage(string.format(fmt, ...)), 0)

@@ -97,11 +97,10 @@ function M.load(name)
   local file = M.find(name)
   if not file then
     local near, st = closest(name), sys.stat(name)
-    local e = M.usage(st and string.format("cannot read %s: %s", name, st.type == "dir" and "Is a directory" or
+    error(errors.usage(st and string.format("cannot read %s: %s", name, st.type == "dir" and "Is a directory" or
       "not a regular file") or string.format("cannot open %s: no such file, and no recipe of that name (%spmcsh " ..
-      "--help lists the recipes)", name, #near > 0 and ("did you mean " .. table.concat(near, ", ") .. "? ") or ""))
-    e.status = 1
-    error(e, 0)
+      "--help lists the recipes)", name, #near > 0 and ("did you mean " .. table.concat(near, ", ") .. "? ") or ""),
+      1), 0)
   end
   if cache[file] then return cache[file], file end
   local chunk, err = loadfile(file)
@@ -440,12 +439,8 @@ end
 local TRACED = {}   -- an error already given its traceback, kept whole on its way out
 local function run_recipe(r, opts, args)
   local res = table.pack(xpcall(r.run, function(e)
-    if type(e) == "table" and e.usage then return e end
-    if sys.interrupted() then
-      local u = M.usage("interrupted")
-      u.status = 130
-      return u
-    end
+    if errors.is(e, "usage") then return e end
+    if sys.interrupted() then return errors.usage("interrupted", 130) end
     if errors.is(e, "argument") then return M.usage(errors.text(e)) end
     return setmetatable({text = debug.traceback(e, 2)}, TRACED)
   end, opts, args))
@@ -481,7 +476,7 @@ function M.main(name, ...)
     local opts, args = M.parse(r, argv)
     return finish(r, file, run_recipe(r, opts, args))
   end, function(e)
-    if type(e) == "table" and e.usage or getmetatable(e) == TRACED then return e end
+    if errors.is(e, "usage") or getmetatable(e) == TRACED then return e end
     return debug.traceback(e, 2)
   end)
   if ok then return status end

@@ -174,6 +174,7 @@ local function summarise(r)
   if st.min < 20 * r.tick then
     r.warnings = {string.format("the shortest repetition (%.14g us) is under 20 clock ticks (%.14g us each): "
       .. "use a larger n", st.min * 1e6, r.tick * 1e6)}
+    r.warning_kinds = {"few_ticks"}
   end
   return setmetatable(r, RESULT)   -- names the kind and prints it (pmcsh.format); the table is plain
 end
@@ -200,7 +201,8 @@ on the calling thread and (by copies) on every worker.  The result:
   tsc (ticks per rep) and tsc_hz where the TSC is constant, tick (clock
   granularity), sum (a reduction's sum), counts and per_rep (with a group),
   validation, and warnings (a list of sentences, e.g. when the best time is
-  under 20 clock ticks).
+  under 20 clock ticks) with warning_kinds, each one's kind in the same
+  order (few_ticks), for a caller to tell them apart.
 The arrays are then validated as STREAM does (replaying the kernels run,
 average relative error <= 1e-13); a failure raises an error.  validation =
 {a=, b=, c= (each array's average relative error), bound=, expected={a=,

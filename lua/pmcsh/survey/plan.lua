@@ -428,7 +428,7 @@ function M.check_resume(hdr)
 end
 
 -- The events/ files written for another PMU: nothing of one opened is an
--- error saying so (nil, message, 95); some of it opened, a note heads the
+-- error saying so (nil, message, sys.EOPNOTSUPP); some of it opened, a note heads the
 -- unopened list and the file's unknown events say which PMU it is for.
 function M.check_files(files, groups, unopened, units)
   local owner = {}
@@ -449,7 +449,7 @@ function M.check_files(files, groups, unopened, units)
       if not opened then
         return nil, string.format("%s: none of its %d events can be counted here (pmc.info(NAME, " ..
           "{pmu = %q}) encodes them, to plan; run it where the kernel exposes that PMU)",
-          why, file.count, events.models(file.data)[1]), 95
+          why, file.count, events.models(file.data)[1]), sys.EOPNOTSUPP
       end
       for _, u in ipairs(unopened) do
         if owns(file, u.event) and u.errno == sys.ENOENT then   -- not an event of this machine's PMUs

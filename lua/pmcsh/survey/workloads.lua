@@ -91,7 +91,7 @@ local function stream_pairs(k, hdr, get, group, reps)
     out.times[w], out.work[w], out.per_rep[w] = r.times[1], r.work[1], r.per_rep and r.per_rep[1]
     out.tsc[w] = r.tsc and r.tsc[1]
     out.iterations = out.iterations + r.iterations
-    for _, f in ipairs({"bytes_per_iter", "bytes_per_iter_wa", "isa", "tick", "warnings"}) do out[f] = r[f] end
+    for _, f in ipairs({"bytes_per_iter", "bytes_per_iter_wa", "isa", "tick", "warnings", "warning_kinds"}) do out[f] = r[f] end
   end
   out.counts = group and group:read()
   return out
@@ -124,7 +124,7 @@ local function stream_run(hdr, get, kernel, bytes)
     local ticks, secs_all = 0, 0
     for i, t in ipairs(r.tsc or {}) do ticks, secs_all = ticks + t, secs_all + r.times[i] end
     return {times = r.times, work = r.work, pairs = true, iterations = r.iterations, counts = r.counts,
-      per_rep = r.per_rep, warnings = r.warnings, record = {
+      per_rep = r.per_rep, warnings = r.warnings, warning_kinds = r.warning_kinds, record = {
       mbps = bytes and spi and 1e-6 * bytes / spi or nil,
       bytes_per_iter = bytes, tsc = r.tsc, isa = r.isa, sec_per_iter = secs,
       tsc_hz = ticks > 0 and ticks / secs_all or nil,
