@@ -119,7 +119,7 @@ lightens, beyond the samples' spread), the rows are flagged with the
 likely cause: a busy machine (the threads lost their cpus), or too few
 loaders.  With few cpus there are few loaders: the curve is then one
 core's bandwidth, not the memory's, and the output says so.]],
-  options = recipe.chase_options({
+  options = chase.recipe_options({
     {name = "size", type = "size", default = 256 * 1024 * 1024, min = 1, help = "chain size (bytes), beyond the caches"},
     {name = "bw_size", type = "size", default = 256 * 1024 * 1024, min = 4096, help = "each loader's buffer (bytes)"},
     {name = "delays", type = "list", items = {type = "int", min = 0, max = chase.MAX_DELAY},

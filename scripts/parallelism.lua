@@ -218,7 +218,7 @@ peak is the best speedup of all rows (multichase's simple/parallelN).
 --detail prints ns per load and the speedup for every k; --series prints
 "size_MB parallelism" lines, ready for a plotting program.]]):format(chase.MAX_K, chase.DEFAULT_MAX,
     chase.DEFAULT_MAX * 4 == chase.MAX_K and "a fourth" or "less", chase.MAX_K, chase.MAX_K, chase.MAX_K),
-  options = recipe.chase_options({
+  options = chase.recipe_options({
     {name = "sizes", type = "list", help = "chain sizes (e.g. 32K,4M,256M); default: from..to per octave"},
     {name = "from", type = "size", default = 64 * 1024, min = 1, help = "smallest chain (bytes)"},
     {name = "to", type = "size", default = 256 * 1024 * 1024, min = 1, help = "largest chain (bytes)"},

@@ -14,7 +14,7 @@ local M = {}
 
 for mod, names in pairs({
   [engine] = {"MAX_K", "MAX_DELAY", "MAX_SAMPLES", "MAX_SAMPLE_MS", "MAX_K_WHY", "orders", "default_stride",
-    "page_policies", "check", "chain", "latency"},
+    "page_policies", "check", "chain", "latency", "recipe_options"},
   [mlp] = {"DEFAULT_MAX", "SUPERLINEAR_WHY", "mlp", "mlp_rounds", "parallelism"},
   [sweep] = {"MAX_PER_OCTAVE", "sizes", "sweep"},
   [steps] = {"steps"},

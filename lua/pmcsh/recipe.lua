@@ -6,7 +6,6 @@ local doc = require("pmcsh.help").doc
 local sys = require("pmcsh._sys")
 local options = require("pmcsh.options")
 local errors = require("pmcsh.errors")
-local chase = require("pmcsh.chase")
 local pmc = require("pmcsh.pmc")
 local format = require("pmcsh.format")
 local text = require("pmcsh.text")
@@ -203,35 +202,6 @@ function M.names(list)
   for i, e in ipairs(list) do t[i] = e.name end
   return t
 end
-
--- The chain's and sampling options of a chase recipe, declared alike in
--- every one: before, then order, stride, pages, samples, sample_ms, then after.
-M.chase_options = doc(function(before, o, after)
-  errors.check("chase_options", 1, before, "table")
-  errors.check("chase_options", 2, o, "table")
-  errors.check("chase_options", 3, after, "table")
-  local out = {}
-  for _, opt in ipairs(before) do out[#out + 1] = opt end
-  for _, opt in ipairs({
-    {name = "order", type = "string", choices = M.names(chase.orders()), default = "random", help = "chain order"},
-    o.stride ~= false and {name = "stride", type = "size", min = 8, max = 1 << 35, multiple = 8, help = "bytes per element (a "
-      .. "multiple of 8); default: the order's, 64 for random and stride, 256 for page and tlb (see chase.orders)"},
-    {name = "pages", type = "string", choices = M.names(chase.page_policies()), default = "4k", help = o.pages_help
-      or "page policy"},
-    {name = "samples", type = "int", default = o.samples, min = 1, max = chase.MAX_SAMPLES,
-      help = "timed samples per " .. o.per},
-    {name = "sample_ms", type = "number", default = o.sample_ms, positive = true, max = chase.MAX_SAMPLE_MS,
-      help = "length of one sample (ms)"},
-  }) do
-    if opt then out[#out + 1] = opt end
-  end
-  for _, opt in ipairs(after) do out[#out + 1] = opt end
-  return out
-end, "recipe.chase_options", [[
-recipe.chase_options(before, {samples=, sample_ms=, per=, stride=false?, pages_help=?}, after)
-  -> a recipe's option list: before, then the chain's and sampling options
-     (order, stride, pages, samples, sample_ms), then after, so that every
-     chase recipe declares them alike.]])
 
 -- The words each option was given with, by opts table (weak): recipe.typed.
 local TYPED = setmetatable({}, {__mode = "k"})

@@ -257,6 +257,41 @@ loads_per_sample).  chain= reuses a chain from chase.chain.
 Ctrl-C stops between samples and raises lua's error "interrupted!" (pcall
 catches it; uncaught, it ends a script with status 1), as s:run does.]])
 
+local function names(list)
+  local t = {}
+  for i, e in ipairs(list) do t[i] = e.name end
+  return t
+end
+
+-- The chain's and sampling options of a chase recipe, declared here beside
+-- the engine's bounds and alike in every one.
+M.recipe_options = doc(function(before, o, after)
+  errors.check("recipe_options", 1, before, "table")
+  errors.check("recipe_options", 2, o, "table")
+  errors.check("recipe_options", 3, after, "table")
+  local out = {}
+  for _, opt in ipairs(before) do out[#out + 1] = opt end
+  for _, opt in ipairs({
+    {name = "order", type = "string", choices = names(C.orders()), default = "random", help = "chain order"},
+    o.stride ~= false and {name = "stride", type = "size", min = 8, max = 1 << 35, multiple = 8, help = "bytes per element (a "
+      .. "multiple of 8); default: the order's, 64 for random and stride, 256 for page and tlb (see chase.orders)"},
+    {name = "pages", type = "string", choices = names(C.page_policies()), default = "4k", help = o.pages_help
+      or "page policy"},
+    {name = "samples", type = "int", default = o.samples, min = 1, max = M.MAX_SAMPLES,
+      help = "timed samples per " .. o.per},
+    {name = "sample_ms", type = "number", default = o.sample_ms, positive = true, max = M.MAX_SAMPLE_MS,
+      help = "length of one sample (ms)"},
+  }) do
+    if opt then out[#out + 1] = opt end
+  end
+  for _, opt in ipairs(after) do out[#out + 1] = opt end
+  return out
+end, "chase.recipe_options", [[
+chase.recipe_options(before, {samples=, sample_ms=, per=, stride=false?, pages_help=?}, after)
+  -> a recipe's option list: before, then the chain's and sampling options
+     (order, stride, pages, samples, sample_ms), then after, so that every
+     chase recipe declares them alike.]])
+
 complete.options(M.chain, option_keys({}))
 complete.options(M.latency, option_keys(LATENCY_KEYS))
 complete.options(methods.run, C.run_options)
