@@ -6,7 +6,7 @@
 local plot = require("pmcsh.plot")
 local errors = require("pmcsh.errors")
 local text = require("pmcsh.text")
-local pmc_names = require("pmcsh._pmc")
+local sys_C = require("pmcsh._sys")
 
 local M = {}
 
@@ -42,7 +42,7 @@ end
 -- ("uncore_imc_0/event=0x4,umask=0x3/" stays whole) or inside perf's group
 -- braces ("{a,b},c" is "{a,b}" and "c"); empty items left out unless
 -- keep_empty: the event list's one splitter, pmc_split_list (core/evname.c).
-M.split_list = pmc_names.split_list
+M.split_list = sys_C.split_list
 
 local function flag_name(o) return "--" .. o.name:gsub("_", "-") end
 
