@@ -199,9 +199,13 @@ FUZZ_CFLAGS := -O1 -g -fno-omit-frame-pointer -std=gnu11 -D_GNU_SOURCE -Wall -We
 $(FUZZ)/core/%.o: core/%.c
 	@mkdir -p $(@D)
 	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -DSYSFS_PMUS='"$(CURDIR)/$(FUZZ)/sysfs"' -MMD -MP -c -o $@ $<
-# the resolver and what its messages call on (group.c's open-error text)
+$(FUZZ)/kernels/%.o: kernels/%.c
+	@mkdir -p $(@D)
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c -o $@ $<
+# the resolver and what its messages call on (group.c's open-error text;
+# machine.c's huge page counts, read by pages.c)
 FUZZ_CORE := evname sysfs group machine rdpmc uread
-$(FUZZ_C:%=$(FUZZ)/%): $(FUZZ)/%: spec/fuzz/%.c $(FUZZ_CORE:%=$(FUZZ)/core/%.o)
+$(FUZZ_C:%=$(FUZZ)/%): $(FUZZ)/%: spec/fuzz/%.c $(FUZZ_CORE:%=$(FUZZ)/core/%.o) $(FUZZ)/kernels/pages.o
 	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer -DSYSFS_PMUS='"$(CURDIR)/$(FUZZ)/sysfs"' -o $@ $^ -lpfm
 # pmcsh less its host (lhost.c's main, the REPL) in the Lua harness
 FUZZ_LUA_OBJ = $(filter-out %/lhost.o %/lrepl.o,$(OBJ:$(BUILD)/%=$(ASAN)/%))
@@ -209,7 +213,7 @@ $(FUZZ_LUA:%=$(FUZZ)/%): $(FUZZ)/%: spec/fuzz/lua.c spec/fuzz/%.lua asan-build
 	@mkdir -p $(@D)
 	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer $(LUA_CFLAGS) -DDRIVER='"$*"' -DFUZZ_ROOT='"$(CURDIR)"' \
 		-o $@ spec/fuzz/lua.c $(FUZZ_LUA_OBJ) $(LDLIBS)
--include $(wildcard $(FUZZ)/core/*.d)
+-include $(wildcard $(FUZZ)/core/*.d $(FUZZ)/kernels/*.d)
 
 fuzz: $(FUZZ_C:%=$(FUZZ)/%) $(FUZZ_LUA:%=$(FUZZ)/%)
 	@rm -rf $(FUZZ)/sysfs && cp -R spec/fuzz/sysfs $(FUZZ)/sysfs

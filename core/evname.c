@@ -491,49 +491,33 @@ static int resolve_pfm(const char *name, struct pmc_event *ev, char *msg, size_t
 	return 0;
 }
 
-int pmc_resolve(const char *name, struct pmc_event *ev, char *msg, size_t len)
+/* rNNNN: a raw config of the cpu PMU.  0, -EINVAL (more than 64 bits), or
+ * 1 where base is no raw name. */
+static int resolve_raw(const char *base, const char *mods, struct pmc_event *ev, char *msg, size_t len)
 {
-	memset(ev, 0, sizeof *ev);
-	msg[0] = 0;
-	ev->scale = 1.0;
-	ev->pfm_idx = -1;
-	if (!name || !*name || strlen(name) >= PMC_NAME_MAX) {
-		snprintf(msg, len, "bad event name '%s'", name ? name : "");
-		return -EINVAL;
-	}
-	snprintf(ev->name, sizeof ev->name, "%s", name);
-	struct pmc_name pn;
-	int r = pmc_name_parse(name, &pn, msg, len);
-	if (r)
-		return r;
-	if (pn.form == PMC_FORM_GROUP) {
-		snprintf(msg, len, "'%s' is a group: give its members to one pmc.group (pmcsh stat -e takes {a,b})", name);
-		return -EINVAL;
-	}
-	if (pn.form == PMC_FORM_SYSFS) {
-		r = pmc_resolve_sysfs(name, ev, msg, len);
-		goto done;
-	}
-	/* Our part: rNNNN raw. */
-	const char *base = pn.base, *mods = pn.mods;
-	if (base[0] == 'r' && base[1] && strspn(base + 1, "0123456789abcdefABCDEF") == strlen(base + 1) &&
-	    strlen(base + 1) - strspn(base + 1, "0") > 16) {
+	if (base[0] != 'r' || !base[1] || strspn(base + 1, "0123456789abcdefABCDEF") != strlen(base + 1))
+		return 1;
+	if (strlen(base + 1) - strspn(base + 1, "0") > 16) {
 		snprintf(msg, len, "bad raw event '%s': more than 64 bits", base);
 		return -EINVAL;
 	}
-	if (base[0] == 'r' && base[1] && strspn(base + 1, "0123456789abcdefABCDEF") == strlen(base + 1)) {
-		ev->attr.type = PERF_TYPE_RAW;
-		ev->attr.config = strtoull(base + 1, NULL, 16);
-		parse_mods(mods, &ev->attr);
-		snprintf(ev->pmu, sizeof ev->pmu, "cpu");
-		snprintf(ev->canon, sizeof ev->canon, "r%llx%s%s", (unsigned long long)ev->attr.config,
-			 *mods ? ":" : "", mods);
-		ev->source = PMC_SRC_RAW;
-		r = 0;
-		goto done;
-	}
-	/* perf's generic names: libpfm4's perf PMU encodes those it has, where
-	 * it is loaded; the table the rest */
+	ev->attr.type = PERF_TYPE_RAW;
+	ev->attr.config = strtoull(base + 1, NULL, 16);
+	parse_mods(mods, &ev->attr);
+	snprintf(ev->pmu, sizeof ev->pmu, "cpu");
+	snprintf(ev->canon, sizeof ev->canon, "r%llx%s%s", (unsigned long long)ev->attr.config,
+		 *mods ? ":" : "", mods);
+	ev->source = PMC_SRC_RAW;
+	return 0;
+}
+
+/* perf's generic names, tracepoints and libpfm4's names: libpfm4's perf
+ * PMU encodes the generic names it has, where it is loaded; the table the
+ * rest.  0 or -errno with msg filled. */
+static int resolve_named(const char *name, const char *base, const char *mods, struct pmc_event *ev, char *msg,
+			 size_t len)
+{
+	int r;
 	const struct generic *gen = NULL;
 	for (int i = 0; generic[i].name && !gen; i++)
 		if (!strcmp(base, generic[i].name))
@@ -541,7 +525,7 @@ int pmc_resolve(const char *name, struct pmc_event *ev, char *msg, size_t len)
 	if (gen && (!gen->pfm || pmc_pfm_forced())) {
 		r = -ENOENT;
 	} else if (!strstr(base, "::") && (r = pmc_resolve_tracepoint(base, mods, ev, msg, len)) != -ENOENT) {
-		goto done;  /* perf's SUBSYS:EVENT where tracefs has it, else libpfm4's EVENT:UMASK */
+		return r;  /* perf's SUBSYS:EVENT where tracefs has it, else libpfm4's EVENT:UMASK */
 	} else if ((r = resolve_pfm(name, ev, msg, len)) == -EINVAL && *mods) {
 		/* perf's modifier string (":uk", ":h", ":G", ":pp"), which libpfm4
 		 * reads as one attribute it lacks: the event without it, then the
@@ -567,18 +551,48 @@ int pmc_resolve(const char *name, struct pmc_event *ev, char *msg, size_t len)
 	}
 	if (r == -ENOENT)
 		unknown_msg(name, msg, len);
-done:
-	if (r == 0) {
-		ev->attr.size = sizeof ev->attr;
-		ev->precise_max = strchr(pn.mods, 'P') != NULL;
-		ev->precise_guest = strchr(pn.mods, 'p') && !strpbrk(pn.mods, "GH");
-		ev->needs_cpu_pmu = ev->attr.type == PERF_TYPE_HARDWARE || ev->attr.type == PERF_TYPE_HW_CACHE ||
-				    ev->attr.type == PERF_TYPE_RAW;
-		/* the software clocks count nanoseconds */
-		if (ev->attr.type == PERF_TYPE_SOFTWARE && !ev->unit[0] &&
-		    (ev->attr.config == PERF_COUNT_SW_TASK_CLOCK || ev->attr.config == PERF_COUNT_SW_CPU_CLOCK))
-			snprintf(ev->unit, sizeof ev->unit, "ns");
+	return r;
+}
+
+/* What every resolved event gets from its encoding and its modifiers. */
+static void resolved(struct pmc_event *ev, const char *mods)
+{
+	ev->attr.size = sizeof ev->attr;
+	ev->precise_max = strchr(mods, 'P') != NULL;
+	ev->precise_guest = strchr(mods, 'p') && !strpbrk(mods, "GH");
+	ev->needs_cpu_pmu = ev->attr.type == PERF_TYPE_HARDWARE || ev->attr.type == PERF_TYPE_HW_CACHE ||
+			    ev->attr.type == PERF_TYPE_RAW;
+	/* the software clocks count nanoseconds */
+	if (ev->attr.type == PERF_TYPE_SOFTWARE && !ev->unit[0] &&
+	    (ev->attr.config == PERF_COUNT_SW_TASK_CLOCK || ev->attr.config == PERF_COUNT_SW_CPU_CLOCK))
+		snprintf(ev->unit, sizeof ev->unit, "ns");
+}
+
+int pmc_resolve(const char *name, struct pmc_event *ev, char *msg, size_t len)
+{
+	memset(ev, 0, sizeof *ev);
+	msg[0] = 0;
+	ev->scale = 1.0;
+	ev->pfm_idx = -1;
+	if (!name || !*name || strlen(name) >= PMC_NAME_MAX) {
+		snprintf(msg, len, "bad event name '%s'", name ? name : "");
+		return -EINVAL;
 	}
+	snprintf(ev->name, sizeof ev->name, "%s", name);
+	struct pmc_name pn;
+	int r = pmc_name_parse(name, &pn, msg, len);
+	if (r)
+		return r;
+	if (pn.form == PMC_FORM_GROUP) {
+		snprintf(msg, len, "'%s' is a group: give its members to one pmc.group (pmcsh stat -e takes {a,b})", name);
+		return -EINVAL;
+	}
+	if (pn.form == PMC_FORM_SYSFS)
+		r = pmc_resolve_sysfs(name, ev, msg, len);
+	else if ((r = resolve_raw(pn.base, pn.mods, ev, msg, len)) == 1)
+		r = resolve_named(name, pn.base, pn.mods, ev, msg, len);
+	if (r == 0)
+		resolved(ev, pn.mods);
 	return r;
 }
 

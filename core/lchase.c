@@ -2,7 +2,7 @@
  * userdata "pmcsh.chain".  Options are checked here and results become plain
  * tables here; every timed sample happens inside one call to c:run (the
  * counter window, when a group is given, wraps each sample in C).  The
- * friendly API is lua/pmcsh/chase.lua. */
+ * friendly API is lua/pmcsh/chase/engine.lua, behind lua/pmcsh/chase.lua. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif

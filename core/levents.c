@@ -297,24 +297,6 @@ int l_modified(lua_State *L)
 	return 1;
 }
 
-static int item_push(void *ctx, const char *item, size_t len)
-{
-	lua_State *L = ctx;
-	lua_pushlstring(L, item, len);
-	lua_seti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
-	return 0;
-}
-
-/* _pmc.split_list(s[, keep_empty]) -> {item, ...} (pmc_split_list). */
-int l_split_list(lua_State *L)
-{
-	const char *s = pmcsh_checkstring(L, 1);
-	int keep = lua_toboolean(L, 2);
-	lua_newtable(L);
-	pmc_split_list(s, keep, item_push, L);
-	return 1;
-}
-
 /* Sets _pmc.generic_names, perf's generic event names, and _pmc.sysfs_pmus,
  * the folder of the kernel's PMUs, in the table on top. */
 void levents_open(lua_State *L)

@@ -72,7 +72,7 @@ int l_scale(lua_State *L), l_replay(lua_State *L), l_mmap_time(lua_State *L),
     l_sign_extend(lua_State *L), l_mmap_replay(lua_State *L);             /* lreplay.c */
 int l_info(lua_State *L), l_info_all(lua_State *L), l_list(lua_State *L), l_environment(lua_State *L),
     l_distance(lua_State *L), l_models(lua_State *L), l_parse_name(lua_State *L),
-    l_modified(lua_State *L), l_split_list(lua_State *L);                  /* levents.c */
+    l_modified(lua_State *L);                                               /* levents.c */
 void levents_open(lua_State *L);
 
 #endif

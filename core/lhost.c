@@ -102,14 +102,21 @@ static void host_message(const char *msg)
 	fflush(stderr);
 }
 
-/* Whether the error object at idx is pmcsh's usage error (recipe.usage). */
+/* Whether the value at idx is an error object (lpmcsh.h) of kind usage
+ * (errors.usage, recipe.usage). */
 static int is_usage(lua_State *L, int idx)
 {
-	if (lua_type(L, idx) != LUA_TTABLE)
+	idx = lua_absindex(L, idx);
+	if (lua_type(L, idx) != LUA_TTABLE || !lua_getmetatable(L, idx))
 		return 0;
-	lua_getfield(L, idx, "usage");
-	int u = lua_toboolean(L, -1);
-	lua_pop(L, 1);
+	luaL_getmetatable(L, PMCSH_ERROR_MT);
+	int u = lua_rawequal(L, -1, -2);
+	lua_pop(L, 2);
+	if (u) {
+		lua_getfield(L, idx, "kind");
+		u = lua_type(L, -1) == LUA_TSTRING && strcmp(lua_tostring(L, -1), "usage") == 0;
+		lua_pop(L, 1);
+	}
 	return u;
 }
 
@@ -158,7 +165,7 @@ static int host_report(lua_State *L, int status)
 	if (status == LUA_OK)
 		return 0;
 	int code = 1;
-	if (is_usage(L, -1)) {  /* {usage = true, message =, status = 2 by default} */
+	if (is_usage(L, -1)) {  /* {kind = "usage", message =, status = 2 by default} */
 		lua_getfield(L, -1, "status");
 		code = lua_isinteger(L, -1) ? (int)lua_tointeger(L, -1) : EXIT_USAGE;
 		lua_pop(L, 1);

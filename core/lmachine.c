@@ -6,6 +6,8 @@
 #include "lpmcsh.h"
 #include "machine.h"
 #include "sysfs.h"
+#include "counter.h"
+#include "../kernels/stream.h"
 #include <stdio.h>
 
 #define MAX_CPUS 4096
@@ -221,6 +223,21 @@ static int l_parse_list(lua_State *L)
 	return 1;
 }
 
+/* cpu_pmu() -> whether the kernel exposes a hardware (cpu) PMU (sysfs.c) */
+static int l_cpu_pmu(lua_State *L)
+{
+	lua_pushboolean(L, pmc_have_cpu_pmu());
+	return 1;
+}
+
+/* loops_isa() -> the variant of the STREAM loops this cpu runs best
+ * (kernels/stream_kernels.c): the fingerprint's isa. */
+static int l_loops_isa(lua_State *L)
+{
+	lua_pushstring(L, stream_variant_best()->name);
+	return 1;
+}
+
 static const luaL_Reg funcs[] = {
 	{"parse_list", l_parse_list},
 	{"caches", l_caches},
@@ -236,11 +253,14 @@ static const luaL_Reg funcs[] = {
 	{"model", l_model},
 	{"hypervisor", l_hypervisor},
 	{"arch", l_arch},
+	{"cpu_pmu", l_cpu_pmu},
+	{"loops_isa", l_loops_isa},
 	{NULL, NULL}
 };
 
 int luaopen_pmcsh_machine(lua_State *L)
 {
 	luaL_newlib(L, funcs);
+	pmcsh_setstr(L, "sysfs_pmus", SYSFS_PMUS);   /* the kernel's PMUs' folder */
 	return 1;
 }

@@ -459,7 +459,6 @@ static const luaL_Reg funcs[] = {
 	{"distance", l_distance},
 	{"parse_name", l_parse_name},
 	{"modified", l_modified},
-	{"split_list", l_split_list},
 	{"mmap_time", l_mmap_time},
 	{"sign_extend", l_sign_extend},
 	{"mmap_replay", l_mmap_replay},

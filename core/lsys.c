@@ -21,6 +21,7 @@
 #include "lpmcsh.h"
 #include "pty.h"
 #include "safepath.h"
+#include "counter.h"
 #include "../kernels/clock.h"
 #include "../kernels/interrupt.h"
 
@@ -541,7 +542,28 @@ static int sys_mkdir(lua_State *L)
 	return 1;
 }
 
+static int item_push(void *ctx, const char *item, size_t len)
+{
+	lua_State *L = ctx;
+	lua_pushlstring(L, item, len);
+	lua_seti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
+	return 0;
+}
+
+/* split_list(s[, keep_empty]) -> {item, ...}: a comma list split as the
+ * event-name grammar splits it (pmc_split_list, core/evname.c), commas
+ * inside a pmu/term=v,term=v/ kept: option values' one splitter. */
+static int sys_split_list(lua_State *L)
+{
+	const char *s = pmcsh_checkstring(L, 1);
+	int keep = lua_toboolean(L, 2);
+	lua_newtable(L);
+	pmc_split_list(s, keep, item_push, L);
+	return 1;
+}
+
 static const luaL_Reg sys_funcs[] = {
+	{"split_list", sys_split_list},
 	{"realpath", sys_realpath},
 	{"mkdir", sys_mkdir},
 	{"dir", sys_dir},

@@ -6,6 +6,7 @@
 #include "machine.h"
 #include "sysfs.h"
 #include "../kernels/clock.h"
+#include "../kernels/pages.h"
 #include <dirent.h>
 #include <errno.h>
 #include <glob.h>
@@ -217,14 +218,13 @@ int machine_hugepages(const char *root, struct machine_hugepages *out, int max)
 		return 0;
 	for (struct dirent *e; (e = readdir(d)) && n < max;) {
 		long kb;
-		char path[512];
 		if (sscanf(e->d_name, "hugepages-%ldkB", &kb) != 1)
 			continue;
 		struct machine_hugepages h = {kb, 0, 0};
-		snprintf(path, sizeof path, HP_DIR "/%s/nr_hugepages", e->d_name);
-		h.nr = read_long(root, path, 0);
-		snprintf(path, sizeof path, HP_DIR "/%s/free_hugepages", e->d_name);
-		h.free = read_long(root, path, 0);
+		h.nr = pages_hugetlb_count(root, kb, "nr_hugepages");
+		h.free = pages_hugetlb_count(root, kb, "free_hugepages");
+		h.nr = h.nr < 0 ? 0 : h.nr;
+		h.free = h.free < 0 ? 0 : h.free;
 		int j = n++;
 		for (; j > 0 && out[j - 1].kb > kb; j--)
 			out[j] = out[j - 1];

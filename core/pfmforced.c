@@ -125,16 +125,14 @@ static int model_ok(const char *pmu, char *msg, size_t len)
 	return 0;
 }
 
-/* Runs the child for `op` (and the nnames events of `names`) and reads its
- * whole answer into *out (malloc'd, *n bytes).  Returns 0 or -errno with
- * msg filled. */
-static int ask(const char *pmu, const char *op, const char *const *names, size_t nnames, char **out, size_t *n,
-	       char *msg, size_t len)
+/* Starts the child for `op` (and the nnames events of `names`) with
+ * LIBPFM_FORCE_PMU=pmu, its stdout the write end of a pipe: *pid and
+ * *rfd, the read end.  Returns 0 or -errno with msg filled (*pid -1). */
+static int spawn_child(const char *pmu, const char *op, const char *const *names, size_t nnames, pid_t *pid,
+		       int *rfd, char *msg, size_t len)
 {
-	*out = NULL;
-	*n = 0;
-	if (!model_ok(pmu, msg, len))
-		return -EINVAL;
+	*pid = -1;
+	*rfd = -1;
 	size_t nenv = 0;
 	while (environ[nenv])
 		nenv++;
@@ -163,15 +161,14 @@ static int ask(const char *pmu, const char *op, const char *const *names, size_t
 	for (size_t i = 0; i < nnames; i++)
 		argv[4 + i] = (char *)names[i];
 	int fd[2] = {-1, -1}, r = 0;
-	pid_t pid = -1;
 	posix_spawn_file_actions_t fa;
 	posix_spawn_file_actions_init(&fa);
 	if (pipe2(fd, O_CLOEXEC) < 0 || posix_spawn_file_actions_adddup2(&fa, fd[1], 1) ||
-	    (r = posix_spawn(&pid, el > 0 ? exe : "/proc/self/exe", &fa, NULL, argv, envp))) {
+	    (r = posix_spawn(pid, el > 0 ? exe : "/proc/self/exe", &fa, NULL, argv, envp))) {
 		r = r ? r : errno;
 		snprintf(msg, len, "cannot run pmcsh again to encode for PMU %s: %s", pmu, strerror(r));
 		r = -r;
-		pid = -1;
+		*pid = -1;
 	}
 	posix_spawn_file_actions_destroy(&fa);
 	free(force);
@@ -179,30 +176,53 @@ static int ask(const char *pmu, const char *op, const char *const *names, size_t
 	free(argv);
 	if (fd[1] >= 0)
 		close(fd[1]);
+	*rfd = fd[0];
+	return r;
+}
+
+/* Reads fd to its end into *out (malloc'd, grown to at most ANSWER_MAX),
+ * *n bytes.  Returns 0 or -errno with msg filled. */
+static int read_answer(int fd, const char *pmu, char **out, size_t *n, char *msg, size_t len)
+{
 	size_t cap = 0;
-	while (pid > 0) {
+	for (;;) {
 		if (*n == cap) {
 			char *p = cap < ANSWER_MAX ? realloc(*out, cap = cap ? 2 * cap : 65536) : NULL;
 			if (!p) {
 				snprintf(msg, len, "the answer for PMU %s is too large", pmu);
-				r = -ENOMEM;
-				break;
+				return -ENOMEM;
 			}
 			*out = p;
 		}
-		ssize_t got = read(fd[0], *out + *n, cap - *n);
+		ssize_t got = read(fd, *out + *n, cap - *n);
 		if (got > 0) {
 			*n += (size_t)got;
 		} else if (got == 0) {
-			break;
+			return 0;
 		} else if (errno != EINTR) {
-			r = -errno;
+			int r = -errno;
 			snprintf(msg, len, "reading the answer for PMU %s: %s", pmu, strerror(-r));
-			break;
+			return r;
 		}
 	}
-	if (fd[0] >= 0)
-		close(fd[0]);  /* a child still writing gets EPIPE and ends */
+}
+
+/* Runs the child for `op` (and the nnames events of `names`) and reads its
+ * whole answer into *out (malloc'd, *n bytes).  Returns 0 or -errno with
+ * msg filled. */
+static int ask(const char *pmu, const char *op, const char *const *names, size_t nnames, char **out, size_t *n,
+	       char *msg, size_t len)
+{
+	*out = NULL;
+	*n = 0;
+	if (!model_ok(pmu, msg, len))
+		return -EINVAL;
+	pid_t pid;
+	int fd, r = spawn_child(pmu, op, names, nnames, &pid, &fd, msg, len);
+	if (pid > 0)
+		r = read_answer(fd, pmu, out, n, msg, len);
+	if (fd >= 0)
+		close(fd);  /* a child still writing gets EPIPE and ends */
 	int st = 0;
 	while (pid > 0 && waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;

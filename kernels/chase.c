@@ -171,7 +171,7 @@ static void mix_words(struct chase_chain *c, size_t nw, int ways, uint64_t *s)
 /* The sequence: blocks of `bs` elements, each shuffled inside (seq), full
  * blocks visited in the order perm[], a partial last block stays last.
  * Position i along the cycle holds element at_pos(i). */
-struct layout { const uint32_t *seq, *perm; size_t bs, nfull; };
+struct layout { uint32_t *seq, *perm; size_t bs, nfull; };
 
 static uint32_t at_pos(const struct layout *l, size_t i)
 {
@@ -179,6 +179,68 @@ static uint32_t at_pos(const struct layout *l, size_t i)
 	if (b < l->nfull)
 		return l->seq[(size_t)l->perm[b] * l->bs + i % l->bs];
 	return l->seq[i];
+}
+
+/* Elements per block of the order (page, tlb), n for the others. */
+static size_t block_size(const struct chase_params *p, size_t n)
+{
+	size_t bs = n;
+	if (p->order == CHASE_PAGEWISE)
+		bs = p->stride >= CHASE_PAGE ? 1 : CHASE_PAGE / p->stride;
+	else if (p->order == CHASE_TLB) {
+		size_t g = p->tlb_pages * CHASE_PAGE;
+		bs = p->stride >= g ? 1 : g / p->stride;
+	}
+	return bs > n ? n : bs;
+}
+
+/* Cycle w: the layout l (its seq and perm filled here from the rng s)
+ * linked into one ring through word w of every element, and its heads
+ * where there are several cycles.  0, or -EINTR on Ctrl-C. */
+static int link_cycle(struct chase_chain *c, struct layout *l, int w, int ways, uint64_t *s)
+{
+	const struct chase_params *p = &c->p;
+	size_t n = c->n, bs = l->bs, nfull = l->nfull;
+	uint32_t *seq = l->seq, *perm = l->perm;
+	for (size_t i = 0; i < n; i++)
+		seq[i] = (uint32_t)i;
+	for (size_t b = 0; b < nfull; b++)
+		perm[b] = (uint32_t)b;
+	if (chase_orders[p->order].shuffle_within) {
+		for (size_t b = 0; b < nfull; b++)
+			shuffle(seq + b * bs, bs, s);
+		shuffle(seq + nfull * bs, n - nfull * bs, s);
+	}
+	if (chase_orders[p->order].shuffle_blocks)
+		shuffle(perm, nfull, s);
+	if (pmcsh_stop_requested())
+		return -EINTR;
+	uint32_t first = at_pos(l, 0), prev = first;
+	for (size_t i = 1; i < n; i++) {
+		uint32_t e = at_pos(l, i);
+		*ELEMW(c, w, prev) = ELEMW(c, w, e);
+		prev = e;
+		if (!(i & 0x3fff) && pmcsh_stop_requested())   /* each step may fault a page in */
+			return -EINTR;
+	}
+	*ELEMW(c, w, prev) = ELEMW(c, w, first);   /* close the ring */
+	for (int k = w + 1; ways > 1 && k <= CHASE_MAX_K; k++)
+		c->head[k][w] = at_pos(l, (size_t)w * bs / k);
+	return 0;
+}
+
+/* One cycle's heads for each k: evenly spaced along it, each j/k of a
+ * block further in where the order has blocks. */
+static void spread_heads(struct chase_chain *c, const struct layout *l)
+{
+	size_t n = c->n, bs = l->bs;
+	for (int k = 1; k <= CHASE_MAX_K; k++)
+		for (int j = 0; j < k; j++) {
+			size_t at = (size_t)((unsigned __int128)j * n / k);
+			if (bs < n)
+				at = (at + (size_t)j * bs / k) % n;
+			c->head[k][j] = at_pos(l, at);
+		}
 }
 
 int chase_build(struct chase_chain *c, const struct chase_params *p, char *msg, size_t msglen)
@@ -203,16 +265,7 @@ int chase_build(struct chase_chain *c, const struct chase_params *p, char *msg, 
 	int ways = p->ways > 0 ? p->ways : 1;
 	mix_words(c, nw, ways, &s);
 
-	size_t n = c->n, bs = n;
-	if (p->order == CHASE_PAGEWISE)
-		bs = p->stride >= CHASE_PAGE ? 1 : CHASE_PAGE / p->stride;
-	else if (p->order == CHASE_TLB) {
-		size_t g = p->tlb_pages * CHASE_PAGE;
-		bs = p->stride >= g ? 1 : g / p->stride;
-	}
-	if (bs > n)
-		bs = n;
-	size_t nfull = n / bs;
+	size_t n = c->n, bs = block_size(p, n), nfull = n / bs;
 	uint32_t *seq = malloc(n * sizeof *seq), *perm = malloc(nfull * sizeof *perm);
 	if (!seq || !perm) {
 		free(seq); free(perm); chase_free(c);
@@ -220,48 +273,17 @@ int chase_build(struct chase_chain *c, const struct chase_params *p, char *msg, 
 		return -ENOMEM;
 	}
 	struct layout l = {seq, perm, bs, nfull};
-	for (int w = ways - 1; w >= 0; w--) {   /* each cycle its own order; cycle 0 last, for head[] */
-		for (size_t i = 0; i < n; i++)
-			seq[i] = (uint32_t)i;
-		for (size_t b = 0; b < nfull; b++)
-			perm[b] = (uint32_t)b;
-		if (chase_orders[p->order].shuffle_within) {
-			for (size_t b = 0; b < nfull; b++)
-				shuffle(seq + b * bs, bs, &s);
-			shuffle(seq + nfull * bs, n - nfull * bs, &s);
-		}
-		if (chase_orders[p->order].shuffle_blocks)
-			shuffle(perm, nfull, &s);
-		if (pmcsh_stop_requested())
-			goto interrupted;
-		uint32_t first = at_pos(&l, 0), prev = first;
-		for (size_t i = 1; i < n; i++) {
-			uint32_t e = at_pos(&l, i);
-			*ELEMW(c, w, prev) = ELEMW(c, w, e);
-			prev = e;
-			if (!(i & 0x3fff) && pmcsh_stop_requested())   /* each step may fault a page in */
-				goto interrupted;
-		}
-		*ELEMW(c, w, prev) = ELEMW(c, w, first);   /* close the ring */
-		for (int k = w + 1; ways > 1 && k <= CHASE_MAX_K; k++)
-			c->head[k][w] = at_pos(&l, (size_t)w * bs / k);
+	for (int w = ways - 1; w >= 0 && !err; w--)   /* each cycle its own order; cycle 0 last, for head[] */
+		err = link_cycle(c, &l, w, ways, &s);
+	if (!err && ways == 1)
+		spread_heads(c, &l);
+	free(seq);
+	free(perm);
+	if (err) {   /* Ctrl-C during a large build */
+		chase_free(c);
+		snprintf(msg, msglen, "interrupted");
 	}
-	for (int k = 1; ways == 1 && k <= CHASE_MAX_K; k++)
-		for (int j = 0; j < k; j++) {
-			size_t at = (size_t)((unsigned __int128)j * n / k);
-			if (bs < n)
-				at = (at + (size_t)j * bs / k) % n;
-			c->head[k][j] = at_pos(&l, at);
-		}
-	free(seq);
-	free(perm);
-	return 0;
-interrupted:   /* Ctrl-C during a large build */
-	free(seq);
-	free(perm);
-	chase_free(c);
-	snprintf(msg, msglen, "interrupted");
-	return -EINTR;
+	return err;
 }
 
 size_t chase_elem(const struct chase_chain *c, const void *q)
@@ -574,6 +596,79 @@ static int bw_end(void *ctx, int rep)
 	return 0;
 }
 
+/* The loaders' buffers, each mapped (THP) and touched, and their cpus:
+ * the cpus of old (when have_mask) but me, in turn.  0 or -errno; the
+ * buffers mapped so far are the caller's to unmap. */
+static int loaders_map(struct bw_thread *t, int threads, size_t bw_size, const cpu_set_t *old, int have_mask,
+		       int me, atomic_int *stop)
+{
+	int cpus[CPU_SETSIZE], ncpus = 0;
+	for (int i = 0; have_mask && i < CPU_SETSIZE; i++)
+		if (CPU_ISSET(i, old) && i != me)
+			cpus[ncpus++] = i;
+	for (int i = 0; i < threads; i++) {
+		t[i].len = bw_size;
+		t[i].buf = mmap(NULL, bw_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (t[i].buf == MAP_FAILED) {
+			t[i].buf = NULL;
+			return -errno;
+		}
+		madvise(t[i].buf, bw_size, MADV_HUGEPAGE);
+		memset(t[i].buf, 1, bw_size);
+		t[i].cpu = ncpus ? cpus[i % ncpus] : -1;
+		t[i].stop = stop;
+	}
+	return 0;
+}
+
+/* One row: the loaders started with this delay and streaming, then the
+ * chase's timed samples (going on from pos), the loaders stopped and
+ * joined, row filled.  0 or -errno. */
+static int loaded_row(const struct chase_chain *c, struct bw_thread *t, int threads, long delay, atomic_int *stop,
+		      void **pos, int samples, double sample_s, struct chase_loaded_row *row)
+{
+	struct bw_window bw = {.t = t, .row = row};
+	struct kwindow kw = {&bw, bw_begin, bw_end};
+	struct chase_result res;
+	int started = 0, err = 0;
+	atomic_store(stop, 0);
+	for (int i = 0; i < threads; i++) {
+		t[i].delay = delay;
+		atomic_store(&t[i].bytes, 0);
+		if ((err = -pthread_create(&t[i].th, NULL, bw_main, &t[i])))
+			break;
+		if (pthread_getcpuclockid(t[i].th, &t[i].clock) != 0)
+			t[i].clock = -1;   /* no clock: cpu_s reads 0 */
+		started++;
+		bw.n = started;
+	}
+	if (!err) {
+		/* every loader streaming before the ramp: on a busy machine
+		 * a loader not yet run read 0 MB/s through a whole row */
+		struct timespec tick = {0, 1000 * 1000}, ramp = {0, 20 * 1000 * 1000};
+		for (int ms = 0, all = 0; !all && ms < 1000 && !pmcsh_stop_requested(); ms++) {
+			all = 1;
+			for (int i = 0; i < threads; i++)
+				all &= atomic_load_explicit(&t[i].bytes, memory_order_relaxed) > 0;
+			if (!all)
+				nanosleep(&tick, NULL);
+		}
+		nanosleep(&ramp, NULL);
+		err = chase_run(c, 1, pos, samples, sample_s, 0, &kw, row->ns, &res);
+	}
+	atomic_store(stop, 1);
+	for (int i = 0; i < started; i++)
+		pthread_join(t[i].th, NULL);
+	if (err)
+		return err;
+	row->delay = delay;
+	row->mbps = bw.secs > 0 ? bw.bytes / bw.secs / 1e6 : 0;
+	row->timed_s = bw.secs;
+	row->chaser_ran = bw.span > 0 ? bw.chaser / bw.span : 0;
+	row->loaders_ran = bw.span > 0 && threads > 0 ? bw.loaders / (bw.span * threads) : 0;
+	return 0;
+}
+
 int chase_loaded(const struct chase_chain *c, const long *delays, int ndelays,
 		 int threads, size_t bw_size, int samples, double sample_s,
 		 struct chase_loaded_row *rows, int *rows_done)
@@ -590,76 +685,19 @@ int chase_loaded(const struct chase_chain *c, const long *delays, int ndelays,
 	bw_size = bw_size / BW_CHUNK * BW_CHUNK;
 	struct bw_thread *t = calloc(threads ? threads : 1, sizeof *t);
 	atomic_int stop;
-	if (!t) {
-		err = -ENOMEM;
-		goto out;
-	}
+	if (!t)
+		return -ENOMEM;
 	/* Pin the chase where it runs and the bandwidth threads elsewhere. */
 	have_mask = pin_here(me, &old);
-	int cpus[CPU_SETSIZE], ncpus = 0;
-	for (int i = 0; have_mask && i < CPU_SETSIZE; i++)
-		if (CPU_ISSET(i, &old) && i != me)
-			cpus[ncpus++] = i;
-	for (int i = 0; i < threads; i++) {
-		t[i].len = bw_size;
-		t[i].buf = mmap(NULL, bw_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (t[i].buf == MAP_FAILED) {
-			t[i].buf = NULL;
-			err = -errno;
-			goto out;
-		}
-		madvise(t[i].buf, bw_size, MADV_HUGEPAGE);
-		memset(t[i].buf, 1, bw_size);
-		t[i].cpu = ncpus ? cpus[i % ncpus] : -1;
-		t[i].stop = &stop;
+	err = loaders_map(t, threads, bw_size, &old, have_mask, me, &stop);
+	for (int d = 0; d < ndelays && !err; d++) {
+		err = loaded_row(c, t, threads, delays[d], &stop, pos, samples, sample_s, &rows[d]);
+		if (!err)
+			*rows_done = d + 1;
 	}
-	for (int d = 0; d < ndelays; d++) {
-		struct bw_window bw = {.t = t, .row = &rows[d]};
-		struct kwindow kw = {&bw, bw_begin, bw_end};
-		struct chase_result res;
-		int started = 0;
-		atomic_store(&stop, 0);
-		for (int i = 0; i < threads; i++) {
-			t[i].delay = delays[d];
-			atomic_store(&t[i].bytes, 0);
-			if ((err = -pthread_create(&t[i].th, NULL, bw_main, &t[i])))
-				break;
-			if (pthread_getcpuclockid(t[i].th, &t[i].clock) != 0)
-				t[i].clock = -1;   /* no clock: cpu_s reads 0 */
-			started++;
-			bw.n = started;
-		}
-		if (!err) {
-			/* every loader streaming before the ramp: on a busy machine
-			 * a loader not yet run read 0 MB/s through a whole row */
-			struct timespec tick = {0, 1000 * 1000}, ramp = {0, 20 * 1000 * 1000};
-			for (int ms = 0, all = 0; !all && ms < 1000 && !pmcsh_stop_requested(); ms++) {
-				all = 1;
-				for (int i = 0; i < threads; i++)
-					all &= atomic_load_explicit(&t[i].bytes, memory_order_relaxed) > 0;
-				if (!all)
-					nanosleep(&tick, NULL);
-			}
-			nanosleep(&ramp, NULL);
-			err = chase_run(c, 1, pos, samples, sample_s, 0, &kw, rows[d].ns, &res);
-		}
-		atomic_store(&stop, 1);
-		for (int i = 0; i < started; i++)
-			pthread_join(t[i].th, NULL);
-		if (err)
-			break;
-		rows[d].delay = delays[d];
-		rows[d].mbps = bw.secs > 0 ? bw.bytes / bw.secs / 1e6 : 0;
-		rows[d].timed_s = bw.secs;
-		rows[d].chaser_ran = bw.span > 0 ? bw.chaser / bw.span : 0;
-		rows[d].loaders_ran = bw.span > 0 && threads > 0 ? bw.loaders / (bw.span * threads) : 0;
-		*rows_done = d + 1;
-	}
-out:
-	if (t)
-		for (int i = 0; i < threads; i++)
-			if (t[i].buf)
-				munmap(t[i].buf, bw_size);
+	for (int i = 0; i < threads; i++)
+		if (t[i].buf)
+			munmap(t[i].buf, bw_size);
 	if (have_mask)
 		sched_setaffinity(0, sizeof old, &old);
 	free(t);

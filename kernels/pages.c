@@ -35,12 +35,11 @@ int pages_find(const char *name)
 
 static const char *hp_words(long kb) { return kb == 2048 ? "2 MiB" : "1 GiB"; }
 
-/* free_hugepages of one size: the count, -1 when the kernel has no such size. */
-static long hugetlb_free(long kb)
+long pages_hugetlb_count(const char *root, long kb, const char *file)
 {
-	char path[128];
+	char path[512];
 	long n = -1;
-	snprintf(path, sizeof path, "/sys/kernel/mm/hugepages/hugepages-%ldkB/free_hugepages", kb);
+	snprintf(path, sizeof path, "%s/sys/kernel/mm/hugepages/hugepages-%ldkB/%s", root ? root : "", kb, file);
 	FILE *f = fopen(path, "r");
 	if (!f)
 		return -1;
@@ -61,7 +60,7 @@ int pages_check(int policy, size_t bytes, int nbufs, char *msg, size_t msglen)
 	const struct pages_desc *d = &pages_policies[policy];
 	if (!d->hugetlb_kb)
 		return 0;
-	long need = nbufs * (long)((bytes + d->align - 1) / d->align), have = hugetlb_free(d->hugetlb_kb);
+	long need = nbufs * (long)((bytes + d->align - 1) / d->align), have = pages_hugetlb_count(NULL, d->hugetlb_kb, "free_hugepages");
 	if (have < 0) {
 		snprintf(msg, msglen, "this kernel offers no %s huge pages (no "
 			 "/sys/kernel/mm/hugepages/hugepages-%ldkB): use pages thp or 4k",

@@ -40,4 +40,9 @@ void pages_unmap(struct pages_buf *b);
  * engine's buffers may pass. */
 size_t pages_physical(void);
 
+/* The one reader of the huge page counts: file (free_hugepages,
+ * nr_hugepages) of the kb-sized pages under root (NULL: /), -1 when the
+ * kernel has no such size or the file no number. */
+long pages_hugetlb_count(const char *root, long kb, const char *file);
+
 #endif

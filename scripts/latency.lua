@@ -15,7 +15,7 @@ of the curve are the caches: their sysfs sizes are printed below the
 table, with the steps the curve shows (chase.steps) and a note where the
 step to memory comes well below the last-level cache sysfs reports.
 --series prints lmbench's "size_MB ns" lines, ready for a plotting program.]],
-  options = recipe.chase_options({
+  options = chase.recipe_options({
     {name = "from", type = "size", default = 4096, min = 1, help = "smallest chain (bytes)"},
     {name = "to", type = "size", default = 256 * 1024 * 1024, min = 1, help = "largest chain (bytes)"},
     {name = "per_octave", type = "int", default = 4, min = 1, max = chase.MAX_PER_OCTAVE, help = "sizes per doubling"},

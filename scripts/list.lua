@@ -241,6 +241,87 @@ local function models(pattern, json)
   return 0
 end
 
+-- The events matching pattern, each row with why it does not open here
+-- and, with -v, its umasks; or nil, message.
+local function gather(opts, pattern)
+  local raw, msg = pmc.list(nil, opts.pmu and {pmu = opts.pmu} or nil)
+  if not raw then
+    return nil, msg
+  end
+  local generic = events.load("generic") or {}
+  local all = collapse(raw, generic.descriptions or {})
+  if not opts.pmu then   -- counted by pmcsh stat here, whatever the model
+    for _, r in ipairs(tool_rows(generic.tools)) do all[#all + 1] = r end
+  end
+  local list = matching(all, pattern)
+  for _, e in ipairs(list) do
+    e.raw = nil
+    -- why an event of this machine does not open: pmc.group's message,
+    -- with its errno to tell the kinds apart (another model's never opens)
+    if not e.opens and not opts.pmu then
+      local _, why, errno = pmc.group({e.aliases[1]})
+      e.why, e.errno = why or "does not open here", errno or 0
+    end
+  end
+  if opts.umasks then
+    for _, e in ipairs(list) do
+      local info = e.pmu ~= "tool" and pmc.info(e.name, opts.pmu and {pmu = opts.pmu} or nil)
+      if info and #info.umasks > 0 then
+        e.umasks = {}
+        for _, u in ipairs(info.umasks) do
+          e.umasks[#e.umasks + 1] = {name = u.name, code = u.code, default = u.default, description = u.description}
+        end
+      end
+    end
+  end
+  return list
+end
+
+-- A PMU's reasons, one line per kind (errno): how many, and the message
+-- of the first event of that kind.
+local function reasons(list, pmu, cols)
+  local kinds, order = {}, {}
+  for _, e in ipairs(list) do
+    if e.pmu == pmu and e.why then
+      local k = kinds[e.errno]
+      if not k then k = {n = 0, why = e.why}; kinds[e.errno] = k; order[#order + 1] = k end
+      k.n = k.n + 1
+    end
+  end
+  for _, k in ipairs(order) do put(string.format("  why '-' for %d:", k.n), k.why, cols) end
+end
+
+-- The rows under their PMUs' lines, then the total where there are several.
+local function print_rows(list)
+  local cols = columns()
+  local per, opens, pmus = {}, {}, {}
+  for _, e in ipairs(list) do
+    if not per[e.pmu] then pmus[#pmus + 1] = e.pmu end
+    per[e.pmu] = (per[e.pmu] or 0) + 1
+    opens[e.pmu] = (opens[e.pmu] or 0) + (e.opens and 1 or 0)
+  end
+  local pmu
+  for _, e in ipairs(list) do
+    if e.pmu ~= pmu then
+      pmu = e.pmu
+      io.write(string.format("%s: %d event%s, %d open%s here\n", pmu, per[pmu], per[pmu] == 1 and "" or "s",
+        opens[pmu], opens[pmu] == 1 and "s" or ""))
+      reasons(list, pmu, cols)
+    end
+    put(string.format("  %s %s", e.opens and "+" or "-", table.concat(e.aliases, " OR ")), e.description, cols)
+    for _, u in ipairs(e.umasks or {}) do
+      -- showevtinfo's Umask line: the code, [default] where libpfm4 picks it alone
+      put("      :" .. u.name, string.format("0x%02x%s %s", u.code or 0, u.default and " [default]" or "",
+        u.description or ""), cols)
+    end
+  end
+  if #pmus > 1 then
+    local total, open = 0, 0
+    for _, p in ipairs(pmus) do total, open = total + per[p], open + opens[p] end
+    io.write(string.format("%d events in %d PMUs, %d open here\n", total, #pmus, open))
+  end
+end
+
 return {
   description = "list events (libpfm4 and sysfs PMUs), one row per event with its aliases; --groups for events/",
   usage = "[pattern]",
@@ -275,84 +356,19 @@ wraps them; into a pipe or file, one line per row, nothing cut.]],
       local ok, msg = check_model(opts.pmu)
       if not ok then return nil, msg end
     end
-    local raw, msg = pmc.list(nil, opts.pmu and {pmu = opts.pmu} or nil)
-    if not raw then
+    local list, msg = gather(opts, args[1])
+    if not list then
       return nil, msg
-    end
-    local generic = events.load("generic") or {}
-    local all = collapse(raw, generic.descriptions or {})
-    if not opts.pmu then   -- counted by pmcsh stat here, whatever the model
-      for _, r in ipairs(tool_rows(generic.tools)) do all[#all + 1] = r end
-    end
-    local list = matching(all, args[1])
-    for _, e in ipairs(list) do
-      e.raw = nil
-      -- why an event of this machine does not open: pmc.group's message,
-      -- with its errno to tell the kinds apart (another model's never opens)
-      if not e.opens and not opts.pmu then
-        local _, why, errno = pmc.group({e.aliases[1]})
-        e.why, e.errno = why or "does not open here", errno or 0
-      end
-    end
-    if opts.umasks then
-      for _, e in ipairs(list) do
-        local info = e.pmu ~= "tool" and pmc.info(e.name, opts.pmu and {pmu = opts.pmu} or nil)
-        if info and #info.umasks > 0 then
-          e.umasks = {}
-          for _, u in ipairs(info.umasks) do
-            e.umasks[#e.umasks + 1] = {name = u.name, code = u.code, default = u.default, description = u.description}
-          end
-        end
-      end
     end
     if opts.json then
       io.write(results.head("list"), "\n")
       for _, e in ipairs(list) do e.errno = nil; io.write(cjson.encode(e), "\n") end
       return 0
     end
-    local cols = columns()
-    -- a PMU's reasons, one line per kind (errno): how many, and the message
-    -- of the first event of that kind
-    local function reasons(pmu)
-      local kinds, order = {}, {}
-      for _, e in ipairs(list) do
-        if e.pmu == pmu and e.why then
-          local k = kinds[e.errno]
-          if not k then k = {n = 0, why = e.why}; kinds[e.errno] = k; order[#order + 1] = k end
-          k.n = k.n + 1
-        end
-      end
-      for _, k in ipairs(order) do put(string.format("  why '-' for %d:", k.n), k.why, cols) end
-    end
-    local per, opens, pmus = {}, {}, {}
-    for _, e in ipairs(list) do
-      if not per[e.pmu] then pmus[#pmus + 1] = e.pmu end
-      per[e.pmu] = (per[e.pmu] or 0) + 1
-      opens[e.pmu] = (opens[e.pmu] or 0) + (e.opens and 1 or 0)
-    end
-    local pmu
-    for _, e in ipairs(list) do
-      if e.pmu ~= pmu then
-        pmu = e.pmu
-        io.write(string.format("%s: %d event%s, %d open%s here\n", pmu, per[pmu], per[pmu] == 1 and "" or "s",
-          opens[pmu], opens[pmu] == 1 and "s" or ""))
-        reasons(pmu)
-      end
-      put(string.format("  %s %s", e.opens and "+" or "-", table.concat(e.aliases, " OR ")), e.description, cols)
-      for _, u in ipairs(e.umasks or {}) do
-        -- showevtinfo's Umask line: the code, [default] where libpfm4 picks it alone
-        put("      :" .. u.name, string.format("0x%02x%s %s", u.code or 0, u.default and " [default]" or "",
-          u.description or ""), cols)
-      end
-    end
+    print_rows(list)
     if #list == 0 then
       io.stderr:write(string.format("pmcsh list: no event matches '%s'\n", args[1] or ""))
       return 1
-    end
-    if #pmus > 1 then
-      local total, open = 0, 0
-      for _, p in ipairs(pmus) do total, open = total + per[p], open + opens[p] end
-      io.write(string.format("%d events in %d PMUs, %d open here\n", total, #pmus, open))
     end
     return 0
   end,

@@ -67,6 +67,131 @@ local function size_list(list)
   return table.concat(t, ", ")
 end
 
+-- The options checked, the sizes listed, and the largest chain and the
+-- most chains on the smallest checked, before any runs: the sizes.
+local function check(opts, usage)
+  if (opts.series and 1 or 0) + (opts.json and 1 or 0) + (opts.detail and 1 or 0) > 1 then
+    usage("--detail, --series and --json exclude each other")
+  end
+  opts.stride = opts.stride or chase.default_stride(opts.order)
+  if opts.to < opts.from then usage("--to must be at least --from") end
+  local sizes = sizes_of(opts, usage)
+  local small, large = math.min(table.unpack(sizes)), math.max(table.unpack(sizes))
+  local chain = {stride = opts.stride, order = opts.order, pages = opts.pages}
+  local list = opts.sizes and "--sizes"
+  chain.size = large
+  local fits, why = chase.check(chain)
+  if not fits then usage(string.format("%s %s: %s", list or "--to", metrics.size(large), why)) end
+  chain.size = small
+  if not chase.check(chain, opts.max) then
+    usage(string.format("%s %s holds %d elements of --stride %s: fewer than the --max %d chains need",
+      list or "--from", metrics.size(small), small // opts.stride, metrics.size(opts.stride), opts.max))
+  end
+  return sizes
+end
+
+-- The lines before the rows: the JSON head, the series' title or the table's.
+local function print_head(opts)
+  if opts.json then
+    print(results.head("parallelism"))
+  elseif opts.series then
+    print(string.format('"stride=%d order=%s pages=%s', opts.stride, opts.order, opts.pages))
+  else
+    print(string.format("# memory-level parallelism (par_mem): order=%s stride=%d pages=%s, k = 1..%d, %d round%s " ..
+      "of %d samples per k", opts.order, opts.stride, opts.pages, opts.max, opts.rounds,
+      opts.rounds == 1 and "" or "s", opts.samples))
+    print(string.format("# mlp: the best speedup t1 / (tk / k) within k (each k's median over the rounds in which " ..
+      "it stayed within k); range: that k's over those rounds%s; peak: the best of all rows; ns(k=1): t1, the " ..
+      "median of the rounds",
+      opts.rounds == 1 and " (one round: none, --rounds 3 gives one)" or ""))
+    if not opts.detail then
+      print(string.format("%12s %10s %10s %13s %10s %10s", "size", "size_MB", "mlp", "range", "peak", "ns(k=1)"))
+    end
+  end
+end
+
+-- A size's result kept for the plot and for the notes after the rows.
+local function note_row(opts, seen, r)
+  if r.mlp then
+    seen.pts[#seen.pts + 1] = opts.rounds > 1 and {r.size, r.mlp, r.mlp_min, r.mlp_max} or {r.size, r.mlp}
+  else
+    seen.none[#seen.none + 1] = r
+    seen.pts[#seen.pts + 1] = {r.size}   -- no point, and no line through it
+  end
+  seen.peaks[#seen.peaks + 1] = {r.size, r.peak}
+  if r.superlinear then seen.marks[#seen.marks + 1] = {r.size, r.peak}; seen.above[#seen.above + 1] = r end
+  if r.unsettled then seen.unsettled[#seen.unsettled + 1] = r end
+  if r.engine_limit then seen.limited[#seen.limited + 1] = r end
+end
+
+-- --detail: a size's line, then ns and speedup for every k.
+local function print_detail(r, mb)
+  local says = verdict(r)
+  print(string.format("\nsize %s (%.5f MB): %s%s, peak speedup %.3f%s", metrics.size(r.size), mb,
+    r.mlp and string.format("mlp %.3f at k=%d", r.mlp, r.mlp_k) or ("no mlp (" .. r.why .. ")"),
+    r.rounds > 1 and r.mlp and string.format(" (%s over %s)", fmt_range(r), fmt_rounds(r)) or "", r.peak,
+    r.at_least and ("; " .. says) or ""))
+  print(string.format("%4s %10s %10s %13s", "k", "ns/load", "speedup", "range"))
+  for _, row in ipairs(r.rows) do
+    print(string.format("%4d %10.3f %10.3f %13s%s", row.k, row.ns, row.speedup,
+      r.rounds > 1 and string.format("%.3f-%.3f", row.speedup_min, row.speedup_max) or "-",
+      row.superlinear_rounds and string.format("  above k in %d of %d round%s%s", row.superlinear_rounds,
+        r.rounds, r.rounds == 1 and "" or "s", row.superlinear and " (left out of mlp)" or "") or ""))
+  end
+end
+
+-- The table's line for a size, its flags after it.
+local function print_line(r, mb)
+  local flags = {}
+  local says = verdict(r)
+  if says then flags[#flags + 1] = says end
+  if r.superlinear then
+    flags[#flags + 1] = string.format("%d superlinear row%s left out", r.superlinear, r.superlinear == 1 and "" or "s")
+  end
+  if r.unsettled then flags[#flags + 1] = string.format("unsettled: t1 moved %+.0f%%", r.t1_drift * 100) end
+  print(string.format("%12s %10.5f %10s %13s %10.3f %10.3f%s", metrics.size(r.size), mb, fmt_mlp(r), fmt_range(r),
+    r.peak, r.rows[1].ns, #flags > 0 and ("  (" .. table.concat(flags, "; ") .. ")") or ""))
+end
+
+-- A size's result as --json, --series, --detail or the table print it.
+local function print_row(opts, r)
+  local mb = r.size / 2^20
+  if opts.json then
+    print(require("cjson").encode({size = r.size, size_mb = mb, mlp = r.mlp, mlp_min = r.mlp_min, mlp_max = r.mlp_max,
+      mlp_k = r.mlp_k, mlp_rounds = r.mlp_rounds, rounds = r.rounds, at_least = r.at_least,
+      engine_limit = r.engine_limit, why = r.why, peak = r.peak, rows = r.rows,
+      footprint = r.footprint, superlinear = r.superlinear, t1_drift = r.t1_drift, unsettled = r.unsettled,
+      note = r.note}))
+  elseif opts.series then
+    if r.mlp then print(string.format("%.5f %.3f", mb, r.mlp)) end
+  elseif opts.detail then
+    print_detail(r, mb)
+  else
+    print_line(r, mb)
+  end
+end
+
+-- What the flags mean, once for all sizes, on stderr.
+local function explain(opts, seen)
+  local text = not opts.series
+  if #seen.limited > 0 and text then
+    io.stderr:write("pmcsh parallelism: at least ", chase.MAX_K, " at ", size_list(seen.limited), ": ", chase.MAX_K,
+      " chains is the most the engine runs: ", chase.MAX_K_WHY, "\n")
+  end
+  if #seen.above > 0 and text then
+    io.stderr:write("pmcsh parallelism: rows above k at ", size_list(seen.above), ": ", chase.SUPERLINEAR_WHY, "\n")
+  end
+  if #seen.unsettled > 0 and text then
+    io.stderr:write("pmcsh parallelism: t1 moved more than 10% within a round at ", size_list(seen.unsettled),
+      ": the level of the hierarchy serving the chain changed under the measurement, so those speedups mix " ..
+      "two levels\n")
+  end
+  if #seen.none > 0 and (opts.series or opts.plot) then
+    io.stderr:write("pmcsh parallelism: no mlp at ", size_list(seen.none), " (every k > 1 above k): left out ",
+      "of the ", opts.series and "series" or "plot", "\n")
+  end
+end
+
 return {
   description = "memory-level parallelism versus size (par_mem): overlapped misses",
   help = ([[
@@ -93,7 +218,7 @@ peak is the best speedup of all rows (multichase's simple/parallelN).
 --detail prints ns per load and the speedup for every k; --series prints
 "size_MB parallelism" lines, ready for a plotting program.]]):format(chase.MAX_K, chase.DEFAULT_MAX,
     chase.DEFAULT_MAX * 4 == chase.MAX_K and "a fourth" or "less", chase.MAX_K, chase.MAX_K, chase.MAX_K),
-  options = recipe.chase_options({
+  options = chase.recipe_options({
     {name = "sizes", type = "list", help = "chain sizes (e.g. 32K,4M,256M); default: from..to per octave"},
     {name = "from", type = "size", default = 64 * 1024, min = 1, help = "smallest chain (bytes)"},
     {name = "to", type = "size", default = 256 * 1024 * 1024, min = 1, help = "largest chain (bytes)"},
@@ -110,114 +235,21 @@ peak is the best speedup of all rows (multichase's simple/parallelN).
   }),
   run = function(opts)
     local function usage(msg) error(recipe.usage("parallelism: " .. msg), 0) end
-    if (opts.series and 1 or 0) + (opts.json and 1 or 0) + (opts.detail and 1 or 0) > 1 then
-      usage("--detail, --series and --json exclude each other")
-    end
-    opts.stride = opts.stride or chase.default_stride(opts.order)
-    if opts.to < opts.from then usage("--to must be at least --from") end
-    local sizes = sizes_of(opts, usage)
-    -- the largest chain, and the most chains on the smallest, before any runs
-    local small, large = math.min(table.unpack(sizes)), math.max(table.unpack(sizes))
-    local chain = {stride = opts.stride, order = opts.order, pages = opts.pages}
-    local list = opts.sizes and "--sizes"
-    chain.size = large
-    local fits, why = chase.check(chain)
-    if not fits then usage(string.format("%s %s: %s", list or "--to", metrics.size(large), why)) end
-    chain.size = small
-    if not chase.check(chain, opts.max) then
-      usage(string.format("%s %s holds %d elements of --stride %s: fewer than the --max %d chains need",
-        list or "--from", metrics.size(small), small // opts.stride, metrics.size(opts.stride), opts.max))
-    end
-    local cjson = opts.json and require("cjson")
-    local pts, marks, peaks = {}, {}, {}
-    local above, unsettled, none, limited = {}, {}, {}, {}
-    local text = not opts.json and not opts.series
-    if opts.json then
-      print(results.head("parallelism"))
-    elseif opts.series then
-      print(string.format('"stride=%d order=%s pages=%s', opts.stride, opts.order, opts.pages))
-    else
-      print(string.format("# memory-level parallelism (par_mem): order=%s stride=%d pages=%s, k = 1..%d, %d round%s " ..
-        "of %d samples per k", opts.order, opts.stride, opts.pages, opts.max, opts.rounds,
-        opts.rounds == 1 and "" or "s", opts.samples))
-      print(string.format("# mlp: the best speedup t1 / (tk / k) within k (each k's median over the rounds in which " ..
-        "it stayed within k); range: that k's over those rounds%s; peak: the best of all rows; ns(k=1): t1, the " ..
-        "median of the rounds",
-        opts.rounds == 1 and " (one round: none, --rounds 3 gives one)" or ""))
-      if not opts.detail then
-        print(string.format("%12s %10s %10s %13s %10s %10s", "size", "size_MB", "mlp", "range", "peak", "ns(k=1)"))
-      end
-    end
+    local sizes = check(opts, usage)
+    local seen = {pts = {}, marks = {}, peaks = {}, above = {}, unsettled = {}, none = {}, limited = {}}
+    print_head(opts)
     for _, size in ipairs(sizes) do
       local r, err = chase.parallelism{size = size, max = opts.max, rounds = opts.rounds, order = opts.order,
         stride = opts.stride, pages = opts.pages, samples = opts.samples, sample_ms = opts.sample_ms}
       if not r then return nil, err end
-      local mb = r.size / 2^20
-      if r.mlp then
-        pts[#pts + 1] = opts.rounds > 1 and {r.size, r.mlp, r.mlp_min, r.mlp_max} or {r.size, r.mlp}
-      else
-        none[#none + 1] = r
-        pts[#pts + 1] = {r.size}   -- no point, and no line through it
-      end
-      peaks[#peaks + 1] = {r.size, r.peak}
-      if r.superlinear then marks[#marks + 1] = {r.size, r.peak}; above[#above + 1] = r end
-      if r.unsettled then unsettled[#unsettled + 1] = r end
-      local says = verdict(r)
-      if r.engine_limit then limited[#limited + 1] = r end
-      if opts.json then
-        print(cjson.encode({size = r.size, size_mb = mb, mlp = r.mlp, mlp_min = r.mlp_min, mlp_max = r.mlp_max,
-          mlp_k = r.mlp_k, mlp_rounds = r.mlp_rounds, rounds = r.rounds, at_least = r.at_least,
-          engine_limit = r.engine_limit, why = r.why, peak = r.peak, rows = r.rows,
-          footprint = r.footprint, superlinear = r.superlinear, t1_drift = r.t1_drift, unsettled = r.unsettled,
-          note = r.note}))
-      elseif opts.series then
-        if r.mlp then print(string.format("%.5f %.3f", mb, r.mlp)) end
-      elseif opts.detail then
-        print(string.format("\nsize %s (%.5f MB): %s%s, peak speedup %.3f%s", metrics.size(r.size), mb,
-          r.mlp and string.format("mlp %.3f at k=%d", r.mlp, r.mlp_k) or ("no mlp (" .. r.why .. ")"),
-          r.rounds > 1 and r.mlp and string.format(" (%s over %s)", fmt_range(r), fmt_rounds(r)) or "", r.peak,
-          r.at_least and ("; " .. says) or ""))
-        print(string.format("%4s %10s %10s %13s", "k", "ns/load", "speedup", "range"))
-        for _, row in ipairs(r.rows) do
-          print(string.format("%4d %10.3f %10.3f %13s%s", row.k, row.ns, row.speedup,
-            r.rounds > 1 and string.format("%.3f-%.3f", row.speedup_min, row.speedup_max) or "-",
-            row.superlinear_rounds and string.format("  above k in %d of %d round%s%s", row.superlinear_rounds,
-              r.rounds, r.rounds == 1 and "" or "s", row.superlinear and " (left out of mlp)" or "") or ""))
-        end
-      else
-        local flags = {}
-        if says then flags[#flags + 1] = says end
-        if r.superlinear then
-          flags[#flags + 1] = string.format("%d superlinear row%s left out", r.superlinear, r.superlinear == 1 and "" or "s")
-        end
-        if r.unsettled then flags[#flags + 1] = string.format("unsettled: t1 moved %+.0f%%", r.t1_drift * 100) end
-        print(string.format("%12s %10.5f %10s %13s %10.3f %10.3f%s", metrics.size(r.size), mb, fmt_mlp(r), fmt_range(r),
-          r.peak, r.rows[1].ns, #flags > 0 and ("  (" .. table.concat(flags, "; ") .. ")") or ""))
-      end
+      note_row(opts, seen, r)
+      print_row(opts, r)
       io.stdout:flush()
     end
     if opts.series then print() end
-    -- what the flags mean, once for all sizes
-    if not opts.json then
-      if #limited > 0 and text then
-        io.stderr:write("pmcsh parallelism: at least ", chase.MAX_K, " at ", size_list(limited), ": ", chase.MAX_K,
-          " chains is the most the engine runs: ", chase.MAX_K_WHY, "\n")
-      end
-      if #above > 0 and text then
-        io.stderr:write("pmcsh parallelism: rows above k at ", size_list(above), ": ", chase.SUPERLINEAR_WHY, "\n")
-      end
-      if #unsettled > 0 and text then
-        io.stderr:write("pmcsh parallelism: t1 moved more than 10% within a round at ", size_list(unsettled),
-          ": the level of the hierarchy serving the chain changed under the measurement, so those speedups mix " ..
-          "two levels\n")
-      end
-      if #none > 0 and (opts.series or opts.plot) then
-        io.stderr:write("pmcsh parallelism: no mlp at ", size_list(none), " (every k > 1 above k): left out ",
-          "of the ", opts.series and "series" or "plot", "\n")
-      end
-    end
+    if not opts.json then explain(opts, seen) end
     if opts.plot then
-      local ok, perr = draw(opts, pts, marks, peaks)
+      local ok, perr = draw(opts, seen.pts, seen.marks, seen.peaks)
       if not ok then return nil, perr end
     end
     return 0

@@ -8,6 +8,7 @@ local sys = require("pmcsh.sys")
 -- (pmcsh.survey.plan) and checked here and on --resume/--report alike
 local limits = require("pmcsh.survey.plan").OPTIONS
 local MIN_KEPT = require("pmcsh.survey.cell").MIN_KEPT
+local defaults = require("pmcsh.survey.defaults")
 
 -- A path's folder resolved (links, ., ..) and its last name: two names of
 -- one file, whether or not it exists yet, compare equal.
@@ -72,7 +73,7 @@ difference as the noise floor.
      help = "append each finished run to this JSON-lines file (%h host, %j job, %t task; DIR/: a file per task in DIR)"},
     {name = "resume", type = "string", help = "continue the survey in this file (its options are used)"},
     {name = "report", type = "string", help = "render the table from a survey file, measuring nothing"},
-    {name = "stat", type = "string", choices = {"trimmed", "median", "min", "max", "mean"}, default = "trimmed",
+    {name = "stat", type = "string", choices = defaults.stats, default = defaults.stat,
      help = "value shown per cell, over the pairs of windows: trimmed mean (20th-80th percentile) by default"},
     {name = "csv", type = "flag", help = "print CSV: a line per row and kernel (value, spread, pairs kept, n, MB/s, ...)"},
     {name = "json", type = "flag", help = "print JSON lines: an object per row and kernel, the CSV's fields"},

@@ -213,7 +213,7 @@ describe("the REPL with the engines", function()
     t:expect('"page%-faults:u"')
   end)
 
-  -- the keys come from the list chase.lua checks the options against
+  -- the keys come from the lists chase checks the options against (chase/engine.check_opts)
   it("completes option keys inside a call's table", function()
     t:send("chase.latency{si\t")
     t:expect("chase%.latency{size=")

@@ -1,8 +1,9 @@
 -- Errors that say their kind (core/lpmcsh.h): a table {kind=, message=,
 -- where=, ...} under _sys.error_mt, whose tostring is the text a user reads.
 -- Kind "argument" (arg=, func=: a bad argument, as luaL_argerror words
--- it) is raised by the engines and the facades alike; callers decide on
--- the kind, never on the text.
+-- it) is raised by the engines and the facades alike; kind "usage" (a
+-- command's bad options, status=) by the recipe host and the option
+-- checks; callers decide on the kind, never on the text.
 local sys = require("pmcsh._sys")
 
 local M = {}
@@ -26,6 +27,13 @@ end
 function M.argument(func, arg, message, level)
   error(setmetatable({kind = "argument", arg = arg, func = func, message = message, where = where((level or 1) + 1)},
     MT), 0)
+end
+
+-- A usage error: bad options or arguments of a command or recipe.  The
+-- host (core/lhost.c) prints its message alone and exits with status
+-- (2 unless given).
+function M.usage(message, status)
+  return setmetatable({kind = "usage", message = message, status = status}, MT)
 end
 
 -- Checks argument arg of func, as lauxlib's luaL_check* do: v of type

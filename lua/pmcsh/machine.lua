@@ -10,13 +10,10 @@ local doc = require("pmcsh.help").doc
 local errors = require("pmcsh.errors")
 local format = require("pmcsh.format")
 local paths = require("pmcsh.paths")
-local pmc_C = require("pmcsh._pmc")
-local pmc_environment = pmc_C.environment
-local stream_engine = require("pmcsh._stream").engine
 
 local M = {}
 -- The folder of the kernel's PMUs (core/sysfs.h's SYSFS_PMUS, the one name of it).
-M.SYSFS_PMUS = pmc_C.sysfs_pmus
+M.SYSFS_PMUS = C.sysfs_pmus
 
 M.read_text = doc(function(path)
   errors.check("read_text", 1, path, "string")
@@ -240,13 +237,13 @@ M.fingerprint = doc(function(root)
   fp.hypervisor = hv == nil and "unknown" or hv == "" and "none" or HYPERVISORS[hv] or hv
   fp.pmus = sys.dir(r .. M.SYSFS_PMUS) or {}
   table.sort(fp.pmus)
-  fp.hardware_pmu = pmc_environment().cpu_pmu
+  fp.hardware_pmu = C.cpu_pmu()
   fp.bios = text("/sys/class/dmi/id/bios_version")
   fp.product = text("/sys/class/dmi/id/product_name")
   -- pmcsh itself: the version and the STREAM loops' variant that runs
   fp.pmcsh = paths.version
   local isa = os.getenv("PMCSH_ISA")
-  fp.isa = isa and isa ~= "" and isa or stream_engine().isa
+  fp.isa = isa and isa ~= "" and isa or C.loops_isa()
   return fp
 end, "machine.fingerprint", [[
 machine.fingerprint([root]) -> the machine's identity and state, a plain table

@@ -6,15 +6,13 @@
 local plot = require("pmcsh.plot")
 local errors = require("pmcsh.errors")
 local text = require("pmcsh.text")
-local pmc_names = require("pmcsh._pmc")
+local sys_C = require("pmcsh._sys")
 
 local M = {}
 
-local usage_mt = {__tostring = function(e) return e.message end}
--- A usage error object: the host prints the message and exits with status 2.
-function M.usage(msg)
-  return setmetatable({usage = true, message = msg}, usage_mt)
-end
+-- A usage error object (errors.usage): the host prints the message and
+-- exits with status 2.
+M.usage = errors.usage
 
 function M.usage_error(fmt, ...)
   error(M.usage(string.format(fmt, ...)), 0)
@@ -44,7 +42,7 @@ end
 -- ("uncore_imc_0/event=0x4,umask=0x3/" stays whole) or inside perf's group
 -- braces ("{a,b},c" is "{a,b}" and "c"); empty items left out unless
 -- keep_empty: the event list's one splitter, pmc_split_list (core/evname.c).
-M.split_list = pmc_names.split_list
+M.split_list = sys_C.split_list
 
 local function flag_name(o) return "--" .. o.name:gsub("_", "-") end
 

@@ -6,7 +6,6 @@ local doc = require("pmcsh.help").doc
 local sys = require("pmcsh._sys")
 local options = require("pmcsh.options")
 local errors = require("pmcsh.errors")
-local chase = require("pmcsh.chase")
 local pmc = require("pmcsh.pmc")
 local format = require("pmcsh.format")
 local text = require("pmcsh.text")
@@ -97,11 +96,10 @@ function M.load(name)
   local file = M.find(name)
   if not file then
     local near, st = closest(name), sys.stat(name)
-    local e = M.usage(st and string.format("cannot read %s: %s", name, st.type == "dir" and "Is a directory" or
+    error(errors.usage(st and string.format("cannot read %s: %s", name, st.type == "dir" and "Is a directory" or
       "not a regular file") or string.format("cannot open %s: no such file, and no recipe of that name (%spmcsh " ..
-      "--help lists the recipes)", name, #near > 0 and ("did you mean " .. table.concat(near, ", ") .. "? ") or ""))
-    e.status = 1
-    error(e, 0)
+      "--help lists the recipes)", name, #near > 0 and ("did you mean " .. table.concat(near, ", ") .. "? ") or ""),
+      1), 0)
   end
   if cache[file] then return cache[file], file end
   local chunk, err = loadfile(file)
@@ -204,35 +202,6 @@ function M.names(list)
   for i, e in ipairs(list) do t[i] = e.name end
   return t
 end
-
--- The chain's and sampling options of a chase recipe, declared alike in
--- every one: before, then order, stride, pages, samples, sample_ms, then after.
-M.chase_options = doc(function(before, o, after)
-  errors.check("chase_options", 1, before, "table")
-  errors.check("chase_options", 2, o, "table")
-  errors.check("chase_options", 3, after, "table")
-  local out = {}
-  for _, opt in ipairs(before) do out[#out + 1] = opt end
-  for _, opt in ipairs({
-    {name = "order", type = "string", choices = M.names(chase.orders()), default = "random", help = "chain order"},
-    o.stride ~= false and {name = "stride", type = "size", min = 8, max = 1 << 35, multiple = 8, help = "bytes per element (a "
-      .. "multiple of 8); default: the order's, 64 for random and stride, 256 for page and tlb (see chase.orders)"},
-    {name = "pages", type = "string", choices = M.names(chase.page_policies()), default = "4k", help = o.pages_help
-      or "page policy"},
-    {name = "samples", type = "int", default = o.samples, min = 1, max = chase.MAX_SAMPLES,
-      help = "timed samples per " .. o.per},
-    {name = "sample_ms", type = "number", default = o.sample_ms, positive = true, max = chase.MAX_SAMPLE_MS,
-      help = "length of one sample (ms)"},
-  }) do
-    if opt then out[#out + 1] = opt end
-  end
-  for _, opt in ipairs(after) do out[#out + 1] = opt end
-  return out
-end, "recipe.chase_options", [[
-recipe.chase_options(before, {samples=, sample_ms=, per=, stride=false?, pages_help=?}, after)
-  -> a recipe's option list: before, then the chain's and sampling options
-     (order, stride, pages, samples, sample_ms), then after, so that every
-     chase recipe declares them alike.]])
 
 -- The words each option was given with, by opts table (weak): recipe.typed.
 local TYPED = setmetatable({}, {__mode = "k"})
@@ -440,12 +409,8 @@ end
 local TRACED = {}   -- an error already given its traceback, kept whole on its way out
 local function run_recipe(r, opts, args)
   local res = table.pack(xpcall(r.run, function(e)
-    if type(e) == "table" and e.usage then return e end
-    if sys.interrupted() then
-      local u = M.usage("interrupted")
-      u.status = 130
-      return u
-    end
+    if errors.is(e, "usage") then return e end
+    if sys.interrupted() then return errors.usage("interrupted", 130) end
     if errors.is(e, "argument") then return M.usage(errors.text(e)) end
     return setmetatable({text = debug.traceback(e, 2)}, TRACED)
   end, opts, args))
@@ -481,7 +446,7 @@ function M.main(name, ...)
     local opts, args = M.parse(r, argv)
     return finish(r, file, run_recipe(r, opts, args))
   end, function(e)
-    if type(e) == "table" and e.usage or getmetatable(e) == TRACED then return e end
+    if errors.is(e, "usage") or getmetatable(e) == TRACED then return e end
     return debug.traceback(e, 2)
   end)
   if ok then return status end

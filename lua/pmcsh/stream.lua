@@ -57,6 +57,32 @@ local function default_isa()
   return env ~= "" and env or nil
 end
 
+M.ARRAYS = 3                  -- STREAM's a, b and c
+M.MEM_FRACTION = 1 / 8        -- of the memory available, at most, by default
+
+M.default_n = doc(function(rule_n, avail)
+  errors.check("default_n", 1, rule_n, "integer")
+  errors.check("default_n", 2, avail, "number?")
+  if avail and rule_n * 8 * M.ARRAYS > M.MEM_FRACTION * avail then
+    return math.max(1 << 20, math.floor(M.MEM_FRACTION * avail / (8 * M.ARRAYS)) // 4096 * 4096), true
+  end
+  return rule_n, false
+end, "stream.default_n", [[
+stream.default_n(rule_n, avail) -> n, capped: the default n of stream.new
+and the survey, the one rule: STREAM's (rule_n: stream.machine().default_n,
+each array 4x the last-level caches), capped so the three arrays take at
+most stream.MEM_FRACTION (1/8) of avail bytes (machine.mem_available(); nil:
+no cap), n then a multiple of 4096 and at least 2^20; capped says so.]])
+
+-- n for options without one: the rule capped by this machine's memory.
+local function with_n(opts)
+  if opts.n ~= nil then return opts end
+  local o = {}
+  for k, v in pairs(opts) do o[k] = v end
+  o.n = M.default_n(C.engine().default_n, machine.mem_available())
+  return o
+end
+
 M.new = doc(errors.facade("new", function(opts)
   opts = opts or {}
   if type(opts) ~= "table" then
@@ -66,7 +92,7 @@ M.new = doc(errors.facade("new", function(opts)
   local copt = {}
   for k, v in pairs(opts) do copt[k] = v end
   if copt.isa == nil then copt.isa = default_isa() end
-  local s, msg, errno = C.new(copt)
+  local s, msg, errno = C.new(with_n(copt))
   if not s then return nil, msg, errno end
   if not opts.quiet then
     local m = M.machine()
@@ -92,7 +118,8 @@ end), "stream.new", [[
 stream.new{n=, threads=, cpus=, pages=, offset=, touch=, pin=, isa=, quiet=}
   -> stream, or nil, message, errno
 Three arrays a, b, c of n doubles (default: STREAM's rule, each array 4x the
-sum of the last-level caches; a smaller n is warned about).  threads workers
+sum of the last-level caches, capped at 1/8 of the memory available:
+stream.default_n; a smaller n given is warned about).  threads workers
 (default: every cpu this process may run on), each pinned to its cpu (cpus=
 names them), stream a static part; the calling thread runs part 0.
 pages: "4k" (default, as the survey and the chases: MADV_NOHUGEPAGE), "thp"
@@ -106,7 +133,9 @@ cpu runs: stream.machine().variants lists them); every result says which ran
 (isa, symbol).  Methods: run, parts, pages, info, poke, peek, reset,
 validate, close.]])
 
-M.check = doc(C.check, "stream.check", [[
+M.check = doc(errors.facade("check", function(opts, ...)
+  return C.check(type(opts) == "table" and with_n(opts) or opts, ...)
+end), "stream.check", [[
 stream.check{n=, threads=, cpus=, pages=, offset=, isa=} -> true, or nil, message, errno
 The options stream.new would take, checked as stream.new checks them (a bad
 one raises, naming it), and the memory they ask for (huge pages reserved,
@@ -145,6 +174,7 @@ local function summarise(r)
   if st.min < 20 * r.tick then
     r.warnings = {string.format("the shortest repetition (%.14g us) is under 20 clock ticks (%.14g us each): "
       .. "use a larger n", st.min * 1e6, r.tick * 1e6)}
+    r.warning_kinds = {"few_ticks"}
   end
   return setmetatable(r, RESULT)   -- names the kind and prints it (pmcsh.format); the table is plain
 end
@@ -171,7 +201,8 @@ on the calling thread and (by copies) on every worker.  The result:
   tsc (ticks per rep) and tsc_hz where the TSC is constant, tick (clock
   granularity), sum (a reduction's sum), counts and per_rep (with a group),
   validation, and warnings (a list of sentences, e.g. when the best time is
-  under 20 clock ticks).
+  under 20 clock ticks) with warning_kinds, each one's kind in the same
+  order (few_ticks), for a caller to tell them apart.
 The arrays are then validated as STREAM does (replaying the kernels run,
 average relative error <= 1e-13); a failure raises an error.  validation =
 {a=, b=, c= (each array's average relative error), bound=, expected={a=,

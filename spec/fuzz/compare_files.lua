@@ -9,6 +9,7 @@
 local cjson = require("cjson")
 local compare = require("pmcsh.compare")
 local paths = require("pmcsh.paths")
+local errors = require("pmcsh.errors")
 
 local recipe = dofile(paths.scripts .. "/compare.lua")
 local dir = os.tmpname()
@@ -47,7 +48,7 @@ local function run(extra, args)
   local ok, status, msg = pcall(recipe.run, opts, args)
   io.write, io.stderr = write, stderr
   if not ok then
-    if type(status) == "table" and status.usage and type(status.message) == "string" then return true, "", "" end
+    if errors.is(status, "usage") and type(status.message) == "string" then return true, "", "" end
     error(status, 0)
   end
   assert(status == 0 or status == nil and type(msg) == "string", "neither 0 nor nil, message")

@@ -1,7 +1,7 @@
 -- Driver (spec/fuzz/lua.c): the recipe option parser, pmcsh.recipe's parse
 -- with its sizes and lists, given one command line per input, a word per
 -- line; and the values of the survey's own options (--chase ORDER:SIZE,
--- --pairs "A,B C,D").  A usage error (a table with usage = true), or nil
+-- --pairs "A,B C,D").  A usage error (errors.is(e, "usage")), or nil
 -- and a message, is their answer to bad words; any other error is a
 -- finding, and so is a value its option does not allow.
 local recipe = require("pmcsh.recipe")
@@ -41,7 +41,7 @@ return function(data)
   for w in (data .. "\n"):gmatch("([^\n]*)\n") do argv[#argv + 1] = w end
   local ok, opts, args = pcall(recipe.parse, R, argv)
   if not ok then
-    if type(opts) == "table" and opts.usage and type(opts.message) == "string" then return end
+    if errors.is(opts, "usage") and type(opts.message) == "string" then return end
     error(opts, 0)
   end
   assert(math.type(opts.n) == "integer" and opts.n >= 1, "n")

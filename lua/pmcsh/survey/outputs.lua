@@ -34,6 +34,7 @@ local report = require("pmcsh.survey.report")
 local results = require("pmcsh.results")
 local text = require("pmcsh.text")
 local cell = require("pmcsh.survey.cell")
+local D = require("pmcsh.survey.defaults")
 local workloads = require("pmcsh.survey.workloads")
 
 local M = {}
@@ -45,7 +46,7 @@ M.FIELDS = {"kind", "name", "unit", "kernel", "stat", "value", "intercept", "mea
 -- The records, in the table's order: the counted rows, then the metrics.
 function M.records(st, o)
   o = o or {}
-  local hdr, stat = st.header, o.stat or "mean"
+  local hdr, stat = st.header, o.stat or D.stat
   local ws, rates = workloads.of(hdr), report.rates(st)
   local run_of = {}
   for _, r in ipairs(st.runs) do

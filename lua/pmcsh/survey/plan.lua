@@ -9,14 +9,15 @@ local options = require("pmcsh.options")
 local pmc = require("pmcsh.pmc")
 local stream = require("pmcsh.stream")
 local workloads = require("pmcsh.survey.workloads")
+local D = require("pmcsh.survey.defaults")
 local text = require("pmcsh.text")
 local results = require("pmcsh.results")
 local sys = require("pmcsh._sys")
 
 local M = {}
 
-M.MAX_REPS = 1000000
-M.DEFAULT_KERNELS = {"copy", "scale", "add", "triad"}
+M.MAX_REPS = D.max_reps
+M.DEFAULT_KERNELS = D.kernels
 
 -- Usage errors (exit 2 through the recipe host).
 function M.usage(msg)
@@ -28,13 +29,13 @@ local usage = M.usage
 -- recipe's declarations are these, and a header read back by --resume or
 -- --report is checked by the same checks (pmcsh.options) before it is used.
 M.OPTIONS = {
-  sample_ms = {name = "sample_ms", type = "int", default = 20, min = 1, max = 60000,
+  sample_ms = {name = "sample_ms", type = "int", default = D.sample_ms, min = 1, max = 60000,
     help = "chase: ms per timed sample (one per rep)"},
   n = {name = "n", type = "size", min = 1, help = "elements per array (2M = 2*2^20; default: STREAM's 4x LLC rule)"},
-  reps = {name = "reps", short = "r", type = "int", default = 10, min = 1, max = M.MAX_REPS,
+  reps = {name = "reps", short = "r", type = "int", default = D.reps, min = 1, max = M.MAX_REPS,
     help = "timed windows per run: the loops' in pairs (10: 5 pairs), a chase's a sample each"},
-  threads = {name = "threads", short = "t", type = "int", default = 1, min = 1, max = 1024, help = "stream threads"},
-  pages = {name = "pages", type = "string", choices = {"4k", "thp", "2m", "1g"}, default = "4k", help = "page policy"},
+  threads = {name = "threads", short = "t", type = "int", default = D.threads, min = 1, max = 1024, help = "stream threads"},
+  pages = {name = "pages", type = "string", choices = {"4k", "thp", "2m", "1g"}, default = D.pages, help = "page policy"},
 }
 
 -------------------------------------------------------------------------------
@@ -213,21 +214,18 @@ end
 -- The default size
 -------------------------------------------------------------------------------
 
-M.ARRAYS = 3                  -- STREAM's a, b and c
-M.MEM_FRACTION = 1 / 8        -- of the memory available, at most, by default
+M.ARRAYS, M.MEM_FRACTION = stream.ARRAYS, stream.MEM_FRACTION
 
 local mem_available = machine.mem_available
 
 local mib = metrics.size
 
--- STREAM's rule (`rule_n`: each array 4x the last-level caches), capped so
--- the arrays take at most MEM_FRACTION of `avail` bytes.  Returns n and a
--- note saying what it needs, and why when capped.
+-- stream.default_n (the one rule, stream.new's too) and a note saying what
+-- it needs, and why when capped.
 function M.default_n(rule_n, avail)
-  local n = rule_n
+  local n, capped = stream.default_n(rule_n, avail)
   local note
-  if avail and rule_n * 8 * M.ARRAYS > M.MEM_FRACTION * avail then
-    n = math.max(1 << 20, math.floor(M.MEM_FRACTION * avail / (8 * M.ARRAYS)) // 4096 * 4096)
+  if capped then
     note = string.format("; STREAM's rule (each array 4x the last-level caches) asks n = %d, %s in all: " ..
       "capped at 1/%d of the %s available (--n %d for the full rule)",
       rule_n, mib(rule_n * 8 * M.ARRAYS), math.floor(1 / M.MEM_FRACTION + 0.5), mib(avail), rule_n)
@@ -341,7 +339,7 @@ end
 -- usage error for bad options.
 function M.header(o)
   local opt = setmetatable({}, {__index = o})
-  opt.reps, opt.threads, opt.pages = o.reps or 10, o.threads or 1, o.pages or "4k"
+  opt.reps, opt.threads, opt.pages = o.reps or D.reps, o.threads or D.threads, o.pages or D.pages
   opt.split = o.split ~= false   -- user and OS apart unless asked not to
   local evs, grp, gpath, skipped, aliases = events_of(opt)
   local prs, psrc
@@ -430,7 +428,7 @@ function M.check_resume(hdr)
 end
 
 -- The events/ files written for another PMU: nothing of one opened is an
--- error saying so (nil, message, 95); some of it opened, a note heads the
+-- error saying so (nil, message, sys.EOPNOTSUPP); some of it opened, a note heads the
 -- unopened list and the file's unknown events say which PMU it is for.
 function M.check_files(files, groups, unopened, units)
   local owner = {}
@@ -451,7 +449,7 @@ function M.check_files(files, groups, unopened, units)
       if not opened then
         return nil, string.format("%s: none of its %d events can be counted here (pmc.info(NAME, " ..
           "{pmu = %q}) encodes them, to plan; run it where the kernel exposes that PMU)",
-          why, file.count, events.models(file.data)[1]), 95
+          why, file.count, events.models(file.data)[1]), sys.EOPNOTSUPP
       end
       for _, u in ipairs(unopened) do
         if owns(file, u.event) and u.errno == sys.ENOENT then   -- not an event of this machine's PMUs

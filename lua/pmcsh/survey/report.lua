@@ -9,6 +9,7 @@ local metrics = require("pmcsh.metrics")
 local pmc = require("pmcsh.pmc")
 local text = require("pmcsh.text")
 local cell = require("pmcsh.survey.cell")
+local D = require("pmcsh.survey.defaults")
 local workloads = require("pmcsh.survey.workloads")
 
 local M = {}
@@ -20,7 +21,7 @@ local median_of = function(list) return metrics.stats(list).median end
 -- the mean, as its value.
 function M.cell_stat(c, stat)
   if not c then return nil end
-  if stat == nil or stat == "trimmed" or stat == "value" then return c.value end
+  if (stat or D.stat) == "trimmed" or stat == "value" then return c.value end
   if stat == "mean" then return c.mean or c.value end
   return c[stat]
 end
@@ -302,7 +303,7 @@ M.row_format = row_format
 -- Returns the lines, how many rows were counted, and the zero rows' keys.
 local STAT_NAME = {trimmed = "trimmed mean", value = "trimmed mean", mean = "mean", median = "median", min = "min",
   max = "max"}
-local function heading(o) return string.format("Events per loop iteration (%s)", STAT_NAME[o.stat or "trimmed"]) end
+local function heading(o) return string.format("Events per loop iteration (%s)", STAT_NAME[o.stat or D.stat]) end
 M.heading = heading
 
 local function event_lines(st, o, ws, w)
@@ -430,7 +431,7 @@ local function notes(st, o, ws)
     hdr.threads or 1, (hdr.threads or 1) == 1 and "" or "s",
     hdr.pages and (hdr.pages .. " pages") or "page policy not recorded",
     hdr.split and ", :u user / :k OS" or "",
-    (o.stat and o.stat ~= "trimmed") and ("showing the " .. o.stat) or "showing the trimmed mean (20th-80th percentile)")}
+    (o.stat and o.stat ~= D.stat) and ("showing the " .. o.stat) or "showing the trimmed mean (20th-80th percentile)")}
   out[#out + 1] = hdr.fresh and
     "value = (count of a 2-pass window - count of a 1-pass window) / n, each window on fresh arrays; " ..
     "first touch is the window's cost (intercept, in --csv/--json)" or

@@ -99,9 +99,6 @@ local function disturbances()
   return out
 end
 
--- The statistic a cell's value is: nanoBench's trimmed mean by default.
-M.STATS = {"trimmed", "median", "min", "max", "mean"}
-
 -- The pairs of windows to keep: those where no disturbance counted.
 local function undisturbed(res, nlabels)
   local keep = {}
@@ -241,10 +238,10 @@ local function work_list(st, groups)
 end
 
 -- One run of workload w, with the group g ({labels=, keys=}) or none: the
--- record for the file, or nil, message, errno (an interrupt: nil,
--- "interrupted", EINTR from the engine).  A failed validation raises
--- inside the engine, and so may Ctrl-C outside it (the REPL's hook): the
--- same tiers come out.
+-- record for the file and the kinds of its warnings, or nil, message,
+-- errno (an interrupt: nil, "interrupted", EINTR from the engine).  A
+-- failed validation raises inside the engine, and so may Ctrl-C outside it
+-- (the REPL's hook): the same tiers come out.
 local function measure(w, g, hdr)
   local reps = hdr.reps
   local group, err, errno
@@ -274,7 +271,7 @@ local function measure(w, g, hdr)
       for _, check in ipairs(w.checks or {}) do check(c, x) end
     end
   end
-  return rec
+  return rec, res.warning_kinds
 end
 
 -- Writes the header (a new survey) and what does not open now: every
@@ -351,9 +348,10 @@ function M.run(o)
       "kept in %s: pmcsh survey --resume %s continues", file, file) or ""))
     local rec, merr, merrno = measure(ws[job.kernel], groups[job.group], hdr)
     if not rec then return stop(nil, merr, merrno) end
-    for _, w in ipairs(rec.warnings or {}) do
-      local gist = w:gsub("[%d.]+", "#")
-      if not warned[gist] then warned[gist] = true; tell(); io.stderr:write("pmcsh survey: warning: ", w, "\n") end
+    local kinds = merr or {}   -- measure's second value: the kind of each of rec.warnings
+    for i, w in ipairs(rec.warnings or {}) do   -- each kind said once
+      local kind = kinds[i] or w
+      if not warned[kind] then warned[kind] = true; tell(); io.stderr:write("pmcsh survey: warning: ", w, "\n") end
     end
     rec.group, rec.second = job.group, job.second
     add(st, rec)

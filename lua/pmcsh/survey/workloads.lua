@@ -14,6 +14,7 @@
 -- header from the options, and its descriptors.
 local chase_module = require("pmcsh.chase")
 local errors = require("pmcsh.errors")
+local D = require("pmcsh.survey.defaults")
 local chase_C = require("pmcsh._chase")
 local metrics = require("pmcsh.metrics")
 local stream_module = require("pmcsh.stream")
@@ -90,7 +91,7 @@ local function stream_pairs(k, hdr, get, group, reps)
     out.times[w], out.work[w], out.per_rep[w] = r.times[1], r.work[1], r.per_rep and r.per_rep[1]
     out.tsc[w] = r.tsc and r.tsc[1]
     out.iterations = out.iterations + r.iterations
-    for _, f in ipairs({"bytes_per_iter", "bytes_per_iter_wa", "isa", "tick", "warnings"}) do out[f] = r[f] end
+    for _, f in ipairs({"bytes_per_iter", "bytes_per_iter_wa", "isa", "tick", "warnings", "warning_kinds"}) do out[f] = r[f] end
   end
   out.counts = group and group:read()
   return out
@@ -123,7 +124,7 @@ local function stream_run(hdr, get, kernel, bytes)
     local ticks, secs_all = 0, 0
     for i, t in ipairs(r.tsc or {}) do ticks, secs_all = ticks + t, secs_all + r.times[i] end
     return {times = r.times, work = r.work, pairs = true, iterations = r.iterations, counts = r.counts,
-      per_rep = r.per_rep, warnings = r.warnings, record = {
+      per_rep = r.per_rep, warnings = r.warnings, warning_kinds = r.warning_kinds, record = {
       mbps = bytes and spi and 1e-6 * bytes / spi or nil,
       bytes_per_iter = bytes, tsc = r.tsc, isa = r.isa, sec_per_iter = secs,
       tsc_hz = ticks > 0 and ticks / secs_all or nil,
@@ -256,7 +257,7 @@ function chase_engine.names() return {"chase"} end
 -- 256M, and the order's own stride (chase.default_stride: 64 for random,
 -- 256 for page and tlb).  "random:256M", "64M", "page:64M:128".
 -- Returns {order=, size=, stride=} or nil, message.
-M.DEFAULT_CHASE = {order = "random", size = 256 * 1024 * 1024}
+M.DEFAULT_CHASE = D.chase
 function M.parse_chase(spec)
   local chase = chase_module
   local c = {order = M.DEFAULT_CHASE.order, size = M.DEFAULT_CHASE.size}
@@ -307,7 +308,7 @@ function chase_engine.configure(opt, hdr, usage)
   if not has then return end
   local c, err = M.parse_chase(opt.chase)
   if not c then usage(err) end
-  hdr.chase, hdr.sample_ms = c, opt.sample_ms or 20
+  hdr.chase, hdr.sample_ms = c, opt.sample_ms or D.sample_ms
 end
 
 -- A header read from a file: the chase's chain, which the note and the runs
@@ -334,7 +335,7 @@ function chase_engine.workloads(hdr, env)
       return string.format("chase: %s, %s pages, %d samples of ~%d ms per run; " ..
         "one iteration = one dependent load: value = count / loads of each sample (then the statistic over the " ..
         "samples); ns per iteration: the median sample", M.chase_text(h.chase),
-        tostring(h.pages), h.reps, h.sample_ms or 20)
+        tostring(h.pages), h.reps, h.sample_ms or D.sample_ms)
     end,
     -- reps samples of sample_ms each over one chain, built (and touched)
     -- once; the group (if any) around each sample only
