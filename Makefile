@@ -69,7 +69,7 @@ DEP := $(OBJ:.o=.d) $(BUILD)/marker/marker.d $(BUILD)/marker/uread.d
 MARKER_SO := $(BUILD)/libpmcsh-marker.so
 MARKER_A  := $(BUILD)/libpmcsh-marker.a
 MARKER_OBJ := $(BUILD)/marker/marker.o $(BUILD)/marker/uread.o
-MARKER_CFLAGS := $(CFLAGS) -fPIC -fvisibility=hidden -DPMCSH_MARKER_LIB
+MARKER_CFLAGS := $(CFLAGS) -O3 -fstrict-aliasing -fPIC -fvisibility=hidden -DPMCSH_MARKER_LIB
 
 all: $(BIN) $(MARKER_SO) $(MARKER_A) lua-module
 

@@ -337,7 +337,7 @@ static int file_open(void)
 	h->warned = mk.warned;
 	strncpy(h->events, getenv("PMCSH_MARKER_EVENTS") ? getenv("PMCSH_MARKER_EVENTS") : "", sizeof h->events - 1);
 	/* region 0 is the calibration's (calibrate), named before any other */
-	uint32_t hv;
+	uint32_t hv = 0;
 	int n = name_hash(CAL_NAME, &hv);
 	memset(mk.hash_id, 0, sizeof mk.hash_id);
 	memcpy(h->names[0], CAL_NAME, (size_t)n + 1);
