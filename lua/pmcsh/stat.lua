@@ -580,12 +580,10 @@ local function run_regions(opts, args, typed_as)
   if #evs > regions.MAX_EVENTS then
     usage(string.format("--regions counts at most %d events (%d given)", regions.MAX_EVENTS, #evs))
   end
-  local paths = {}
-  if opts.out then   -- checked before the run: a bad folder costs no run
-    local dir = opts.out:match("/$") and opts.out or opts.out .. "/"
+  local dir = opts.out and (opts.out:match("/$") and opts.out or opts.out .. "/")
+  if dir then   -- made before the run: a bad folder costs no run
     local p, perr, perrno = results.path(dir, "regions")
     if not p then return nil, perr, perrno end
-    paths.dir = dir
   end
   local out, msg = open_output(opts, opts.json)
   if not out then return nil, msg end
@@ -598,8 +596,8 @@ local function run_regions(opts, args, typed_as)
   regions.write(res, out, {sep = opts["field-separator"], json = opts.json})
   local written, werr = out:close()
   if not written then return nil, werr end
-  if paths.dir then
-    local ok, werr2 = regions.save(res, paths.dir)
+  if dir then
+    local ok, werr2 = regions.save(res, dir)
     if not ok then return nil, werr2 end
   end
   return res.stopped_by and 128 + res.stopped_by or res.status or 0
