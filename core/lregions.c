@@ -49,7 +49,7 @@ static const char *const STATES[] = {"new", "counting", "ended", "off"};
 /* _regions.read(path) -> {pid, ppid, rank?, finished, warned = {kind...},
  * cost = {pairs, ns, outer = {...}, self = {...}}, threads = {{tid, state,
  * user_read, open = {names}}}, regions = {{name, threads = {{tid, calls,
- * iterations, inner, overlapped, inclusive, exclusive, enabled,
+ * iterations, inner, overlapped, open, inclusive, exclusive, enabled,
  * running}}}}}; nil, msg, errno when it is not such a file.  Counts are
  * integers, per event in the order of the encoding; the calibration's
  * region (0) is in cost, not in regions. */
@@ -92,7 +92,7 @@ static int l_read(lua_State *L)
 		unsigned depth = th->depth < PMCSH_MK_MAX_DEPTH ? th->depth : PMCSH_MK_MAX_DEPTH;
 		lua_createtable(L, (int)depth, 0);
 		for (unsigned d = 0; d < depth; d++) {
-			unsigned id = th->stack[d].region;
+			unsigned id = th->stack[d];
 			pmc_regions_name(&f, id < f.nregions ? id : 0, name);
 			lua_pushstring(L, name);
 			lua_rawseti(L, -2, d + 1);
@@ -118,10 +118,13 @@ static int l_read(lua_State *L)
 			pmcsh_setint(L, "iterations", (lua_Integer)k->iterations);
 			pmcsh_setint(L, "inner", (lua_Integer)k->inner);
 			pmcsh_setbool(L, "overlapped", k->flags & 1);
-			push_counts(L, "inclusive", k->incl, f.nevents);
-			push_counts(L, "exclusive", k->excl, f.nevents);
-			push_counts(L, "enabled", k->enabled, f.nevents);
-			push_counts(L, "running", k->running, f.nevents);
+			struct pmc_region_counts rc;
+			pmc_regions_counts(&f, th, id, &rc);
+			pmcsh_setbool(L, "open", rc.open);
+			push_counts(L, "inclusive", rc.incl, f.nevents);
+			push_counts(L, "exclusive", rc.excl, f.nevents);
+			push_counts(L, "enabled", rc.enabled, f.nevents);
+			push_counts(L, "running", rc.running, f.nevents);
 			lua_rawseti(L, -2, ++m);
 		}
 		lua_setfield(L, -2, "threads");

@@ -21,7 +21,7 @@
 #include <stdint.h>
 
 #define PMCSH_MK_MAGIC "PMCSHRG1"
-#define PMCSH_MK_VERSION 1
+#define PMCSH_MK_VERSION 2
 #define PMCSH_MK_MAX_EVENTS 16
 #define PMCSH_MK_MAX_REGIONS 256
 #define PMCSH_MK_MAX_THREADS 256
@@ -54,26 +54,25 @@ enum {
 	PMCSH_MK_NWARN
 };
 
-/* One open region on a thread's stack. */
-struct pmcsh_mk_frame {
-	uint32_t region;
-	uint32_t pad;
-	uint64_t inner;                       /* marker pairs inside it so far */
-	uint64_t start[PMCSH_MK_MAX_EVENTS];  /* counts at its begin */
-	uint64_t children[PMCSH_MK_MAX_EVENTS];  /* its nested regions' inclusive counts */
-	uint64_t lost0[PMCSH_MK_MAX_EVENTS];  /* ns each event was enabled but not counting, at begin */
-	uint64_t clock0;                      /* the thread's clock at begin (marker.c's read_now) */
+/* An event's state at a region's begin (the library's own frames). */
+struct pmcsh_mk_fev {
+	uint64_t start;   /* the count */
+	uint64_t lost0;   /* ns the event was enabled but not counting */
 };
 
-/* One region's counts on one thread. */
+/* One region's counts on one thread, per event: inclusive, what its nested
+ * regions counted inclusive (exclusive = incl - children, exact for every
+ * ended call while no call of it is open), ns of its time not counting. */
+struct pmcsh_mk_cev {
+	uint64_t incl, children, lost;
+};
 struct pmcsh_mk_counts {
 	uint64_t calls;       /* ends */
-	uint64_t iterations;  /* pmcsh_region_iterations' sum */
 	uint64_t inner;       /* marker pairs inside its inclusive counts */
+	uint64_t clock;       /* its time, summed per call, in ticks of the thread's clock */
+	uint64_t iterations;  /* pmcsh_region_iterations' sum */
 	uint64_t flags;       /* 1: overlapped another region (its exclusive counts are not given) */
-	uint64_t incl[PMCSH_MK_MAX_EVENTS];
-	uint64_t excl[PMCSH_MK_MAX_EVENTS];
-	uint64_t enabled[PMCSH_MK_MAX_EVENTS], running[PMCSH_MK_MAX_EVENTS];  /* ns, summed per call */
+	struct pmcsh_mk_cev ev[PMCSH_MK_MAX_EVENTS];
 };
 
 /* One thread's part of the file. */
@@ -82,7 +81,11 @@ struct pmcsh_mk_thread {
 	uint32_t state;       /* 1: counting; 2: ended; 3: off (open or read failed) */
 	uint32_t depth;       /* open regions now */
 	uint32_t user_read;   /* 1: counters read in user space (rdpmc), else read() */
-	struct pmcsh_mk_frame stack[PMCSH_MK_MAX_DEPTH];
+	/* the clock's ticks to ns, as perf_event_mmap_page's time_mult and
+	 * time_shift say (ns = ticks * mult >> shift); 1 and 0: ticks are ns */
+	uint32_t time_mult;
+	uint32_t time_shift;
+	uint32_t stack[PMCSH_MK_MAX_DEPTH];   /* the open regions' ids, outermost first */
 	struct pmcsh_mk_counts regions[PMCSH_MK_MAX_REGIONS];
 };
 

@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #endif
 #include "regions.h"
+#include "uread.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -105,4 +106,21 @@ void pmc_regions_name(const struct pmc_regions_file *f, unsigned id, char *out)
 {
 	memcpy(out, f->h->names[id], PMCSH_MK_NAME);
 	out[PMCSH_MK_NAME - 1] = 0;
+}
+
+void pmc_regions_counts(const struct pmc_regions_file *f, const struct pmcsh_mk_thread *th, unsigned id,
+			struct pmc_region_counts *out)
+{
+	const struct pmcsh_mk_counts *k = &th->regions[id];
+	uint64_t ns = th->time_mult ? pmc_mmap_time_delta(k->clock, (uint16_t)th->time_shift, th->time_mult, 0) : 0;
+	for (unsigned i = 0; i < f->nevents; i++) {
+		out->incl[i] = k->ev[i].incl;
+		out->excl[i] = k->ev[i].incl - k->ev[i].children;
+		out->enabled[i] = ns;
+		out->running[i] = k->ev[i].lost < ns ? ns - k->ev[i].lost : 0;
+	}
+	unsigned depth = th->depth < PMCSH_MK_MAX_DEPTH ? th->depth : PMCSH_MK_MAX_DEPTH;
+	out->open = 0;
+	for (unsigned d = 0; d < depth; d++)
+		out->open |= th->stack[d] == id;
 }

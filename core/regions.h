@@ -25,5 +25,16 @@ void pmc_regions_unmap(struct pmc_regions_file *f);
 const struct pmcsh_mk_thread *pmc_regions_thread(const struct pmc_regions_file *f, unsigned k);
 /* Region id's name, NUL-terminated into out (PMCSH_MK_NAME). */
 void pmc_regions_name(const struct pmc_regions_file *f, unsigned id, char *out);
+/* Region id's counts on thread th, as a user reads them: per event (the
+ * file's nevents) inclusive, exclusive, enabled and running ns; open when
+ * a call of it was open on th at the read (its exclusive counts then hold
+ * that call's ended children: not given). */
+struct pmc_region_counts {
+	uint64_t incl[PMCSH_MK_MAX_EVENTS], excl[PMCSH_MK_MAX_EVENTS];
+	uint64_t enabled[PMCSH_MK_MAX_EVENTS], running[PMCSH_MK_MAX_EVENTS];
+	int open;
+};
+void pmc_regions_counts(const struct pmc_regions_file *f, const struct pmcsh_mk_thread *th, unsigned id,
+			struct pmc_region_counts *out);
 
 #endif

@@ -7,11 +7,14 @@
  * kept; a failure is one line on stderr per kind and the calls go quiet.
  * Without PMCSH_MARKER_EVENTS in the environment every call is one branch.
  *
- * A thread's hot path: begin looks the name up (a per-thread cache of the
- * caller's pointer, else a hash table), then reads the counters last; end
- * reads them first, then books the difference to the region and to its
- * parent's children.  Counters are read with rdpmc where the kernel grants
- * it (uread.h), else with one read() per perf group. */
+ * A thread's short path (begin_hot, end_hot: leaves, one per count of
+ * events so their loops unroll): begin finds the name in a per-thread cache
+ * of the caller's pointers (a literal of the main program needs no text
+ * compare), pushes a frame and reads the counters last; end reads them
+ * first, then books the difference to the region and, as children, to its
+ * parent's region.  Counters are read with rdpmc where the kernel grants
+ * it (uread.h); everything else (first calls, read() threads, an event off
+ * the PMU, misuse) takes the slow path. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -20,6 +23,7 @@
 #include "../core/uread.h"
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -37,7 +41,10 @@
 #define NEV PMCSH_MK_MAX_EVENTS
 #define CAL_PAIRS 16
 #define CAL_BATCHES PMCSH_MK_CAL_BATCHES
-#define CAL_NAME "(pair)"  /* region 0: the calibration, never in a user's table */
+/* region 0, the calibration's, never in a user's table nor in the names a
+ * user's text finds: one byte, as short as the shortest user name, so a
+ * calibration pair costs what a user's pair does */
+#define CAL_NAME "\x01"
 #define HASH_SLOTS 1024                  /* > 2 * PMCSH_MK_MAX_REGIONS */
 
 struct mk_event {
@@ -63,26 +70,63 @@ static struct {
 	uint32_t warned;
 	pthread_key_t key;
 	int have_key;
+	int nro;                         /* the main program's read-only segments */
+	struct {
+		uintptr_t lo, hi;
+	} ro[8];
 } mk = {.lock = PTHREAD_MUTEX_INITIALIZER, .rank = -1};
+
+/* An event read in user space: its page, and 64 - its counter's width
+ * (the raw value's sign bit shifted to bit 63). */
+struct mk_uev {
+	const struct perf_event_mmap_page *page;
+	uint64_t sh;
+};
+
+/* An open region of a thread, in the library's own memory (the file keeps
+ * its id): frames[0] is a sentinel, the parent of a region at the top. */
+struct mk_frame {
+	const char *name;                /* the pointer it was begun with */
+	struct pmcsh_mk_counts *k;       /* its counts in the file */
+	uint64_t inner;                  /* marker pairs inside it so far */
+	uint64_t clock0;                 /* the thread's clock at begin (read_now) */
+	struct pmcsh_mk_fev ev[NEV];
+};
+
+/* The sentinel's name: no caller's pointer is it. */
+static const char top_name[] = "";
 
 /* A thread: its counters and its part of the file. */
 struct mk_self {
 	struct pmcsh_mk_thread *rec;     /* NULL: off */
 	int off;
 	int fd[NEV];
-	const volatile struct perf_event_mmap_page *page[NEV];  /* all set (fast), or none */
 	int fast;                        /* every event read in user space while on the PMU */
+	struct mk_uev uev[NEV];          /* how, in the order of the events: all mapped (fast), or none */
 	int nev;
-	uint32_t time_mult;              /* the clock's ticks to ns, from the first page */
-	uint16_t time_shift;
 	uint32_t orphans;                /* regions open at a fork: their ends are ignored */
 	uint32_t skipped;                /* begins past PMCSH_MK_MAX_DEPTH: their ends are ignored */
-	const char *begun[PMCSH_MK_MAX_DEPTH];  /* the pointer each open region was begun with */
-	const char *cptr[4];             /* the caller's name pointers seen, and their ids */
+	struct mk_frame *cur;            /* the innermost open region, or the sentinel */
+	struct mk_frame frames[PMCSH_MK_MAX_DEPTH + 1];
+	struct pmcsh_mk_counts top;      /* what the regions at the top book as their parent's */
+	const char *cptr[4];             /* the caller's name pointers seen, their ids, */
 	uint32_t cid[4];
+	const char *cname[4];            /* the names the ids have in the file, */
+	struct pmcsh_mk_counts *ck[4];   /* their counts, */
+	int cfixed[4];                   /* and 1 where the pointer is to a literal (read_only) */
+	void (*begin)(struct mk_self *s, const char *name);  /* the short paths for this thread's */
+	void (*end)(struct mk_self *s, const char *name);    /* count of events */
 };
 
 static __thread struct mk_self *self __attribute__((tls_model("initial-exec")));
+/* self while begin and end may take their short path (set_hot): counting,
+ * every event read in user space, no begin skipped; else NULL */
+static __thread struct mk_self *hot __attribute__((tls_model("initial-exec")));
+
+static void set_hot(struct mk_self *s)
+{
+	hot = s->rec && !s->off && s->fast && !s->skipped ? s : NULL;
+}
 
 /* ---- saying things once ---------------------------------------------- */
 
@@ -256,6 +300,33 @@ static int env_rank(void)
 static void mk_child(void);
 static void thread_gone(void *p);
 
+/* The main program's read-only segments (the first object dl_iterate_phdr
+ * visits): a name there is a literal whose text never changes, so a cached
+ * pointer to it needs no comparison.  Never unloaded, unlike a library. */
+static int ro_main(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	(void)data;
+	for (int i = 0; i < info->dlpi_phnum && mk.nro < (int)(sizeof mk.ro / sizeof mk.ro[0]); i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type == PT_LOAD && !(ph->p_flags & PF_W)) {
+			mk.ro[mk.nro].lo = info->dlpi_addr + ph->p_vaddr;
+			mk.ro[mk.nro].hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+			mk.nro++;
+		}
+	}
+	return 1;
+}
+
+/* 1 when the len bytes at p are in one of the main program's read-only segments */
+static int read_only(const char *p, size_t len)
+{
+	for (int i = 0; i < mk.nro; i++)
+		if ((uintptr_t)p >= mk.ro[i].lo && (uintptr_t)p + len <= mk.ro[i].hi)
+			return 1;
+	return 0;
+}
+
 /* Reads the environment once, before main (or at the first call). */
 __attribute__((constructor)) static void mk_setup(void)
 {
@@ -283,6 +354,7 @@ __attribute__((constructor)) static void mk_setup(void)
 	if (pthread_key_create(&mk.key, thread_gone) == 0)
 		mk.have_key = 1;
 	pthread_atfork(NULL, NULL, mk_child);
+	dl_iterate_phdr(ro_main, NULL);
 	mk.state = 1;
 	errno = saved;
 }
@@ -336,13 +408,10 @@ static int file_open(void)
 	h->rank = mk.rank;
 	h->warned = mk.warned;
 	strncpy(h->events, getenv("PMCSH_MARKER_EVENTS") ? getenv("PMCSH_MARKER_EVENTS") : "", sizeof h->events - 1);
-	/* region 0 is the calibration's (calibrate), named before any other */
-	uint32_t hv = 0;
-	int n = name_hash(CAL_NAME, &hv);
+	/* region 0 is the calibration's (calibrate), outside the hash table:
+	 * only its own pointer, in the thread's cache, finds it */
 	memset(mk.hash_id, 0, sizeof mk.hash_id);
-	memcpy(h->names[0], CAL_NAME, (size_t)n + 1);
-	mk.hash_val[hv % HASH_SLOTS] = hv;
-	mk.hash_id[hv % HASH_SLOTS] = 1;
+	memcpy(h->names[0], CAL_NAME, sizeof CAL_NAME);
 	h->nregions = 1;
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	memcpy(h->magic, PMCSH_MK_MAGIC, 8);  /* last: a reader sees a whole header or none */
@@ -440,17 +509,25 @@ static int name_id(const char *name, int make)
 	return -1;
 }
 
+static inline unsigned cache_slot(const char *name)
+{
+	return ((uintptr_t)name >> 3) & 3;
+}
+
 /* The id of name for this thread: its cache of the caller's pointers
  * first (a pointer's text is compared: a reused buffer is no stale hit). */
 static inline int cached_id(struct mk_self *s, const char *name, int make)
 {
-	unsigned c = ((uintptr_t)name >> 3) & 3;
-	if (s->cptr[c] == name && name && same_name(mk.hdr->names[s->cid[c]], name))
+	unsigned c = cache_slot(name);
+	if (s->cptr[c] == name && name && same_name(s->cname[c], name))
 		return (int)s->cid[c];
 	int id = name_id(name, make);
 	if (id >= 0) {
 		s->cptr[c] = name;
 		s->cid[c] = (uint32_t)id;
+		s->cname[c] = mk.hdr->names[id];
+		s->ck[c] = &s->rec->regions[id];
+		s->cfixed[c] = read_only(name, strlen(name) + 1);
 	}
 	return id;
 }
@@ -488,32 +565,41 @@ static int read_groups(struct mk_self *s, uint64_t *c, uint64_t *lost, uint64_t 
 }
 
 #ifdef PMC_HAVE_USER_READ
-/* The user-space read of every event (perf_event_open(2)'s self-monitoring
+/* One event read in user space (perf_event_open(2)'s self-monitoring
  * protocol, uread.h), lean: the page's time_enabled - time_running only
- * changes when the event was off the PMU, so it is read raw, and the
- * clock once, by the caller.  -1 when an event is off the PMU now. */
+ * changes when the event was off the PMU, so it is read raw (*lost), and
+ * the clock once, by the caller.  0 when the event is off the PMU now. */
+static inline __attribute__((always_inline)) int read_one(const struct perf_event_mmap_page *pc, unsigned sh,
+							  uint64_t *c, uint64_t *lost)
+{
+	uint32_t seq, idx;
+	uint64_t off, gap, raw;
+	/* the kernel writes the page from this thread's cpu, between two of
+	 * its instructions: plain loads between compiler barriers (so the
+	 * adjacent fields load in pairs) see what the lock says they do */
+	do {
+		barrier();
+		seq = pc->lock;
+		idx = pc->index;
+		if (__builtin_expect(!idx, 0))
+			return 0;
+		off = (uint64_t)pc->offset;
+		gap = pc->time_enabled - pc->time_running;
+		barrier();
+		raw = pmc_user_rdpmc(0, idx - 1);
+		barrier();
+	} while (__builtin_expect(pc->lock != seq, 0));
+	*c = off + (uint64_t)((int64_t)(raw << sh) >> sh);
+	*lost = gap;
+	return 1;
+}
+
+/* Every event, read_one's way.  -1 when one is off the PMU now. */
 static inline __attribute__((always_inline)) int read_fast(const struct mk_self *s, uint64_t *c, uint64_t *lost)
 {
-	for (int i = 0; i < s->nev; i++) {
-		const volatile struct perf_event_mmap_page *pc = s->page[i];
-		uint32_t seq, idx;
-		uint64_t off, gap, raw;
-		uint16_t width;
-		do {
-			seq = pc->lock;
-			barrier();
-			idx = pc->index;
-			if (__builtin_expect(!idx || !pc->cap_user_rdpmc, 0))
-				return -1;
-			off = (uint64_t)pc->offset;
-			gap = pc->time_enabled - pc->time_running;
-			width = pc->pmc_width;
-			raw = pmc_user_rdpmc(0, idx - 1);
-			barrier();
-		} while (__builtin_expect(pc->lock != seq, 0));
-		c[i] = off + (uint64_t)pmc_sign_extend(raw, width);
-		lost[i] = gap;
-	}
+	for (int i = 0; i < s->nev; i++)
+		if (!read_one(s->uev[i].page, s->uev[i].sh, &c[i], &lost[i]))
+			return -1;
 	return 0;
 }
 #endif
@@ -534,19 +620,13 @@ static inline __attribute__((always_inline)) int read_now(struct mk_self *s, uin
 	return read_groups(s, c, lost, clock);
 }
 
-/* ns of a clock difference (see read_now) */
-static inline uint64_t clock_ns(const struct mk_self *s, uint64_t d)
-{
-	return s->fast ? pmc_mmap_time_delta(d, s->time_shift, s->time_mult, 0) : d;
-}
-
 static void self_close(struct mk_self *s)
 {
 	long psz = sysconf(_SC_PAGESIZE);
 	for (int i = 0; i < mk.nev; i++) {
-		if (s->page[i])
-			munmap((void *)s->page[i], (size_t)psz);
-		s->page[i] = NULL;
+		if (s->uev[i].page)
+			munmap((void *)s->uev[i].page, (size_t)psz);
+		s->uev[i].page = NULL;
 		if (s->fd[i] >= 0)
 			close(s->fd[i]);
 		s->fd[i] = -1;
@@ -559,6 +639,9 @@ static long perf_open(struct perf_event_attr *a, int group_fd)
 }
 
 static void calibrate(struct mk_self *s);
+#ifdef PMC_HAVE_USER_READ
+static void set_paths(struct mk_self *s);
+#endif
 
 /* Writes a zero to every page of [p, p + len): a region's count never
  * includes a fault on the library's own file. */
@@ -647,32 +730,41 @@ static struct mk_self *self_open(void)
 			void *p = mmap(NULL, (size_t)psz, PROT_READ, MAP_SHARED, s->fd[i], 0);
 			if (p == MAP_FAILED)
 				break;
-			s->page[i] = p;
 			const struct perf_event_mmap_page *pc = p;
-			ok = pc->cap_user_rdpmc && pc->cap_user_time;
+			/* the grant and the width are the event's for its life (the
+			 * enabled event is on the PMU now: its page is written) */
+			ok = pc->cap_user_rdpmc && pc->cap_user_time && pc->pmc_width >= 1 && pc->pmc_width <= 64;
+			s->uev[i].page = pc;
+			s->uev[i].sh = (64u - pc->pmc_width) & 63;
 		}
 		if (!ok)
 			for (int k = mk.gstart[g]; k < mk.gstart[g] + mk.gcount[g]; k++)
-				if (s->page[mk.order[k]]) {
-					munmap((void *)s->page[mk.order[k]], (size_t)psz);
-					s->page[mk.order[k]] = NULL;
+				if (s->uev[mk.order[k]].page) {
+					munmap((void *)s->uev[mk.order[k]].page, (size_t)psz);
+					s->uev[mk.order[k]].page = NULL;
 				}
 		user_read |= ok;
 	}
 	s->nev = mk.nev;
 	s->fast = user_read && mk.ngroups > 0;
 	for (int i = 0; i < mk.nev; i++)
-		s->fast = s->fast && s->page[i];
-	if (s->fast) {
-		s->time_mult = s->page[0]->time_mult;
-		s->time_shift = s->page[0]->time_shift;
-	}
+		s->fast = s->fast && s->uev[i].page;
+
 	struct pmcsh_mk_thread *rec = (void *)((char *)mk.hdr + sizeof *mk.hdr + (size_t)t * sizeof *rec);
 	prefault(rec, sizeof *rec);
 	rec->tid = (int32_t)syscall(SYS_gettid);
 	rec->user_read = (uint32_t)s->fast;
+	rec->time_mult = s->fast ? s->uev[0].page->time_mult : 1;
+	rec->time_shift = s->fast ? s->uev[0].page->time_shift : 0;
 	rec->state = 1;
 	s->rec = rec;
+	s->frames[0].name = top_name;
+	s->frames[0].k = &s->top;
+	s->cur = &s->frames[0];
+#ifdef PMC_HAVE_USER_READ
+	set_paths(s);
+#endif
+	set_hot(s);
 	if (first)
 		calibrate(s);
 	return s;
@@ -683,6 +775,7 @@ static struct mk_self *self_open(void)
 static void too_deep(struct mk_self *s)
 {
 	s->skipped++;
+	hot = NULL;
 	mk_warn(PMCSH_MK_W_DEPTH, "regions nested deeper than %d: the deeper ones are ignored", PMCSH_MK_MAX_DEPTH);
 }
 
@@ -694,6 +787,7 @@ static void read_failed(struct mk_self *s, int err)
 	int saved = errno;
 	self_close(s);
 	s->off = 1;
+	hot = NULL;
 	errno = saved;
 }
 
@@ -705,18 +799,23 @@ static inline __attribute__((always_inline)) void begin_id(struct mk_self *s, in
 		too_deep(s);
 		return;
 	}
-	struct pmcsh_mk_frame *f = &r->stack[d];
-	f->region = (uint32_t)id;
+	struct mk_frame *f = &s->frames[d + 1];
+	uint64_t c[NEV], lost[NEV];
+	f->name = name;
+	f->k = &r->regions[id];
 	f->inner = 0;
-	s->begun[d] = name;
-	for (int i = 0; i < s->nev; i++)
-		f->children[i] = 0;
-	r->depth = d + 1;
-	int e = read_now(s, f->start, f->lost0, &f->clock0);
+	r->stack[d] = (uint32_t)id;
+	int e = read_now(s, c, lost, &f->clock0);
 	if (__builtin_expect(e < 0, 0)) {
-		r->depth = d;
 		read_failed(s, e);
+		return;
 	}
+	for (int i = 0; i < s->nev; i++) {
+		f->ev[i].start = c[i];
+		f->ev[i].lost0 = lost[i];
+	}
+	s->cur = f;
+	r->depth = d + 1;
 }
 
 /* The end of region id's frame at depth at (1-based) of d: its counts
@@ -725,11 +824,11 @@ static void end_overlap(struct mk_self *s, int id, uint32_t at, uint32_t d)
 {
 	struct pmcsh_mk_thread *r = s->rec;
 	mk_warn(PMCSH_MK_W_OVERLAP, "region '%s' ended inside '%s' on thread %ld: they overlap, and their exclusive "
-		"counts are not given", mk.hdr->names[id], mk.hdr->names[r->stack[d - 1].region],
+		"counts are not given", mk.hdr->names[id], mk.hdr->names[r->stack[d - 1]],
 		(long)syscall(SYS_gettid));
 	r->regions[id].flags |= 1;
 	for (uint32_t j = at; j < d; j++)
-		r->regions[r->stack[j].region].flags |= 1;
+		r->regions[r->stack[j]].flags |= 1;
 }
 
 static void end_unbegun(struct mk_self *s, int id)
@@ -747,6 +846,7 @@ static inline __attribute__((always_inline)) void end_id(struct mk_self *s, int 
 	uint64_t c[NEV], lost[NEV], clock;
 	if (__builtin_expect(s->skipped, 0)) {
 		s->skipped--;
+		set_hot(s);
 		return;
 	}
 	int e = read_now(s, c, lost, &clock);
@@ -756,7 +856,7 @@ static inline __attribute__((always_inline)) void end_id(struct mk_self *s, int 
 	}
 	struct pmcsh_mk_thread *r = s->rec;
 	uint32_t d = r->depth, at = d;
-	while (at > 0 && r->stack[at - 1].region != (uint32_t)id)
+	while (at > 0 && r->stack[at - 1] != (uint32_t)id)
 		at--;
 	if (__builtin_expect(at != d, 0)) {
 		if (at == 0) {
@@ -765,26 +865,22 @@ static inline __attribute__((always_inline)) void end_id(struct mk_self *s, int 
 		}
 		end_overlap(s, id, at, d);
 	}
-	struct pmcsh_mk_frame *f = &r->stack[at - 1];
-	struct pmcsh_mk_counts *k = &r->regions[id];
-	uint64_t el = clock_ns(s, clock - f->clock0);
-	if (at >= 2) {
-		struct pmcsh_mk_frame *parent = f - 1;
-		for (int i = 0; i < s->nev; i++)
-			parent->children[i] += c[i] - f->start[i];
-		parent->inner += f->inner + 1;
-	}
+	struct mk_frame *f = &s->frames[at], *parent = f - 1;
 	for (int i = 0; i < s->nev; i++) {
-		uint64_t delta = c[i] - f->start[i], off = lost[i] - f->lost0[i];
-		k->incl[i] += delta;
-		k->excl[i] += delta - f->children[i];
-		k->enabled[i] += el;
-		k->running[i] += off < el ? el - off : 0;
+		uint64_t delta = c[i] - f->ev[i].start;
+		f->k->ev[i].incl += delta;
+		f->k->ev[i].lost += lost[i] - f->ev[i].lost0;
+		parent->k->ev[i].children += delta;
 	}
-	k->inner += f->inner;
-	k->calls++;
-	if (__builtin_expect(at != d, 0))  /* the frames above it move down */
+	parent->inner += f->inner + 1;
+	f->k->clock += clock - f->clock0;
+	f->k->inner += f->inner;
+	f->k->calls++;
+	if (__builtin_expect(at != d, 0)) {  /* the frames above it move down */
 		memmove(f, f + 1, sizeof *f * (d - at));
+		memmove(&r->stack[at - 1], &r->stack[at], sizeof r->stack[0] * (d - at));
+	}
+	s->cur = &s->frames[d - 1];
 	r->depth = d - 1;
 }
 
@@ -797,10 +893,16 @@ static void calibrate(struct mk_self *s)
 	uint64_t c0[NEV], c1[NEV], self0[NEV], lost[NEV], clock;
 	uint64_t best = UINT64_MAX;
 	struct pmcsh_mk_header *h = mk.hdr;
+	unsigned slot = cache_slot(CAL_NAME);
+	s->cptr[slot] = CAL_NAME;
+	s->cid[slot] = 0;
+	s->cname[slot] = h->names[0];
+	s->ck[slot] = &s->rec->regions[0];
+	s->cfixed[slot] = 1;  /* the library's own literal */
 	for (int b = 0; b < CAL_BATCHES; b++) {
 		struct timespec t0, t1;
 		for (int i = 0; i < mk.nev; i++)
-			self0[i] = s->rec->regions[0].incl[i];
+			self0[i] = s->rec->regions[0].ev[i].incl;
 		clock_gettime(CLOCK_MONOTONIC, &t0);
 		if (read_now(s, c0, lost, &clock) < 0)
 			return;
@@ -817,7 +919,7 @@ static void calibrate(struct mk_self *s)
 		best = ns;
 		for (int i = 0; i < mk.nev; i++) {
 			h->cal_outer[i] = c1[i] - c0[i];
-			h->cal_self[i] = s->rec->regions[0].incl[i] - self0[i];
+			h->cal_self[i] = s->rec->regions[0].ev[i].incl - self0[i];
 		}
 		h->cal_ns = ns;
 		h->cal_pairs = CAL_PAIRS;
@@ -847,14 +949,130 @@ static inline __attribute__((always_inline)) struct mk_self *counting(void)
 	return s && !s->off ? s : NULL;
 }
 
-API void pmcsh_region_begin(const char *name)
+/* Every begin the short path does not take: the first of a thread, a name
+ * not in its cache, too deep, counters read with read() or off the PMU. */
+static __attribute__((noinline)) void begin_slow(const char *name)
 {
 	struct mk_self *s;
 	if (!on() || !(s = counting()))
 		return;
 	int id = cached_id(s, name, 1);
-	if (id >= 0)
-		begin_id(s, id, name);
+	if (id < 0)
+		return;
+#ifdef PMC_HAVE_USER_READ
+	/* now in the cache: the short path reads the counters as every other
+	 * begin does, so a region's fixed cost is one whatever its begin met */
+	if (hot == s && s->cur < &s->frames[PMCSH_MK_MAX_DEPTH])
+		return s->begin(s, name);
+#endif
+	begin_id(s, id, name);
+}
+
+static void end_slow(const char *name);
+
+#ifdef PMC_HAVE_USER_READ
+/* The short paths, for n events (a constant where begin and end dispatch on
+ * the thread's count, so the loops unroll): leaves, no call, no saved
+ * register. */
+static inline __attribute__((always_inline)) void begin_hot(struct mk_self *s, const char *name, int n)
+{
+	unsigned c = cache_slot(name);
+	struct mk_frame *f = s->cur + 1;
+	if (__builtin_expect(s->cptr[c] != name || f > &s->frames[PMCSH_MK_MAX_DEPTH] ||
+			     (!s->cfixed[c] && !same_name(s->cname[c], name)), 0))
+		return begin_slow(name);
+	struct pmcsh_mk_thread *r = s->rec;
+	uint32_t d = r->depth;
+	f->name = name;
+	f->k = s->ck[c];
+	f->inner = 0;
+	r->stack[d] = s->cid[c];
+#pragma GCC unroll 4
+	for (int i = 0; i < n; i++)
+		if (__builtin_expect(!read_one(s->uev[i].page, s->uev[i].sh, &f->ev[i].start, &f->ev[i].lost0), 0))
+			return begin_slow(name);
+	f->clock0 = pmc_user_clock(0);
+	s->cur = f;
+	r->depth = d + 1;
+}
+
+/* The innermost region ended by the pointer it was begun with: the
+ * counters read first, then booked to it and to its parent's children
+ * (end_id's arithmetic). */
+static inline __attribute__((always_inline)) void end_hot(struct mk_self *s, const char *name, int n)
+{
+	struct mk_frame *f = s->cur;
+	if (__builtin_expect(f->name != name, 0))
+		return end_slow(name);
+	struct pmcsh_mk_fev now[NEV];
+#pragma GCC unroll 4
+	for (int i = 0; i < n; i++)
+		if (__builtin_expect(!read_one(s->uev[i].page, s->uev[i].sh, &now[i].start, &now[i].lost0), 0))
+			return end_slow(name);
+	uint64_t clock = pmc_user_clock(0);
+	struct mk_frame *parent = f - 1;
+	struct pmcsh_mk_counts *k = f->k, *kp = parent->k;
+#pragma GCC unroll 4
+	for (int i = 0; i < n; i++) {
+		uint64_t delta = now[i].start - f->ev[i].start;
+		k->ev[i].incl += delta;
+		k->ev[i].lost += now[i].lost0 - f->ev[i].lost0;
+		kp->ev[i].children += delta;
+	}
+	parent->inner += f->inner + 1;
+	k->clock += clock - f->clock0;
+	k->inner += f->inner;
+	k->calls++;
+	s->cur = parent;
+	s->rec->depth--;
+}
+
+#define HOT(n)                                                         \
+	static void begin_##n(struct mk_self *s, const char *name)     \
+	{                                                              \
+		begin_hot(s, name, n);                                 \
+	}                                                              \
+	static void end_##n(struct mk_self *s, const char *name)       \
+	{                                                              \
+		end_hot(s, name, n);                                   \
+	}
+HOT(1)
+HOT(2)
+HOT(3)
+HOT(4)
+static void begin_any(struct mk_self *s, const char *name)
+{
+	begin_hot(s, name, s->nev);
+}
+static void end_any(struct mk_self *s, const char *name)
+{
+	end_hot(s, name, s->nev);
+}
+#undef HOT
+
+/* The thread's short paths, by its count of events. */
+static void set_paths(struct mk_self *s)
+{
+	static void (*const b[])(struct mk_self *, const char *) = {begin_any, begin_1, begin_2, begin_3, begin_4};
+	static void (*const e[])(struct mk_self *, const char *) = {end_any, end_1, end_2, end_3, end_4};
+	int k = s->nev <= 4 ? s->nev : 0;
+	s->begin = b[k];
+	s->end = e[k];
+}
+#endif
+
+/* A name the thread's cache holds, its frame pushed, the counters read
+ * last.  Off, hot is NULL and begin_slow says why. */
+API void pmcsh_region_begin(const char *name)
+{
+#ifdef PMC_HAVE_USER_READ
+	struct mk_self *s = hot;
+	if (__builtin_expect(!s, 0))
+		return begin_slow(name);
+	s->begin(s, name);
+#else
+	begin_slow(name);
+#endif
 }
 
 /* An end the thread cannot book: a region never begun here, or a name
@@ -872,9 +1090,10 @@ static void end_unknown(const char *name)
 	}
 }
 
-API void pmcsh_region_end(const char *name)
+/* Every end the short path does not take (pmcsh_region_end's). */
+static __attribute__((noinline)) void end_slow(const char *name)
 {
-	if (__builtin_expect(mk.state <= 0, 1))
+	if (mk.state <= 0)
 		return;
 	struct mk_self *s = self;
 	if (__builtin_expect(!s || !s->rec || s->off, 0)) {
@@ -887,13 +1106,25 @@ API void pmcsh_region_end(const char *name)
 	/* the pointer the innermost region was begun with ends it, whatever
 	 * the text there now: an end costs the same for every name */
 	uint32_t d = s->rec->depth;
-	int id = d && name == s->begun[d - 1] ? (int)s->rec->stack[d - 1].region : cached_id(s, name, 0);
+	int id = d && name == s->cur->name ? (int)s->rec->stack[d - 1] : cached_id(s, name, 0);
 	if (__builtin_expect(id >= 0, 1))
 		end_id(s, id);
 	else if (s->orphans)
 		s->orphans--;
 	else
 		end_unknown(name);
+}
+
+API void pmcsh_region_end(const char *name)
+{
+#ifdef PMC_HAVE_USER_READ
+	struct mk_self *s = hot;
+	if (__builtin_expect(!s, 0))
+		return end_slow(name);
+	s->end(s, name);
+#else
+	end_slow(name);
+#endif
 }
 
 API void pmcsh_region_iterations(const char *name, uint64_t n)
@@ -931,7 +1162,7 @@ API int pmcsh_region_get(const char *name, uint64_t *counts, int *n, uint64_t *c
 			struct pmcsh_mk_counts *k = &s->rec->regions[id];
 			int m = n && *n < mk.nev ? *n : mk.nev;
 			for (int i = 0; counts && i < m; i++)
-				counts[i] = k->incl[i];
+				counts[i] = k->ev[i].incl;
 			if (n)
 				*n = mk.nev;
 			if (calls)
@@ -967,12 +1198,13 @@ static void thread_gone(void *p)
 	if (s->rec && !s->off) {
 		if (s->rec->depth)
 			mk_warn(PMCSH_MK_W_EXIT_INSIDE, "thread %ld ended inside region '%s': that call is not counted",
-				(long)syscall(SYS_gettid), mk.hdr->names[s->rec->stack[s->rec->depth - 1].region]);
+				(long)syscall(SYS_gettid), mk.hdr->names[s->rec->stack[s->rec->depth - 1]]);
 		s->rec->state = 2;
 	}
 	self_close(s);
 	if (self == s)
 		self = NULL;
+	hot = NULL;
 	munmap(s, sizeof *s);
 	errno = saved;
 }
@@ -989,6 +1221,7 @@ static void mk_child(void)
 	mk.hdr = NULL;
 	mk.warned = 0;
 	pthread_mutex_init(&mk.lock, NULL);
+	hot = NULL;
 	if (s) {
 		self_close(s);
 		memset(s, 0, sizeof *s);

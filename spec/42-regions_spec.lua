@@ -209,7 +209,14 @@ describe("the marker library in the user's program", function()
   it("keeps the counts of the regions a crashed program ended", function()
     local r = h.run({"stat", "--regions", "-e", "page-faults:u", "-x", ",", "--", BAD, "crash"})
     assert.are.equal(134, r.code)
-    assert.is_truthy(csv_rows(r.err)["done before/all/page-faults:u"], r.err)
+    local rows = csv_rows(r.err)
+    assert.are.equal(2, rows["done before/all/page-faults:u"].calls, r.err)
+    -- the call open at the crash is not counted; its ended child is in
+    -- the region's children, so its exclusive counts are not given
+    local inside = rows["crashed inside/all/page-faults:u"]
+    assert.are.equal(1, inside.calls, r.err)
+    assert.is_nil(inside.exclusive, r.err)
+    assert.matches("was inside crashed inside at its end: that call is not counted, nor its exclusive", r.err)
   end)
 
   it("counts a forked child's regions in a file of its own, the parent's unharmed", function()

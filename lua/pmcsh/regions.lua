@@ -45,7 +45,8 @@ local function merge(procs, nev)
     for _, r in ipairs(p.regions) do
       local m = by_name[r.name]
       if not m then
-        m = {name = r.name, calls = 0, iterations = 0, inner = 0, overlapped = false, inclusive = {}, exclusive = {},
+        m = {name = r.name, calls = 0, iterations = 0, inner = 0, overlapped = false, open = false,
+             inclusive = {}, exclusive = {},
              enabled = {}, running = {}, threads = {}}
         for i = 1, nev do m.inclusive[i], m.exclusive[i], m.enabled[i], m.running[i] = 0, 0, 0, 0 end
         by_name[r.name] = m
@@ -56,6 +57,7 @@ local function merge(procs, nev)
         m.threads[#m.threads + 1] = t
         m.calls, m.iterations, m.inner = m.calls + t.calls, m.iterations + t.iterations, m.inner + t.inner
         m.overlapped = m.overlapped or t.overlapped
+        m.open = m.open or t.open
         add_to(m.inclusive, t.inclusive, nev)
         add_to(m.exclusive, t.exclusive, nev)
         add_to(m.enabled, t.enabled, nev)
@@ -78,8 +80,9 @@ local function notes_of(procs)
     end
     for _, t in ipairs(p.threads) do
       if #t.open > 0 then
-        say(string.format("thread %d of process %d was inside %s at its end: %s not counted", t.tid, p.pid,
-          table.concat(t.open, " > "), #t.open > 1 and "those calls are" or "that call is"))
+        say(string.format("thread %d of process %d was inside %s at its end: %s not counted, nor %s exclusive " ..
+          "counts on that thread given", t.tid, p.pid, table.concat(t.open, " > "),
+          #t.open > 1 and "those calls are" or "that call is", #t.open > 1 and "their" or "its"))
       end
     end
   end
@@ -180,17 +183,21 @@ end
 -- overlapped, inclusive, exclusive, enabled, running}.
 local function rows_of(m)
   local rows = {{thread = "all", calls = m.calls, iterations = m.iterations, inner = m.inner,
-                 overlapped = m.overlapped, inclusive = m.inclusive, exclusive = m.exclusive, enabled = m.enabled,
+                 overlapped = m.overlapped, open = m.open, inclusive = m.inclusive, exclusive = m.exclusive, enabled = m.enabled,
                  running = m.running}}
   if #m.threads > 1 then
     for _, t in ipairs(m.threads) do
       rows[#rows + 1] = {thread = t.tid, pid = t.pid, calls = t.calls, iterations = t.iterations, inner = t.inner,
-                         overlapped = t.overlapped, inclusive = t.inclusive, exclusive = t.exclusive,
+                         overlapped = t.overlapped, open = t.open, inclusive = t.inclusive, exclusive = t.exclusive,
                          enabled = t.enabled, running = t.running}
     end
   end
   return rows
 end
+
+-- A row whose exclusive counts are not given: regions overlapped, or a
+-- call was open when the counts were read (its ended children are in them).
+local function no_exclusive(row) return row.overlapped or row.open end
 
 local function unit_of(name) return is_clock(name) and "msec" or "" end
 
@@ -202,7 +209,7 @@ local function write_csv(res, w, sep)
     for _, row in ipairs(rows_of(m)) do
       for i, ev in ipairs(res.events) do
         local f = {text.csv(m.name), tostring(row.thread), tostring(row.calls), tostring(row.iterations),
-          count_str(ev, row.inclusive[i]), row.overlapped and "" or count_str(ev, row.exclusive[i]), unit_of(ev),
+          count_str(ev, row.inclusive[i]), no_exclusive(row) and "" or count_str(ev, row.exclusive[i]), unit_of(ev),
           text.csv(ev), tostring(row.running[i]), string.format("%.2f", pct(row.enabled[i], row.running[i])),
           ratio_str(row.inclusive[i], row.calls), ratio_str(row.inclusive[i], row.iterations), tostring(row.inner)}
         w:write(table.concat(f, sep), "\n")
@@ -220,7 +227,7 @@ local function write_json(res, w)
         local s = {string.format('{"region" : %s, "thread" : %s, "calls" : %d, "iterations" : %d, ', json_str(m.name),
           row.thread == "all" and '"all"' or tostring(row.thread), row.calls, row.iterations)}
         s[#s + 1] = string.format('"counter-value" : "%s", ', count_str(ev, row.inclusive[i]))
-        if not row.overlapped then
+        if not no_exclusive(row) then
           s[#s + 1] = string.format('"exclusive-value" : "%s", ', count_str(ev, row.exclusive[i]))
         end
         s[#s + 1] = string.format('"unit" : %s, "event" : %s, "event-runtime" : %d, "pcnt-running" : %.2f, ' ..
@@ -257,7 +264,7 @@ local function write_std(res, w)
       end
       for i, ev in ipairs(res.events) do
         local line = string.format("%18s %18s %14s %14s  %s", count_str(ev, row.inclusive[i]),
-          row.overlapped and "-" or count_str(ev, row.exclusive[i]),
+          no_exclusive(row) and "-" or count_str(ev, row.exclusive[i]),
           ratio_str(is_clock(ev) and row.inclusive[i] / 1e6 or row.inclusive[i], row.calls),
           ratio_str(is_clock(ev) and row.inclusive[i] / 1e6 or row.inclusive[i], row.iterations),
           ev .. (is_clock(ev) and " (msec)" or ""))

@@ -41,19 +41,21 @@ describe("regions on a hardware PMU", function()
 
   it("states the pair's cost, read with rdpmc, as a region around K pairs counts it", function()
     if not h.need(env.cpu_pmu and io.open(PROG), NO_HW .. " (or no lab build of " .. PROG .. ")") then return end
-    local r = h.run({"stat", "--regions", "-e", "instructions:u,cycles:u", "--", PROG, "p10", "p20"})
+    local r = h.run({"stat", "--regions", "-e", "instructions:u,cycles:u", "--", PROG, "p1", "p10", "p20"})
     assert.are.equal(0, r.code, r.err)
     local outer = tonumber(r.err:match("a region around one counts instructions:u ([%d.]+)"))
     local empty = tonumber(r.err:match("an empty region counts instructions:u ([%d.]+)"))
     assert.is_truthy(outer and empty, r.err)
-    r = h.run({"stat", "--regions", "-e", "instructions:u,cycles:u", "-x", ",", "--", PROG, "p10", "p20"})
+    r = h.run({"stat", "--regions", "-e", "instructions:u,cycles:u", "-x", ",", "--", PROG, "p1", "p10", "p20"})
     local t = rows(r.err)
+    -- pairs-1 first: the first "p" (its name registered) is not in the slope
     local slope = (t["pairs-20/instructions:u"] - t["pairs-10/instructions:u"]) / 10
-    -- the calibration's region name is longer than "p": a few instructions
-    -- a character more at each lookup
-    assert.is_true(math.abs(slope - outer) <= 0.15 * slope, string.format("pair: stated %g, measured %g", outer, slope))
+    -- the calibration runs its pairs at the top, these inside a region:
+    -- the parent's bookkeeping differs by a few instructions
+    assert.is_true(math.abs(slope - outer) <= 0.05 * slope, string.format("pair: stated %g, measured %g", outer, slope))
     -- the pmcsh_region_* calls with two events read in user space
-    -- (cap_user_rdpmc): the cost measured, kept from growing
-    assert.is_true(slope <= 600, string.format("a begin/end pair with 2 events retires %g instructions", slope))
+    -- (cap_user_rdpmc): the target, kept
+    assert.is_true(slope <= 200, string.format("a begin/end pair with 2 events retires %g instructions", slope))
+    assert.is_true(outer <= 200, string.format("the stated pair cost with 2 events is %g instructions", outer))
   end)
 end)
