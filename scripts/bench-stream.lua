@@ -1,6 +1,7 @@
 -- pmcsh bench-stream: pmcsh's STREAM kernels against the textbook loops
 -- (kernels/ref_stream.c), same arrays, threads and pinning, interleaved.
 local loops = require("pmcsh.loops")
+local machine = require("pmcsh.machine")
 local metrics = require("pmcsh.metrics")
 local paths = require("pmcsh.paths")
 local recipe = require("pmcsh.recipe")
@@ -348,7 +349,8 @@ an OpenMP build is run at each --threads count (OMP_NUM_THREADS).]],
      help = "interleaved runs of each loop (best of rounds x reps; default 20, 5 with --stream)"},
     {name = "threads", short = "t", type = "list", help = "thread counts or all (default: 1 and all cpus)"},
     {name = "kernels", short = "k", type = "list", help = "kernels (default: every available one)"},
-    {name = "pages", type = "string", choices = {"4k", "thp", "2m", "1g"}, default = "4k", help = "page policy"},
+    {name = "pages", type = "string", choices = {"4k", "thp", "2m", "1g"},
+     help = "page policy (default 4k; with --stream the pages STREAM's arrays get: thp where THP is always)"},
     {name = "self", type = "flag", help = "A/A: pmcsh's kernel on both sides, to see the noise floor"},
     {name = "isa", type = "string", help = "the variant of pmcsh's loops (default: the best this cpu runs)"},
     {name = "json", type = "flag",
@@ -361,7 +363,13 @@ an OpenMP build is run at each --threads count (OMP_NUM_THREADS).]],
   run = function(opts)
     local m = stream.machine()
     opts.rounds = opts.rounds or (opts.stream and 5 or 20)
-    if opts.stream then return bench_binary(opts, m) end
+    if opts.stream then
+      -- STREAM's static arrays get huge pages only where THP is "always"
+      -- (no madvise in it): pmcsh's side gets the same, unless asked
+      opts.pages = opts.pages or ((machine.thp() or ""):find("%[always%]") and "thp" or "4k")
+      return bench_binary(opts, m)
+    end
+    opts.pages = opts.pages or "4k"
     if opts.loop then
       if opts.kernels or opts.self or opts.isa then
         error(recipe.usage("--loop compares a loop of yours with the plain C driver: without -k, --self or --isa"))
