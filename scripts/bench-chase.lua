@@ -5,8 +5,8 @@ local chase = require("pmcsh.chase")
 local machine = require("pmcsh.machine")
 local plot = require("pmcsh.plot")
 local recipe = require("pmcsh.recipe")
-local fmt_size = require("pmcsh.metrics").size
-local stats = require("pmcsh.metrics").stats
+local fmt_size = require("pmcsh.numbers").size
+local stats = require("pmcsh.statistics").stats
 local shell = require("pmcsh.text").shell
 
 -- pmcsh against multichase (google/multichase, built by the user) on the

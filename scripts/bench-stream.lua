@@ -1,7 +1,8 @@
 -- pmcsh bench-stream: pmcsh's STREAM kernels against the textbook loops
 -- (kernels/ref_stream.c), same arrays, threads and pinning, interleaved.
 local loops = require("pmcsh.loops")
-local metrics = require("pmcsh.metrics")
+local numbers = require("pmcsh.numbers")
+local statistics = require("pmcsh.statistics")
 local paths = require("pmcsh.paths")
 local recipe = require("pmcsh.recipe")
 local sys = require("pmcsh.sys")
@@ -61,7 +62,7 @@ local function compare(s, k, refk, opts)
   end
   -- the same round's two runs saw the same machine: the median of
   -- their ratios resists noise that best-of alone does not
-  return {best = best, best_ref = best_ref, paired = metrics.stats(paired).median, isa = isa,
+  return {best = best, best_ref = best_ref, paired = statistics.stats(paired).median, isa = isa,
     samples = samples[false], ref_samples = samples[true]}
 end
 
@@ -115,7 +116,7 @@ local function compare_loop(spec, opts, n)
       if who == "driver" then
         local times, terr = drive(exe, sys.realpath(i.object or i.path) or i.path, i.symbol, n, opts.reps, cpu)
         if not times then s:close(); return done(nil, terr) end
-        this.driver = 1e-6 * i.bytes * n / metrics.stats(times).min
+        this.driver = 1e-6 * i.bytes * n / statistics.stats(times).min
         best_drv = math.max(best_drv, this.driver)
       else
         local r, rerr = s:run(l, {reps = opts.reps})
@@ -129,7 +130,7 @@ local function compare_loop(spec, opts, n)
   end
   s:close(); l:close()
   return done({name = i.name, mbps = best, driver_mbps = best_drv, ratio = best / best_drv,
-    paired = metrics.stats(paired).median, aa = metrics.stats(aa).median})
+    paired = statistics.stats(paired).median, aa = statistics.stats(aa).median})
 end
 
 -- ---- --stream PATH: the user's own STREAM binary against pmcsh ----------
@@ -222,7 +223,7 @@ local function compare_stream(path, n, t, opts)
   per.rows = rows
   for _, k in ipairs(rows) do
     local c = per[k]
-    c.mbps, c.stream_mbps = metrics.stats(c.pmcsh).max, metrics.stats(c.stream).max
+    c.mbps, c.stream_mbps = statistics.stats(c.pmcsh).max, statistics.stats(c.stream).max
   end
   return per
 end
@@ -271,7 +272,7 @@ local function bench_binary(opts, m)
     end
     print(string.format("%s (STREAM) against pmcsh at n=%d (%s per array), pages=%s, %d rounds interleaved: " ..
       "each side a fresh process running STREAM's order (copy, scale, add, triad) 10 times, best of the last 9; " ..
-      "pmcsh twice a round (A/A)", text.inert(path), n, metrics.size(n * 8), opts.pages, opts.rounds))
+      "pmcsh twice a round (A/A)", text.inert(path), n, numbers.size(n * 8), opts.pages, opts.rounds))
   end
   local worst, worst_aa = math.huge, math.huge
   opts.memcpy = memcpy
@@ -284,7 +285,7 @@ local function bench_binary(opts, m)
     end
     for _, k in ipairs(per.rows) do
       local c = per[k]
-      local paired, aa = metrics.stats(c.paired).median, metrics.stats(c.aa).median
+      local paired, aa = statistics.stats(c.paired).median, statistics.stats(c.aa).median
       -- a memcpy copy is read against copy_nt, not pmcsh's temporal copy
       if not (memcpy and k == "copy") then worst, worst_aa = math.min(worst, paired), math.min(worst_aa, aa) end
       if opts.json then
@@ -376,7 +377,7 @@ an OpenMP build is run at each --threads count (OMP_NUM_THREADS).]],
       else
         print(string.format("n=%d (%s per array), 1 thread, pages=%s, %d reps x %d rounds, interleaved with a " ..
           "plain C driver (kernels/loop_driver.c) over the same object; A/A: pmcsh against itself in the same rounds",
-          n, metrics.size(n * 8), opts.pages, opts.reps, opts.rounds))
+          n, numbers.size(n * 8), opts.pages, opts.reps, opts.rounds))
         print(string.format("%-12s %12s %12s %7s %7s %7s", "loop", "pmcsh MB/s", "plain MB/s", "ratio", "paired", "A/A"))
       end
       local worst, worst_aa = math.huge, math.huge
@@ -417,7 +418,7 @@ an OpenMP build is run at each --threads count (OMP_NUM_THREADS).]],
       if not opts.json then
         print(string.format("n=%d (%s per array), threads=%d, pages=%s (%s pages), %d reps x %d rounds, interleaved; " ..
           "pmcsh's loops: the %s variant, reference: -march=native",
-          n, metrics.size(n * 8), t, opts.pages, metrics.size(pg.page_size), opts.reps, opts.rounds,
+          n, numbers.size(n * 8), t, opts.pages, numbers.size(pg.page_size), opts.reps, opts.rounds,
           opts.isa or m.isa))
         print(string.format("%-9s %12s %12s %7s %7s   %s", "kernel", "pmcsh MB/s", "ref MB/s", "ratio", "paired", "reference loop"))
       end

@@ -1,7 +1,7 @@
 -- pmcsh compare: results of many nodes judged against their fleet, or two
 -- results files as an A/B.  The statistics are pmcsh.compare's.
 local compare = require("pmcsh.compare")
-local metrics = require("pmcsh.metrics")
+local statistics = require("pmcsh.statistics")
 local recipe = require("pmcsh.recipe")
 local plot = require("pmcsh.plot")
 local sys = require("pmcsh.sys")
@@ -239,7 +239,7 @@ local function ab_text(rows, info, diffs, a, b, o)
   end
   if #between > 0 then
     say("noise: a run's value varies by %.2g%% between runs, a repetition by %.2g%% inside a run (SD over the " ..
-      "mean, median of %d metrics)", 100 * metrics.median(between), 100 * metrics.median(within), #between)
+      "mean, median of %d metrics)", 100 * statistics.median(between), 100 * statistics.median(within), #between)
   end
   if #info.disturbances > 0 or info.zero > 0 then
     local t = {}

@@ -9,7 +9,8 @@ local chase = require("pmcsh.chase")
 local compare = require("pmcsh.compare")
 local errors = require("pmcsh.errors")
 local machine = require("pmcsh.machine")
-local metrics = require("pmcsh.metrics")
+local numbers = require("pmcsh.numbers")
+local statistics = require("pmcsh.statistics")
 local recipe = require("pmcsh.recipe")
 local results = require("pmcsh.results")
 local stream = require("pmcsh.stream")
@@ -120,7 +121,7 @@ end
 -- (max - min) / mean over the repetitions or samples it rests on.
 local function spread(m)
   if not m.samples or #m.samples < 2 then return "(one figure)" end
-  local st = metrics.stats(m.samples)
+  local st = statistics.stats(m.samples)
   return st.spread and string.format("±%.1f%% over %d %s", 100 * st.spread, st.n,
     m.name:match("MB/s") and "reps" or "samples") or ""
 end
@@ -207,9 +208,9 @@ within a few percent: measure yours before you trust it.
     -- what the engines would refuse, refused before anything runs
     local ok, fits, why = pcall(stream.check, {n = o.n})   -- more than this machine's memory raises
     if not ok and not errors.is(fits, "argument") then error(fits, 0) end
-    if not (ok and fits) then usage("--n %s: %s", metrics.size(o.n), ok and why or fits.message) end
+    if not (ok and fits) then usage("--n %s: %s", numbers.size(o.n), ok and why or fits.message) end
     fits, why = chase.check({size = o.chain}, o.mlp_max)
-    if not fits then usage("--chain %s (--mlp-max %d): %s", metrics.size(o.chain), o.mlp_max, why) end
+    if not fits then usage("--chain %s (--mlp-max %d): %s", numbers.size(o.chain), o.mlp_max, why) end
     -- the baseline read and the results file made before measuring: a bad
     -- one costs no run, and its status (2) is never health's 1
     local base, w

@@ -2,7 +2,7 @@
 -- chase module's prefetcher-proof chains.
 local recipe, chase = require("pmcsh.recipe"), require("pmcsh.chase")
 local machine = require("pmcsh.machine")
-local metrics = require("pmcsh.metrics")
+local numbers = require("pmcsh.numbers")
 local plot = require("pmcsh.plot")
 local results = require("pmcsh.results")
 
@@ -30,14 +30,14 @@ step to memory comes well below the last-level cache sysfs reports.
     if opts.to < opts.from then usage("--to must be at least --from") end
     opts.stride = opts.stride or chase.default_stride(opts.order)
     if opts.from < opts.stride then
-      usage(string.format("--from %s is smaller than one element of --stride %s", metrics.size(opts.from),
-        metrics.size(opts.stride)))
+      usage(string.format("--from %s is smaller than one element of --stride %s", numbers.size(opts.from),
+        numbers.size(opts.stride)))
     end
     local fits, why = chase.check{size = opts.to, stride = opts.stride, order = opts.order, pages = opts.pages}
-    if not fits then usage(string.format("--to %s: %s", metrics.size(opts.to), why)) end
+    if not fits then usage(string.format("--to %s: %s", numbers.size(opts.to), why)) end
     -- each row is printed as it is measured (and flushed, so a pipe sees it)
     local cjson = opts.json and require("cjson")
-    local size = metrics.size
+    local size = numbers.size
     local headed = false
     local function head()   -- with the first row: nothing is printed for options refused
       headed = true

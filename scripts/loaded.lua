@@ -3,7 +3,7 @@
 -- other cpus read their own buffers with a decreasing injection delay.
 local recipe, chase = require("pmcsh.recipe"), require("pmcsh.chase")
 local machine = require("pmcsh.machine")
-local metrics = require("pmcsh.metrics")
+local numbers = require("pmcsh.numbers")
 local plot = require("pmcsh.plot")
 local results = require("pmcsh.results")
 
@@ -49,7 +49,7 @@ end
 -- The table: its head, a line per row, then the flags grouped by their
 -- cause, each cause once after its flags.
 local function print_table(opts, res, note)
-  local size, idle = metrics.size, res.idle
+  local size, idle = numbers.size, res.idle
   print(string.format("# loaded latency (MLC --loaded_latency): %s %s chain, %d loader thread%s reading %s each; "
     .. "%d samples per row", size(res.size), res.order, res.threads, res.threads == 1 and "" or "s",
     size(opts.bw_size), opts.samples))
@@ -80,7 +80,7 @@ end
 -- its delay but for those crowded within 4% of the bandwidth axis of the
 -- last labelled one (the light loads).
 local function draw(opts, res, note, cpus)
-  local size, idle = metrics.size, res.idle
+  local size, idle = numbers.size, res.idle
   local pts, labels, maxbw, last = {}, {}, 0, nil
   for _, r in ipairs(res.rows) do maxbw = math.max(maxbw, r.mbps) end
   for i, r in ipairs(res.rows) do
@@ -133,7 +133,7 @@ core's bandwidth, not the memory's, and the output says so.]],
   run = function(opts)
     local cpus = #machine.online()
     local fits, why = chase.check{size = opts.size, order = opts.order, pages = opts.pages}
-    if not fits then error(recipe.usage(string.format("loaded: --size %s: %s", metrics.size(opts.size), why)), 0) end
+    if not fits then error(recipe.usage(string.format("loaded: --size %s: %s", numbers.size(opts.size), why)), 0) end
     local res, err = chase.loaded{size = opts.size, bw_size = opts.bw_size, delays = opts.delays,
       threads = opts.threads, order = opts.order, pages = opts.pages, samples = opts.samples,
       sample_ms = opts.sample_ms}

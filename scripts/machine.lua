@@ -1,7 +1,7 @@
 -- What this machine offers for measurement: CPU, PMUs, permissions, caches,
 -- huge pages, clocks: pmcsh.machine's facts, with the PMUs and permissions.
 local machine = require("pmcsh.machine")
-local metrics = require("pmcsh.metrics")
+local numbers = require("pmcsh.numbers")
 local pmc = require("pmcsh.pmc")
 local stream = require("pmcsh.stream")
 local sys = require("pmcsh.sys")
@@ -158,7 +158,7 @@ return {
       or "no: cycles, instructions and other hardware events cannot be counted here"))
     print(string.format("paranoid     %s (%s)%s", paranoid, PARANOID[paranoid] or "restricted",
       sys.geteuid() == 0 and "; this user is root: it counts everything" or ""))
-    local size = metrics.size
+    local size = numbers.size
     for _, c in ipairs(m.caches) do
       print(string.format("cache        L%d %-12s %6s  line %s B  cpus %s", c.level or 0, c.type or "?",
         c.size and size(c.size) or "?", c.line or "?", c.shared_cpu_list or "?"))

@@ -1,7 +1,7 @@
 -- pmcsh parallelism: memory-level parallelism versus size (lmbench par_mem)
 -- over the chase module.
 local recipe, chase = require("pmcsh.recipe"), require("pmcsh.chase")
-local metrics = require("pmcsh.metrics")
+local numbers = require("pmcsh.numbers")
 local plot = require("pmcsh.plot")
 local results = require("pmcsh.results")
 
@@ -63,7 +63,7 @@ end
 -- The sizes of a list of results, "4M, 8M".
 local function size_list(list)
   local t = {}
-  for i, r in ipairs(list) do t[i] = metrics.size(r.size) end
+  for i, r in ipairs(list) do t[i] = numbers.size(r.size) end
   return table.concat(t, ", ")
 end
 
@@ -81,11 +81,11 @@ local function check(opts, usage)
   local list = opts.sizes and "--sizes"
   chain.size = large
   local fits, why = chase.check(chain)
-  if not fits then usage(string.format("%s %s: %s", list or "--to", metrics.size(large), why)) end
+  if not fits then usage(string.format("%s %s: %s", list or "--to", numbers.size(large), why)) end
   chain.size = small
   if not chase.check(chain, opts.max) then
     usage(string.format("%s %s holds %d elements of --stride %s: fewer than the --max %d chains need",
-      list or "--from", metrics.size(small), small // opts.stride, metrics.size(opts.stride), opts.max))
+      list or "--from", numbers.size(small), small // opts.stride, numbers.size(opts.stride), opts.max))
   end
   return sizes
 end
@@ -127,7 +127,7 @@ end
 -- --detail: a size's line, then ns and speedup for every k.
 local function print_detail(r, mb)
   local says = verdict(r)
-  print(string.format("\nsize %s (%.5f MB): %s%s, peak speedup %.3f%s", metrics.size(r.size), mb,
+  print(string.format("\nsize %s (%.5f MB): %s%s, peak speedup %.3f%s", numbers.size(r.size), mb,
     r.mlp and string.format("mlp %.3f at k=%d", r.mlp, r.mlp_k) or ("no mlp (" .. r.why .. ")"),
     r.rounds > 1 and r.mlp and string.format(" (%s over %s)", fmt_range(r), fmt_rounds(r)) or "", r.peak,
     r.at_least and ("; " .. says) or ""))
@@ -149,7 +149,7 @@ local function print_line(r, mb)
     flags[#flags + 1] = string.format("%d superlinear row%s left out", r.superlinear, r.superlinear == 1 and "" or "s")
   end
   if r.unsettled then flags[#flags + 1] = string.format("unsettled: t1 moved %+.0f%%", r.t1_drift * 100) end
-  print(string.format("%12s %10.5f %10s %13s %10.3f %10.3f%s", metrics.size(r.size), mb, fmt_mlp(r), fmt_range(r),
+  print(string.format("%12s %10.5f %10s %13s %10.3f %10.3f%s", numbers.size(r.size), mb, fmt_mlp(r), fmt_range(r),
     r.peak, r.rows[1].ns, #flags > 0 and ("  (" .. table.concat(flags, "; ") .. ")") or ""))
 end
 

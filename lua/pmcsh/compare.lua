@@ -13,7 +13,8 @@
 -- floor= (the least variance of one sample: counts' Poisson variance),
 -- event= (the event it counts, where it is one)}.
 local machine = require("pmcsh.machine")
-local metrics = require("pmcsh.metrics")
+local numbers = require("pmcsh.numbers")
+local statistics = require("pmcsh.statistics")
 local results = require("pmcsh.results")
 local survey = require("pmcsh.survey")
 
@@ -29,7 +30,7 @@ M.Z, M.BAND, M.LEVEL = 3.5, 0.10, 0.95
 -- Welch's sums) stay within a double.
 M.LIMIT = 1e100
 
-local size = metrics.size
+local size = numbers.size
 
 -- Readers: per recipe the fields its records carry (pmcsh.results' shapes)
 -- and the metrics of one such record.  A record that has the fields not
@@ -170,7 +171,7 @@ local function survey_set(path)
     elseif b and b.sec_per_iter and #b.sec_per_iter > 0 then
       local ns = {}
       for i, s in ipairs(b.sec_per_iter) do ns[i] = s * 1e9 end
-      ms[#ms + 1] = {name = k .. " ns per iteration", value = metrics.median(ns), unit = "ns", better = "lower",
+      ms[#ms + 1] = {name = k .. " ns per iteration", value = statistics.median(ns), unit = "ns", better = "lower",
         samples = ns}
     end
   end
@@ -317,7 +318,7 @@ local function merge(sets, filter, left)
       end
     end
   end
-  for _, e in pairs(by) do e.value = metrics.median(e.values) end
+  for _, e in pairs(by) do e.value = statistics.median(e.values) end
   return by, order
 end
 
@@ -362,7 +363,7 @@ end
 -- whose MAD passed 19% of the median (0.6745 / 3.5) a node measuring 0
 -- was never flagged.  Values of either sign stay linear: x - median.
 local function spread(vals)
-  local med = metrics.median(vals)
+  local med = statistics.median(vals)
   local log = true
   for _, v in ipairs(vals) do if v <= 0 then log = false end end
   local dev
@@ -370,7 +371,7 @@ local function spread(vals)
   if log then dev = function(v) return math.log(v) - math.log(med) end else dev = function(v) return v - med end end
   local d = {}
   for i, v in ipairs(vals) do d[i] = math.abs(dev(v)) end
-  return med, log and "log" or "linear", dev, metrics.median(d)
+  return med, log and "log" or "linear", dev, statistics.median(d)
 end
 
 -- Whether deviation d (spread()'s) lies beyond the band: on the log
@@ -386,7 +387,7 @@ end
 -- The bounds a value must keep to stay unflagged, from spread(): outside
 -- both the robust z and the band of the median.
 local function bounds(med, scale, mad, z, band)
-  local k = z * mad / metrics.ROBUST_Z
+  local k = z * mad / statistics.ROBUST_Z
   if scale == "log" then
     return math.min(med * math.exp(-k), med / (1 + band)), math.max(med * math.exp(k), med * (1 + band))
   end
@@ -440,7 +441,7 @@ function M.fleet(hosts, o)
     else
       for _, hm in ipairs(have) do
         local h, m = hm[1], hm[2]
-        local z = metrics.robust_z(dev(m.value), 0, mad)
+        local z = statistics.robust_z(dev(m.value), 0, mad)
         local off = med ~= 0 and (m.value - med) / math.abs(med) or (m.value == med and 0 or math.huge)
         local flagged = math.abs(z) > zmax and beyond(dev(m.value), scale, med, band)
         local worse
@@ -582,7 +583,7 @@ function M.ab(a_sets, b_sets, o)
         first = first or e
         xs[#xs + 1] = e.value
         floor = math.max(floor, e.floor / math.max(1, #e.samples))
-        if #e.samples >= 2 then sds[#sds + 1] = select(3, metrics.mean_rse(e.samples)) end
+        if #e.samples >= 2 then sds[#sds + 1] = select(3, statistics.mean_rse(e.samples)) end
       end
     end
     return xs, floor, sds, first
@@ -600,9 +601,9 @@ function M.ab(a_sets, b_sets, o)
         xs = xs, ys = ys}
       local sds = {}
       table.move(sa, 1, #sa, 1, sds); table.move(sb, 1, #sb, #sds + 1, sds)
-      row.sd_reps = #sds > 0 and metrics.median(sds) or nil
+      row.sd_reps = #sds > 0 and statistics.median(sds) or nil
       if #xs >= 2 and #ys >= 2 then
-        local sdx, sdy = select(3, metrics.mean_rse(xs)), select(3, metrics.mean_rse(ys))
+        local sdx, sdy = select(3, statistics.mean_rse(xs)), select(3, statistics.mean_rse(ys))
         row.sd_runs = math.sqrt(((#xs - 1) * sdx ^ 2 + (#ys - 1) * sdy ^ 2) / (#xs + #ys - 2))
       else
         row.why = #xs < 2 and #ys < 2 and "one run each" or #xs < 2 and "one run in A" or "one run in B"
@@ -622,7 +623,7 @@ function M.ab(a_sets, b_sets, o)
     for _, v in ipairs(row.ys) do s = s + v end
     row.b = s / #row.ys
     if not row.why then
-      local w = metrics.welch(row.xs, row.ys, info.each, row.fa, row.fb)
+      local w = statistics.welch(row.xs, row.ys, info.each, row.fa, row.fb)
       row.a, row.b, row.lo, row.hi = w.mean_a, w.mean_b, w.lo, w.hi
       row.significant = w.lo > 0 or w.hi < 0
     end

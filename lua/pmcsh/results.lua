@@ -15,13 +15,13 @@ M.FORMAT = "pmcsh-survey/1"
 M.MAX_LINE = 64 << 20     -- bytes; a longer line is no record (the writer writes none)
 
 -- The most bytes a run record of `cells` cells over `reps` pairs of
--- windows takes: per cell its fixed fields and four numbers a pair (slope,
--- intercept, two windows), per run six (times, work, ...), each number at
+-- windows takes: per cell its fixed fields and five numbers a pair (slope,
+-- intercept, two windows, the pair's number), per run six (times, work, ...), each number at
 -- most 24 bytes as pmcsh.json writes it (14 digits, sign, exponent, comma).
 -- Whether that fits a line, and the most reps that would.
 function M.fits(cells, reps)
-  local function bytes(r) return 4096 + cells * 1024 + (cells * 4 + 6) * r * 24 end
-  local most = (M.MAX_LINE - bytes(0)) // ((cells * 4 + 6) * 24)
+  local function bytes(r) return 4096 + cells * 1024 + (cells * 5 + 6) * r * 24 end
+  local most = (M.MAX_LINE - bytes(0)) // ((cells * 5 + 6) * 24)
   return bytes(reps) <= M.MAX_LINE, math.max(0, most)
 end
 
@@ -243,7 +243,8 @@ local CELL = {fields = {["key"] = "string", ["count?"] = "number", ["value?"] = 
   ["min?"] = "number", ["max?"] = "number", ["median?"] = "number", ["spread?"] = "number",
   ["enabled?"] = "number", ["running?"] = "number", ["multiplexed?"] = "boolean", ["per_rep?"] = {list = "number"},
   ["unit?"] = "string", ["trimmed?"] = "number", ["mean?"] = "number", ["intercept?"] = "number",
-  ["intercepts?"] = {list = "number"}, ["windows?"] = {list = "number"}, ["kept?"] = "integer", ["dropped?"] = "integer",
+  ["intercepts?"] = {list = "number"}, ["windows?"] = {list = "number"}, ["kept_pairs?"] = {list = "integer"},
+  ["kept?"] = "integer", ["dropped?"] = "integer",
   ["class?"] = "string", ["method?"] = "string", ["disturbed?"] = "boolean", ["expected?"] = "number",
   ["verdict?"] = "string", ["check?"] = "string", ["basis?"] = "string", ["resolution?"] = "number"}}
 local SHAPES = {

@@ -5,7 +5,9 @@
 -- per-kernel figures the other outputs (csv, json, plot) share.
 local errors = require("pmcsh.errors")
 local events = require("pmcsh.events")
-local metrics = require("pmcsh.metrics")
+local formulas = require("pmcsh.formulas")
+local numbers = require("pmcsh.numbers")
+local statistics = require("pmcsh.statistics")
 local pmc = require("pmcsh.pmc")
 local text = require("pmcsh.text")
 local cell = require("pmcsh.survey.cell")
@@ -14,7 +16,7 @@ local workloads = require("pmcsh.survey.workloads")
 
 local M = {}
 
-local median_of = function(list) return metrics.stats(list).median end
+local median_of = function(list) return statistics.stats(list).median end
 
 -- The statistic a cell shows: the trimmed mean of its pairs' slopes (its
 -- value), median, min, max or mean.  A cell of an older file has only
@@ -223,11 +225,11 @@ local function joint_value(st, kernel, m, whole, ctx)
       for p = 1, n do
         local rd = reading_of(r.cells, function(c) return c.per_rep and c.per_rep[p] end)
         for e, x in pairs(whole) do if rd[e] == nil then rd[e] = x end end
-        local v, why, absent = metrics.eval(m, rd, ctx)
+        local v, why, absent = formulas.eval(m, rd, ctx)
         if v == nil then return nil, why, absent end
         vals[p] = v
       end
-      return metrics.stats(vals).trimmed
+      return statistics.stats(vals).trimmed
     end
   end
   return nil
@@ -262,7 +264,7 @@ function M.group_metrics(st)
     for _, k in ipairs(st.header.kernels) do
       local reading, ctx = metric_reading(st, k)
       local v, why, field = joint_value(st, k, m, reading, ctx)
-      if v == nil and why == nil then v, why, field = metrics.eval(m, reading, ctx) end
+      if v == nil and why == nil then v, why, field = formulas.eval(m, reading, ctx) end
       -- a formula over c.bytes on a workload that moves no STREAM bytes
       if field then
         why = string.format("needs %s per iteration, which %s does not have", field, ws[k].what)
@@ -399,7 +401,7 @@ local function metric_lines(st, ws, w)
   for _, r in ipairs(gm.rows) do
     l = {text.pad(r.name .. (r.unit and (" (" .. r.unit .. ")") or ""), w)}
     for _, k in ipairs(kernels) do
-      l[#l + 1] = " " .. metrics.fmt(r.values[k], 9) .. string.rep(" ", 7)
+      l[#l + 1] = " " .. numbers.fmt(r.values[k], 9) .. string.rep(" ", 7)
       local reason = r.values[k] == nil and r.reasons[k]
       if reason then
         reason = reason:gsub("^metric " .. r.name:gsub("%p", "%%%0") .. " ", "")
@@ -463,7 +465,7 @@ local function verdict_lines(st)
       if c and c.verdict then
         local got = c.check == "intercept" and c.intercept or c.value
         local word = ({pass = "ok", unresolved = "--"})[c.verdict] or "FAIL"
-        local function num(v) return v and (metrics.fmt(v, 1):gsub("^%s+", "")) or "--" end
+        local function num(v) return v and (numbers.fmt(v, 1):gsub("^%s+", "")) or "--" end
         out[#out + 1] = string.format("  %-4s %s, %s: %s %s, expected %s (%s)%s", word,
           r.key, k, c.check == "intercept" and "per window" or "per iteration", num(got), num(c.expected), c.basis or "",
           c.verdict ~= "fail" and "" or string.format(": off by %+.2f%%", 100 * (got / c.expected - 1)))

@@ -11,7 +11,7 @@
 --   {"type":"done"}
 local sys = require("pmcsh._sys")
 local EINTR = sys.EINTR
-local metrics = require("pmcsh.metrics")
+local statistics = require("pmcsh.statistics")
 local results = require("pmcsh.results")
 local pmc = require("pmcsh.pmc")
 local loops = require("pmcsh.loops")
@@ -115,8 +115,9 @@ local function undisturbed(res, nlabels)
 end
 
 -- One cell from a window-pair run (res.work: iterations per window):
--- slopes and intercepts per kept pair (metrics.two_window), their
--- statistics, and the window counts for the file.  Where every pair was
+-- slopes and intercepts per kept pair (statistics.two_window), their
+-- statistics, the numbers of the pairs kept (kept_pairs[j]: the pair of
+-- per_rep[j]) and the window counts for the file.  Where every pair was
 -- disturbed nothing is left under the cell: no value, marked disturbed.
 local function pair_cell(res, i, keep)
   local windows, mux, zero = {}, false, true
@@ -124,11 +125,12 @@ local function pair_cell(res, i, keep)
     windows[w] = rd[i].value
     mux = mux or rd.multiplexed
   end
-  local slopes, intercepts = metrics.two_window(res.work, windows)
-  local ks, ki = {}, {}
-  for p, sl in ipairs(slopes) do
+  local slopes, intercepts, pair = statistics.two_window(res.work, windows)
+  local ks, ki, kp = {}, {}, {}
+  for j, sl in ipairs(slopes) do
+    local p = pair[j]
     if keep[p] ~= false then
-      ks[#ks + 1], ki[#ki + 1] = sl, intercepts[p]
+      ks[#ks + 1], ki[#ki + 1], kp[#kp + 1] = sl, intercepts[j], p
       zero = zero and windows[2 * p - 1] == 0 and windows[2 * p] == 0   -- no count in a kept window
     end
   end
@@ -137,8 +139,8 @@ local function pair_cell(res, i, keep)
   if #ks == 0 and #slopes > 0 then
     c.disturbed = true
   else
-    c.per_rep, c.intercepts = ks, ki
-    local st, it = metrics.stats(ks), metrics.stats(ki)
+    c.per_rep, c.intercepts, c.kept_pairs = ks, ki, kp
+    local st, it = statistics.stats(ks), statistics.stats(ki)
     c.value, c.trimmed, c.median, c.min, c.max, c.mean, c.spread = st.trimmed, st.trimmed, st.median, st.min, st.max,
       st.mean, st.spread
     c.intercept = it.trimmed
@@ -161,7 +163,7 @@ local function ratio_cell(res, i)
     per[r] = rd[i].value / (res.work and res.work[r] or res.iterations / reps)
     mux = mux or rd.multiplexed
   end
-  local st = metrics.stats(per)
+  local st = statistics.stats(per)
   return {value = st.trimmed, trimmed = st.trimmed, median = st.median, min = st.min, max = st.max, mean = st.mean,
     spread = st.spread, per_rep = per, multiplexed = mux, zero = res.counts[i].value == 0, kept = reps, dropped = 0,
     method = "ratio"}

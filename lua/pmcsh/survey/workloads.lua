@@ -16,7 +16,7 @@ local chase_module = require("pmcsh.chase")
 local errors = require("pmcsh.errors")
 local D = require("pmcsh.survey.defaults")
 local chase_C = require("pmcsh._chase")
-local metrics = require("pmcsh.metrics")
+local statistics = require("pmcsh.statistics")
 local stream_module = require("pmcsh.stream")
 local loops = require("pmcsh.loops")
 local options = require("pmcsh.options")
@@ -67,7 +67,7 @@ local function arrays(hdr, env)
 end
 
 -- The windows of a run, in pairs that differ only in the amount of the
--- same work (two-window estimate: metrics.two_window).  Warm arrays: one
+-- same work (two-window estimate: statistics.two_window).  Warm arrays: one
 -- call, each pair a window over each thread's head and one over all n
 -- (stream's alternate).  Fresh arrays: each window on new arrays, one pass
 -- then two, so first touch is the window's fixed cost (the intercept).
@@ -119,7 +119,7 @@ local function stream_run(hdr, get, kernel, bytes)
     local r, err, errno = stream_pairs(k, hdr, get, group, reps)
     if not r then return nil, err, errno end
     -- seconds per iteration, per pair: the time's own two-window slope
-    local secs = metrics.two_window(r.work, r.times)
+    local secs = statistics.two_window(r.work, r.times)
     local spi = M.seconds_per_iteration({sec_per_iter = secs, times = r.times, work = r.work})
     local ticks, secs_all = 0, 0
     for i, t in ipairs(r.tsc or {}) do ticks, secs_all = ticks + t, secs_all + r.times[i] end
@@ -128,7 +128,7 @@ local function stream_run(hdr, get, kernel, bytes)
       mbps = bytes and spi and 1e-6 * bytes / spi or nil,
       bytes_per_iter = bytes, tsc = r.tsc, isa = r.isa, sec_per_iter = secs,
       tsc_hz = ticks > 0 and ticks / secs_all or nil,
-      min = metrics.stats(secs).min, median = spi}}
+      min = statistics.stats(secs).min, median = spi}}
   end
 end
 
@@ -494,13 +494,13 @@ function M.seconds_per_iteration(rec)
   if not rec then return nil end
   local positive = {}
   for _, x in ipairs(rec.sec_per_iter or {}) do if x > 0 then positive[#positive + 1] = x end end
-  if #positive > 0 then return metrics.stats(positive).median end
+  if #positive > 0 then return statistics.stats(positive).median end
   local per = {}
   for i, t in ipairs(rec.times or {}) do
     local w = rec.work and rec.work[i] or (rec.iterations and rec.iterations / #rec.times)
     if w and w > 0 then per[#per + 1] = t / w end
   end
-  return metrics.median(per)
+  return statistics.median(per)
 end
 
 return M
