@@ -186,7 +186,7 @@ describe("survey --loop", function()
     local r = run({"survey", "--loop", "triad2.c:triad2", "-e", "page-faults", "--fresh", "--n", "64K", "-r", "10", "--json"})
     assert.are.equal(0, r.code, r.err)
     local row
-    for _, rec in ipairs(select(2, h.json_lines(r.out))) do if rec.name == "page-faults:u" and rec.kernel == "triad2" then row = rec end end
+    for _, rec in ipairs(select(2, h.json_lines(r.out))) do if rec.name == "page-faults:u" and rec.context.kernel == "triad2" then row = rec end end
     assert.is_not_nil(row, r.out)
     assert.are.equal(3 * 64 * 1024 * 8 / PAGE, row.expected)
     if not h.need(row.pairs_kept > 0, "every pair was disturbed on this busy machine") then return end

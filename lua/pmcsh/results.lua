@@ -33,6 +33,32 @@ function M.head(recipe, fp)
   return json.encode({recipe = recipe, fingerprint = fp or machine.fingerprint()})
 end
 
+-- A typed metric record: the one shape of a measurement in every recipe's
+-- --json and results file, which pmcsh compare reads with no decoder per
+-- recipe.  m's fields, all but name optional:
+--   name     what was measured, as a reader names it ("ns per load, 1M")
+--   unit     its unit ("ns", "MB/s", "events per loop iteration")
+--   value    the headline number; absent where nothing was left under it
+--   stat     which estimator the value is ("best", "median", "trimmed")
+--   samples  the numbers the value rests on, where there are several
+--   better   "higher" or "lower"; absent for a count, which is neither
+--   event    the event it counts, where it is one (a disturbance is known
+--            by its encoding, never by its spelling)
+--   floor    the least variance one sample can have (a count's Poisson)
+--   context  the settings it was measured under, scalars ({size=,
+--            threads=, kernel=}); the host is the fingerprint's line before it
+-- and any fields of its recipe's beside them.  Returns a new table, type
+-- "metric".
+M.METRIC_FIELDS = {"name", "unit", "value", "stat", "samples", "better", "event", "floor", "context"}
+function M.metric(m)
+  local r = {type = "metric"}
+  for k, v in pairs(m) do r[k] = v end
+  return r
+end
+M.METRIC = {fields = {type = "string", name = "string", ["unit?"] = "string", ["value?"] = "number",
+  ["stat?"] = "string", ["samples?"] = {list = "number"}, ["better?"] = "string", ["event?"] = "string",
+  ["floor?"] = "number", ["context?"] = {map = "scalar"}}}
+
 -- The results file a task writes: `name` with %h (the host: Slurm's node
 -- name), %j (the job, "local" outside Slurm), %t (the task, 0 outside
 -- Slurm) and %% replaced, in the folders as in the file's name; a name
@@ -280,8 +306,10 @@ end
 local function check(v, shape, where)
   if type(shape) == "string" then
     local ok
+    local finite = type(v) == "number" and v == v and v ~= math.huge and v ~= -math.huge
     if shape == "integer" then ok = type(v) == "number" and math.tointeger(v) ~= nil
-    elseif shape == "number" then ok = type(v) == "number" and v == v and v ~= math.huge and v ~= -math.huge
+    elseif shape == "number" then ok = finite
+    elseif shape == "scalar" then ok = finite or type(v) == "string" or type(v) == "boolean"
     else ok = type(v) == shape end
     return ok or nil, not ok and shape_error(where, shape, v) or nil
   end

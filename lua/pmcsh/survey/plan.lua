@@ -382,7 +382,7 @@ function M.check_header(hdr)
   for _, k in ipairs({"n", "reps", "threads", "sample_ms", "pages"}) do
     if hdr[k] ~= nil then
       local ok, e = pcall(options.convert, M.OPTIONS[k], hdr[k])
-      if not ok then return nil, string.format("%s %s: %s", k, tostring(hdr[k]), workloads.engine_message(e)) end
+      if not ok then return nil, string.format("%s %s: %s", k, tostring(hdr[k]), errors.message(e)) end
       hdr[k] = e
     end
   end

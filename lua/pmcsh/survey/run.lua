@@ -18,11 +18,14 @@ local loops = require("pmcsh.loops")
 local plan = require("pmcsh.survey.plan")
 local progress = require("pmcsh.survey.progress")
 local workloads = require("pmcsh.survey.workloads")
+local engine_stream = require("pmcsh.survey.engine_stream")
 local cell = require("pmcsh.survey.cell")
 
 local M = {}
 
--- A run record into the state: a baseline, or a run's cells by row and kernel.
+-- A run record into the state: a baseline, or a run's cells by row and
+-- kernel, each cell keeping its run (c.run: its index in st.runs; the
+-- state's, not the file's: added after the record is written).
 local function add(st, rec)
   if rec.type == "baseline" then
     if rec.second then st.baseline2[rec.kernel] = rec else st.baseline[rec.kernel] = rec end
@@ -31,7 +34,7 @@ local function add(st, rec)
   st.runs[#st.runs + 1] = rec
   for _, c in ipairs(rec.cells) do
     st.cells[c.key] = st.cells[c.key] or {}
-    c.mbps = rec.mbps
+    c.run = #st.runs
     st.cells[c.key][rec.kernel] = c
   end
 end
@@ -335,7 +338,7 @@ function M.run(o)
   local todo, warned = work_list(st, groups), {}
   local sized = false
   for _, w in ipairs(ws) do sized = sized or w.sized end
-  if sized and hdr.n and not o.quiet then io.stderr:write(plan.size_line(hdr.n, note, workloads.own_data_only(hdr))) end
+  if sized and hdr.n and not o.quiet then io.stderr:write(plan.size_line(hdr.n, note, engine_stream.own_data_only(hdr))) end
   if not o.quiet and not pmc.environment().cpu_pmu then
     io.stderr:write("pmcsh survey: no hardware PMU is exposed here: cycles, instructions and the other hardware " ..
       "events are not counted, only software events, tracepoints and msr/tsc/ are (pmcsh machine says why, " ..
@@ -356,9 +359,9 @@ function M.run(o)
       if not warned[kind] then warned[kind] = true; tell(); io.stderr:write("pmcsh survey: warning: ", w, "\n") end
     end
     rec.group, rec.second = job.group, job.second
-    add(st, rec)
     if f then ok, err = f:write(rec) end
     if not ok then return stop(nil, err) end
+    add(st, rec)
     o.written = f ~= nil
   end
   if f then ok, err = f:write({type = "done", finished = os.time()}) end
