@@ -289,9 +289,10 @@ local function bench_binary(opts, m)
       -- a memcpy copy is read against copy_nt, not pmcsh's temporal copy
       if not (memcpy and k == "copy") then worst, worst_aa = math.min(worst, paired), math.min(worst_aa, aa) end
       if opts.json then
-        print(cjson.encode({kernel = k, threads = t, n = n, pages = opts.pages, mbps = c.mbps,
+        print(cjson.encode(results.metric{name = k .. " MB/s", unit = "MB/s", value = c.mbps, stat = "best",
+          better = "higher", samples = c.pmcsh, context = {kernel = k, threads = t, n = n, pages = opts.pages},
           stream_mbps = c.stream_mbps, ratio = c.mbps / c.stream_mbps, paired_ratio = paired, aa_ratio = aa,
-          samples = c.pmcsh, stream_samples = c.stream, rounds = opts.rounds, stream = path}))
+          stream_samples = c.stream, rounds = opts.rounds, stream = path}))
       else
         print(string.format("%-9s %12.1f %12.1f %7.3f %7.3f %7.3f%s", k, c.mbps, c.stream_mbps, c.mbps / c.stream_mbps,
           paired, aa, k == "copy_nt" and "   against STREAM's copy (memcpy)" or memcpy and k == "copy" and
@@ -317,6 +318,47 @@ local function verdict(opts, worst, worst_paired)
       worst, worst_paired, math.max(worst, worst_paired) < 0.98
         and ": below target, rerun with more --rounds to tell noise from a real gap" or ""))
   end
+end
+
+-- --loop: each loop of the user's by pmcsh and by the plain C driver, interleaved,
+-- with the A/A floor beside it.
+local function bench_loops(opts, m)
+  if opts.kernels or opts.self or opts.isa then
+    error(recipe.usage("--loop compares a loop of yours with the plain C driver: without -k, --self or --isa"))
+  end
+  local t = thread_counts(opts, m)
+  if opts.threads and (#t ~= 1 or t[1] ~= 1) then
+    error(recipe.usage("--loop runs one thread (the plain driver's): -t 1 or none"))
+  end
+  local n = opts.n or m.default_n
+  local cjson = opts.json and require("cjson")
+  if opts.json then print(results.head("bench-stream"))
+  else
+    print(string.format("n=%d (%s per array), 1 thread, pages=%s, %d reps x %d rounds, interleaved with a " ..
+      "plain C driver (kernels/loop_driver.c) over the same object; A/A: pmcsh against itself in the same rounds",
+      n, numbers.size(n * 8), opts.pages, opts.reps, opts.rounds))
+    print(string.format("%-12s %12s %12s %7s %7s %7s", "loop", "pmcsh MB/s", "plain MB/s", "ratio", "paired", "A/A"))
+  end
+  local worst, worst_aa = math.huge, math.huge
+  for _, spec in ipairs(opts.loop) do
+    local c, err = compare_loop(spec, opts, n)
+    if not c then return nil, err end
+    worst, worst_aa = math.min(worst, c.paired), math.min(worst_aa, c.aa)
+    if opts.json then
+      print(cjson.encode(results.metric{name = c.name .. " MB/s", unit = "MB/s", value = c.mbps, stat = "best",
+        better = "higher", context = {loop = c.name, threads = 1, n = n, pages = opts.pages},
+        driver_mbps = c.driver_mbps, ratio = c.ratio, paired_ratio = c.paired, aa_ratio = c.aa,
+        reps = opts.reps, rounds = opts.rounds}))
+    else
+      print(string.format("%-12s %12.1f %12.1f %7.3f %7.3f %7.3f", c.name, c.mbps, c.driver_mbps, c.ratio, c.paired,
+        c.aa))
+    end
+  end
+  if not opts.json then
+    print(string.format("lowest paired ratio against the plain driver %.3f (target >= 0.98), beside an A/A of " ..
+      "%.3f: differences this size are this machine's noise", worst, worst_aa))
+  end
+  return 0
 end
 
 return {
@@ -353,7 +395,8 @@ an OpenMP build is run at each --threads count (OMP_NUM_THREADS).]],
     {name = "self", type = "flag", help = "A/A: pmcsh's kernel on both sides, to see the noise floor"},
     {name = "isa", type = "string", help = "the variant of pmcsh's loops (default: the best this cpu runs)"},
     {name = "json", type = "flag",
-     help = "one JSON object per kernel and thread count, with the MB/s of every repetition (samples, ref_samples)"},
+     help = "JSON lines: the fingerprint, a metric record per kernel and thread count (its best MB/s; the MB/s of " ..
+       "every repetition: samples, ref_samples)"},
     {name = "loop", type = "list",
      help = "your own loop, FILE[:SYMBOL] (STREAM's convention): pmcsh against a plain C driver, one thread"},
     {name = "stream", type = "string",
@@ -363,43 +406,7 @@ an OpenMP build is run at each --threads count (OMP_NUM_THREADS).]],
     local m = stream.machine()
     opts.rounds = opts.rounds or (opts.stream and 5 or 20)
     if opts.stream then return bench_binary(opts, m) end
-    if opts.loop then
-      if opts.kernels or opts.self or opts.isa then
-        error(recipe.usage("--loop compares a loop of yours with the plain C driver: without -k, --self or --isa"))
-      end
-      local t = thread_counts(opts, m)
-      if opts.threads and (#t ~= 1 or t[1] ~= 1) then
-        error(recipe.usage("--loop runs one thread (the plain driver's): -t 1 or none"))
-      end
-      local n = opts.n or m.default_n
-      local cjson = opts.json and require("cjson")
-      if opts.json then print(results.head("bench-stream"))
-      else
-        print(string.format("n=%d (%s per array), 1 thread, pages=%s, %d reps x %d rounds, interleaved with a " ..
-          "plain C driver (kernels/loop_driver.c) over the same object; A/A: pmcsh against itself in the same rounds",
-          n, numbers.size(n * 8), opts.pages, opts.reps, opts.rounds))
-        print(string.format("%-12s %12s %12s %7s %7s %7s", "loop", "pmcsh MB/s", "plain MB/s", "ratio", "paired", "A/A"))
-      end
-      local worst, worst_aa = math.huge, math.huge
-      for _, spec in ipairs(opts.loop) do
-        local c, err = compare_loop(spec, opts, n)
-        if not c then return nil, err end
-        worst, worst_aa = math.min(worst, c.paired), math.min(worst_aa, c.aa)
-        if opts.json then
-          print(cjson.encode({loop = c.name, threads = 1, n = n, pages = opts.pages, mbps = c.mbps,
-            driver_mbps = c.driver_mbps, ratio = c.ratio, paired_ratio = c.paired, aa_ratio = c.aa,
-            reps = opts.reps, rounds = opts.rounds}))
-        else
-          print(string.format("%-12s %12.1f %12.1f %7.3f %7.3f %7.3f", c.name, c.mbps, c.driver_mbps, c.ratio, c.paired,
-            c.aa))
-        end
-      end
-      if not opts.json then
-        print(string.format("lowest paired ratio against the plain driver %.3f (target >= 0.98), beside an A/A of " ..
-          "%.3f: differences this size are this machine's noise", worst, worst_aa))
-      end
-      return 0
-    end
+    if opts.loop then return bench_loops(opts, m) end
     local desc = {}
     for _, d in ipairs(stream.kernels()) do desc[d.name] = d end
     local kernels = kernel_list(opts, desc)
@@ -431,10 +438,12 @@ an OpenMP build is run at each --threads count (OMP_NUM_THREADS).]],
         -- the nt kernels are a different loop: their ratio is a comparison, not the target
         if not d.nt or opts.self then worst, worst_paired = math.min(worst, ratio), math.min(worst_paired, c.paired) end
         if opts.json then
-          print(cjson.encode({kernel = k, threads = t, n = n, pages = opts.pages, page_size = pg.page_size,
-            mbps = c.best, ref_mbps = c.best_ref, ratio = ratio, paired_ratio = c.paired, isa = c.isa,
+          print(cjson.encode(results.metric{name = k .. " MB/s", unit = "MB/s", value = c.best, stat = "best",
+            better = "higher", samples = c.samples,
+            context = {kernel = k, threads = t, n = n, pages = opts.pages, page_size = pg.page_size, isa = c.isa},
+            ref_mbps = c.best_ref, ratio = ratio, paired_ratio = c.paired,
             reference = opts.self and ("stream_" .. k) or ("ref_stream_" .. refk),
-            reps = opts.reps, rounds = opts.rounds, samples = c.samples, ref_samples = c.ref_samples}))
+            reps = opts.reps, rounds = opts.rounds, ref_samples = c.ref_samples}))
         else
           print(string.format("%-9s %12.1f %12.1f %7.3f %7.3f   %s%s", k, c.best, c.best_ref, ratio, c.paired,
             opts.self and "stream_" .. k .. " itself (A/A)" or "ref_stream_" .. refk,

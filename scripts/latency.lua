@@ -21,7 +21,7 @@ step to memory comes well below the last-level cache sysfs reports.
     {name = "per_octave", type = "int", default = 4, min = 1, max = chase.MAX_PER_OCTAVE, help = "sizes per doubling"},
   }, {samples = 5, sample_ms = 20, per = "size"}, {
     {name = "series", type = "flag", help = "print \"size_MB ns\" lines only (lmbench format)"},
-    {name = "json", type = "flag", help = "one JSON object per size"},
+    {name = "json", type = "flag", help = "JSON lines: the fingerprint, a metric record per size (ns per load, best sample)"},
     {name = "plot", type = "plot", help = "draw the curve to FILE.png or FILE.svg (gnuplot, 1000x640): log axes, the caches marked"},
   }),
   run = function(opts)
@@ -54,8 +54,9 @@ step to memory comes well below the last-level cache sysfs reports.
     local function row(r, res)
       if not headed then head() end
       if opts.json then
-        print(cjson.encode({size = r.size, size_mb = r.size / 2^20, ns = r.ns, median_ns = r.median_ns,
-                            samples = r.samples, order = res.order, stride = res.stride, pages = res.pages}))
+        print(cjson.encode(results.metric{name = "ns per load, " .. size(r.size), unit = "ns", value = r.ns,
+          stat = "best", better = "lower", samples = r.samples, median_ns = r.median_ns,
+          context = {size = r.size, order = res.order, stride = res.stride, pages = res.pages}}))
       elseif opts.series then
         print(string.format("%.5f %.3f", r.size / 2^20, r.ns))
       else

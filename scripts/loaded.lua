@@ -23,7 +23,8 @@ local function load_note(res, cpus)
   return note
 end
 
--- --json: the head, then a line per row with its flags and their causes.
+-- --json: the head, then per row two metric records, the chaser's latency
+-- (with the row's flags and their causes) and the loaders' bandwidth.
 local function print_json(res, note)
   local cjson = require("cjson")
   local idle = res.idle
@@ -36,13 +37,15 @@ local function print_json(res, note)
         if not causes[f.cause] then causes[f.cause] = true; causes[#causes + 1] = f.cause end
       end
     end
-    print(cjson.encode({delay = r.delay, mbps = r.mbps, min_mbps = r.min_mbps, max_mbps = r.max_mbps,
-      ns = r.ns, median_ns = r.median_ns, max_ns = r.max_ns, samples = r.samples, mbps_samples = r.mbps_samples,
-      chaser_ran = r.chaser_ran, loaders_ran = r.loaders_ran, timed_s = r.timed_s, idle_ns = idle.ns,
-      idle_median_ns = idle.median_ns,
-      idle_max_ns = idle.max_ns, threads = res.threads, size = res.size, order = res.order,
-      flags = #flags > 0 and flags or nil, cause = #flags > 0 and table.concat(causes, " / ") or nil,
-      note = note}))
+    local context = {delay = r.delay, threads = res.threads, size = res.size, order = res.order}
+    print(cjson.encode(results.metric{name = string.format("ns per load, delay %d", r.delay), unit = "ns",
+      value = r.ns, stat = "best", better = "lower", samples = r.samples, context = context,
+      median_ns = r.median_ns, max_ns = r.max_ns, chaser_ran = r.chaser_ran, idle_ns = idle.ns,
+      idle_median_ns = idle.median_ns, idle_max_ns = idle.max_ns,
+      flags = #flags > 0 and flags or nil, cause = #flags > 0 and table.concat(causes, " / ") or nil, note = note}))
+    print(cjson.encode(results.metric{name = string.format("loaders MB/s, delay %d", r.delay), unit = "MB/s",
+      value = r.mbps, stat = "over all samples", better = "higher", samples = r.mbps_samples, context = context,
+      min_mbps = r.min_mbps, max_mbps = r.max_mbps, loaders_ran = r.loaders_ran, timed_s = r.timed_s}))
   end
 end
 
@@ -127,7 +130,7 @@ core's bandwidth, not the memory's, and the output says so.]],
        .. "), most load first (default: chase.loaded's 0 .. 20000)"},
     {name = "threads", type = "int", min = 1, max = 1024, help = "loaders (default: every other cpu)"},
   }, {samples = 5, sample_ms = 20, per = "delay", stride = false, pages_help = "the chain's page policy"}, {
-    {name = "json", type = "flag", help = "one JSON object per delay"},
+    {name = "json", type = "flag", help = "JSON lines: the fingerprint, per delay a metric record of ns per load and one of the loaders' MB/s"},
     {name = "plot", type = "plot", help = "draw latency against bandwidth to FILE.png or FILE.svg (gnuplot)"},
   }),
   run = function(opts)

@@ -157,7 +157,11 @@ end
 local function print_row(opts, r)
   local mb = r.size / 2^20
   if opts.json then
-    print(require("cjson").encode({size = r.size, size_mb = mb, mlp = r.mlp, mlp_min = r.mlp_min, mlp_max = r.mlp_max,
+    -- the mlp as a metric (none where every k > 1 ran above k: why says so), the curve beside it
+    print(require("cjson").encode(results.metric{name = "mlp, " .. numbers.size(r.size), unit = "misses",
+      value = r.mlp, stat = "best speedup within k", better = "higher",
+      context = {size = r.size, order = opts.order, stride = opts.stride, pages = opts.pages},
+      mlp_min = r.mlp_min, mlp_max = r.mlp_max,
       mlp_k = r.mlp_k, mlp_rounds = r.mlp_rounds, rounds = r.rounds, at_least = r.at_least,
       engine_limit = r.engine_limit, why = r.why, peak = r.peak, rows = r.rows,
       footprint = r.footprint, superlinear = r.superlinear, t1_drift = r.t1_drift, unsettled = r.unsettled,
@@ -230,7 +234,7 @@ peak is the best speedup of all rows (multichase's simple/parallelN).
   }, {samples = 3, sample_ms = 10, per = "k"}, {
     {name = "detail", type = "flag", help = "print ns and speedup for every k"},
     {name = "series", type = "flag", help = "print \"size_MB parallelism\" lines only"},
-    {name = "json", type = "flag", help = "one JSON object per size"},
+    {name = "json", type = "flag", help = "JSON lines: the fingerprint, a metric record per size (its mlp, the curve beside)"},
     {name = "plot", type = "plot", help = "draw parallelism versus size to FILE.png or FILE.svg (1000x640): y from 0, the k limit drawn"},
   }),
   run = function(opts)

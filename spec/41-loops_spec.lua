@@ -263,11 +263,11 @@ describe("bench-stream --loop", function()
     local _, recs = h.json_lines(r.out)
     assert.are.equal(1, #recs)
     local c = recs[1]
-    assert.are.equal("triad2", c.loop)
-    for _, f in ipairs({"mbps", "driver_mbps", "ratio", "paired_ratio", "aa_ratio"}) do
+    assert.are.same({"triad2 MB/s", "triad2"}, {c.name, c.context.loop})
+    for _, f in ipairs({"value", "driver_mbps", "ratio", "paired_ratio", "aa_ratio"}) do
       assert.is_true(type(c[f]) == "number" and c[f] > 0, f)
     end
-    assert.is_true(math.abs(c.ratio - c.mbps / c.driver_mbps) < 1e-9)
+    assert.is_true(math.abs(c.ratio - c.value / c.driver_mbps) < 1e-9)
   end)
 
   it("refuses a loop on its own data, which the plain driver cannot run, exit 2", function()
