@@ -90,11 +90,11 @@ describe("every recipe's --json and results file", function()
         end
       end},
     {"bench-chase", "--json", "--size", "64K", "--pairs", "1", "--from", "4K", "--to", "8K", "--samples", "1",
-      "--sample_ms", "1", single = true},
+      "--sample_ms", "1"},
     -- stat's JSON lines are perf stat's: the fingerprint's line only when asked
     {"stat", "--json", "--fingerprint", "-e", "page-faults", "--", "true", stderr = true},
     {"survey", "--json", "-e", "page-faults", "-k", "copy", "--n", "64K", "--reps", "2"},
-    {"bandwidth", "--json", "--seconds", "0.01", single = true, may_fail = true},
+    {"bandwidth", "--json", "--seconds", "0.01", may_fail = true},
   }
   for _, c in ipairs(cases) do
     it(c[1] .. " --json", function()

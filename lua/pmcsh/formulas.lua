@@ -115,7 +115,9 @@ there); an entry is nil where the denominator is 0.]])
 
 -- A derived metric is {name=, unit=, desc=, events={...}, fn=function(e, ctx)}.
 -- `e` is a table name -> number of the reading; ctx carries iterations,
--- bytes, seconds.  Returns value or nil, reason (missing event, zero
+-- bytes, seconds: the time the reading's windows took, each window's fixed
+-- cost included (a survey: pmcsh.survey.figures.window_seconds, per
+-- iteration).  Returns value or nil, reason (missing event, zero
 -- denominator, error in the formula: never NaN passed off as a number).
 function M.eval(metric, reading, ctx)
   errors.check("eval", 1, metric, "table")
@@ -147,8 +149,9 @@ doc(M.eval, "metrics.eval", [[
 metrics.eval(metric, reading[, ctx]) -> value | nil, reason
 metric = {name=, unit=, events={...}, fn=function(e, ctx)}: fn gets the
 reading's values by name (metrics.values) and ctx (iterations, bytes,
-seconds); a missing event, an error or a division by zero is nil and why,
-never NaN passed off as a number.]])
+seconds: the time the windows took, their fixed cost included); a missing
+event, an error or a division by zero is nil and why, never NaN passed off
+as a number.]])
 
 -- Evaluates a list of metrics; returns a list of {name=, value=, unit=, reason=}.
 function M.eval_all(metrics, reading, ctx)
