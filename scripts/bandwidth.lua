@@ -1,11 +1,41 @@
 -- pmcsh bandwidth: memory-controller bandwidth from uncore counters,
 -- per socket (each counted once) and in total.
-local machine = require("pmcsh.machine")
 local recipe = require("pmcsh.recipe")
+local results = require("pmcsh.results")
 local stream = require("pmcsh.stream")
 local sys = require("pmcsh.sys")
 local uncore = require("pmcsh.uncore")
 local shell = require("pmcsh.text").shell
+-- --json: the fingerprint's line, then metric records (pmcsh.results.metric):
+-- read, write and total GB/s of each socket and of all, the bytes beside
+-- the total; with --kernel, the controllers' bytes over the kernel's.
+local function print_json(agg, cross)
+  local cjson = require("cjson")
+  print(results.head("bandwidth"))
+  local all = {}
+  for _, s in ipairs(agg.sockets) do all[#all + 1] = s end
+  all[#all + 1] = agg.total
+  for _, s in ipairs(all) do
+    local where = s == agg.total and "all sockets" or string.format("socket %d", s.socket)
+    local context = {socket = s ~= agg.total and s.socket or nil, seconds = agg.seconds}
+    for _, dir in ipairs({"read", "write", "total"}) do
+      local m = {name = string.format("%s GB/s, %s", dir, where), unit = "GB/s", value = s[dir .. "_gbps"],
+        stat = "over the window", context = context}
+      if dir == "total" then
+        m.read_bytes, m.write_bytes, m.other_bytes, m.total_bytes = s.read_bytes, s.write_bytes, s.other_bytes,
+          s.total_bytes
+      end
+      print(cjson.encode(results.metric(m)))
+    end
+  end
+  if cross then
+    print(cjson.encode(results.metric{name = "controller bytes over the kernel's (write-allocate)", unit = "ratio",
+      value = cross.ratio, stat = "one window", context = {kernel = cross.kernel}, verdict = cross.verdict,
+      controller_bytes = cross.controller_bytes, stream_bytes = cross.stream_bytes,
+      stream_bytes_wa = cross.stream_bytes_wa}))
+  end
+end
+
 return {
   description = "memory-controller bandwidth (uncore iMC/UMC): read, write, total GB/s per socket",
   usage = "[[--] cmd args...]",
@@ -25,7 +55,7 @@ beside the bytes the controllers saw.  Needs a memory-controller PMU
     {name = "reps", short = "r", type = "int", default = 10, min = 1, max = 1000000, help = "timed repetitions for --kernel"},
     {name = "threads", short = "t", type = "int", min = 1, max = 1024,
      help = "stream threads for --kernel (default: all allowed cpus)"},
-    {name = "json", type = "flag", help = "print one JSON object"},
+    {name = "json", type = "flag", help = "JSON lines: the fingerprint, a metric record per socket and direction"},
   },
   run = function(opts, args)
     if opts.kernel and #args > 0 then
@@ -79,9 +109,7 @@ beside the bytes the controllers saw.  Needs a memory-controller PMU
       uncore.cross_check(cross)
     end
     if opts.json then
-      local cjson = require("cjson")
-      print(cjson.encode({sockets = agg.sockets, total = agg.total, seconds = agg.seconds,
-                          cross_check = cross, fingerprint = machine.fingerprint()}))
+      print_json(agg, cross)
     else
       io.write(uncore.format(agg))
       if cross then

@@ -5,8 +5,9 @@ local chase = require("pmcsh.chase")
 local machine = require("pmcsh.machine")
 local plot = require("pmcsh.plot")
 local recipe = require("pmcsh.recipe")
-local fmt_size = require("pmcsh.metrics").size
-local stats = require("pmcsh.metrics").stats
+local results = require("pmcsh.results")
+local fmt_size = require("pmcsh.numbers").size
+local stats = require("pmcsh.statistics").stats
 local shell = require("pmcsh.text").shell
 
 -- pmcsh against multichase (google/multichase, built by the user) on the
@@ -257,6 +258,66 @@ local function check_options(opts)
   end
 end
 
+-- The results as metric records (pmcsh.results.metric), part by part: the
+-- engine against the plain loop, the stride order, the curve and its
+-- steps, mlp, loaded latency, multichase; each part's own figures beside.
+local function part_records(res, opts)
+  local out = {}
+  local function add(m) out[#out + 1] = results.metric(m) end
+  for _, r in ipairs(res.versus_plain or {}) do
+    add{name = "engine/plain ns ratio, " .. r.order, unit = "ratio", value = r.ratio, stat = "median of the pairs'",
+      context = {order = r.order, size = r.size, pages = r.pages}, pairs = r.pairs, within_2pct = r.within_2pct,
+      engine_median_ns = r.engine_median_ns, plain_median_ns = r.plain_median_ns, engine_best_ns = r.engine_best_ns,
+      plain_best_ns = r.plain_best_ns}
+  end
+  local st = res.stride
+  if st then
+    add{name = "random/stride ns ratio", unit = "ratio", value = st.ratio, stat = "medians'",
+      context = {size = opts.size, pages = opts.pages}, median_ns = st.median_ns, best_ns = st.best_ns,
+      random_median_ns = st.random_median_ns}
+  end
+  for _, r in ipairs(res.sweep or {}) do
+    add{name = "ns per load, " .. fmt_size(r.size), unit = "ns", value = r.ns, stat = "best", better = "lower",
+      samples = r.samples, median_ns = r.median_ns, context = {size = r.size, order = "random", pages = opts.pages}}
+  end
+  for _, s in ipairs(res.steps or {}) do
+    add{name = string.format("step across L%d %s", s.level, fmt_size(s.size)), unit = "ratio", value = s.ratio,
+      stat = "best ns at 2x over best at half", context = {level = s.level, size = s.size}, below_ns = s.below_ns,
+      above_ns = s.above_ns}
+  end
+  for _, s in ipairs(res.observed_steps or {}) do
+    add{name = string.format("observed step %s -> %s", fmt_size(s.from), fmt_size(s.to)), unit = "ratio",
+      value = s.ratio, stat = "best ns", cache_level = s.cache_level, below_llc = s.below_llc}
+  end
+  local p = res.parallelism
+  if p then
+    add{name = "mlp, " .. fmt_size(opts.size), unit = "misses", value = p.mlp, stat = "best speedup within k",
+      better = "higher", context = {size = opts.size, pages = opts.pages}, peak = p.peak, rows = p.rows,
+      at_least = p.at_least, why = p.why, mlp_min = p.mlp_min, mlp_max = p.mlp_max}
+  end
+  for _, r in ipairs(res.loaded and res.loaded.rows or {}) do
+    local context = {delay = r.delay, threads = res.loaded.threads, size = opts.size}
+    add{name = string.format("ns per load, delay %d", r.delay), unit = "ns", value = r.ns, stat = "best",
+      better = "lower", samples = r.samples, median_ns = r.median_ns, max_ns = r.max_ns, context = context}
+    add{name = string.format("loaders MB/s, delay %d", r.delay), unit = "MB/s", value = r.mbps,
+      stat = "over all samples", better = "higher", samples = r.mbps_samples, context = context}
+  end
+  for _, m in ipairs(res.multichase or {}) do
+    add{name = "pmcsh/multichase ratio, " .. m.config, unit = "ratio", value = m.ratio,
+      stat = "median of the rounds'", samples = m.ratios, context = {config = m.config}, pmcsh_ns = m.pmcsh_ns,
+      multichase_ns = m.multichase_ns, multichase_args = m.multichase_args, pmcsh = m.pmcsh, multichase = m.multichase}
+  end
+  return out
+end
+
+-- --json: the fingerprint's line, then the metric records; a note on stderr.
+local function print_json(res, opts)
+  local cjson = require("cjson")
+  print(results.head("bench-chase"))
+  for _, r in ipairs(part_records(res, opts)) do print(cjson.encode(r)) end
+  if res.note then io.stderr:write("pmcsh bench-chase: ", res.note, "\n") end
+end
+
 return {
   description = "pointer-chase engine vs a plain C chase, stride vs random, latency-versus-size curve vs sysfs caches",
   help = [[
@@ -290,7 +351,7 @@ on a shared machine wander: run it on a quiet one.]],
     {name = "mlp", type = "flag", help = "also measure memory-level parallelism (k = 1..16) at --size"},
     {name = "loaded", type = "flag", help = "also measure loaded latency at --size"},
     {name = "plot", type = "string", help = "write the curve to this .png or .svg (gnuplot)"},
-    {name = "json", type = "flag", help = "print one JSON object"},
+    {name = "json", type = "flag", help = "JSON lines: the fingerprint, a metric record per figure of each part"},
     {name = "multichase", type = "string", help = "also compare with this multichase binary (built from google/multichase)"},
     {name = "rounds", type = "int", default = 5, min = 1, max = 1000000, help = "multichase comparison: interleaved rounds"},
     {name = "only", type = "string", choices = {"multichase"}, help = "run only this part (multichase: the "
@@ -300,13 +361,12 @@ on a shared machine wander: run it on a quiet one.]],
     check_options(opts)
     local say = opts.json and function() end or function(...) print(string.format(...)); io.stdout:flush() end
     if opts.only == "multichase" then
-      local res = {multichase = versus_multichase(chase, opts, say), fingerprint = machine.fingerprint()}
+      local res = {multichase = versus_multichase(chase, opts, say)}
       if not res.multichase then return 1 end
-      if opts.json then print(require("cjson").encode(res)) end
+      if opts.json then print_json(res, opts) end
       return 0
     end
-    local res = {caches = machine.caches(), versus_plain = {},
-      fingerprint = machine.fingerprint()}
+    local res = {caches = machine.caches(), versus_plain = {}}
     local t = {}
     for _, c in ipairs(res.caches) do t[#t + 1] = string.format("L%d %s %s", c.level, c.type, fmt_size(c.size)) end
     say("caches (sysfs, cpu0): %s", table.concat(t, ", "))
@@ -320,7 +380,7 @@ on a shared machine wander: run it on a quiet one.]],
       if not res.multichase then return 1 end
     end
     if opts.plot then plot_curve(opts, res.sweep, say) end
-    if opts.json then print(require("cjson").encode(res)) end
+    if opts.json then print_json(res, opts) end
     return 0
   end,
 }

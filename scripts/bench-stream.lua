@@ -2,7 +2,8 @@
 -- (kernels/ref_stream.c), same arrays, threads and pinning, interleaved.
 local loops = require("pmcsh.loops")
 local machine = require("pmcsh.machine")
-local metrics = require("pmcsh.metrics")
+local numbers = require("pmcsh.numbers")
+local statistics = require("pmcsh.statistics")
 local paths = require("pmcsh.paths")
 local recipe = require("pmcsh.recipe")
 local sys = require("pmcsh.sys")
@@ -62,7 +63,7 @@ local function compare(s, k, refk, opts)
   end
   -- the same round's two runs saw the same machine: the median of
   -- their ratios resists noise that best-of alone does not
-  return {best = best, best_ref = best_ref, paired = metrics.stats(paired).median, isa = isa,
+  return {best = best, best_ref = best_ref, paired = statistics.stats(paired).median, isa = isa,
     samples = samples[false], ref_samples = samples[true]}
 end
 
@@ -116,7 +117,7 @@ local function compare_loop(spec, opts, n)
       if who == "driver" then
         local times, terr = drive(exe, sys.realpath(i.object or i.path) or i.path, i.symbol, n, opts.reps, cpu)
         if not times then s:close(); return done(nil, terr) end
-        this.driver = 1e-6 * i.bytes * n / metrics.stats(times).min
+        this.driver = 1e-6 * i.bytes * n / statistics.stats(times).min
         best_drv = math.max(best_drv, this.driver)
       else
         local r, rerr = s:run(l, {reps = opts.reps})
@@ -130,7 +131,7 @@ local function compare_loop(spec, opts, n)
   end
   s:close(); l:close()
   return done({name = i.name, mbps = best, driver_mbps = best_drv, ratio = best / best_drv,
-    paired = metrics.stats(paired).median, aa = metrics.stats(aa).median})
+    paired = statistics.stats(paired).median, aa = statistics.stats(aa).median})
 end
 
 -- ---- --stream PATH: the user's own STREAM binary against pmcsh ----------
@@ -223,7 +224,7 @@ local function compare_stream(path, n, t, opts)
   per.rows = rows
   for _, k in ipairs(rows) do
     local c = per[k]
-    c.mbps, c.stream_mbps = metrics.stats(c.pmcsh).max, metrics.stats(c.stream).max
+    c.mbps, c.stream_mbps = statistics.stats(c.pmcsh).max, statistics.stats(c.stream).max
   end
   return per
 end
@@ -272,7 +273,7 @@ local function bench_binary(opts, m)
     end
     print(string.format("%s (STREAM) against pmcsh at n=%d (%s per array), pages=%s, %d rounds interleaved: " ..
       "each side a fresh process running STREAM's order (copy, scale, add, triad) 10 times, best of the last 9; " ..
-      "pmcsh twice a round (A/A)", text.inert(path), n, metrics.size(n * 8), opts.pages, opts.rounds))
+      "pmcsh twice a round (A/A)", text.inert(path), n, numbers.size(n * 8), opts.pages, opts.rounds))
   end
   local worst, worst_aa = math.huge, math.huge
   opts.memcpy = memcpy
@@ -285,13 +286,14 @@ local function bench_binary(opts, m)
     end
     for _, k in ipairs(per.rows) do
       local c = per[k]
-      local paired, aa = metrics.stats(c.paired).median, metrics.stats(c.aa).median
+      local paired, aa = statistics.stats(c.paired).median, statistics.stats(c.aa).median
       -- a memcpy copy is read against copy_nt, not pmcsh's temporal copy
       if not (memcpy and k == "copy") then worst, worst_aa = math.min(worst, paired), math.min(worst_aa, aa) end
       if opts.json then
-        print(cjson.encode({kernel = k, threads = t, n = n, pages = opts.pages, mbps = c.mbps,
+        print(cjson.encode(results.metric{name = k .. " MB/s", unit = "MB/s", value = c.mbps, stat = "best",
+          better = "higher", samples = c.pmcsh, context = {kernel = k, threads = t, n = n, pages = opts.pages},
           stream_mbps = c.stream_mbps, ratio = c.mbps / c.stream_mbps, paired_ratio = paired, aa_ratio = aa,
-          samples = c.pmcsh, stream_samples = c.stream, rounds = opts.rounds, stream = path}))
+          stream_samples = c.stream, rounds = opts.rounds, stream = path}))
       else
         print(string.format("%-9s %12.1f %12.1f %7.3f %7.3f %7.3f%s", k, c.mbps, c.stream_mbps, c.mbps / c.stream_mbps,
           paired, aa, k == "copy_nt" and "   against STREAM's copy (memcpy)" or memcpy and k == "copy" and
@@ -317,6 +319,47 @@ local function verdict(opts, worst, worst_paired)
       worst, worst_paired, math.max(worst, worst_paired) < 0.98
         and ": below target, rerun with more --rounds to tell noise from a real gap" or ""))
   end
+end
+
+-- --loop: each loop of the user's by pmcsh and by the plain C driver, interleaved,
+-- with the A/A floor beside it.
+local function bench_loops(opts, m)
+  if opts.kernels or opts.self or opts.isa then
+    error(recipe.usage("--loop compares a loop of yours with the plain C driver: without -k, --self or --isa"))
+  end
+  local t = thread_counts(opts, m)
+  if opts.threads and (#t ~= 1 or t[1] ~= 1) then
+    error(recipe.usage("--loop runs one thread (the plain driver's): -t 1 or none"))
+  end
+  local n = opts.n or m.default_n
+  local cjson = opts.json and require("cjson")
+  if opts.json then print(results.head("bench-stream"))
+  else
+    print(string.format("n=%d (%s per array), 1 thread, pages=%s, %d reps x %d rounds, interleaved with a " ..
+      "plain C driver (kernels/loop_driver.c) over the same object; A/A: pmcsh against itself in the same rounds",
+      n, numbers.size(n * 8), opts.pages, opts.reps, opts.rounds))
+    print(string.format("%-12s %12s %12s %7s %7s %7s", "loop", "pmcsh MB/s", "plain MB/s", "ratio", "paired", "A/A"))
+  end
+  local worst, worst_aa = math.huge, math.huge
+  for _, spec in ipairs(opts.loop) do
+    local c, err = compare_loop(spec, opts, n)
+    if not c then return nil, err end
+    worst, worst_aa = math.min(worst, c.paired), math.min(worst_aa, c.aa)
+    if opts.json then
+      print(cjson.encode(results.metric{name = c.name .. " MB/s", unit = "MB/s", value = c.mbps, stat = "best",
+        better = "higher", context = {loop = c.name, threads = 1, n = n, pages = opts.pages},
+        driver_mbps = c.driver_mbps, ratio = c.ratio, paired_ratio = c.paired, aa_ratio = c.aa,
+        reps = opts.reps, rounds = opts.rounds}))
+    else
+      print(string.format("%-12s %12.1f %12.1f %7.3f %7.3f %7.3f", c.name, c.mbps, c.driver_mbps, c.ratio, c.paired,
+        c.aa))
+    end
+  end
+  if not opts.json then
+    print(string.format("lowest paired ratio against the plain driver %.3f (target >= 0.98), beside an A/A of " ..
+      "%.3f: differences this size are this machine's noise", worst, worst_aa))
+  end
+  return 0
 end
 
 return {
@@ -354,7 +397,8 @@ an OpenMP build is run at each --threads count (OMP_NUM_THREADS).]],
     {name = "self", type = "flag", help = "A/A: pmcsh's kernel on both sides, to see the noise floor"},
     {name = "isa", type = "string", help = "the variant of pmcsh's loops (default: the best this cpu runs)"},
     {name = "json", type = "flag",
-     help = "one JSON object per kernel and thread count, with the MB/s of every repetition (samples, ref_samples)"},
+     help = "JSON lines: the fingerprint, a metric record per kernel and thread count (its best MB/s; the MB/s of " ..
+       "every repetition: samples, ref_samples)"},
     {name = "loop", type = "list",
      help = "your own loop, FILE[:SYMBOL] (STREAM's convention): pmcsh against a plain C driver, one thread"},
     {name = "stream", type = "string",
@@ -370,43 +414,7 @@ an OpenMP build is run at each --threads count (OMP_NUM_THREADS).]],
       return bench_binary(opts, m)
     end
     opts.pages = opts.pages or "4k"
-    if opts.loop then
-      if opts.kernels or opts.self or opts.isa then
-        error(recipe.usage("--loop compares a loop of yours with the plain C driver: without -k, --self or --isa"))
-      end
-      local t = thread_counts(opts, m)
-      if opts.threads and (#t ~= 1 or t[1] ~= 1) then
-        error(recipe.usage("--loop runs one thread (the plain driver's): -t 1 or none"))
-      end
-      local n = opts.n or m.default_n
-      local cjson = opts.json and require("cjson")
-      if opts.json then print(results.head("bench-stream"))
-      else
-        print(string.format("n=%d (%s per array), 1 thread, pages=%s, %d reps x %d rounds, interleaved with a " ..
-          "plain C driver (kernels/loop_driver.c) over the same object; A/A: pmcsh against itself in the same rounds",
-          n, metrics.size(n * 8), opts.pages, opts.reps, opts.rounds))
-        print(string.format("%-12s %12s %12s %7s %7s %7s", "loop", "pmcsh MB/s", "plain MB/s", "ratio", "paired", "A/A"))
-      end
-      local worst, worst_aa = math.huge, math.huge
-      for _, spec in ipairs(opts.loop) do
-        local c, err = compare_loop(spec, opts, n)
-        if not c then return nil, err end
-        worst, worst_aa = math.min(worst, c.paired), math.min(worst_aa, c.aa)
-        if opts.json then
-          print(cjson.encode({loop = c.name, threads = 1, n = n, pages = opts.pages, mbps = c.mbps,
-            driver_mbps = c.driver_mbps, ratio = c.ratio, paired_ratio = c.paired, aa_ratio = c.aa,
-            reps = opts.reps, rounds = opts.rounds}))
-        else
-          print(string.format("%-12s %12.1f %12.1f %7.3f %7.3f %7.3f", c.name, c.mbps, c.driver_mbps, c.ratio, c.paired,
-            c.aa))
-        end
-      end
-      if not opts.json then
-        print(string.format("lowest paired ratio against the plain driver %.3f (target >= 0.98), beside an A/A of " ..
-          "%.3f: differences this size are this machine's noise", worst, worst_aa))
-      end
-      return 0
-    end
+    if opts.loop then return bench_loops(opts, m) end
     local desc = {}
     for _, d in ipairs(stream.kernels()) do desc[d.name] = d end
     local kernels = kernel_list(opts, desc)
@@ -425,7 +433,7 @@ an OpenMP build is run at each --threads count (OMP_NUM_THREADS).]],
       if not opts.json then
         print(string.format("n=%d (%s per array), threads=%d, pages=%s (%s pages), %d reps x %d rounds, interleaved; " ..
           "pmcsh's loops: the %s variant, reference: -march=native",
-          n, metrics.size(n * 8), t, opts.pages, metrics.size(pg.page_size), opts.reps, opts.rounds,
+          n, numbers.size(n * 8), t, opts.pages, numbers.size(pg.page_size), opts.reps, opts.rounds,
           opts.isa or m.isa))
         print(string.format("%-9s %12s %12s %7s %7s   %s", "kernel", "pmcsh MB/s", "ref MB/s", "ratio", "paired", "reference loop"))
       end
@@ -438,10 +446,12 @@ an OpenMP build is run at each --threads count (OMP_NUM_THREADS).]],
         -- the nt kernels are a different loop: their ratio is a comparison, not the target
         if not d.nt or opts.self then worst, worst_paired = math.min(worst, ratio), math.min(worst_paired, c.paired) end
         if opts.json then
-          print(cjson.encode({kernel = k, threads = t, n = n, pages = opts.pages, page_size = pg.page_size,
-            mbps = c.best, ref_mbps = c.best_ref, ratio = ratio, paired_ratio = c.paired, isa = c.isa,
+          print(cjson.encode(results.metric{name = k .. " MB/s", unit = "MB/s", value = c.best, stat = "best",
+            better = "higher", samples = c.samples,
+            context = {kernel = k, threads = t, n = n, pages = opts.pages, page_size = pg.page_size, isa = c.isa},
+            ref_mbps = c.best_ref, ratio = ratio, paired_ratio = c.paired,
             reference = opts.self and ("stream_" .. k) or ("ref_stream_" .. refk),
-            reps = opts.reps, rounds = opts.rounds, samples = c.samples, ref_samples = c.ref_samples}))
+            reps = opts.reps, rounds = opts.rounds, ref_samples = c.ref_samples}))
         else
           print(string.format("%-9s %12.1f %12.1f %7.3f %7.3f   %s%s", k, c.best, c.best_ref, ratio, c.paired,
             opts.self and "stream_" .. k .. " itself (A/A)" or "ref_stream_" .. refk,

@@ -1,7 +1,7 @@
 -- pmcsh compare: results of many nodes judged against their fleet, or two
 -- results files as an A/B.  The statistics are pmcsh.compare's.
 local compare = require("pmcsh.compare")
-local metrics = require("pmcsh.metrics")
+local statistics = require("pmcsh.statistics")
 local recipe = require("pmcsh.recipe")
 local plot = require("pmcsh.plot")
 local sys = require("pmcsh.sys")
@@ -239,7 +239,7 @@ local function ab_text(rows, info, diffs, a, b, o)
   end
   if #between > 0 then
     say("noise: a run's value varies by %.2g%% between runs, a repetition by %.2g%% inside a run (SD over the " ..
-      "mean, median of %d metrics)", 100 * metrics.median(between), 100 * metrics.median(within), #between)
+      "mean, median of %d metrics)", 100 * statistics.median(between), 100 * statistics.median(within), #between)
   end
   if #info.disturbances > 0 or info.zero > 0 then
     local t = {}
@@ -281,13 +281,129 @@ local function ab_plot(rows, file, level)
     title = string.format("B over A per metric, with the %g%% interval; marked: significant", level * 100)})
 end
 
+-- --baseline FILE: never over an input, never where a later compare of
+-- the folder would read it (a usage error).
+local function check_baseline(baseline, args, files)
+  local bdir = sys.realpath((baseline:match("^(.*)/[^/]*$") or "."):gsub("^$", "/"))
+  local bfile = sys.realpath(baseline)
+  for _, a in ipairs(args) do
+    local real = sys.realpath(a)
+    if real and (real == bfile or real == bdir and (sys.stat(a) or {}).type == "dir") then
+      usage("--baseline %s %s: write it outside the results", text.inert(baseline),
+        real == bfile and "is one of the results compared" or "lies in a folder of results compared, " ..
+        "where every later compare would read it as a host's")
+    end
+  end
+  for _, f in ipairs(files) do
+    if bfile and sys.realpath(f) == bfile then
+      usage("--baseline %s is one of the results compared: write it outside the results", text.inert(baseline))
+    end
+  end
+end
+
+-- Every file's sets: a file named that cannot be read is an error; one of
+-- a folder is left out, saying why, and the others compared.  Returns the
+-- list of each file's sets and the sets by file, or nil, message.
+local function read_all(files, in_dir)
+  local per_file, sets_of, left = {}, {}, {}
+  for _, f in ipairs(files) do
+    local sets, err = compare.read(f)
+    if sets then per_file[#per_file + 1] = sets
+    elseif in_dir[f] then left[#left + 1] = "pmcsh compare: left out " .. err
+    else return nil, text.inert(err) end
+    sets_of[f] = sets
+  end
+  if #left > 0 then io.stderr:write(lines(left)) end
+  if #per_file == 0 then return nil, string.format("no results in %d files (all left out)", #files) end
+  return per_file, sets_of
+end
+
+-- The A/B: each side the runs of the files its argument names.
+local function run_ab(opts, args, sets_of)
+  local sides = {}
+  for i = 1, 2 do
+    sides[i] = {}
+    for _, f in ipairs((files_of({args[i]}))) do
+      local sets = sets_of[f] or {}
+      table.move(sets, 1, #sets, #sides[i] + 1, sides[i])
+    end
+    if #sides[i] == 0 then usage("%s: no results in it", text.inert(args[i])) end
+  end
+  local rows, info = compare.ab(sides[1], sides[2], {filter = compare.only(opts.only), level = opts.level})
+  local diffs = compare.ab_differences(sides[1], sides[2])
+  if opts.csv then io.write(ab_csv(rows))
+  elseif opts.json then
+    io.write(json.encode({mode = "ab", a = args[1], b = args[2], runs_a = #sides[1], runs_b = #sides[2],
+      level = info.level, each = info.each, rows = rows, differences = diffs,
+      left_out = {disturbances = info.disturbances, zero = info.zero}}), "\n")
+  else
+    io.write(ab_text(rows, info, diffs, args[1], args[2], {rows = opts.rows, a_sets = sides[1],
+      b_sets = sides[2]}))
+  end
+  if opts.plot then
+    local ok, perr = ab_plot(rows, opts.plot, opts.level)
+    if not ok then return nil, perr end
+  end
+  return 0
+end
+
+-- The baseline written from the fleet, and said unless --json or --csv.
+local function write_baseline(opts, hosts, res)
+  local b = compare.baseline(hosts, res)
+  local ok, err = sys.replace(opts.baseline, function(f) return f:write(json.encode(b), "\n") end)
+  if not ok then return nil, "cannot write the baseline: " .. text.inert(tostring(err)) end
+  if not opts.json and not opts.csv then
+    local n = 0
+    for _ in pairs(b.metrics) do n = n + 1 end
+    io.write(string.format("baseline: %d metrics of %d healthy hosts written to %s%s\n", n, #b.hosts,
+      text.inert(opts.baseline), #b.excluded > 0 and (" (left out: " .. text.inert(table.concat(b.excluded, ", ")) .. ")") or ""))
+  end
+  return true
+end
+
+-- The fleet: every file's sets merged by host.
+local function run_fleet(opts, per_file)
+  local sets = {}
+  for _, s in ipairs(per_file) do table.move(s, 1, #s, #sets + 1, sets) end
+  local disturbances = {}
+  local hosts = compare.hosts(sets, compare.only(opts.only), disturbances)
+  local res = compare.fleet(hosts, {z = opts.z, band = opts.band})
+  local diffs = compare.differences(hosts, res.flagged)
+  if res.metrics == 0 then
+    return nil, string.format("no metrics in %d files (compare reads the metric records of pmcsh recipes' " ..
+      "--json output and results files, and survey results files)", #per_file)
+  end
+  if opts.csv then
+    io.write(fleet_csv(res))
+    local warn = {}
+    duplicates(res, function(...) warn[#warn + 1] = "pmcsh compare: " .. string.format(...) end)
+    if #warn > 0 then io.stderr:write(lines(warn)) end
+  elseif opts.json then io.write(fleet_json(res, diffs, hosts, disturbances))
+  else io.write(fleet_text(res, diffs, #per_file, {rows = opts.rows, disturbances = disturbances})) end
+  io.flush()
+  if opts.baseline then
+    local ok, err = write_baseline(opts, hosts, res)
+    if not ok then return nil, err end
+  end
+  if opts.plot then
+    local ok, perr = fleet_plot(res, opts.plot)
+    if not ok then return nil, perr end
+  end
+  return 0
+end
+
 return {
   description = "compare results: each node against its fleet, or two files as an A/B",
   usage = "FILE|DIR...",
   help = [[
-Reads results files and --json output of pmcsh recipes (survey, health,
-latency, parallelism, loaded, bench-stream), each set named by the
+Reads the metric records of pmcsh recipes' --json output and results
+files (every recipe writes one shape: name, unit, value, samples, the
+settings it ran under) and survey results files, each set named by the
 fingerprint of the machine that measured it, and merges them by host.
+Where a set holds one metric under several settings (bench-stream at 1
+and 2 threads) the setting joins its name ("triad MB/s, threads 2"); a
+setting the whole set shares is the set's, and an A/B says where the
+sides' differ.
 
 With three or more hosts, or folders, per metric the fleet's median, each
 node's deviation d from it, the MAD (the median |d|) and the robust z-score
@@ -348,103 +464,17 @@ named, with the files that claim it.
     local files, from_dir, in_dir = files_of(args)
     if not files then return nil, from_dir end
     if #files == 0 then usage("no .json or .jsonl files in %s", text.inert(table.concat(args, " "))) end
-    if opts.baseline then   -- never over an input, never where a later compare of the folder would read it
-      local bdir = sys.realpath((opts.baseline:match("^(.*)/[^/]*$") or "."):gsub("^$", "/"))
-      local bfile = sys.realpath(opts.baseline)
-      for _, a in ipairs(args) do
-        local real = sys.realpath(a)
-        if real and (real == bfile or real == bdir and (sys.stat(a) or {}).type == "dir") then
-          usage("--baseline %s %s: write it outside the results", text.inert(opts.baseline),
-            real == bfile and "is one of the results compared" or "lies in a folder of results compared, " ..
-            "where every later compare would read it as a host's")
-        end
-      end
-      for _, f in ipairs(files) do
-        if bfile and sys.realpath(f) == bfile then
-          usage("--baseline %s is one of the results compared: write it outside the results", text.inert(opts.baseline))
-        end
-      end
-    end
-    local filter = compare.only(opts.only)
+    if opts.baseline then check_baseline(opts.baseline, args, files) end
     if opts.ab then
       if #args ~= 2 then usage("--ab compares two sides: name two files or folders, not %d", #args) end
       if opts.fleet then usage("--ab and --fleet exclude each other") end
     end
-    -- a file named that cannot be read is an error; one of a folder is
-    -- left out, saying why, and the others compared
-    local per_file, sets_of, left = {}, {}, {}
-    for _, f in ipairs(files) do
-      local sets, err = compare.read(f)
-      if sets then per_file[#per_file + 1] = sets
-      elseif in_dir[f] then left[#left + 1] = "pmcsh compare: left out " .. err
-      else return nil, text.inert(err) end
-      sets_of[f] = sets
-    end
-    if #left > 0 then io.stderr:write(lines(left)) end
-    if #per_file == 0 then return nil, string.format("no results in %d files (all left out)", #files) end
-    local ab = opts.ab or #files == 2 and not from_dir and not opts.fleet
-    if ab then
+    local per_file, sets_of = read_all(files, in_dir)
+    if not per_file then return nil, sets_of end
+    if opts.ab or #files == 2 and not from_dir and not opts.fleet then
       if opts.baseline then usage("--baseline needs a fleet: give a folder, three files or more, or --fleet") end
-      -- a side: the runs of the files its argument names
-      local sides = {}
-      for i = 1, 2 do
-        sides[i] = {}
-        for _, f in ipairs((files_of({args[i]}))) do
-          local sets = sets_of[f] or {}
-          table.move(sets, 1, #sets, #sides[i] + 1, sides[i])
-        end
-        if #sides[i] == 0 then usage("%s: no results in it", text.inert(args[i])) end
-      end
-      local rows, info = compare.ab(sides[1], sides[2], {filter = filter, level = opts.level})
-      local diffs = compare.ab_differences(sides[1], sides[2])
-      if opts.csv then io.write(ab_csv(rows))
-      elseif opts.json then
-        io.write(json.encode({mode = "ab", a = args[1], b = args[2], runs_a = #sides[1], runs_b = #sides[2],
-          level = info.level, each = info.each, rows = rows, differences = diffs,
-          left_out = {disturbances = info.disturbances, zero = info.zero}}), "\n")
-      else
-        io.write(ab_text(rows, info, diffs, args[1], args[2], {rows = opts.rows, a_sets = sides[1],
-          b_sets = sides[2]}))
-      end
-      if opts.plot then
-        local ok, perr = ab_plot(rows, opts.plot, opts.level)
-        if not ok then return nil, perr end
-      end
-      return 0
+      return run_ab(opts, args, sets_of)
     end
-    local sets = {}
-    for _, s in ipairs(per_file) do table.move(s, 1, #s, #sets + 1, sets) end
-    local disturbances = {}
-    local hosts = compare.hosts(sets, filter, disturbances)
-    local res = compare.fleet(hosts, {z = opts.z, band = opts.band})
-    local diffs = compare.differences(hosts, res.flagged)
-    if res.metrics == 0 then
-      return nil, string.format("no metrics in %d files (compare reads the results of %s)", #per_file,
-        table.concat(compare.recipes, ", "))
-    end
-    if opts.csv then
-      io.write(fleet_csv(res))
-      local warn = {}
-      duplicates(res, function(...) warn[#warn + 1] = "pmcsh compare: " .. string.format(...) end)
-      if #warn > 0 then io.stderr:write(lines(warn)) end
-    elseif opts.json then io.write(fleet_json(res, diffs, hosts, disturbances))
-    else io.write(fleet_text(res, diffs, #per_file, {rows = opts.rows, disturbances = disturbances})) end
-    io.flush()
-    if opts.baseline then
-      local b = compare.baseline(hosts, res)
-      local ok, err = sys.replace(opts.baseline, function(f) return f:write(json.encode(b), "\n") end)
-      if not ok then return nil, "cannot write the baseline: " .. text.inert(tostring(err)) end
-      if not opts.json and not opts.csv then
-        local n = 0
-        for _ in pairs(b.metrics) do n = n + 1 end
-        io.write(string.format("baseline: %d metrics of %d healthy hosts written to %s%s\n", n, #b.hosts,
-          text.inert(opts.baseline), #b.excluded > 0 and (" (left out: " .. text.inert(table.concat(b.excluded, ", ")) .. ")") or ""))
-      end
-    end
-    if opts.plot then
-      local ok, perr = fleet_plot(res, opts.plot)
-      if not ok then return nil, perr end
-    end
-    return 0
+    return run_fleet(opts, per_file)
   end,
 }

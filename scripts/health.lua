@@ -9,7 +9,8 @@ local chase = require("pmcsh.chase")
 local compare = require("pmcsh.compare")
 local errors = require("pmcsh.errors")
 local machine = require("pmcsh.machine")
-local metrics = require("pmcsh.metrics")
+local numbers = require("pmcsh.numbers")
+local statistics = require("pmcsh.statistics")
 local recipe = require("pmcsh.recipe")
 local results = require("pmcsh.results")
 local stream = require("pmcsh.stream")
@@ -41,10 +42,13 @@ local function sockets()
   return out
 end
 
-local function metric(name, value, unit, better, samples, extra)
-  local m = {type = "metric", name = name, value = value, unit = unit, better = better, samples = samples}
+-- A metric record (pmcsh.results.metric): its estimator, the settings it
+-- was measured under, and any fields of health's beside.
+local function metric(name, value, unit, better, samples, stat, context, extra)
+  local m = {name = name, value = value, unit = unit, better = better, samples = samples, stat = stat,
+    context = context}
   for k, v in pairs(extra or {}) do m[k] = v end
-  return m
+  return results.metric(m)
 end
 
 -- The measurements: a list of metric records, or nil, message, errno.
@@ -59,13 +63,13 @@ local function measure(o)
       local samples = {}   -- MB/s of each repetition, the best is the value
       for i, t in ipairs(r.times) do samples[i] = 1e-6 * r.bytes_per_iter * r.work[i] / t end
       out[#out + 1] = metric(string.format("%s MB/s, socket %d", k, s.socket), r.mbps, "MB/s", "higher", samples,
-        {stat = "best", threads = #s.cpus, isa = r.isa})
+        "best", {kernel = k, socket = s.socket, threads = #s.cpus, n = o.n, isa = r.isa})
     end
     st:close()
   end
   local lat, err, errno = chase.latency{size = o.chain, samples = 5, sample_ms = 20}
   if not lat then return nil, err, errno end
-  out[#out + 1] = metric("idle latency ns", lat.ns, "ns", "lower", lat.samples, {stat = "best", size = o.chain})
+  out[#out + 1] = metric("idle latency ns", lat.ns, "ns", "lower", lat.samples, "best", {size = o.chain})
   local par
   par, err, errno = chase.parallelism{size = o.chain, max = o.mlp_max, samples = 2, sample_ms = 10}
   if not par then return nil, err, errno end
@@ -74,8 +78,8 @@ local function measure(o)
   -- machine that serves a lone miss slower than misses under load that is
   -- every row some runs (mlp 1, then 16, on one EPYC guest): a health
   -- figure must not flip with that
-  out[#out + 1] = metric("mlp", math.min(par.peak, o.mlp_max), "misses", "higher", nil,
-    {stat = "best speedup, at most k", size = o.chain, max = o.mlp_max, superlinear = par.superlinear})
+  out[#out + 1] = metric("mlp", math.min(par.peak, o.mlp_max), "misses", "higher", nil, "best speedup, at most k",
+    {size = o.chain, max = o.mlp_max}, {superlinear = par.superlinear})
   return out
 end
 
@@ -120,7 +124,7 @@ end
 -- (max - min) / mean over the repetitions or samples it rests on.
 local function spread(m)
   if not m.samples or #m.samples < 2 then return "(one figure)" end
-  local st = metrics.stats(m.samples)
+  local st = statistics.stats(m.samples)
   return st.spread and string.format("±%.1f%% over %d %s", 100 * st.spread, st.n,
     m.name:match("MB/s") and "reps" or "samples") or ""
 end
@@ -137,6 +141,70 @@ local function judge(ms, b)
     end
   end
   return failed
+end
+
+-- The sizes health measures at, checked as the engines would check them
+-- before anything runs (a usage error).
+local function sizes(opts)
+  local m = stream.machine()
+  local o = {reps = opts.reps, mlp_max = opts["mlp-max"]}
+  o.n = opts.n or math.min(MAX_N, (plan.default_n(m.default_n, machine.mem_available())))
+  o.chain = opts.chain or math.max(64 << 20, math.min(MAX_CHAIN, 4 * m.llc_bytes))
+  -- what the engines would refuse, refused before anything runs
+  local ok, fits, why = pcall(stream.check, {n = o.n})   -- more than this machine's memory raises
+  if not ok and not errors.is(fits, "argument") then error(fits, 0) end
+  if not (ok and fits) then usage("--n %s: %s", numbers.size(o.n), ok and why or fits.message) end
+  fits, why = chase.check({size = o.chain}, o.mlp_max)
+  if not fits then usage("--chain %s (--mlp-max %d): %s", numbers.size(o.chain), o.mlp_max, why) end
+  return o
+end
+
+-- The baseline, read and checked before measuring: a bad one costs no
+-- run, and its status (2) is never health's 1.  nil without --baseline.
+local function read_baseline(opts)
+  local base
+  if opts.baseline then
+    local berr
+    base, berr = compare.read_baseline(opts.baseline)
+    if not base then usage("%s", text.inert(berr)) end
+    local any = false
+    for name in pairs(base.metrics) do any = any or name:match("^health: ") ~= nil end
+    if not any then
+      usage("%s holds none of health's metrics: write it from pmcsh health results (pmcsh compare --baseline " ..
+        "%s DIR)", text.inert(opts.baseline), text.inert(opts.baseline))
+    end
+  end
+  return base
+end
+
+-- The results file of --out, made before measuring; nil without it.
+local function open_out(opts)
+  if opts.out then
+    local path, perr = results.path(opts.out, "health")
+    if not path then usage("--out %s: %s", text.inert(opts.out), perr) end
+    local w, werr = results.create(path, "remove it or name another file (%j and %t make one per task)")
+    if not w then usage("--out: %s", werr) end
+    return w
+  end
+end
+
+-- What health prints: JSON lines (--json), or each metric and the verdict (-v).
+local function say(opts, fp, ms, b, verdict)
+  local judged = verdict.judged
+  if opts.json then
+    print(results.head("health", fp))
+    for _, rec in ipairs(ms) do print(cjson.encode(rec)) end
+    print(cjson.encode(verdict))
+  elseif opts.verbose then
+    for _, rec in ipairs(ms) do
+      local e = b[rec.name] or {}
+      local l = string.format("%-24s %12.6g %-6s  %-26s%s%s", rec.name, rec.value, rec.unit, spread(rec),
+        e.low and string.format("  >= %.6g", e.low) or "", e.high and string.format("  <= %.6g", e.high) or "")
+      print((l:gsub("%s+$", "")))
+    end
+    print(string.format("%s: %s in %.1f s%s", text.inert(fp.host), not judged and "measured" or #verdict.failed == 0
+      and "healthy" or "UNHEALTHY", verdict.seconds, not judged and " (--measure-only: nothing judged)" or ""))
+  end
 end
 
 return {
@@ -200,37 +268,10 @@ within a few percent: measure yours before you trust it.
     if judged and opts["measure-only"] then
       usage("--measure-only judges nothing: without --baseline and the thresholds")
     end
-    local m = stream.machine()
-    local o = {reps = opts.reps, mlp_max = opts["mlp-max"]}
-    o.n = opts.n or math.min(MAX_N, (plan.default_n(m.default_n, machine.mem_available())))
-    o.chain = opts.chain or math.max(64 << 20, math.min(MAX_CHAIN, 4 * m.llc_bytes))
-    -- what the engines would refuse, refused before anything runs
-    local ok, fits, why = pcall(stream.check, {n = o.n})   -- more than this machine's memory raises
-    if not ok and not errors.is(fits, "argument") then error(fits, 0) end
-    if not (ok and fits) then usage("--n %s: %s", metrics.size(o.n), ok and why or fits.message) end
-    fits, why = chase.check({size = o.chain}, o.mlp_max)
-    if not fits then usage("--chain %s (--mlp-max %d): %s", metrics.size(o.chain), o.mlp_max, why) end
+    local o = sizes(opts)
     -- the baseline read and the results file made before measuring: a bad
     -- one costs no run, and its status (2) is never health's 1
-    local base, w
-    if opts.baseline then
-      local berr
-      base, berr = compare.read_baseline(opts.baseline)
-      if not base then usage("%s", text.inert(berr)) end
-      local any = false
-      for name in pairs(base.metrics) do any = any or name:match("^health: ") ~= nil end
-      if not any then
-        usage("%s holds none of health's metrics: write it from pmcsh health results (pmcsh compare --baseline " ..
-          "%s DIR)", text.inert(opts.baseline), text.inert(opts.baseline))
-      end
-    end
-    if opts.out then
-      local path, perr = results.path(opts.out, "health")
-      if not path then usage("--out %s: %s", text.inert(opts.out), perr) end
-      local werr
-      w, werr = results.create(path, "remove it or name another file (%j and %t make one per task)")
-      if not w then usage("--out: %s", werr) end
-    end
+    local base, w = read_baseline(opts), open_out(opts)
     local fp = machine.fingerprint()
     local ms, err = measure(o)
     if not ms then
@@ -255,20 +296,7 @@ within a few percent: measure yours before you trust it.
       local closed, cerr = w:close()
       if not ok or not closed then return nil, e2 or cerr end
     end
-    if opts.json then
-      print(results.head("health", fp))
-      for _, rec in ipairs(ms) do print(cjson.encode(rec)) end
-      print(cjson.encode(verdict))
-    elseif opts.verbose then
-      for _, rec in ipairs(ms) do
-        local e = b[rec.name] or {}
-        local l = string.format("%-24s %12.6g %-6s  %-26s%s%s", rec.name, rec.value, rec.unit, spread(rec),
-          e.low and string.format("  >= %.6g", e.low) or "", e.high and string.format("  <= %.6g", e.high) or "")
-        print((l:gsub("%s+$", "")))
-      end
-      print(string.format("%s: %s in %.1f s%s", text.inert(fp.host), not judged and "measured" or #failed == 0
-        and "healthy" or "UNHEALTHY", verdict.seconds, not judged and " (--measure-only: nothing judged)" or ""))
-    end
+    say(opts, fp, ms, b, verdict)
     if #failed > 0 then
       io.stderr:write(string.format("pmcsh health: %s: %s\n", text.inert(fp.host), table.concat(failed, "; ")))
       return 1

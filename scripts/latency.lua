@@ -2,7 +2,7 @@
 -- chase module's prefetcher-proof chains.
 local recipe, chase = require("pmcsh.recipe"), require("pmcsh.chase")
 local machine = require("pmcsh.machine")
-local metrics = require("pmcsh.metrics")
+local numbers = require("pmcsh.numbers")
 local plot = require("pmcsh.plot")
 local results = require("pmcsh.results")
 
@@ -21,7 +21,7 @@ step to memory comes well below the last-level cache sysfs reports.
     {name = "per_octave", type = "int", default = 4, min = 1, max = chase.MAX_PER_OCTAVE, help = "sizes per doubling"},
   }, {samples = 5, sample_ms = 20, per = "size"}, {
     {name = "series", type = "flag", help = "print \"size_MB ns\" lines only (lmbench format)"},
-    {name = "json", type = "flag", help = "one JSON object per size"},
+    {name = "json", type = "flag", help = "JSON lines: the fingerprint, a metric record per size (ns per load, best sample)"},
     {name = "plot", type = "plot", help = "draw the curve to FILE.png or FILE.svg (gnuplot, 1000x640): log axes, the caches marked"},
   }),
   run = function(opts)
@@ -30,14 +30,14 @@ step to memory comes well below the last-level cache sysfs reports.
     if opts.to < opts.from then usage("--to must be at least --from") end
     opts.stride = opts.stride or chase.default_stride(opts.order)
     if opts.from < opts.stride then
-      usage(string.format("--from %s is smaller than one element of --stride %s", metrics.size(opts.from),
-        metrics.size(opts.stride)))
+      usage(string.format("--from %s is smaller than one element of --stride %s", numbers.size(opts.from),
+        numbers.size(opts.stride)))
     end
     local fits, why = chase.check{size = opts.to, stride = opts.stride, order = opts.order, pages = opts.pages}
-    if not fits then usage(string.format("--to %s: %s", metrics.size(opts.to), why)) end
+    if not fits then usage(string.format("--to %s: %s", numbers.size(opts.to), why)) end
     -- each row is printed as it is measured (and flushed, so a pipe sees it)
     local cjson = opts.json and require("cjson")
-    local size = metrics.size
+    local size = numbers.size
     local headed = false
     local function head()   -- with the first row: nothing is printed for options refused
       headed = true
@@ -54,8 +54,9 @@ step to memory comes well below the last-level cache sysfs reports.
     local function row(r, res)
       if not headed then head() end
       if opts.json then
-        print(cjson.encode({size = r.size, size_mb = r.size / 2^20, ns = r.ns, median_ns = r.median_ns,
-                            samples = r.samples, order = res.order, stride = res.stride, pages = res.pages}))
+        print(cjson.encode(results.metric{name = "ns per load, " .. size(r.size), unit = "ns", value = r.ns,
+          stat = "best", better = "lower", samples = r.samples, median_ns = r.median_ns,
+          context = {size = r.size, order = res.order, stride = res.stride, pages = res.pages}}))
       elseif opts.series then
         print(string.format("%.5f %.3f", r.size / 2^20, r.ns))
       else

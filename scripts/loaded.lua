@@ -3,7 +3,7 @@
 -- other cpus read their own buffers with a decreasing injection delay.
 local recipe, chase = require("pmcsh.recipe"), require("pmcsh.chase")
 local machine = require("pmcsh.machine")
-local metrics = require("pmcsh.metrics")
+local numbers = require("pmcsh.numbers")
 local plot = require("pmcsh.plot")
 local results = require("pmcsh.results")
 
@@ -23,7 +23,8 @@ local function load_note(res, cpus)
   return note
 end
 
--- --json: the head, then a line per row with its flags and their causes.
+-- --json: the head, then per row two metric records, the chaser's latency
+-- (with the row's flags and their causes) and the loaders' bandwidth.
 local function print_json(res, note)
   local cjson = require("cjson")
   local idle = res.idle
@@ -36,20 +37,22 @@ local function print_json(res, note)
         if not causes[f.cause] then causes[f.cause] = true; causes[#causes + 1] = f.cause end
       end
     end
-    print(cjson.encode({delay = r.delay, mbps = r.mbps, min_mbps = r.min_mbps, max_mbps = r.max_mbps,
-      ns = r.ns, median_ns = r.median_ns, max_ns = r.max_ns, samples = r.samples, mbps_samples = r.mbps_samples,
-      chaser_ran = r.chaser_ran, loaders_ran = r.loaders_ran, timed_s = r.timed_s, idle_ns = idle.ns,
-      idle_median_ns = idle.median_ns,
-      idle_max_ns = idle.max_ns, threads = res.threads, size = res.size, order = res.order,
-      flags = #flags > 0 and flags or nil, cause = #flags > 0 and table.concat(causes, " / ") or nil,
-      note = note}))
+    local context = {delay = r.delay, threads = res.threads, size = res.size, order = res.order}
+    print(cjson.encode(results.metric{name = string.format("ns per load, delay %d", r.delay), unit = "ns",
+      value = r.ns, stat = "best", better = "lower", samples = r.samples, context = context,
+      median_ns = r.median_ns, max_ns = r.max_ns, chaser_ran = r.chaser_ran, idle_ns = idle.ns,
+      idle_median_ns = idle.median_ns, idle_max_ns = idle.max_ns,
+      flags = #flags > 0 and flags or nil, cause = #flags > 0 and table.concat(causes, " / ") or nil, note = note}))
+    print(cjson.encode(results.metric{name = string.format("loaders MB/s, delay %d", r.delay), unit = "MB/s",
+      value = r.mbps, stat = "over all samples", better = "higher", samples = r.mbps_samples, context = context,
+      min_mbps = r.min_mbps, max_mbps = r.max_mbps, loaders_ran = r.loaders_ran, timed_s = r.timed_s}))
   end
 end
 
 -- The table: its head, a line per row, then the flags grouped by their
 -- cause, each cause once after its flags.
 local function print_table(opts, res, note)
-  local size, idle = metrics.size, res.idle
+  local size, idle = numbers.size, res.idle
   print(string.format("# loaded latency (MLC --loaded_latency): %s %s chain, %d loader thread%s reading %s each; "
     .. "%d samples per row", size(res.size), res.order, res.threads, res.threads == 1 and "" or "s",
     size(opts.bw_size), opts.samples))
@@ -80,7 +83,7 @@ end
 -- its delay but for those crowded within 4% of the bandwidth axis of the
 -- last labelled one (the light loads).
 local function draw(opts, res, note, cpus)
-  local size, idle = metrics.size, res.idle
+  local size, idle = numbers.size, res.idle
   local pts, labels, maxbw, last = {}, {}, 0, nil
   for _, r in ipairs(res.rows) do maxbw = math.max(maxbw, r.mbps) end
   for i, r in ipairs(res.rows) do
@@ -127,13 +130,13 @@ core's bandwidth, not the memory's, and the output says so.]],
        .. "), most load first (default: chase.loaded's 0 .. 20000)"},
     {name = "threads", type = "int", min = 1, max = 1024, help = "loaders (default: every other cpu)"},
   }, {samples = 5, sample_ms = 20, per = "delay", stride = false, pages_help = "the chain's page policy"}, {
-    {name = "json", type = "flag", help = "one JSON object per delay"},
+    {name = "json", type = "flag", help = "JSON lines: the fingerprint, per delay a metric record of ns per load and one of the loaders' MB/s"},
     {name = "plot", type = "plot", help = "draw latency against bandwidth to FILE.png or FILE.svg (gnuplot)"},
   }),
   run = function(opts)
     local cpus = #machine.online()
     local fits, why = chase.check{size = opts.size, order = opts.order, pages = opts.pages}
-    if not fits then error(recipe.usage(string.format("loaded: --size %s: %s", metrics.size(opts.size), why)), 0) end
+    if not fits then error(recipe.usage(string.format("loaded: --size %s: %s", numbers.size(opts.size), why)), 0) end
     local res, err = chase.loaded{size = opts.size, bw_size = opts.bw_size, delays = opts.delays,
       threads = opts.threads, order = opts.order, pages = opts.pages, samples = opts.samples,
       sample_ms = opts.sample_ms}

@@ -1,7 +1,7 @@
 -- pmcsh parallelism: memory-level parallelism versus size (lmbench par_mem)
 -- over the chase module.
 local recipe, chase = require("pmcsh.recipe"), require("pmcsh.chase")
-local metrics = require("pmcsh.metrics")
+local numbers = require("pmcsh.numbers")
 local plot = require("pmcsh.plot")
 local results = require("pmcsh.results")
 
@@ -63,7 +63,7 @@ end
 -- The sizes of a list of results, "4M, 8M".
 local function size_list(list)
   local t = {}
-  for i, r in ipairs(list) do t[i] = metrics.size(r.size) end
+  for i, r in ipairs(list) do t[i] = numbers.size(r.size) end
   return table.concat(t, ", ")
 end
 
@@ -81,11 +81,11 @@ local function check(opts, usage)
   local list = opts.sizes and "--sizes"
   chain.size = large
   local fits, why = chase.check(chain)
-  if not fits then usage(string.format("%s %s: %s", list or "--to", metrics.size(large), why)) end
+  if not fits then usage(string.format("%s %s: %s", list or "--to", numbers.size(large), why)) end
   chain.size = small
   if not chase.check(chain, opts.max) then
     usage(string.format("%s %s holds %d elements of --stride %s: fewer than the --max %d chains need",
-      list or "--from", metrics.size(small), small // opts.stride, metrics.size(opts.stride), opts.max))
+      list or "--from", numbers.size(small), small // opts.stride, numbers.size(opts.stride), opts.max))
   end
   return sizes
 end
@@ -127,7 +127,7 @@ end
 -- --detail: a size's line, then ns and speedup for every k.
 local function print_detail(r, mb)
   local says = verdict(r)
-  print(string.format("\nsize %s (%.5f MB): %s%s, peak speedup %.3f%s", metrics.size(r.size), mb,
+  print(string.format("\nsize %s (%.5f MB): %s%s, peak speedup %.3f%s", numbers.size(r.size), mb,
     r.mlp and string.format("mlp %.3f at k=%d", r.mlp, r.mlp_k) or ("no mlp (" .. r.why .. ")"),
     r.rounds > 1 and r.mlp and string.format(" (%s over %s)", fmt_range(r), fmt_rounds(r)) or "", r.peak,
     r.at_least and ("; " .. says) or ""))
@@ -149,7 +149,7 @@ local function print_line(r, mb)
     flags[#flags + 1] = string.format("%d superlinear row%s left out", r.superlinear, r.superlinear == 1 and "" or "s")
   end
   if r.unsettled then flags[#flags + 1] = string.format("unsettled: t1 moved %+.0f%%", r.t1_drift * 100) end
-  print(string.format("%12s %10.5f %10s %13s %10.3f %10.3f%s", metrics.size(r.size), mb, fmt_mlp(r), fmt_range(r),
+  print(string.format("%12s %10.5f %10s %13s %10.3f %10.3f%s", numbers.size(r.size), mb, fmt_mlp(r), fmt_range(r),
     r.peak, r.rows[1].ns, #flags > 0 and ("  (" .. table.concat(flags, "; ") .. ")") or ""))
 end
 
@@ -157,7 +157,11 @@ end
 local function print_row(opts, r)
   local mb = r.size / 2^20
   if opts.json then
-    print(require("cjson").encode({size = r.size, size_mb = mb, mlp = r.mlp, mlp_min = r.mlp_min, mlp_max = r.mlp_max,
+    -- the mlp as a metric (none where every k > 1 ran above k: why says so), the curve beside it
+    print(require("cjson").encode(results.metric{name = "mlp, " .. numbers.size(r.size), unit = "misses",
+      value = r.mlp, stat = "best speedup within k", better = "higher",
+      context = {size = r.size, order = opts.order, stride = opts.stride, pages = opts.pages},
+      mlp_min = r.mlp_min, mlp_max = r.mlp_max,
       mlp_k = r.mlp_k, mlp_rounds = r.mlp_rounds, rounds = r.rounds, at_least = r.at_least,
       engine_limit = r.engine_limit, why = r.why, peak = r.peak, rows = r.rows,
       footprint = r.footprint, superlinear = r.superlinear, t1_drift = r.t1_drift, unsettled = r.unsettled,
@@ -230,7 +234,7 @@ peak is the best speedup of all rows (multichase's simple/parallelN).
   }, {samples = 3, sample_ms = 10, per = "k"}, {
     {name = "detail", type = "flag", help = "print ns and speedup for every k"},
     {name = "series", type = "flag", help = "print \"size_MB parallelism\" lines only"},
-    {name = "json", type = "flag", help = "one JSON object per size"},
+    {name = "json", type = "flag", help = "JSON lines: the fingerprint, a metric record per size (its mlp, the curve beside)"},
     {name = "plot", type = "plot", help = "draw parallelism versus size to FILE.png or FILE.svg (1000x640): y from 0, the k limit drawn"},
   }),
   run = function(opts)

@@ -76,7 +76,8 @@ difference as the noise floor.
     {name = "stat", type = "string", choices = defaults.stats, default = defaults.stat,
      help = "value shown per cell, over the pairs of windows: trimmed mean (20th-80th percentile) by default"},
     {name = "csv", type = "flag", help = "print CSV: a line per row and kernel (value, spread, pairs kept, n, MB/s, ...)"},
-    {name = "json", type = "flag", help = "print JSON lines: an object per row and kernel, the CSV's fields"},
+    {name = "json", type = "flag", help = "print JSON lines: a metric record per row and kernel (its kernel the " ..
+      "context, its pairs' slopes the samples), the CSV's fields beside"},
     {name = "plot", type = "plot", help = "heat map of the table (its rows, its labels; --all too) to FILE.png or FILE.svg (gnuplot, 1000x640, taller past 20 rows)"},
   },
   run = function(opts)

@@ -181,10 +181,11 @@ describe("pmcsh compare of files from other nodes", function()
   end)
 
   it("refuses what its messages and statistics cannot hold, naming file:line, never a traceback", function()
-    -- %d of 1.5 and of 1e300; a fingerprint's caches not caches
-    refused({"compare", HOSTILE .. "bench-threads-fraction.jsonl", fleet},
-      "fraction%.jsonl:2 %(record%)%.threads: expected integer, got 1%.5")
-    refused({"compare", HOSTILE .. "loaded-delay-1e300.jsonl", fleet}, "1e300%.jsonl:2 %(record%)%.delay: expected integer")
+    -- a metric record's context holds scalars, its samples numbers; a fingerprint's caches are caches
+    refused({"compare", HOSTILE .. "metric-context-list.jsonl", fleet},
+      "context%-list%.jsonl:2 %(metric%)%.context%.threads: expected scalar, got a list")
+    refused({"compare", HOSTILE .. "metric-samples-string.jsonl", fleet},
+      "samples%-string%.jsonl:2 %(metric%)%.samples%[2%]: expected number, got string")
     refused({"compare", HOSTILE .. "health-caches.jsonl", fleet}, "caches%.jsonl:1 %(fingerprint%)%.caches%[1%]: expected an object")
     -- NaN, Infinity and 1e999 are no numbers
     refused({"compare", HOSTILE .. "health-nan.jsonl", fleet}, "nan%.jsonl:2: NaN, Infinity or a hex number")

@@ -501,11 +501,11 @@ describe("pmcsh bench-stream", function()
       local r = h.run(args)
       assert.are.equal(0, r.code, r.err)
       local o = select(2, h.json_lines(r.out))[1]
-      assert.are.equal("triad", o.kernel)
+      assert.are.same({"metric", "triad MB/s", "triad", 1}, {o.type, o.name, o.context.kernel, o.context.threads})
       assert.are.equal(self and "stream_triad" or "ref_stream_triad", o.reference)
       -- both sides moved 24 bytes per iteration at some real rate
-      assert.is_true(o.mbps > 0 and o.ref_mbps > 0)
-      assert.near(o.ratio, o.mbps / o.ref_mbps, 1e-9)
+      assert.is_true(o.value > 0 and o.ref_mbps > 0)
+      assert.near(o.ratio, o.value / o.ref_mbps, 1e-9)
     end
   end)
   it("compares STREAM's own binary with pmcsh's kernels at the binary's size, interleaved, samples kept", function()
@@ -521,12 +521,12 @@ describe("pmcsh bench-stream", function()
     assert.are.equal(4, #recs)
     for i, k in ipairs({"copy", "scale", "add", "triad"}) do
       local o = recs[i]
-      assert.are.equal(k, o.kernel)
-      assert.are.equal(100000, o.n)           -- the binary's own size, read off its report
+      assert.are.equal(k, o.context.kernel)
+      assert.are.equal(100000, o.context.n)   -- the binary's own size, read off its report
       assert.are.equal(2, #o.samples)         -- a rate per round, each side
       assert.are.equal(2, #o.stream_samples)
-      assert.is_true(o.mbps > 0 and o.stream_mbps > 0)
-      assert.near(o.ratio, o.mbps / o.stream_mbps, 1e-9)
+      assert.is_true(o.value > 0 and o.stream_mbps > 0)
+      assert.near(o.ratio, o.value / o.stream_mbps, 1e-9)
     end
     -- its copy a memcpy: pmcsh's copy_nt is read against it, and said so
     assert.is_true(os.execute(string.format("cc -O3 -DN=100000 -o %s %s", h.shquote(exe .. "-memcpy"), src)))

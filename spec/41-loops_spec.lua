@@ -186,7 +186,7 @@ describe("survey --loop", function()
     local r = run({"survey", "--loop", "triad2.c:triad2", "-e", "page-faults", "--fresh", "--n", "64K", "-r", "10", "--json"})
     assert.are.equal(0, r.code, r.err)
     local row
-    for _, rec in ipairs(select(2, h.json_lines(r.out))) do if rec.name == "page-faults:u" and rec.kernel == "triad2" then row = rec end end
+    for _, rec in ipairs(select(2, h.json_lines(r.out))) do if rec.name == "page-faults:u" and rec.context.kernel == "triad2" then row = rec end end
     assert.is_not_nil(row, r.out)
     assert.are.equal(3 * 64 * 1024 * 8 / PAGE, row.expected)
     if not h.need(row.pairs_kept > 0, "every pair was disturbed on this busy machine") then return end
@@ -263,11 +263,11 @@ describe("bench-stream --loop", function()
     local _, recs = h.json_lines(r.out)
     assert.are.equal(1, #recs)
     local c = recs[1]
-    assert.are.equal("triad2", c.loop)
-    for _, f in ipairs({"mbps", "driver_mbps", "ratio", "paired_ratio", "aa_ratio"}) do
+    assert.are.same({"triad2 MB/s", "triad2"}, {c.name, c.context.loop})
+    for _, f in ipairs({"value", "driver_mbps", "ratio", "paired_ratio", "aa_ratio"}) do
       assert.is_true(type(c[f]) == "number" and c[f] > 0, f)
     end
-    assert.is_true(math.abs(c.ratio - c.mbps / c.driver_mbps) < 1e-9)
+    assert.is_true(math.abs(c.ratio - c.value / c.driver_mbps) < 1e-9)
   end)
 
   it("refuses a loop on its own data, which the plain driver cannot run, exit 2", function()

@@ -283,6 +283,8 @@ double sleepy(double *restrict a, double *restrict b, double *restrict c, double
     local lines = helpers.lines(csv.out)
     local col = {}
     for i, f in ipairs(helpers.fields(lines[1], ",")) do col[f] = i end
+    -- the cells' records (the workload's own figures follow them)
+    for i = #lines, 2, -1 do if not lines[i]:match("^event,") then table.remove(lines, i) end end
     assert.are.equal(rows + 1, #lines)
     for i = 2, #lines do
       local f = helpers.fields(lines[i], ",")
@@ -295,7 +297,9 @@ double sleepy(double *restrict a, double *restrict b, double *restrict c, double
     end
     local js = helpers.run({"survey", "--report", file, "--json"})
     assert.are.equal(0, js.code, js.err)
-    local _, objs = helpers.json_lines(js.out)
+    local _, all = helpers.json_lines(js.out)
+    local objs = {}
+    for _, o in ipairs(all) do if o.kind == "event" then objs[#objs + 1] = o end end
     assert.are.equal(rows, #objs)
     for _, o in ipairs(objs) do
       for _, k in ipairs({"value", "intercept", "mean", "median", "min", "max", "spread", "class"}) do
@@ -336,8 +340,9 @@ describe("survey files", function()
     if kept then assert.matches("\nzero in every loop %(%d+; %-%-all shows them%):.* page%-faults:u", rep.out)
     else assert.matches("\npage%-faults:u [^\n]* dropped ", rep.out) end
     assert.matches("MB/s, no counters", rep.out)
-    -- CSV and JSON: a record per row and kernel, the same fields in the
-    -- same order, each carrying what the table shows
+    -- CSV and JSON: a record per row and kernel, every record all the
+    -- fields in one order, each carrying what the table shows; a JSON
+    -- line is a typed metric, its kernel the context
     local fields = outputs.FIELDS
     local csv = helpers.run({"survey", "--report", file, "--csv"})
     assert.are.equal(0, csv.code, csv.err)
@@ -350,19 +355,35 @@ describe("survey files", function()
     assert.are.same(assert(survey.load(file)).header.fingerprint, head.fingerprint)
     for _, line in ipairs(lines) do
       local keys = {}
-      for k in line:gmatch('"([%w_]+)":') do keys[#keys + 1] = k end
-      assert.are.same(fields, keys)                       -- every key, in the CSV's order
+      for k in line:sub(2, -2):gsub("%b{}", "{}"):gsub("%b[]", "[]"):gmatch('"([%w_]+)":') do keys[#keys + 1] = k end
+      assert.are.same(outputs.JSON_FIELDS, keys)          -- every key, in one order
     end
     assert.are.equal(#rows - 1, #objs)
     local st = assert(survey.load(file))
     local counted = 0
     for _ in pairs(st.cells) do counted = counted + 1 end
-    assert.are.equal(counted * #KERNELS, #objs)               -- each counted row, each kernel
+    local cells, figures = {}, {}
     for i, o in ipairs(objs) do
-      local _, commas = rows[i + 1]:gsub(",", "")
+      assert.are.equal("metric", o.type)
+      local _, commas = rows[i + 1]:gsub('"[^"]*"', ""):gsub(",", "")   -- a quoted field's own commas aside
       assert.are.equal(#fields - 1, commas, rows[i + 1])
-      assert.are.equal("event", o.kind)
-      assert.are.equal(KERNELS[(i - 1) % #KERNELS + 1], o.kernel)
+      assert.are.equal(o.kind, rows[i + 1]:match("^[^,]*"))
+      if o.kind == "event" then cells[#cells + 1] = o elseif o.kind == "kernel" then figures[#figures + 1] = o end
+    end
+    assert.are.equal(counted * #KERNELS, #cells)               -- each counted row, each kernel
+    -- each loop's bandwidth with no counters: the median over its pairs, so within them
+    local bw = 0
+    for _, o in ipairs(figures) do
+      if o.name == "MB/s, no counters" then
+        bw = bw + 1
+        assert.are.equal("median slope", o.stat)
+        assert.is_true(#o.samples >= 1 and math.min(table.unpack(o.samples)) <= o.value * (1 + 1e-5)
+          and o.value <= math.max(table.unpack(o.samples)) * (1 + 1e-5), o.context.kernel)
+      end
+    end
+    assert.are.equal(#KERNELS, bw)
+    for i, o in ipairs(cells) do
+      assert.are.equal(KERNELS[(i - 1) % #KERNELS + 1], o.context.kernel)
       assert.are.equal(2, o.reps + o.dropped)               -- 3 repetitions: 2 pairs of windows
       assert.are.equal(N, o.n)
       assert.are.equal("trimmed", o.stat)
@@ -376,7 +397,7 @@ describe("survey files", function()
         elseif not (k == "spread" and o.mean == 0) then assert.is_number(o[k], k) end
       end
       assert.is_boolean(o.multiplexed)
-      local c = st.cells[o.name][o.kernel]
+      local c = st.cells[o.name][o.context.kernel]
       if none then
         assert.matches("^every pair of windows disturbed %(0 of 2 kept%)$", o.note)
       else
@@ -400,7 +421,9 @@ describe("survey files", function()
     -- a column keeps one notation: all scientific, or all with the same decimals
     local cols = {}
     for i = 2, #rows do
-      for j, cell in ipairs(helpers.fields(rows[i], ",")) do
+      -- a quoted field keeps its commas
+      local quoted = rows[i]:gsub('"[^"]*"', function(q) return (q:gsub(",", "\1")) end)
+      for j, cell in ipairs(helpers.fields(quoted, ",")) do
         cols[j] = cols[j] or {}
         if cell:match("^%-?%d") and cell ~= "0" then table.insert(cols[j], cell) end
       end
@@ -478,7 +501,7 @@ describe("survey files", function()
       assert.are.equal(a[i]:match("^[^,]*,[^,]*,[^,]*,[^,]*"), b[i]:match("^[^,]*,[^,]*,[^,]*,[^,]*"))
       local _, ca = a[i]:gsub(",", ""); local _, cb = b[i]:gsub(",", "")
       assert.are.equal(ca, cb)
-      if i > 1 then
+      if i > 1 and b[i]:match("^event,") then
         local f = helpers.fields(b[i], ",")
         -- a value unless every pair was dropped, a class unless too few were kept; the note says which
         local col = {}

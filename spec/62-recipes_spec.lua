@@ -59,12 +59,13 @@ describe("pmcsh latency", function()
     assert.are.equal(0, r.code, r.err)
     local _, rows = helpers.json_lines(r.out)
     assert.are.equal(13, #rows)                      -- 16K .. 64M, one per octave
-    assert.are.equal(16384, rows[1].size)
-    assert.are.equal(64, rows[13].size_mb)
-    assert.is_true(rows[1].ns < 10, "inside L1: a few ns")
-    assert.is_true(rows[13].ns > 5 * rows[1].ns, "64 MiB is past the caches")
-    assert.are.equal(3, #rows[13].samples)           -- the samples kept, the best of them is ns
-    assert.are.equal(rows[13].ns, math.min(table.unpack(rows[13].samples)))
+    assert.are.same({"metric", "ns per load, 16K", "ns", "best"}, {rows[1].type, rows[1].name, rows[1].unit, rows[1].stat})
+    assert.are.equal(16384, rows[1].context.size)
+    assert.are.equal(64 << 20, rows[13].context.size)
+    assert.is_true(rows[1].value < 10, "inside L1: a few ns")
+    assert.is_true(rows[13].value > 5 * rows[1].value, "64 MiB is past the caches")
+    assert.are.equal(3, #rows[13].samples)           -- the samples kept, the best of them is the value
+    assert.are.equal(rows[13].value, math.min(table.unpack(rows[13].samples)))
   end)
 
   it("prints each row as it is measured, through a pipe too", function()
@@ -158,8 +159,8 @@ describe("pmcsh parallelism", function()
       if not row.superlinear and row.k > 1 then best = math.max(best or 0, row.speedup) end
     end
     if best and best < 1 then best = 1 end   -- every k > 1 slower than one chain: k = 1, no overlap
-    assert.are.equal(best, t.mlp)
-    if t.mlp then assert.is_true(t.mlp <= t.peak) else assert.matches("above k", t.why) end
+    assert.are.equal(best, t.value)
+    if t.value then assert.is_true(t.value <= t.peak) else assert.matches("above k", t.why) end
   end)
 
   it("prints each size's mlp with its range over the rounds, or why there is none, and says why once", function()
@@ -208,7 +209,7 @@ describe("pmcsh parallelism", function()
       assert.are.equal(k, row.k)
       assert.is_true(row.ns > 0 and row.speedup > 0)
     end
-    assert.is_true(t.mlp == nil or t.mlp_k <= 64 and t.mlp <= t.mlp_k * 1.05)
+    assert.is_true(t.value == nil or t.mlp_k <= 64 and t.value <= t.mlp_k * 1.05)
     assert.are.equal(t.at_least == 64, t.engine_limit == true)
     r = helpers.run({"parallelism", "--max", "65"})
     assert.are.equal(2, r.code)
@@ -274,7 +275,10 @@ describe("pmcsh bench-chase", function()
     local j = helpers.run({"bench-chase", "--size", "4M", "--pairs", "6", "--sample_ms", "2", "--samples", "3",
                            "--from", "4K", "--to", "16K", "--per_octave", "1", "--json"})
     assert.are.equal(0, j.code, j.err)
-    local v = cjson.decode(j.out).versus_plain[1]
+    local v
+    for _, o in ipairs(select(2, helpers.json_lines(j.out))) do
+      if o.name == "engine/plain ns ratio, random" then v = o end
+    end
     assert.is_true(v.engine_best_ns <= v.engine_median_ns and v.plain_best_ns <= v.plain_median_ns)
     assert.is_nil(v.engine_ns)                       -- no figure without its statistic
   end)

@@ -7,7 +7,7 @@ local helpers = require("helpers")
 local kit = helpers.kernel_it(it)  -- specs that count the kernel
 local survey = require("pmcsh.survey")
 local events = require("pmcsh.events")
-local workloads = require("pmcsh.survey.workloads")
+local engine_chase = require("pmcsh.survey.engine_chase")
 local pmc = require("pmcsh.pmc")
 local cjson = require("cjson")
 
@@ -53,9 +53,9 @@ describe("survey of a pointer chase", function()
     for _, v in ipairs(tc.per_rep) do sum = sum + v * r.loads_per_sample end
     assert.is_true(helpers.rel(tc.mean * r.iterations, sum) < 1e-9)
     -- ns per iteration is the median sample, as its row says, not the best
-    local rates = require("pmcsh.survey.report").rates(st)
+    local ix = require("pmcsh.survey.records").index(survey.records(st))
     local med = require("pmcsh.metrics").median(r.samples)
-    assert.near(med, rates.chase.ns_counted, med * 1e-9)
+    assert.near(med, ix.figures.ns_counted.chase.value, med * 1e-9)
     -- the chain was built and warmed before the window: no page faults
     assert.is_true(st.cells["page-faults"].chase.value < 1e-6, "a warm chain does not fault")
     helpers.need(unpreempted > 0, "every sample was preempted (busy machine): the equality was not checked")
@@ -68,9 +68,9 @@ describe("survey of a pointer chase", function()
     -- each figure says its statistic: the cells the trimmed mean, ns per iteration the median
     assert.matches("Events per loop iteration %(trimmed mean%)%s+Copy%s+Chase%s+class\n", r.out)
     assert.matches("\nzero in every loop %(2; %-%-all shows them%): page%-faults:u page%-faults:k\n", r.out)   -- warm arrays, warm chain
-    assert.matches("\nns per iteration, no counters %(median%)%s+[%d.]+%s+[%d.]+\n", r.out)
+    assert.matches("\nns per iteration, no counters %(median slope / sample%)%s+[%d.]+%s+[%d.]+\n", r.out)
     assert.matches("\nns per iteration, counted %(median run%)%s+[%d.]+%s+[%d.]+\n", r.out)
-    assert.matches("\nMB/s, no counters%s+[%d.]+%s+n/a\n", r.out)
+    assert.matches("\nMB/s, no counters %(median slope%)%s+[%d.]+%s+n/a\n", r.out)
     assert.matches("chase: random order over 8 MiB, 64%-byte elements, 4k pages, 3 samples of ~5 ms per run; " ..
                    "one iteration = one dependent load", (r.out:gsub("%s+", " ")))
   end)
@@ -78,17 +78,17 @@ describe("survey of a pointer chase", function()
   it("takes the chase engine's default stride for the order", function()
     local chase = require("pmcsh.chase")
     for _, o in ipairs(chase.orders()) do
-      local c = assert(workloads.parse_chase(o.name .. ":8M"))
+      local c = assert(engine_chase.parse_chase(o.name .. ":8M"))
       assert.are.equal(chase.default_stride(o.name), c.stride, o.name)
     end
-    assert.are.equal(64, assert(workloads.parse_chase("random:8M")).stride)
-    assert.are.equal(256, assert(workloads.parse_chase("page:8M")).stride)
-    assert.are.equal(128, assert(workloads.parse_chase("page:8M:128")).stride)
+    assert.are.equal(64, assert(engine_chase.parse_chase("random:8M")).stride)
+    assert.are.equal(256, assert(engine_chase.parse_chase("page:8M")).stride)
+    assert.are.equal(128, assert(engine_chase.parse_chase("page:8M:128")).stride)
   end)
 
   it("measures every workload through one descriptor shape", function()
     local workloads = require("pmcsh.survey.workloads")
-    local hdr = {kernels = {"copy", "triad", "chase"}, chase = assert(workloads.parse_chase("1M")), pages = "4k",
+    local hdr = {kernels = {"copy", "triad", "chase"}, chase = assert(engine_chase.parse_chase("1M")), pages = "4k",
                  n = 1 << 16, reps = 2, threads = 1, sample_ms = 2}
     local ws, free = workloads.of(hdr, {quiet = true})
     local g <close> = assert(pmc.group{"task-clock"})
@@ -236,7 +236,7 @@ describe("survey --group", function()
     local m
     for _, line in ipairs(helpers.lines(js.out)) do
       local o = cjson.decode(line)
-      if o.kind == "metric" and o.name == "TSC GHz while running" and o.kernel == "copy" then m = o end
+      if o.kind == "metric" and o.name == "TSC GHz while running" and o.context.kernel == "copy" then m = o end
     end
     assert.is_number(m and m.value)
     -- no group, no metrics section (pmcsh survey's own table is unchanged)

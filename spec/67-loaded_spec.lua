@@ -36,10 +36,25 @@ describe("pmcsh loaded", function()
     if cpus <= 4 then assert.matches("# note: ", r.out) end
   end)
 
-  it("--json gives the same rows with their keys; the loaders read what the injection delay allows", function()
+  it("--json gives the same rows as metric records; the loaders read what the injection delay allows", function()
     local r = h.run(with{"--json"})
     assert.are.equal(0, r.code, r.err)
-    local rows = select(2, h.json_lines(r.out))
+    -- per delay the chaser's ns per load and the loaders' MB/s, the row's fields beside them
+    local rows, by = {}, {}
+    for _, o in ipairs(select(2, h.json_lines(r.out))) do
+      assert.are.equal("metric", o.type)
+      local d = o.context.delay
+      if not by[d] then by[d] = {delay = d, threads = o.context.threads, size = o.context.size}; rows[#rows + 1] = by[d] end
+      local row = by[d]
+      for k, v in pairs(o) do if row[k] == nil and k ~= "value" and k ~= "samples" then row[k] = v end end
+      if o.unit == "ns" then
+        assert.are.equal(string.format("ns per load, delay %d", d), o.name)
+        row.ns, row.samples = o.value, o.samples
+      else
+        assert.are.same({string.format("loaders MB/s, delay %d", d), "MB/s"}, {o.name, o.unit})
+        row.mbps, row.mbps_samples = o.value, o.samples
+      end
+    end
     assert.are.equal(2, #rows)
     for _, o in ipairs(rows) do
       for _, k in ipairs{"delay", "mbps", "min_mbps", "max_mbps", "ns", "median_ns", "max_ns", "idle_ns",

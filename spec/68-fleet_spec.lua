@@ -86,15 +86,15 @@ describe("every recipe's --json and results file", function()
         for _, key in ipairs({"samples", "ref_samples"}) do
           assert.are.equal(2 * 3, #recs[1][key], key)
           local best = math.max(table.unpack(recs[1][key]))
-          assert.near(key == "samples" and recs[1].mbps or recs[1].ref_mbps, best, 1e-9 * best)
+          assert.near(key == "samples" and recs[1].value or recs[1].ref_mbps, best, 1e-9 * best)
         end
       end},
     {"bench-chase", "--json", "--size", "64K", "--pairs", "1", "--from", "4K", "--to", "8K", "--samples", "1",
-      "--sample_ms", "1", single = true},
+      "--sample_ms", "1"},
     -- stat's JSON lines are perf stat's: the fingerprint's line only when asked
     {"stat", "--json", "--fingerprint", "-e", "page-faults", "--", "true", stderr = true},
     {"survey", "--json", "-e", "page-faults", "-k", "copy", "--n", "64K", "--reps", "2"},
-    {"bandwidth", "--json", "--seconds", "0.01", single = true, may_fail = true},
+    {"bandwidth", "--json", "--seconds", "0.01", may_fail = true},
   }
   for _, c in ipairs(cases) do
     it(c[1] .. " --json", function()
@@ -342,10 +342,13 @@ describe("pmcsh compare, A/B against run-to-run noise", function()
   -- inside each run so tight that an interval from them would call any
   -- difference real
   local function latency(name, ns1, ns2)
+    local function ns(size, v, samples)
+      return {type = "metric", name = "ns per load, " .. size, unit = "ns", better = "lower", value = v,
+        samples = samples, context = {size = size == "1M" and 1048576 or 2097152}}
+    end
     local runs = {}
     for i = 1, #ns1 do
-      runs[i] = {{size = 1048576, ns = ns1[i], samples = {ns1[i], ns1[i] + 1e-3, ns1[i] + 2e-3}},
-        {size = 2097152, ns = ns2[i], samples = {ns2[i], ns2[i] + 1e-3}}}
+      runs[i] = {ns("1M", ns1[i], {ns1[i], ns1[i] + 1e-3, ns1[i] + 2e-3}), ns("2M", ns2[i], {ns2[i], ns2[i] + 1e-3})}
     end
     return runs_file(dir .. "/" .. name, "latency", runs)
   end
@@ -419,7 +422,8 @@ describe("pmcsh compare, A/B against run-to-run noise", function()
       for i, v in ipairs(mbps) do
         runs[i] = {}
         for _, t in ipairs(threads) do
-          table.insert(runs[i], {kernel = "triad", threads = t, mbps = v * t, samples = {v * t, 0.9 * v * t}})
+          table.insert(runs[i], {type = "metric", name = "triad MB/s", unit = "MB/s", better = "higher", value = v * t,
+            samples = {v * t, 0.9 * v * t}, context = {kernel = "triad", threads = t}})
         end
       end
       return runs_file(dir .. "/" .. name, "bench-stream", runs)
@@ -434,17 +438,18 @@ describe("pmcsh compare, A/B against run-to-run noise", function()
     local names = {}
     for _, x in ipairs(cjson.decode(h.run({"compare", "--json", both, both}).out).rows) do names[#names + 1] = x.metric end
     table.sort(names)
-    assert.are.same({"bench-stream: triad MB/s, 1 threads", "bench-stream: triad MB/s, 2 threads"}, names)
+    assert.are.same({"bench-stream: triad MB/s, threads 1", "bench-stream: triad MB/s, threads 2"}, names)
   end)
 
   it("leaves out the disturbance counts, known by their encoding, and metrics zero in every run", function()
     local function survey(name, cs)
+      local function cell(event, v)
+        return {type = "metric", name = event, event = event, unit = "events per loop iteration", value = v,
+          context = {kernel = "copy"}}
+      end
       local runs = {}
       for i = 1, 2 do
-        runs[i] = {{kind = "event", name = "perf::CS:k", kernel = "copy", value = cs[i]},
-          {kind = "event", name = "migrations:u", kernel = "copy", value = 0},
-          {kind = "event", name = "major-faults", kernel = "copy", value = 0},
-          {kind = "event", name = "faults", kernel = "copy", value = 1 / 512}}
+        runs[i] = {cell("perf::CS:k", cs[i]), cell("migrations:u", 0), cell("major-faults", 0), cell("faults", 1 / 512)}
       end
       return runs_file(dir .. "/" .. name, "survey", runs)
     end
@@ -452,7 +457,7 @@ describe("pmcsh compare, A/B against run-to-run noise", function()
     assert.are.equal(0, r.code, r.err)
     local j = cjson.decode(r.out)
     assert.are.equal(1, #j.rows)
-    assert.are.same({"survey: faults per iteration, copy", 0, false},
+    assert.are.same({"survey: faults", 0, false},
       {j.rows[1].metric, j.rows[1].diff, j.rows[1].significant})
     assert.are.same({"perf::CS:k", "migrations:u"}, j.left_out.disturbances)
     assert.are.equal(1, j.left_out.zero)
@@ -481,7 +486,7 @@ describe("pmcsh compare, A/B against run-to-run noise", function()
       assert.is_true(row.lo <= row.diff and row.diff <= row.hi, row.metric)
       assert.near(row.b - row.a, row.diff, 1e-9 * math.abs(row.a))
     end
-    assert.is_true(seen["survey: copy MB/s"] and seen["survey: triad MB/s"])
+    assert.is_true(seen["survey: MB/s, no counters, kernel copy"] and seen["survey: MB/s, no counters, kernel triad"])
     assert.are.same({"context-switches:u", "context-switches:k"}, j.left_out.disturbances)
     r = h.run({"compare", "--ab", dir .. "/one", dir .. "/all"})
     assert.matches("settings: A and B differ in\n  threads%s+1 %(A%) vs " .. threads.all .. " %(B%)", r.out)

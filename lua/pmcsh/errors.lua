@@ -67,6 +67,12 @@ function M.facade(func, f, shift)
   end
 end
 
+-- What e says, for display: an error object's message alone (what is
+-- inside "bad argument #1 to 'f' (...)"), anything else as a string.
+function M.message(e)
+  return M.is(e) and e.message or tostring(e)
+end
+
 -- The text of e without its position (a recipe's usage line).
 function M.text(e)
   if not M.is(e) then return tostring(e) end

@@ -4,7 +4,7 @@
 -- script prints what the REPL prints; show(v) prints every field.  Results
 -- stay plain tables: the metatable only names their kind and prints them
 -- (cjson ignores metatables).
-local size = require("pmcsh.metrics").size
+local size = require("pmcsh.numbers").size
 local doc = require("pmcsh.help").doc
 
 local M = {}

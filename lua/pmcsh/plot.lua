@@ -6,7 +6,7 @@
 local M = {}
 
 local doc = require("pmcsh.help").doc
-local metrics = require("pmcsh.metrics")
+local numbers = require("pmcsh.numbers")
 local paths = require("pmcsh.paths")
 local text = require("pmcsh.text")
 local gq, datum = text.gnuplot, text.gnuplot_datum
@@ -122,7 +122,7 @@ end
 -- Byte sizes as x tics: every power of 4 from the first point to the
 -- last, labelled 4K, 1M, 256M.
 local function size_tics(lo, hi)
-  local size = metrics.size
+  local size = numbers.size
   local t, x = {}, 1
   while x * 4 <= lo do x = x * 4 end
   while x <= hi * 1.01 do

@@ -15,13 +15,13 @@ M.FORMAT = "pmcsh-survey/1"
 M.MAX_LINE = 64 << 20     -- bytes; a longer line is no record (the writer writes none)
 
 -- The most bytes a run record of `cells` cells over `reps` pairs of
--- windows takes: per cell its fixed fields and four numbers a pair (slope,
--- intercept, two windows), per run six (times, work, ...), each number at
+-- windows takes: per cell its fixed fields and five numbers a pair (slope,
+-- intercept, two windows, the pair's number), per run six (times, work, ...), each number at
 -- most 24 bytes as pmcsh.json writes it (14 digits, sign, exponent, comma).
 -- Whether that fits a line, and the most reps that would.
 function M.fits(cells, reps)
-  local function bytes(r) return 4096 + cells * 1024 + (cells * 4 + 6) * r * 24 end
-  local most = (M.MAX_LINE - bytes(0)) // ((cells * 4 + 6) * 24)
+  local function bytes(r) return 4096 + cells * 1024 + (cells * 5 + 6) * r * 24 end
+  local most = (M.MAX_LINE - bytes(0)) // ((cells * 5 + 6) * 24)
   return bytes(reps) <= M.MAX_LINE, math.max(0, most)
 end
 
@@ -32,6 +32,32 @@ end
 function M.head(recipe, fp)
   return json.encode({recipe = recipe, fingerprint = fp or machine.fingerprint()})
 end
+
+-- A typed metric record: the one shape of a measurement in every recipe's
+-- --json and results file, which pmcsh compare reads with no decoder per
+-- recipe.  m's fields, all but name optional:
+--   name     what was measured, as a reader names it ("ns per load, 1M")
+--   unit     its unit ("ns", "MB/s", "events per loop iteration")
+--   value    the headline number; absent where nothing was left under it
+--   stat     which estimator the value is ("best", "median", "trimmed")
+--   samples  the numbers the value rests on, where there are several
+--   better   "higher" or "lower"; absent for a count, which is neither
+--   event    the event it counts, where it is one (a disturbance is known
+--            by its encoding, never by its spelling)
+--   floor    the least variance one sample can have (a count's Poisson)
+--   context  the settings it was measured under, scalars ({size=,
+--            threads=, kernel=}); the host is the fingerprint's line before it
+-- and any fields of its recipe's beside them.  Returns a new table, type
+-- "metric".
+M.METRIC_FIELDS = {"name", "unit", "value", "stat", "samples", "better", "event", "floor", "context"}
+function M.metric(m)
+  local r = {type = "metric"}
+  for k, v in pairs(m) do r[k] = v end
+  return r
+end
+M.METRIC = {fields = {type = "string", name = "string", ["unit?"] = "string", ["value?"] = "number",
+  ["stat?"] = "string", ["samples?"] = {list = "number"}, ["better?"] = "string", ["event?"] = "string",
+  ["floor?"] = "number", ["context?"] = {map = "scalar"}}}
 
 -- The results file a task writes: `name` with %h (the host: Slurm's node
 -- name), %j (the job, "local" outside Slurm), %t (the task, 0 outside
@@ -243,7 +269,8 @@ local CELL = {fields = {["key"] = "string", ["count?"] = "number", ["value?"] = 
   ["min?"] = "number", ["max?"] = "number", ["median?"] = "number", ["spread?"] = "number",
   ["enabled?"] = "number", ["running?"] = "number", ["multiplexed?"] = "boolean", ["per_rep?"] = {list = "number"},
   ["unit?"] = "string", ["trimmed?"] = "number", ["mean?"] = "number", ["intercept?"] = "number",
-  ["intercepts?"] = {list = "number"}, ["windows?"] = {list = "number"}, ["kept?"] = "integer", ["dropped?"] = "integer",
+  ["intercepts?"] = {list = "number"}, ["windows?"] = {list = "number"}, ["kept_pairs?"] = {list = "integer"},
+  ["kept?"] = "integer", ["dropped?"] = "integer",
   ["class?"] = "string", ["method?"] = "string", ["disturbed?"] = "boolean", ["expected?"] = "number",
   ["verdict?"] = "string", ["check?"] = "string", ["basis?"] = "string", ["resolution?"] = "number"}}
 local SHAPES = {
@@ -279,8 +306,10 @@ end
 local function check(v, shape, where)
   if type(shape) == "string" then
     local ok
+    local finite = type(v) == "number" and v == v and v ~= math.huge and v ~= -math.huge
     if shape == "integer" then ok = type(v) == "number" and math.tointeger(v) ~= nil
-    elseif shape == "number" then ok = type(v) == "number" and v == v and v ~= math.huge and v ~= -math.huge
+    elseif shape == "number" then ok = finite
+    elseif shape == "scalar" then ok = finite or type(v) == "string" or type(v) == "boolean"
     else ok = type(v) == shape end
     return ok or nil, not ok and shape_error(where, shape, v) or nil
   end

@@ -6,13 +6,18 @@
 -- door; the parts live beside it:
 --   pmcsh.events            the events/ data files (groups, pairs), the default events
 --   pmcsh.survey.cell       what a cell rests on: pairs kept of made, the class they allow
---   pmcsh.survey.workloads  what is measured: one descriptor per workload and engine
+--   pmcsh.survey.figures    a run's time per iteration, by its named estimators
+--   pmcsh.survey.workloads  what is measured: one column per workload, engines in
+--                           engine_stream (the loops, the user's loops) and engine_chase
 --   pmcsh.survey.plan       options -> header; units packed into groups (first fit)
 --   pmcsh.survey.run        the runs, appended to the results file (pmcsh.results)
 --   pmcsh.survey.progress   the progress line
---   pmcsh.survey.report     the table, the kernel figures, the group's metrics
---   pmcsh.survey.outputs    CSV and JSON lines of the same
+--   pmcsh.survey.derived    the group's metrics, evaluated on the runs' cells
+--   pmcsh.survey.records    the one row shape after the file: what every output reads
+--   pmcsh.survey.report     the table
+--   pmcsh.survey.outputs    CSV and JSON lines of the records
 --   pmcsh.survey.heatmap    the table as a heat map (gnuplot)
+local derived = require("pmcsh.survey.derived")
 local heatmap = require("pmcsh.survey.heatmap")
 local help = require("pmcsh.help")
 local outputs = require("pmcsh.survey.outputs")
@@ -39,7 +44,9 @@ M.run = run.run
 M.load = run.load
 M.disturbance = run.disturbance
 M.report = report.report
-M.group_metrics = report.group_metrics
+M.group_metrics = derived.group_metrics
+M.records = outputs.records
+M.typed = outputs.typed
 M.csv = outputs.csv
 M.json = outputs.json
 M.plot = heatmap.draw
@@ -56,8 +63,10 @@ survey: the every-event survey of the STREAM loops (events per loop iteration).
   survey.load(path)             a JSON-lines file written by survey.run{out=...}
   survey.disturbance(name)      whether the event counts what disturbs a window
       (context switches, migrations, SMIs), known by its encoding
+  survey.records(state, {stat=}) a record per row and kernel, what the table, the
+      heat map, csv and json show; survey.typed(record): it as a typed metric
   survey.report(state, {stat=}) the table; survey.csv(state), survey.json(state):
-      a record per row and kernel, fields as the table shows them
+      the records as CSV, as JSON lines of typed metrics
   survey.plot(state, "FILE.png", {stat=, all=})  a heat map of the table (gnuplot)]])
 end
 

@@ -6,7 +6,7 @@
 -- finding, and so is a value its option does not allow.
 local recipe = require("pmcsh.recipe")
 local events = require("pmcsh.events")
-local workloads = require("pmcsh.survey.workloads")
+local engine_chase = require("pmcsh.survey.engine_chase")
 local errors = require("pmcsh.errors")
 
 local R = {name = "fuzz", usage = "[ARGS]", run = function() end, options = {
@@ -32,7 +32,7 @@ return function(data)
   for _, item in ipairs(ok and items or {}) do
     assert(item ~= "" and not item:match("^%s") and not item:match("%s$"), "split_list: item " .. item)
   end
-  local c, why = workloads.parse_chase(data)
+  local c, why = engine_chase.parse_chase(data)
   assert(c and math.type(c.size) == "integer" and c.size > 0 and math.type(c.stride) == "integer" and
     c.stride > 0 and type(c.order) == "string" or not c and type(why) == "string", "parse_chase")
   local p, perr = events.pairs(data)

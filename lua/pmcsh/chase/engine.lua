@@ -6,7 +6,7 @@
 local C = require("pmcsh._chase")
 local doc = require("pmcsh.help").doc
 local errors = require("pmcsh.errors")
-local metrics = require("pmcsh.metrics")
+local statistics = require("pmcsh.statistics")
 local parse_size = require("pmcsh.options").parse_size
 local format = require("pmcsh.format")
 local complete = require("pmcsh.complete")
@@ -83,7 +83,7 @@ local function pick(opts, keys)
 end
 M.pick = pick
 
-local stats = metrics.stats
+local stats = statistics.stats
 local function median(xs) return stats(xs).median end
 local function min(xs) return stats(xs).min end
 

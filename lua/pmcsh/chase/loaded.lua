@@ -3,13 +3,13 @@
 local doc = require("pmcsh.help").doc
 local errors = require("pmcsh.errors")
 local machine = require("pmcsh.machine")
-local metrics = require("pmcsh.metrics")
+local statistics = require("pmcsh.statistics")
 local format = require("pmcsh.format")
 local complete = require("pmcsh.complete")
 local engine = require("pmcsh.chase.engine")
 
 local check_opts, chain_for, describe, size_of = engine.check_opts, engine.chain_for, engine.describe, engine.size_of
-local stats = metrics.stats
+local stats = statistics.stats
 
 local M = {}
 

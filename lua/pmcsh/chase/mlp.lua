@@ -3,13 +3,14 @@
 -- measures them (lmbench par_mem, multichase's parallel chases).
 local doc = require("pmcsh.help").doc
 local errors = require("pmcsh.errors")
-local metrics = require("pmcsh.metrics")
+local numbers = require("pmcsh.numbers")
+local statistics = require("pmcsh.statistics")
 local format = require("pmcsh.format")
 local complete = require("pmcsh.complete")
 local engine = require("pmcsh.chase.engine")
 
 local check_opts, chain_for, describe, size_of = engine.check_opts, engine.chain_for, engine.describe, engine.size_of
-local stats = metrics.stats
+local stats = statistics.stats
 local function median(xs) return stats(xs).median end
 local function min(xs) return stats(xs).min end
 
@@ -241,7 +242,7 @@ M.parallelism = doc(errors.facade("parallelism", function(opts)
   if opts.chain == nil then c:close() end
   if err then return nil, err[1], err[2] end
   for k, v in pairs(combine(rounds)) do res[k] = v end
-  if res.note then res.note = res.note .. string.format(" (footprint %s of lines)", metrics.size(res.footprint)) end
+  if res.note then res.note = res.note .. string.format(" (footprint %s of lines)", numbers.size(res.footprint)) end
   return setmetatable(res, PARALLELISM)
 end), "chase.parallelism", [[
 chase.parallelism{size=, max=16, rounds=1, order=, stride=, pages=, samples=, sample_ms=, chains=, chain=}

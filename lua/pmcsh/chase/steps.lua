@@ -3,7 +3,7 @@
 local doc = require("pmcsh.help").doc
 local errors = require("pmcsh.errors")
 local machine = require("pmcsh.machine")
-local metrics = require("pmcsh.metrics")
+local numbers = require("pmcsh.numbers")
 local format = require("pmcsh.format")
 
 local M = {}
@@ -77,10 +77,10 @@ M.steps = doc(errors.facade("steps", function(rows, caches)
     res.below_llc = true
     res.note = string.format("%s well below the L%d of %s that sysfs reports%s: this guest does not own the "
       .. "last-level cache it reports (other tenants, or other core complexes, hold the rest)",
-      mem and string.format("the step to memory (%s -> %s) comes", metrics.size(mem.from), metrics.size(mem.to))
-        or "the curve reaches memory's latency", llc.level, metrics.size(llc.size),
+      mem and string.format("the step to memory (%s -> %s) comes", numbers.size(mem.from), numbers.size(mem.to))
+        or "the curve reaches memory's latency", llc.level, numbers.size(llc.size),
       near_memory and string.format("; at %s, half of it, a load already takes %.0f%% of memory's %.1f ns",
-        metrics.size(rows[half].size), 100 * sm[half] / sm[far], sm[far]) or "")
+        numbers.size(rows[half].size), 100 * sm[half] / sm[far], sm[far]) or "")
   end
   return res
 end), "chase.steps", [[

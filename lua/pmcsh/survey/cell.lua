@@ -17,6 +17,10 @@ M.LINEAR = 0.05
 -- and needs one.
 M.MIN_KEPT = 3
 
+-- The pairs of windows a run of reps windows makes: reps / 2, rounded up
+-- (the same elements run as reps windows of n).
+function M.pairs(reps) return (reps + 1) // 2 end
+
 -- What a cell's samples are called: pairs of windows, or windows.
 function M.samples(c)
   return c and c.method == "ratio" and "windows" or "pairs"
@@ -27,6 +31,25 @@ end
 function M.kept(c)
   if not (c and c.kept) then return nil end
   return c.kept, c.kept + (c.dropped or 0)
+end
+
+-- The Poisson variance of one kept slope of a cell of counts, whatever few
+-- equal slopes it kept say: pair p's slope (c2 - c1) / dw varies as
+-- (c1 + c2) / dw^2; the mean over the pairs kept (c.kept_pairs), on the
+-- windows' work of the cell's run.  nil for a cell that counts time (it
+-- has a unit), has no windows (a chase's), or does not say which pairs it
+-- kept (an older file).
+function M.floor(c, run)
+  local w, win = run and run.work, c.windows
+  if c.unit or not (w and win and c.kept_pairs) then return nil end
+  local sum, n = 0, 0
+  for _, p in ipairs(c.kept_pairs) do
+    local dw = (w[2 * p] or 0) - (w[2 * p - 1] or 0)
+    if dw > 0 and win[2 * p] and win[2 * p - 1] then
+      sum, n = sum + (win[2 * p] + win[2 * p - 1]) / dw ^ 2, n + 1
+    end
+  end
+  return n > 0 and sum / n or nil
 end
 
 -- Whether every pair of a cell's windows was disturbed (nothing left under

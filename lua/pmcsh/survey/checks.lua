@@ -6,7 +6,7 @@
 -- cannot be made (every pair of windows disturbed) says so: unresolved,
 -- with the reason in its basis, never passed.
 local cell = require("pmcsh.survey.cell")
-local metrics = require("pmcsh.metrics")
+local statistics = require("pmcsh.statistics")
 local paths = require("pmcsh.paths")
 local pmc = require("pmcsh.pmc")
 
@@ -77,29 +77,31 @@ function M.clock(c, x)
   if not (ticks and #ticks == #res.work and c.windows and #c.windows == #ticks) then return end
   c.check, c.basis = "value", "rdtsc around each window, by the stream engine"
   if unmade(c) then return end
-  local clock, clock_icpt = metrics.two_window(res.work, ticks)
-  local counted, counted_icpt = metrics.two_window(res.work, c.windows)
+  -- the same work, so the same pairs have slopes: slope j is pair pair[j]'s in both
+  local clock, clock_icpt, pair = statistics.two_window(res.work, ticks)
+  local counted, counted_icpt = statistics.two_window(res.work, c.windows)
   local ratios, kept, apart, edges = {}, {}, {}, {}
-  for p, sl in ipairs(clock) do
-    if keep[p] ~= false and sl > 0 and counted[p] then
-      ratios[#ratios + 1], kept[#kept + 1] = counted[p] / sl, sl
+  for j, sl in ipairs(clock) do
+    local p = pair[j]
+    if keep[p] ~= false and sl > 0 and counted[j] then
+      ratios[#ratios + 1], kept[#kept + 1] = counted[j] / sl, sl
       apart[#apart + 1] = sl * (res.work[2 * p] - res.work[2 * p - 1])
-      edges[#edges + 1] = math.abs(clock_icpt[p] - counted_icpt[p])
+      edges[#edges + 1] = math.abs(clock_icpt[j] - counted_icpt[j])
     end
   end
   if #ratios == 0 then
     c.verdict, c.basis = "unresolved", c.basis .. "; no kept pair where the clock advanced"
     return
   end
-  c.expected = metrics.stats(kept).median
-  local gap, edge = metrics.stats(apart).median, metrics.stats(edges).median
+  c.expected = statistics.stats(kept).median
+  local gap, edge = statistics.stats(apart).median, statistics.stats(edges).median
   if gap < M.CLOCK_RESOLUTION * edge then
     c.verdict = "unresolved"
     c.basis = string.format("%s; windows %.0f ticks apart, edges %.0f (under %dx): too close to judge %g%%, "
       .. "raise --n", c.basis, gap, edge, M.CLOCK_RESOLUTION, M.CLOCK_TOLERANCE * 100)
     return
   end
-  c.verdict = math.abs(metrics.stats(ratios).median - 1) <= M.CLOCK_TOLERANCE and "pass" or "fail"
+  c.verdict = math.abs(statistics.stats(ratios).median - 1) <= M.CLOCK_TOLERANCE and "pass" or "fail"
 end
 
 -- Instructions retired in user mode per loop iteration: the loop body's

@@ -3,7 +3,9 @@
 -- and coloured by what it means: firm cells (exact, linear) by value over
 -- the row's scale, signed; noisy, multiplexed and unclassed cells faded;
 -- cells with no value hatched.
+-- It reads the records (pmcsh.survey.records), as the table does.
 local plot = require("pmcsh.plot")
+local records = require("pmcsh.survey.records")
 local report = require("pmcsh.survey.report")
 local cell = require("pmcsh.survey.cell")
 local text = require("pmcsh.text")
@@ -12,13 +14,13 @@ local workloads = require("pmcsh.survey.workloads")
 local M = {}
 local gq, datum = text.gnuplot, text.gnuplot_datum
 
--- How a cell is drawn: "none" (no value: dropped, or no cell), "faint"
--- (a value its class does not vouch for: noisy, multiplexed, too few
--- pairs) or "firm" (exact, linear, zero, or a file's cell without class).
+-- How a cell (its record) is drawn: "none" (no value: dropped, or no
+-- cell), "faint" (a value its class does not vouch for: noisy, multiplexed,
+-- too few pairs) or "firm" (exact, linear, zero, or a file's cell without
+-- class).
 local function look(c, v)
-  if v == nil or cell.dropped(c) then return "none" end
-  local class = cell.class_of(c)
-  if cell.standing(c) or class == "noisy" or class == "multiplexed" then return "faint" end
+  if v == nil or c.standing == "dropped" then return "none" end
+  if c.standing or c.class == "noisy" or c.class == "multiplexed" then return "faint" end
   return "firm"
 end
 
@@ -33,30 +35,29 @@ end
 -- only with o.all): {name, class, values, looks, scale (per unit: the
 -- largest firm count's magnitude), cells}, and the keys of the zero rows
 -- left out.
-local function survey_rows(st, kernels, units, o)
+local function survey_rows(ix, kernels, units, o)
   local rows, zero = {}, {}
-  for _, r in ipairs(st.header.rows) do
-    local cells = st.cells[r.key]
-    if cells then
-      local class = report.row_class(cells, kernels)
-      if report.zero_row(cells, kernels) and not o.all then
-        zero[#zero + 1] = r.key
-      else
-        local vals, looks, scale, loose = {}, {}, {}, {}
-        for i, k in ipairs(kernels) do
-          local c, v = cells[k], report.cell_stat(cells[k], o.stat)
-          vals[i], looks[i] = v, look(c, v)
-          local u = units[k]
-          if looks[i] ~= "none" and counts(c, v) then
-            local t = looks[i] == "firm" and scale or loose
-            t[u] = math.max(t[u] or 0, math.abs(v))
-          end
+  for _, key in ipairs(ix.keys) do
+    local cells = ix.events[key]
+    local class = report.row_class(cells, kernels)
+    if report.zero_row(cells, kernels) and not o.all then
+      zero[#zero + 1] = key
+    else
+      local vals, looks, scale, loose = {}, {}, {}, {}
+      for i, k in ipairs(kernels) do
+        local c = cells[k]
+        local v = c and c.value
+        vals[i], looks[i] = v, c and look(c, v) or "none"
+        local u = units[k]
+        if looks[i] ~= "none" and counts(c, v) then
+          local t = looks[i] == "firm" and scale or loose
+          t[u] = math.max(t[u] or 0, math.abs(v))
         end
-        -- a row with no firm count: its faint cells on their own scale, faded
-        for u, top in pairs(loose) do scale[u] = scale[u] or top end
-        rows[#rows + 1] = {name = report.label(st, r), class = class, values = vals, looks = looks, scale = scale,
-          cells = cells}
       end
+      -- a row with no firm count: its faint cells on their own scale, faded
+      for u, top in pairs(loose) do scale[u] = scale[u] or top end
+      rows[#rows + 1] = {name = report.label(key, cells), class = class, values = vals, looks = looks, scale = scale,
+        cells = cells}
     end
   end
   return rows, zero
@@ -155,15 +156,17 @@ end
 function M.script(st, o)
   o = o or {}
   local kernels = st.header.kernels
-  local units = workloads.units(kernels, {loops = st.header.loops})
-  local rows, zero = survey_rows(st, kernels, units, o)
+  local cols, units = workloads.columns(st.header), {}
+  for _, k in ipairs(kernels) do units[k] = cols[k].unit end
+  local ix = records.index((records.of(st, o)))
+  local rows, zero = survey_rows(ix, kernels, units, o)
   if #rows == 0 then return nil, "nothing to plot: every counted row is zero" end
   local all = #rows
   for i = M.MAX_ROWS + 1, all do rows[i] = nil end   -- a picture a viewer opens
   local xt, kt, yt = {}, {}, {}
   for x, k in ipairs(kernels) do
     xt[#xt + 1] = string.format("%s %d", gq(k), x - 1)
-    kt[#kt + 1] = string.format("%s %d", gq(report.kept_text(st, k) or ""), x - 1)
+    kt[#kt + 1] = string.format("%s %d", gq(report.kept_text(ix, k) or ""), x - 1)
   end
   for y, r in ipairs(rows) do yt[#yt + 1] = string.format("%s %d", gq(r.name), #rows - y) end
   local height = plot.HEIGHT + math.max(0, #rows - 20) * plot.ROW_PX

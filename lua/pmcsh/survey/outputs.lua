@@ -1,12 +1,16 @@
--- The survey as data: CSV and JSON lines with what the table shows, one
--- record per row and workload (tidy: a spreadsheet or a data frame reads
--- it as is).  Both carry the same fields in the same order, every record
--- all of them (empty in CSV, null in JSON when there is no value):
---   kind       "event" (a row of the table) or "metric" (the group's)
---   name       the row's key (event, :u/:k, pair) or the metric's name
+-- The survey as data: CSV and JSON lines of its records (pmcsh.survey.records,
+-- the table's), one per row and workload (tidy: a spreadsheet or a data
+-- frame reads it as is).  CSV carries M.FIELDS, JSON each line a typed
+-- metric (pmcsh.results.metric: its workload in context.kernel, the samples
+-- under its value) with the same fields beside; every record all of them
+-- (empty in CSV, null in JSON when there is no value):
+--   kind       "event" (a row of the table), "kernel" (a workload's own
+--              figure: MB/s, ns per iteration) or "metric" (the group's)
+--   name       the row's key (event, :u/:k, pair), the figure's or the metric's name
 --   unit       events per loop iteration, ns per dependent load, GHz, ...
 --   kernel     the workload (copy, triad, chase, ...)
---   stat       which statistic value is (--stat: trimmed, median, min, max, mean)
+--   stat       which statistic value is (--stat: trimmed, median, min, max,
+--              mean; a figure: median slope, median sample, median run)
 --   value      the cell as the table shows it: events per iteration; null
 --              (and so are intercept to spread) where every pair was
 --              dropped (table: "dropped")
@@ -21,7 +25,8 @@
 --              chase: windows); dropped: pairs left out (disturbed)
 --   n: iterations per window; isa: the kernel's instruction-set variant
 --   multiplexed  true when the kernel scaled the count
---   mbps, ns_per_iteration   the counted run's (metrics: the median run's)
+--   mbps, ns_per_iteration   the counted run's (metrics: the median run's),
+--              by the median of its pairs' slopes (a chase: of its samples)
 --   mbps_no_counters, ns_per_iteration_no_counters   the baseline's
 --   note       why a metric or a cell has no value, or a cell no class
 --   pairs_kept, pairs_total   pairs of windows kept and made (null for a
@@ -30,61 +35,43 @@
 -- digits; JSON numbers keep 6 significant digits.  The JSON lines start
 -- with the fingerprint of the machine that measured (pmcsh.results.head).
 local json = require("pmcsh.json")
-local report = require("pmcsh.survey.report")
+local records = require("pmcsh.survey.records")
 local results = require("pmcsh.results")
 local text = require("pmcsh.text")
-local cell = require("pmcsh.survey.cell")
-local D = require("pmcsh.survey.defaults")
-local workloads = require("pmcsh.survey.workloads")
 
 local M = {}
 
 M.FIELDS = {"kind", "name", "unit", "kernel", "stat", "value", "intercept", "mean", "median", "min", "max", "spread",
-  "class", "expected", "verdict", "reps", "dropped", "n", "isa", "multiplexed", "mbps", "mbps_no_counters", "ns_per_iteration", "ns_per_iteration_no_counters", "note",
-  "pairs_kept", "pairs_total"}
+  "class", "expected", "verdict", "reps", "dropped", "n", "isa", "multiplexed", "mbps", "mbps_no_counters",
+  "ns_per_iteration", "ns_per_iteration_no_counters", "note", "pairs_kept", "pairs_total"}
 
--- The records, in the table's order: the counted rows, then the metrics.
+-- A JSON line's fields: the typed metric's, then the rest of FIELDS (the
+-- kernel is the metric's context).
+M.JSON_FIELDS = {"type"}
+do
+  local typed = {}
+  for _, f in ipairs(results.METRIC_FIELDS) do M.JSON_FIELDS[#M.JSON_FIELDS + 1], typed[f] = f, true end
+  for _, f in ipairs(M.FIELDS) do
+    if not typed[f] and f ~= "kernel" then M.JSON_FIELDS[#M.JSON_FIELDS + 1] = f end
+  end
+end
+
+-- The records, in the table's order (pmcsh.survey.records).
 function M.records(st, o)
-  o = o or {}
-  local hdr, stat = st.header, o.stat or D.stat
-  local ws, rates = workloads.of(hdr), report.rates(st)
-  local run_of = {}
-  for _, r in ipairs(st.runs) do
-    for _, c in ipairs(r.cells or {}) do run_of[c] = r end
+  return (records.of(st, o))
+end
+
+-- A record as the typed metric a JSON line and pmcsh compare read.
+function M.typed(r)
+  local m = {context = {kernel = r.kernel}}
+  for _, f in ipairs(results.METRIC_FIELDS) do
+    if f ~= "context" then m[f] = r[f] end
   end
-  local out = {}
-  for _, row in ipairs(hdr.rows) do
-    for _, k in ipairs(st.cells[row.key] and hdr.kernels or {}) do
-      local c, rate = st.cells[row.key][k], rates[k]
-      if c then
-        local run = run_of[c] or {}
-        -- a cell with nothing under it has no value here (an older file may hold one)
-        local v = not cell.dropped(c) and c or {}
-        local kept, made = cell.kept(c)
-        local pairs = cell.samples(c) == "pairs"
-        out[#out + 1] = {kind = "event", name = row.key, unit = (c.unit or "events") .. " per " .. ws[k].unit,
-          kernel = k, stat = stat, value = report.cell_stat(v, stat), intercept = v.intercept,
-          mean = v.mean or v.value, median = v.median, min = v.min, max = v.max, spread = v.spread,
-          class = report.class_of(c), expected = c.expected, verdict = c.verdict,
-          reps = c.kept or (c.per_rep and #c.per_rep) or hdr.reps, dropped = c.dropped,
-          n = not run.work and run.iterations and run.times and #run.times > 0 and run.iterations // #run.times or hdr.n,
-          isa = run.isa,
-          multiplexed = c.multiplexed or false, mbps = run.mbps or c.mbps, mbps_no_counters = rate.mbps,
-          ns_per_iteration = report.ns_of(run), ns_per_iteration_no_counters = rate.ns, note = cell.why(c),
-          pairs_kept = pairs and kept or nil, pairs_total = pairs and made or nil}
-      end
-    end
+  local t = results.metric(m)
+  for _, f in ipairs(M.FIELDS) do
+    if t[f] == nil and f ~= "kernel" then t[f] = r[f] end
   end
-  local gm = hdr.group and report.group_metrics(st)
-  for _, m in ipairs(gm and gm.rows or {}) do
-    for _, k in ipairs(hdr.kernels) do
-      local rate = rates[k]
-      out[#out + 1] = {kind = "metric", name = m.name, unit = m.unit, kernel = k, value = m.values[k],
-        mbps = rate.mbps_counted, mbps_no_counters = rate.mbps, ns_per_iteration = rate.ns_counted,
-        ns_per_iteration_no_counters = rate.ns, note = m.values[k] == nil and m.reasons[k] or nil}
-    end
-  end
-  return out
+  return t
 end
 
 -- One notation for a column of numbers: integers as such; else fixed
@@ -125,19 +112,24 @@ function M.csv(st, o)
 end
 
 local function round(v)
+  if type(v) == "table" then
+    local out = {}
+    for k, x in pairs(v) do out[k] = round(x) end
+    return out
+  end
   if type(v) ~= "number" or math.type(v) == "integer" then return v end
   if v == math.floor(v) and math.abs(v) < 2^53 then return math.tointeger(v) end
   return tonumber(string.format("%.6g", v))
 end
 
--- JSON lines: the fingerprint's line, then an object per record with
--- every field of M.FIELDS.
+-- JSON lines: the fingerprint's line, then a typed metric per record with
+-- every field of M.JSON_FIELDS, in that order.
 function M.json(st, o)
   local out = {results.head("survey", st.header.fingerprint or {})}
   for _, r in ipairs(M.records(st, o)) do
-    local parts = {}
-    for i, f in ipairs(M.FIELDS) do
-      local v = r[f]
+    local t, parts = M.typed(r), {}
+    for i, f in ipairs(M.JSON_FIELDS) do
+      local v = t[f]
       parts[i] = json.encode(f) .. ":" .. (v == nil and "null" or json.encode(round(v)))
     end
     out[#out + 1] = "{" .. table.concat(parts, ",") .. "}"

@@ -4,7 +4,7 @@
 local errors = require("pmcsh.errors")
 local events = require("pmcsh.events")
 local machine = require("pmcsh.machine")
-local metrics = require("pmcsh.metrics")
+local numbers = require("pmcsh.numbers")
 local options = require("pmcsh.options")
 local pmc = require("pmcsh.pmc")
 local stream = require("pmcsh.stream")
@@ -218,7 +218,7 @@ M.ARRAYS, M.MEM_FRACTION = stream.ARRAYS, stream.MEM_FRACTION
 
 local mem_available = machine.mem_available
 
-local mib = metrics.size
+local mib = numbers.size
 
 -- stream.default_n (the one rule, stream.new's too) and a note saying what
 -- it needs, and why when capped.
@@ -382,7 +382,7 @@ function M.check_header(hdr)
   for _, k in ipairs({"n", "reps", "threads", "sample_ms", "pages"}) do
     if hdr[k] ~= nil then
       local ok, e = pcall(options.convert, M.OPTIONS[k], hdr[k])
-      if not ok then return nil, string.format("%s %s: %s", k, tostring(hdr[k]), workloads.engine_message(e)) end
+      if not ok then return nil, string.format("%s %s: %s", k, tostring(hdr[k]), errors.message(e)) end
       hdr[k] = e
     end
   end

@@ -11,18 +11,21 @@
 --   {"type":"done"}
 local sys = require("pmcsh._sys")
 local EINTR = sys.EINTR
-local metrics = require("pmcsh.metrics")
+local statistics = require("pmcsh.statistics")
 local results = require("pmcsh.results")
 local pmc = require("pmcsh.pmc")
 local loops = require("pmcsh.loops")
 local plan = require("pmcsh.survey.plan")
 local progress = require("pmcsh.survey.progress")
 local workloads = require("pmcsh.survey.workloads")
+local engine_stream = require("pmcsh.survey.engine_stream")
 local cell = require("pmcsh.survey.cell")
 
 local M = {}
 
--- A run record into the state: a baseline, or a run's cells by row and kernel.
+-- A run record into the state: a baseline, or a run's cells by row and
+-- kernel, each cell keeping its run (c.run: its index in st.runs; the
+-- state's, not the file's: added after the record is written).
 local function add(st, rec)
   if rec.type == "baseline" then
     if rec.second then st.baseline2[rec.kernel] = rec else st.baseline[rec.kernel] = rec end
@@ -31,7 +34,7 @@ local function add(st, rec)
   st.runs[#st.runs + 1] = rec
   for _, c in ipairs(rec.cells) do
     st.cells[c.key] = st.cells[c.key] or {}
-    c.mbps = rec.mbps
+    c.run = #st.runs
     st.cells[c.key][rec.kernel] = c
   end
 end
@@ -115,8 +118,9 @@ local function undisturbed(res, nlabels)
 end
 
 -- One cell from a window-pair run (res.work: iterations per window):
--- slopes and intercepts per kept pair (metrics.two_window), their
--- statistics, and the window counts for the file.  Where every pair was
+-- slopes and intercepts per kept pair (statistics.two_window), their
+-- statistics, the numbers of the pairs kept (kept_pairs[j]: the pair of
+-- per_rep[j]) and the window counts for the file.  Where every pair was
 -- disturbed nothing is left under the cell: no value, marked disturbed.
 local function pair_cell(res, i, keep)
   local windows, mux, zero = {}, false, true
@@ -124,11 +128,12 @@ local function pair_cell(res, i, keep)
     windows[w] = rd[i].value
     mux = mux or rd.multiplexed
   end
-  local slopes, intercepts = metrics.two_window(res.work, windows)
-  local ks, ki = {}, {}
-  for p, sl in ipairs(slopes) do
+  local slopes, intercepts, pair = statistics.two_window(res.work, windows)
+  local ks, ki, kp = {}, {}, {}
+  for j, sl in ipairs(slopes) do
+    local p = pair[j]
     if keep[p] ~= false then
-      ks[#ks + 1], ki[#ki + 1] = sl, intercepts[p]
+      ks[#ks + 1], ki[#ki + 1], kp[#kp + 1] = sl, intercepts[j], p
       zero = zero and windows[2 * p - 1] == 0 and windows[2 * p] == 0   -- no count in a kept window
     end
   end
@@ -137,8 +142,8 @@ local function pair_cell(res, i, keep)
   if #ks == 0 and #slopes > 0 then
     c.disturbed = true
   else
-    c.per_rep, c.intercepts = ks, ki
-    local st, it = metrics.stats(ks), metrics.stats(ki)
+    c.per_rep, c.intercepts, c.kept_pairs = ks, ki, kp
+    local st, it = statistics.stats(ks), statistics.stats(ki)
     c.value, c.trimmed, c.median, c.min, c.max, c.mean, c.spread = st.trimmed, st.trimmed, st.median, st.min, st.max,
       st.mean, st.spread
     c.intercept = it.trimmed
@@ -161,7 +166,7 @@ local function ratio_cell(res, i)
     per[r] = rd[i].value / (res.work and res.work[r] or res.iterations / reps)
     mux = mux or rd.multiplexed
   end
-  local st = metrics.stats(per)
+  local st = statistics.stats(per)
   return {value = st.trimmed, trimmed = st.trimmed, median = st.median, min = st.min, max = st.max, mean = st.mean,
     spread = st.spread, per_rep = per, multiplexed = mux, zero = res.counts[i].value == 0, kept = reps, dropped = 0,
     method = "ratio"}
@@ -333,7 +338,7 @@ function M.run(o)
   local todo, warned = work_list(st, groups), {}
   local sized = false
   for _, w in ipairs(ws) do sized = sized or w.sized end
-  if sized and hdr.n and not o.quiet then io.stderr:write(plan.size_line(hdr.n, note, workloads.own_data_only(hdr))) end
+  if sized and hdr.n and not o.quiet then io.stderr:write(plan.size_line(hdr.n, note, engine_stream.own_data_only(hdr))) end
   if not o.quiet and not pmc.environment().cpu_pmu then
     io.stderr:write("pmcsh survey: no hardware PMU is exposed here: cycles, instructions and the other hardware " ..
       "events are not counted, only software events, tracepoints and msr/tsc/ are (pmcsh machine says why, " ..
@@ -354,9 +359,9 @@ function M.run(o)
       if not warned[kind] then warned[kind] = true; tell(); io.stderr:write("pmcsh survey: warning: ", w, "\n") end
     end
     rec.group, rec.second = job.group, job.second
-    add(st, rec)
     if f then ok, err = f:write(rec) end
     if not ok then return stop(nil, err) end
+    add(st, rec)
     o.written = f ~= nil
   end
   if f then ok, err = f:write({type = "done", finished = os.time()}) end

@@ -1,0 +1,245 @@
+-- The survey's workloads on the STREAM engine: the built-in loops (one
+-- iteration is one element of the arrays) and the user's own loops
+-- (pmcsh.loops; one iteration is one element of n), two engines over one
+-- set of arrays.  Each engine gives pmcsh.survey.workloads its names, its
+-- columns (plain data a renderer reads) and its workloads (the columns
+-- with the runs that measure them).
+local cell = require("pmcsh.survey.cell")
+local checks = require("pmcsh.survey.checks")
+local figures = require("pmcsh.survey.figures")
+local loops = require("pmcsh.loops")
+local statistics = require("pmcsh.statistics")
+local stream_module = require("pmcsh.stream")
+local sys = require("pmcsh.sys")
+
+local M = {}
+
+local function title(k) return (k:gsub("^%l", string.upper)) end
+
+local stream_engine = {unit = "loop iteration"}
+M.stream = stream_engine
+
+function stream_engine.names()
+  local out = {}
+  for _, d in ipairs(stream_module.kernels()) do out[#out + 1] = d.name end
+  return out
+end
+
+-- Whether every kernel of the header is a loop on its own data (no
+-- workload of the survey touches pmcsh's arrays).
+function M.own_data_only(hdr)
+  local own = {}
+  for _, l in ipairs(hdr.loops or {}) do own[l.name] = l.convention == "own" end
+  for _, k in ipairs(hdr.kernels) do if not own[k] then return false end end
+  return #hdr.kernels > 0
+end
+
+-- The arrays: one stream for the survey, or a new one per window when
+-- fresh (first touch inside the window).  Warns about a small n once.
+-- Returns the getter and the function that frees them.
+function M.arrays(hdr, env)
+  local shared, made = nil, 0
+  -- loops on their own data only: the arrays are mapped, never touched or warned about
+  local own = M.own_data_only(hdr)
+  return function()
+    if shared then return shared end
+    local args = {n = hdr.n, threads = hdr.threads, pages = hdr.pages, quiet = (made > 0 or env.quiet or own) or nil}
+    if hdr.fresh or own then args.touch = false end
+    local s, err, errno = stream_module.new(args)
+    if not s then return nil, err, errno end
+    made = made + 1
+    if not hdr.fresh then shared = s end
+    return s
+  end, function() if shared then shared:close(); shared = nil end end
+end
+
+-- The windows of a run, in pairs that differ only in the amount of the
+-- same work (two-window estimate: statistics.two_window).  Warm arrays: one
+-- call, each pair a window over each thread's head and one over all n
+-- (stream's alternate).  Fresh arrays: each window on new arrays, one pass
+-- then two, so first touch is the window's fixed cost (the intercept).
+-- cell.pairs(reps) pairs: the same elements run as reps windows of n.
+local function stream_pairs(k, hdr, get, group, reps)
+  local pairs = cell.pairs(reps)
+  if not hdr.fresh then
+    local s, err, errno = get()
+    if not s then return nil, err, errno end
+    return s:run(k, {reps = 2 * pairs, group = group, warmup = true, alternate = true})
+  end
+  local out = {times = {}, work = {}, per_rep = {}, tsc = {}, iterations = 0}
+  for w = 1, 2 * pairs do
+    local s, err, errno = get()
+    if not s then return nil, err, errno end
+    local r
+    r, err, errno = s:run(k, {reps = 1, group = group, warmup = false, passes = 2 - w % 2})
+    s:close()
+    if not r then return nil, err, errno end
+    out.times[w], out.work[w], out.per_rep[w] = r.times[1], r.work[1], r.per_rep and r.per_rep[1]
+    out.tsc[w] = r.tsc and r.tsc[1]
+    out.iterations = out.iterations + r.iterations
+    for _, f in ipairs({"bytes_per_iter", "bytes_per_iter_wa", "isa", "tick", "warnings", "warning_kinds"}) do out[f] = r[f] end
+  end
+  out.counts = group and group:read()
+  return out
+end
+
+-- The arrays the header asks for, checked by the engine before anything is
+-- written (stream.check, the checks of stream.new, allocating nothing):
+-- fail(option, why) for the first refused, n, then threads, then pages.
+function stream_engine.validate(hdr, env, fail)
+  local args = {}
+  for _, k in ipairs({"n", "threads", "pages"}) do
+    args[k] = hdr[k]
+    local ok, good, msg = pcall(stream_module.check, args)
+    if not ok then fail(k, good) elseif not good then fail(k, msg) end
+  end
+end
+
+-- The run of a workload on the STREAM engine: kernel() gives the kernel
+-- (a built-in's name, or a user's loop), bytes per iteration as its
+-- descriptor says (nil: unknown).
+local function stream_run(hdr, get, kernel, bytes)
+  return function(group, reps)
+    local k, kerr, kerrno = kernel()
+    if not k then return nil, kerr, kerrno end
+    local r, err, errno = stream_pairs(k, hdr, get, group, reps)
+    if not r then return nil, err, errno end
+    -- seconds per iteration, per pair: the time's own two-window slope
+    local secs = statistics.two_window(r.work, r.times)
+    local spi = figures.median_seconds({sec_per_iter = secs, times = r.times, work = r.work})
+    local ticks, secs_all = 0, 0
+    for i, t in ipairs(r.tsc or {}) do ticks, secs_all = ticks + t, secs_all + r.times[i] end
+    return {times = r.times, work = r.work, pairs = true, iterations = r.iterations, counts = r.counts,
+      per_rep = r.per_rep, warnings = r.warnings, warning_kinds = r.warning_kinds, record = {
+      mbps = bytes and spi and 1e-6 * bytes / spi or nil,
+      bytes_per_iter = bytes, tsc = r.tsc, isa = r.isa, sec_per_iter = secs,
+      tsc_hz = ticks > 0 and ticks / secs_all or nil,
+      min = statistics.stats(secs).min, median = spi}}
+  end
+end
+
+function stream_engine.columns(hdr, names)
+  local desc = {}
+  for _, d in ipairs(stream_module.kernels()) do desc[d.name] = d end
+  local out = {}
+  for _, k in ipairs(names) do
+    out[#out + 1] = {name = k, title = title(k), unit = stream_engine.unit, what = "a STREAM loop", sized = true,
+      bytes = desc[k] and desc[k].bytes}
+  end
+  return out
+end
+
+function stream_engine.workloads(hdr, env, cols)
+  for _, w in ipairs(cols) do
+    local k = w.name
+    w.run = stream_run(hdr, env.arrays, function() return k end, w.bytes)
+    -- what the binary's own disassembly says of the loop (the instructions check)
+    w.disasm = function(rec) return stream_module.disasm(k, {isa = rec.isa, quiet = true}) end
+    w.checks = {checks.first_touch, checks.clock, checks.instructions}
+  end
+  return function() end
+end
+
+-- A run or baseline record read from a file: its windows must be the
+-- header's n (the table shows that n for it).  Warm arrays: the long
+-- windows are n iterations (a short one is each thread's head); fresh:
+-- the one-pass windows are n (the two-pass ones 2n).  True, or nil, why.
+function stream_engine.check_record(hdr, rec)
+  if not rec.work or #rec.work == 0 then return true end
+  local lo, hi = math.huge, -math.huge
+  for _, w in ipairs(rec.work) do lo, hi = math.min(lo, w), math.max(hi, w) end
+  local n = hdr.fresh and lo or hi
+  if n ~= hdr.n then
+    return nil, string.format("%s windows of %.0f iterations where the header's n is %s", rec.kernel, n,
+      tostring(hdr.n))
+  end
+  return true
+end
+
+-------------------------------------------------------------------------------
+-- The user's loops (pmcsh.loops): one iteration is one element of n
+-------------------------------------------------------------------------------
+
+local loop_engine = {unit = "loop iteration"}
+M.loop = loop_engine
+
+function loop_engine.names(env)
+  local out = {}
+  for _, l in ipairs(env.loops or {}) do out[#out + 1] = l.name end
+  return out
+end
+
+-- --loop PATH[:SYMBOL] (repeatable): each loop opened (built from source
+-- when it is one) to check it, then closed; the header keeps where it is
+-- and what it is.  With --loop and no -k the loops replace the built-ins.
+-- builtin: every engine's own names, which a loop may not take.
+function loop_engine.configure(opt, hdr, usage, builtin)
+  if not opt.loops then return end
+  if not opt.kernels then hdr.kernels = {} end
+  local taken = {}
+  for _, k in ipairs(hdr.kernels) do taken[k] = true end
+  for _, k in ipairs(builtin) do taken[k] = taken[k] or "built-in" end
+  hdr.loops = {}
+  for _, spec in ipairs(opt.loops) do
+    local path, symbol = loops.split(spec)
+    local l, err = loops.open(path, symbol, {cflags = opt.cflags})
+    if not l then usage(string.format("--loop %s: %s", spec, err)) end
+    local i = loops.info(l)
+    l:close()
+    if taken[i.name] then
+      usage(string.format("--loop %s: a column named %s is already there (%s): name the loop in its descriptor " ..
+        "(PMCSH_LOOP(f) = {.name = ...})", spec, i.name, taken[i.name] == true and "another loop" or "a built-in"))
+    end
+    taken[i.name] = true
+    hdr.loops[#hdr.loops + 1] = {name = i.name, path = sys.realpath(path) or path, symbol = i.symbol,
+      convention = i.convention, bytes = i.bytes, flops = i.flops, command = i.command, cflags = opt.cflags}
+    hdr.kernels[#hdr.kernels + 1] = i.name
+  end
+end
+
+-- A record read from a file: its windows at the header's n, as the built-ins'.
+loop_engine.check_record = stream_engine.check_record
+
+function loop_engine.columns(hdr, names)
+  local by = {}
+  for _, l in ipairs(hdr.loops or {}) do by[l.name] = l end
+  local out = {}
+  for _, name in ipairs(names) do
+    local e = by[name]
+    out[#out + 1] = {name = name, title = name, unit = loop_engine.unit, sized = true, bytes = e.bytes,
+      what = string.format("the loop %s of %s", e.symbol, e.path)}
+  end
+  return out
+end
+
+function loop_engine.workloads(hdr, env, cols)
+  local by = {}
+  for _, l in ipairs(hdr.loops or {}) do by[l.name] = l end
+  local opened = {}
+  -- loaded at its first run, never to render a file: a report runs no code a file names
+  local function loop_of(e)
+    if not opened[e.name] then
+      local l, err, errno = loops.open(e.path, e.symbol, {cflags = e.cflags})
+      if not l then return nil, string.format("loop %s: %s", e.name, err), errno end
+      opened[e.name] = l
+    end
+    return opened[e.name]
+  end
+  for _, w in ipairs(cols) do
+    local e = by[w.name]
+    w.run = stream_run(hdr, env.arrays, function() return loop_of(e) end, e.bytes)
+    w.disasm = function()
+      local l, err = loop_of(e)
+      if not l then return nil, err end
+      return stream_module.disasm(l)
+    end
+    -- first touch is of pmcsh's arrays: a loop on its own data touches its own
+    w.checks = e.convention == "own" and {checks.clock, checks.instructions} or
+      {checks.first_touch, checks.clock, checks.instructions}
+  end
+  return function()
+    for k, l in pairs(opened) do l:close(); opened[k] = nil end
+  end
+end
+
+return M
