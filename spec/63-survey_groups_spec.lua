@@ -153,6 +153,29 @@ describe("survey --group", function()
     assert.is_true(helpers.rel(tpb.values.copy, st.cells["msr/tsc/"].copy.value / 16) < 1e-9)
   end)
 
+  it("gives a formula seconds as its counts are taken: msr/tsc/ over seconds is the TSC rate", function()
+    -- the counts are per-iteration slopes of two windows; seconds the time's
+    -- own slope, pair by pair, so the windows' fixed cost (first touch, the
+    -- calls around the loop) is on neither side (it read 14% low at 4M)
+    local path = os.tmpname() .. ".lua"
+    local f = assert(io.open(path, "w"))
+    f:write([[return {name = "tsc-rate", events = {"msr/tsc/"}, metrics = {
+      {name = "TSC GHz", unit = "GHz", events = {"msr/tsc/"},
+       fn = function(e, c) return e["msr/tsc/"] / c.seconds / 1e9 end}}}]])
+    f:close()
+    local st = assert(survey.run(opts{group = path, kernels = {"copy", "triad"}, n = 1 << 22, reps = 10}))
+    os.remove(path)
+    if not helpers.need(st.cells["msr/tsc/"], "msr/tsc/ does not open here") then return end
+    local tsc_hz
+    for _, r in ipairs(st.runs) do tsc_hz = tsc_hz or r.tsc_hz end
+    if not helpers.need(tsc_hz, "no constant TSC: the stream engine reports no tsc_hz") then return end
+    local ghz = row_of(assert(survey.group_metrics(st)), "TSC GHz")
+    for _, k in ipairs({"copy", "triad"}) do
+      assert.is_true(helpers.rel(ghz.values[k] * 1e9, tsc_hz) < 0.03,
+        string.format("%s: %.4f GHz, the TSC runs at %.4f", k, ghz.values[k], tsc_hz / 1e9))
+    end
+  end)
+
   kit("TSC GHz matches /proc/cpuinfo's clock where that clock is the TSC's", function()
     local f = io.open("/proc/cpuinfo")
     local text = f and f:read("a") or ""

@@ -115,9 +115,8 @@ there); an entry is nil where the denominator is 0.]])
 
 -- A derived metric is {name=, unit=, desc=, events={...}, fn=function(e, ctx)}.
 -- `e` is a table name -> number of the reading; ctx carries iterations,
--- bytes, seconds: the time the reading's windows took, each window's fixed
--- cost included (a survey: pmcsh.survey.figures.window_seconds, per
--- iteration).  Returns value or nil, reason (missing event, zero
+-- bytes, seconds, by the estimator the counts have (a survey: per
+-- iteration, the time's own two-window slope, pair by pair).  Returns value or nil, reason (missing event, zero
 -- denominator, error in the formula: never NaN passed off as a number).
 function M.eval(metric, reading, ctx)
   errors.check("eval", 1, metric, "table")
@@ -149,7 +148,8 @@ doc(M.eval, "metrics.eval", [[
 metrics.eval(metric, reading[, ctx]) -> value | nil, reason
 metric = {name=, unit=, events={...}, fn=function(e, ctx)}: fn gets the
 reading's values by name (metrics.values) and ctx (iterations, bytes,
-seconds: the time the windows took, their fixed cost included); a missing
+seconds, as the counts are taken: a survey's per iteration, by the time's
+own two-window slope, pair by pair); a missing
 event, an error or a division by zero is nil and why, never NaN passed off
 as a number.]])
 

@@ -53,9 +53,9 @@ end
 -- value per iteration (a :u and a :k row of the same run also summed
 -- under the plain name), with ctx per iteration too: iterations = 1,
 -- bytes = bytes per iteration (STREAM convention; none for the chase),
--- seconds = the counted runs' median of figures.window_seconds (their
--- windows' times over their iterations, each window's fixed cost
--- included: the time the counters ran).  Ratios of events come out as
+-- seconds = the counted runs' median of figures.median_seconds (the time's
+-- own slopes: the estimator of the counts, so a rate over seconds holds no
+-- window's fixed cost on one side only).  Ratios of events come out as
 -- ratios of counts; per-iteration metrics as such.
 local function metric_reading(st, kernel)
   local cells = {}
@@ -63,7 +63,7 @@ local function metric_reading(st, kernel)
   local reading = reading_of(cells, function(c) return c.value end)
   local secs, bytes = {}, nil
   for _, r in ipairs(st.runs) do
-    local s = r.kernel == kernel and figures.window_seconds(r)
+    local s = r.kernel == kernel and figures.median_seconds(r)
     if s then
       secs[#secs + 1] = s
       bytes = bytes or r.bytes_per_iter
@@ -77,6 +77,20 @@ end
 -- by the survey's statistic: a ratio of two trimmed means would pair one
 -- event's windows with another's.  The value and the pairs' values (its
 -- samples); nil, nil where no run holds them all.
+-- ctx for the p-th value of run r's cells: seconds that pair's (or that
+-- window's) own, as its counts are; the run's where it has none.
+local function pair_ctx(r, p, ctx)
+  local c = r.cells[1]
+  local s
+  if c.kept_pairs then
+    s = r.sec_per_iter and r.sec_per_iter[c.kept_pairs[p]]
+  elseif r.times and r.work and r.work[p] and r.work[p] > 0 then
+    s = r.times[p] / r.work[p]
+  end
+  if not (s and s > 0) then return ctx end
+  return {iterations = ctx.iterations, bytes = ctx.bytes, seconds = s}
+end
+
 local function joint_value(st, kernel, m, whole, ctx)
   for _, r in ipairs(st.runs) do
     local n = r.kernel == kernel and r.cells and r.cells[1] and r.cells[1].per_rep and #r.cells[1].per_rep
@@ -88,7 +102,7 @@ local function joint_value(st, kernel, m, whole, ctx)
       for p = 1, n do
         local rd = reading_of(r.cells, function(c) return c.per_rep and c.per_rep[p] end)
         for e, x in pairs(whole) do if rd[e] == nil then rd[e] = x end end
-        local v, why, absent = formulas.eval(m, rd, ctx)
+        local v, why, absent = formulas.eval(m, rd, pair_ctx(r, p, ctx))
         if v == nil then return nil, why, absent end
         vals[p] = v
       end

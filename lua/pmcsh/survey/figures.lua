@@ -1,6 +1,7 @@
 -- A run's time per iteration, by two estimators, each named where it is
 -- shown (STYLE 16): written once for the workloads (a run's MB/s), the
--- records (the kernel figures) and the group's formulas (ctx.seconds).
+-- records (the kernel figures) and the group's formulas (ctx.seconds, by
+-- the slope).
 local statistics = require("pmcsh.statistics")
 
 local M = {}
@@ -31,17 +32,6 @@ end
 function M.median_seconds(rec)
   local per, how = M.samples(rec)
   if per then return statistics.median(per), how end
-end
-
--- Seconds per iteration of a run as a whole: the sum of its windows' times
--- over all their iterations, every window's fixed cost included (what a
--- group's formulas get as ctx.seconds: time the counters ran).  nil
--- without times.
-function M.window_seconds(rec)
-  if not (rec and rec.times and rec.iterations and rec.iterations > 0) then return nil end
-  local sum = 0
-  for _, t in ipairs(rec.times) do sum = sum + t end
-  return sum / rec.iterations
 end
 
 -- MB/s of a run at `bytes` per iteration, by median_seconds; nil where

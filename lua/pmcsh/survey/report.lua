@@ -245,8 +245,8 @@ local function metric_lines(ix, info, kernels, cols, w)
   for _, x in ipairs(why) do
     out[#out + 1] = string.format("  n/a for %s: %s: %s", x.k, table.concat(x.names, ", "), x.reason)
   end
-  out[#out + 1] = "  seconds in a formula: a run's window times over its iterations, the median run (each " ..
-    "window's fixed cost included)"
+  out[#out + 1] = "  seconds in a formula: per iteration, the time's own two-window slope, pair by pair as " ..
+    "the counts (median slope)"
   return out
 end
 
