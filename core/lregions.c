@@ -138,7 +138,7 @@ static const luaL_Reg funcs[] = {
 	{NULL, NULL},
 };
 
-int luaopen_pmcsh_regions(lua_State *L)
+int luaopen_pmcsh__regions(lua_State *L)
 {
 	luaL_newlib(L, funcs);
 	pmcsh_setint(L, "MAX_EVENTS", PMCSH_MK_MAX_EVENTS);

@@ -1,6 +1,6 @@
-/* pmcsh._pmc's pmc.run: a command counted from its exec, or targets counted
- * while it runs (perf stat).  Converts the arguments and the results; the
- * process protocol is child.c, the groups lpmc.c. */
+/* pmcsh._run: a command counted from its exec, or targets counted while
+ * it runs (perf stat; pmc.run).  Converts the arguments and the results;
+ * the process protocol is child.c, the groups lpmc.c (lgroup.h). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -342,7 +342,7 @@ static void push_status(lua_State *L, const struct pmc_child_status *st)
 		pmcsh_setint(L, "stopped_by", st->forwarded);
 }
 
-/* _pmc.run(events, argv, opts) -> reading, {status=, signal=, elapsed=,
+/* _run.run(events, argv, opts) -> reading, {status=, signal=, elapsed=,
  * user=, sys=, stopped_by=?} | nil, msg, errno[, status]: status is the
  * shell's for a command that cannot run (127 not found, 126 not runnable).
  * Without opts.targets the child is counted: it waits on a pipe until the
@@ -357,7 +357,7 @@ static void push_status(lua_State *L, const struct pmc_child_status *st)
  * seconds since exec) gets the cumulative reading(s) (perf stat -I); it
  * runs while the command does, so it should only print.
  * elapsed runs from the exec (perf's span), not from the fork. */
-int l_run(lua_State *L)
+static int l_run(lua_State *L)
 {
 	struct run_args a = {.inherit = 1};
 	run_args(L, &a);
@@ -440,4 +440,15 @@ int l_run(lua_State *L)
 		push_control_log(L, &ctl);
 	pmc_control_close(&ctl);
 	return 2;
+}
+
+static const luaL_Reg funcs[] = {
+	{"run", l_run},
+	{NULL, NULL}
+};
+
+int luaopen_pmcsh__run(lua_State *L)
+{
+	luaL_newlib(L, funcs);
+	return 1;
 }
