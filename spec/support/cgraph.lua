@@ -1,6 +1,6 @@
 -- The C call graph between files, read from their objects with nm: a file
--- calls another when one of its undefined symbols is defined there.  Used
--- by spec/09-cfloors_spec.lua.
+-- calls another when one of its undefined symbols is defined there (its
+-- cycles: graph.cycles).  Used by spec/09-cfloors_spec.lua.
 local M = {}
 
 local function shquote(s)
@@ -40,46 +40,6 @@ function M.read(objects)
     end
   end
   return {edges = edges, defines = defines}
-end
-
-local function sorted_keys(t)
-  local out = {}
-  for k in pairs(t) do out[#out + 1] = k end
-  table.sort(out)
-  return out
-end
-
--- The circles of the graph: each strongly connected set of two files or
--- more (Tarjan's), as a sorted list of names, the lists in order.
-function M.circles(edges)
-  local index, low, on, stack, out, n = {}, {}, {}, {}, {}, 0
-  local function visit(v)
-    n = n + 1
-    index[v], low[v] = n, n
-    stack[#stack + 1], on[v] = v, true
-    for _, w in ipairs(sorted_keys(edges[v] or {})) do
-      if not index[w] then
-        visit(w)
-        low[v] = math.min(low[v], low[w])
-      elseif on[w] then
-        low[v] = math.min(low[v], index[w])
-      end
-    end
-    if low[v] == index[v] then
-      local set = {}
-      repeat
-        local w = table.remove(stack)
-        on[w] = nil
-        set[#set + 1] = w
-      until w == v
-      if #set > 1 then table.sort(set); out[#out + 1] = set end
-    end
-  end
-  for _, v in ipairs(sorted_keys(edges)) do
-    if not index[v] then visit(v) end
-  end
-  table.sort(out, function(a, b) return a[1] < b[1] end)
-  return out
 end
 
 -- "a <-> b (a calls sym1, b calls sym2)" for each pair of files that call
