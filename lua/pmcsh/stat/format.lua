@@ -2,6 +2,7 @@
 -- modes' prefix fields, the std table, -x SEP and --json rows with perf's
 -- fields in its order in every mode (-I, -A, --per-*), the shadow metrics,
 -- the summary's header and times, and the writer every line goes through.
+local json = require("pmcsh.json")
 local metrics = require("pmcsh.metrics")
 local pmc = require("pmcsh.pmc")
 local sys = require("pmcsh.sys")
@@ -60,19 +61,6 @@ local function metric_of(name, mean, clock_ns, elapsed_s)
   return rate, unit
 end
 
--- A JSON string: quote, backslash and every control character escaped
--- (C1 too), and each byte of a string that is not UTF-8 (a thread's name
--- is any 15 bytes) as the code point of its value.
-local function json_str(s)
-  local esc = function(c) return string.format("\\u%04x", c:byte()) end
-  if not utf8.len(s) then
-    s = s:gsub('[%c"\\\128-\255]', esc)
-  else
-    s = s:gsub('[%c"\\]', esc):gsub("\194([\128-\159])", esc)
-  end
-  return '"' .. s .. '"'
-end
-
 -- ---- aggregation modes: perf's prefix fields per mode ----------------------
 -- key(inst) names an instance's aggregate; std/csv/json write its fields
 -- (perf 6.1's aggr_printout); header is the -I table's first line.
@@ -114,7 +102,7 @@ local MODES = {
   thread = {key = function(i) return string.format("%010d", i.tid) end,
     csv = function(a) return {text.inert(a.comm) .. "-" .. a.tid} end,
     std = function(a) return string.format("%16s-%-8d ", text.inert(a.comm), a.tid) end,
-    json = function(a) return string.format('"thread" : %s, ', json_str(a.comm .. "-" .. a.tid)) end,
+    json = function(a) return string.format('"thread" : %s, ', json.string(a.comm .. "-" .. a.tid, true)) end,
     header = "#           time             comm-pid                  counts unit events"},
 }
 -- perf prints aggregates first, events within, except for -A and --per-thread
@@ -170,10 +158,10 @@ local function json_row(c, w)
   if w.pre then s[#s + 1] = string.format('"interval" : %s, ', w.pre:match("%S+")) end
   s[#s + 1] = c.M.json(w.a)
   s[#s + 1] = string.format('"counter-value" : "%s", "unit" : %s, "event" : %s, ', w.status or string.format("%f", w.v),
-    json_str(w.unit), json_str(w.name))
+    json.string(w.unit, true), json.string(w.name, true))
   if w.n > 1 then s[#s + 1] = string.format('"variance" : %.2f, ', w.rse) end
   s[#s + 1] = string.format('"event-runtime" : %d, "pcnt-running" : %.2f, "metric-value" : %f, "metric-unit" : %s}',
-    w.runtime, w.pct, w.metric or 0, json_str(w.munit or ""))
+    w.runtime, w.pct, w.metric or 0, json.string(w.munit or "", true))
   c.out:write(table.concat(s), "\n")
 end
 
@@ -223,7 +211,7 @@ local function metric_only_lines(c)
   for i, col in ipairs(c.columns) do
     local unit, v = col[1], col[2]
     if c.json then
-      vals[i] = string.format('{"metric-value" : %s}', json_str(v:match("^%s*(.-)%s*$")))
+      vals[i] = string.format('{"metric-value" : %s}', json.string(v:match("^%s*(.-)%s*$"), true))
     elseif c.sep then
       if unit ~= "" then head[#head + 1] = unit .. c.sep end
       vals[i] = v:match("^%s*([%d.]*)") .. c.sep
@@ -370,7 +358,6 @@ local function print_summary(c, runs)
 end
 
 M.is_clock = is_clock
-M.json_str = json_str
 M.MODES = MODES
 M.open = open_output
 M.table = print_table
