@@ -318,6 +318,28 @@ local function verdict(opts, worst, worst_paired)
   end
 end
 
+-- Kernel k (descriptor d) on stream s against its reference loop, its line
+-- or JSON object printed (w: opts, threads, n, page_size): the ratio of
+-- the bests and the paired ratio, or nil and why.
+local function bench_kernel(s, k, d, w)
+  local opts = w.opts
+  local refk = opts.self and k or d.plain or k
+  local c, rerr = compare(s, k, refk, opts)
+  if not c then return nil, rerr end
+  local ratio = c.best / c.best_ref
+  if opts.json then
+    print(require("cjson").encode({kernel = k, threads = w.threads, n = w.n, pages = opts.pages,
+      page_size = w.page_size, mbps = c.best, ref_mbps = c.best_ref, ratio = ratio, paired_ratio = c.paired,
+      isa = c.isa, reference = opts.self and ("stream_" .. k) or ("ref_stream_" .. refk),
+      reps = opts.reps, rounds = opts.rounds, samples = c.samples, ref_samples = c.ref_samples}))
+  else
+    print(string.format("%-9s %12.1f %12.1f %7.3f %7.3f   %s%s", k, c.best, c.best_ref, ratio, c.paired,
+      opts.self and "stream_" .. k .. " itself (A/A)" or "ref_stream_" .. refk,
+      d.nt and not opts.self and " (temporal stores)" or ""))
+  end
+  return ratio, c.paired
+end
+
 return {
   description = "pmcsh STREAM kernels vs the textbook reference loops: bandwidth and ratio",
   help = [[
@@ -404,7 +426,6 @@ an OpenMP build is run at each --threads count (OMP_NUM_THREADS).]],
     local kernels = kernel_list(opts, desc)
     local threads = thread_counts(opts, m)
 
-    local cjson = opts.json and require("cjson")
     if opts.json then print(results.head("bench-stream")) end
     local n = opts.n or m.default_n
     local worst, worst_paired = math.huge, math.huge
@@ -423,22 +444,10 @@ an OpenMP build is run at each --threads count (OMP_NUM_THREADS).]],
       end
       for _, k in ipairs(kernels) do
         local d = desc[k]
-        local refk = opts.self and k or d.plain or k
-        local c, rerr = compare(s, k, refk, opts)
-        if not c then return nil, rerr end
-        local ratio = c.best / c.best_ref
+        local ratio, paired = bench_kernel(s, k, d, {opts = opts, threads = t, n = n, page_size = pg.page_size})
+        if not ratio then return nil, paired end
         -- the nt kernels are a different loop: their ratio is a comparison, not the target
-        if not d.nt or opts.self then worst, worst_paired = math.min(worst, ratio), math.min(worst_paired, c.paired) end
-        if opts.json then
-          print(cjson.encode({kernel = k, threads = t, n = n, pages = opts.pages, page_size = pg.page_size,
-            mbps = c.best, ref_mbps = c.best_ref, ratio = ratio, paired_ratio = c.paired, isa = c.isa,
-            reference = opts.self and ("stream_" .. k) or ("ref_stream_" .. refk),
-            reps = opts.reps, rounds = opts.rounds, samples = c.samples, ref_samples = c.ref_samples}))
-        else
-          print(string.format("%-9s %12.1f %12.1f %7.3f %7.3f   %s%s", k, c.best, c.best_ref, ratio, c.paired,
-            opts.self and "stream_" .. k .. " itself (A/A)" or "ref_stream_" .. refk,
-            d.nt and not opts.self and " (temporal stores)" or ""))
-        end
+        if not d.nt or opts.self then worst, worst_paired = math.min(worst, ratio), math.min(worst_paired, paired) end
         io.stdout:flush()
       end
       s:close()

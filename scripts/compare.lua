@@ -281,6 +281,73 @@ local function ab_plot(rows, file, level)
     title = string.format("B over A per metric, with the %g%% interval; marked: significant", level * 100)})
 end
 
+-- --baseline path: never over an input, never where a later compare of
+-- the folder would read it (a usage error).
+local function check_baseline(path, args, files)
+  local bdir = sys.realpath((path:match("^(.*)/[^/]*$") or "."):gsub("^$", "/"))
+  local bfile = sys.realpath(path)
+  for _, a in ipairs(args) do
+    local real = sys.realpath(a)
+    if real and (real == bfile or real == bdir and (sys.stat(a) or {}).type == "dir") then
+      usage("--baseline %s %s: write it outside the results", text.inert(path),
+        real == bfile and "is one of the results compared" or "lies in a folder of results compared, " ..
+        "where every later compare would read it as a host's")
+    end
+  end
+  for _, f in ipairs(files) do
+    if bfile and sys.realpath(f) == bfile then
+      usage("--baseline %s is one of the results compared: write it outside the results", text.inert(path))
+    end
+  end
+end
+
+-- The runs of every file: a list per file, and by file name.  A file named
+-- that cannot be read is an error (nil, why); one of a folder is left out,
+-- saying why, and the others compared.
+local function read_all(files, in_dir)
+  local per_file, sets_of, left = {}, {}, {}
+  for _, f in ipairs(files) do
+    local sets, err = compare.read(f)
+    if sets then per_file[#per_file + 1] = sets
+    elseif in_dir[f] then left[#left + 1] = "pmcsh compare: left out " .. err
+    else return nil, text.inert(err) end
+    sets_of[f] = sets
+  end
+  if #left > 0 then io.stderr:write(lines(left)) end
+  if #per_file == 0 then return nil, string.format("no results in %d files (all left out)", #files) end
+  return per_file, sets_of
+end
+
+-- The A/B of the two arguments, each side the runs of the files it names,
+-- written as opts asks: its exit status, or nil and why.
+local function run_ab(opts, args, sets_of, filter)
+  local sides = {}
+  for i = 1, 2 do
+    sides[i] = {}
+    for _, f in ipairs((files_of({args[i]}))) do
+      local sets = sets_of[f] or {}
+      table.move(sets, 1, #sets, #sides[i] + 1, sides[i])
+    end
+    if #sides[i] == 0 then usage("%s: no results in it", text.inert(args[i])) end
+  end
+  local rows, info = compare.ab(sides[1], sides[2], {filter = filter, level = opts.level})
+  local diffs = compare.ab_differences(sides[1], sides[2])
+  if opts.csv then io.write(ab_csv(rows))
+  elseif opts.json then
+    io.write(json.encode({mode = "ab", a = args[1], b = args[2], runs_a = #sides[1], runs_b = #sides[2],
+      level = info.level, each = info.each, rows = rows, differences = diffs,
+      left_out = {disturbances = info.disturbances, zero = info.zero}}), "\n")
+  else
+    io.write(ab_text(rows, info, diffs, args[1], args[2], {rows = opts.rows, a_sets = sides[1],
+      b_sets = sides[2]}))
+  end
+  if opts.plot then
+    local ok, perr = ab_plot(rows, opts.plot, opts.level)
+    if not ok then return nil, perr end
+  end
+  return 0
+end
+
 return {
   description = "compare results: each node against its fleet, or two files as an A/B",
   usage = "FILE|DIR...",
@@ -348,69 +415,17 @@ named, with the files that claim it.
     local files, from_dir, in_dir = files_of(args)
     if not files then return nil, from_dir end
     if #files == 0 then usage("no .json or .jsonl files in %s", text.inert(table.concat(args, " "))) end
-    if opts.baseline then   -- never over an input, never where a later compare of the folder would read it
-      local bdir = sys.realpath((opts.baseline:match("^(.*)/[^/]*$") or "."):gsub("^$", "/"))
-      local bfile = sys.realpath(opts.baseline)
-      for _, a in ipairs(args) do
-        local real = sys.realpath(a)
-        if real and (real == bfile or real == bdir and (sys.stat(a) or {}).type == "dir") then
-          usage("--baseline %s %s: write it outside the results", text.inert(opts.baseline),
-            real == bfile and "is one of the results compared" or "lies in a folder of results compared, " ..
-            "where every later compare would read it as a host's")
-        end
-      end
-      for _, f in ipairs(files) do
-        if bfile and sys.realpath(f) == bfile then
-          usage("--baseline %s is one of the results compared: write it outside the results", text.inert(opts.baseline))
-        end
-      end
-    end
+    if opts.baseline then check_baseline(opts.baseline, args, files) end
     local filter = compare.only(opts.only)
     if opts.ab then
       if #args ~= 2 then usage("--ab compares two sides: name two files or folders, not %d", #args) end
       if opts.fleet then usage("--ab and --fleet exclude each other") end
     end
-    -- a file named that cannot be read is an error; one of a folder is
-    -- left out, saying why, and the others compared
-    local per_file, sets_of, left = {}, {}, {}
-    for _, f in ipairs(files) do
-      local sets, err = compare.read(f)
-      if sets then per_file[#per_file + 1] = sets
-      elseif in_dir[f] then left[#left + 1] = "pmcsh compare: left out " .. err
-      else return nil, text.inert(err) end
-      sets_of[f] = sets
-    end
-    if #left > 0 then io.stderr:write(lines(left)) end
-    if #per_file == 0 then return nil, string.format("no results in %d files (all left out)", #files) end
-    local ab = opts.ab or #files == 2 and not from_dir and not opts.fleet
-    if ab then
+    local per_file, sets_of = read_all(files, in_dir)
+    if not per_file then return nil, sets_of end
+    if opts.ab or #files == 2 and not from_dir and not opts.fleet then
       if opts.baseline then usage("--baseline needs a fleet: give a folder, three files or more, or --fleet") end
-      -- a side: the runs of the files its argument names
-      local sides = {}
-      for i = 1, 2 do
-        sides[i] = {}
-        for _, f in ipairs((files_of({args[i]}))) do
-          local sets = sets_of[f] or {}
-          table.move(sets, 1, #sets, #sides[i] + 1, sides[i])
-        end
-        if #sides[i] == 0 then usage("%s: no results in it", text.inert(args[i])) end
-      end
-      local rows, info = compare.ab(sides[1], sides[2], {filter = filter, level = opts.level})
-      local diffs = compare.ab_differences(sides[1], sides[2])
-      if opts.csv then io.write(ab_csv(rows))
-      elseif opts.json then
-        io.write(json.encode({mode = "ab", a = args[1], b = args[2], runs_a = #sides[1], runs_b = #sides[2],
-          level = info.level, each = info.each, rows = rows, differences = diffs,
-          left_out = {disturbances = info.disturbances, zero = info.zero}}), "\n")
-      else
-        io.write(ab_text(rows, info, diffs, args[1], args[2], {rows = opts.rows, a_sets = sides[1],
-          b_sets = sides[2]}))
-      end
-      if opts.plot then
-        local ok, perr = ab_plot(rows, opts.plot, opts.level)
-        if not ok then return nil, perr end
-      end
-      return 0
+      return run_ab(opts, args, sets_of, filter)
     end
     local sets = {}
     for _, s in ipairs(per_file) do table.move(s, 1, #s, #sets + 1, sets) end

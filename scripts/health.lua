@@ -139,6 +139,52 @@ local function judge(ms, b)
   return failed
 end
 
+-- The baseline of --baseline (path), read before anything is measured: a
+-- bad one costs no run, and its status (2) is never health's 1; nil
+-- without one.
+local function read_base(path)
+  if not path then return nil end
+  local base, berr = compare.read_baseline(path)
+  if not base then usage("%s", text.inert(berr)) end
+  local any = false
+  for name in pairs(base.metrics) do any = any or name:match("^health: ") ~= nil end
+  if not any then
+    usage("%s holds none of health's metrics: write it from pmcsh health results (pmcsh compare --baseline " ..
+      "%s DIR)", text.inert(path), text.inert(path))
+  end
+  return base
+end
+
+-- The results file of --out, made before anything is measured; nil without one.
+local function open_out(out)
+  if not out then return nil end
+  local path, perr = results.path(out, "health")
+  if not path then usage("--out %s: %s", text.inert(out), perr) end
+  local w, werr = results.create(path, "remove it or name another file (%j and %t make one per task)")
+  if not w then usage("--out: %s", werr) end
+  return w
+end
+
+-- What health prints: its records as JSON lines (json), or a line per
+-- measurement with its bounds b and the verdict's line (--verbose).
+local function print_results(json, ms, b, verdict, fp)
+  if json then
+    print(results.head("health", fp))
+    for _, rec in ipairs(ms) do print(cjson.encode(rec)) end
+    print(cjson.encode(verdict))
+    return
+  end
+  for _, rec in ipairs(ms) do
+    local e = b[rec.name] or {}
+    local l = string.format("%-24s %12.6g %-6s  %-26s%s%s", rec.name, rec.value, rec.unit, spread(rec),
+      e.low and string.format("  >= %.6g", e.low) or "", e.high and string.format("  <= %.6g", e.high) or "")
+    print((l:gsub("%s+$", "")))
+  end
+  local judged, failed = verdict.judged, verdict.failed
+  print(string.format("%s: %s in %.1f s%s", text.inert(fp.host), not judged and "measured" or #failed == 0
+    and "healthy" or "UNHEALTHY", verdict.seconds, not judged and " (--measure-only: nothing judged)" or ""))
+end
+
 return {
   description = "node health check for Slurm (HealthCheckProgram, prolog): bandwidth, latency, MLP against a baseline",
   help = [[
@@ -212,25 +258,7 @@ within a few percent: measure yours before you trust it.
     if not fits then usage("--chain %s (--mlp-max %d): %s", metrics.size(o.chain), o.mlp_max, why) end
     -- the baseline read and the results file made before measuring: a bad
     -- one costs no run, and its status (2) is never health's 1
-    local base, w
-    if opts.baseline then
-      local berr
-      base, berr = compare.read_baseline(opts.baseline)
-      if not base then usage("%s", text.inert(berr)) end
-      local any = false
-      for name in pairs(base.metrics) do any = any or name:match("^health: ") ~= nil end
-      if not any then
-        usage("%s holds none of health's metrics: write it from pmcsh health results (pmcsh compare --baseline " ..
-          "%s DIR)", text.inert(opts.baseline), text.inert(opts.baseline))
-      end
-    end
-    if opts.out then
-      local path, perr = results.path(opts.out, "health")
-      if not path then usage("--out %s: %s", text.inert(opts.out), perr) end
-      local werr
-      w, werr = results.create(path, "remove it or name another file (%j and %t make one per task)")
-      if not w then usage("--out: %s", werr) end
-    end
+    local base, w = read_base(opts.baseline), open_out(opts.out)
     local fp = machine.fingerprint()
     local ms, err = measure(o)
     if not ms then
@@ -255,20 +283,7 @@ within a few percent: measure yours before you trust it.
       local closed, cerr = w:close()
       if not ok or not closed then return nil, e2 or cerr end
     end
-    if opts.json then
-      print(results.head("health", fp))
-      for _, rec in ipairs(ms) do print(cjson.encode(rec)) end
-      print(cjson.encode(verdict))
-    elseif opts.verbose then
-      for _, rec in ipairs(ms) do
-        local e = b[rec.name] or {}
-        local l = string.format("%-24s %12.6g %-6s  %-26s%s%s", rec.name, rec.value, rec.unit, spread(rec),
-          e.low and string.format("  >= %.6g", e.low) or "", e.high and string.format("  <= %.6g", e.high) or "")
-        print((l:gsub("%s+$", "")))
-      end
-      print(string.format("%s: %s in %.1f s%s", text.inert(fp.host), not judged and "measured" or #failed == 0
-        and "healthy" or "UNHEALTHY", verdict.seconds, not judged and " (--measure-only: nothing judged)" or ""))
-    end
+    if opts.json or opts.verbose then print_results(opts.json, ms, b, verdict, fp) end
     if #failed > 0 then
       io.stderr:write(string.format("pmcsh health: %s: %s\n", text.inert(fp.host), table.concat(failed, "; ")))
       return 1

@@ -92,6 +92,37 @@ local PARANOID = {
   ["2"] = "user-only counting of own processes (:u) without CAP_PERFMON",
 }
 
+-- The topology's lines: sockets, cores, threads per core and NUMA nodes
+-- counted, then each socket's cores and their cpus, wrapped.
+local function print_topology(topo)
+  local ncores, nthreads, nodes = 0, 0, {}
+  for _, sk in ipairs(topo) do
+    ncores = ncores + #sk.cores
+    for _, c in ipairs(sk.cores) do nthreads = math.max(nthreads, #c.cpus) end
+    for _, n in ipairs(sk.nodes) do nodes[n] = true end
+  end
+  local nn = 0
+  for _ in pairs(nodes) do nn = nn + 1 end
+  print(string.format("topology     %d socket%s, %d core%s, %d thread%s per core, %d NUMA node%s", #topo,
+    #topo == 1 and "" or "s", ncores, ncores == 1 and "" or "s", nthreads, nthreads == 1 and "" or "s",
+    nn, nn == 1 and "" or "s"))
+  for _, sk in ipairs(topo) do
+    local cores = {}
+    for _, c in ipairs(sk.cores) do cores[#cores + 1] = string.format("%d:[%s]", c.core, machine.format_list(c.cpus)) end
+    -- core:[cpus], wrapped under the socket's line
+    local line, lines = "", {}
+    for _, w in ipairs(cores) do
+      if #line + #w > 60 and line ~= "" then lines[#lines + 1] = line; line = "" end
+      line = line == "" and w or line .. " " .. w
+    end
+    lines[#lines + 1] = line
+    local nodes_s = {}
+    for _, n in ipairs(sk.nodes) do nodes_s[#nodes_s + 1] = tostring(n) end
+    print(string.format("  socket %-3d node %s, cores %s", sk.socket, table.concat(nodes_s, ","), lines[1]))
+    for i = 2, #lines do print(string.rep(" ", 26) .. lines[i]) end
+  end
+end
+
 return {
   description = "what this machine offers for measurement: PMUs, permissions, caches, clocks",
   options = {
@@ -124,32 +155,7 @@ return {
       return 0
     end
     print(string.format("cpu          %s (online %s)", m.cpu, m.cpus))
-    local ncores, nthreads, nodes = 0, 0, {}
-    for _, sk in ipairs(m.topology) do
-      ncores = ncores + #sk.cores
-      for _, c in ipairs(sk.cores) do nthreads = math.max(nthreads, #c.cpus) end
-      for _, n in ipairs(sk.nodes) do nodes[n] = true end
-    end
-    local nn = 0
-    for _ in pairs(nodes) do nn = nn + 1 end
-    print(string.format("topology     %d socket%s, %d core%s, %d thread%s per core, %d NUMA node%s", #m.topology,
-      #m.topology == 1 and "" or "s", ncores, ncores == 1 and "" or "s", nthreads, nthreads == 1 and "" or "s",
-      nn, nn == 1 and "" or "s"))
-    for _, sk in ipairs(m.topology) do
-      local cores = {}
-      for _, c in ipairs(sk.cores) do cores[#cores + 1] = string.format("%d:[%s]", c.core, machine.format_list(c.cpus)) end
-      -- core:[cpus], wrapped under the socket's line
-      local line, lines = "", {}
-      for _, w in ipairs(cores) do
-        if #line + #w > 60 and line ~= "" then lines[#lines + 1] = line; line = "" end
-        line = line == "" and w or line .. " " .. w
-      end
-      lines[#lines + 1] = line
-      local nodes_s = {}
-      for _, n in ipairs(sk.nodes) do nodes_s[#nodes_s + 1] = tostring(n) end
-      print(string.format("  socket %-3d node %s, cores %s", sk.socket, table.concat(nodes_s, ","), lines[1]))
-      for i = 2, #lines do print(string.rep(" ", 26) .. lines[i]) end
-    end
+    print_topology(m.topology)
     if m.emulated then
       print(string.format("emulated     %s: instructions are exact, times mean nothing", m.emulated))
     end

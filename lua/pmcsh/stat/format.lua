@@ -362,4 +362,38 @@ M.MODES = MODES
 M.open = open_output
 M.table = print_table
 M.summary = print_summary
+-- What perf stat says on stderr of its delay's end and of each control
+-- command (pr_info: log, a list of "enabled", "disabled", "malformed" or
+-- an event's name), said after the run: the switches themselves were made
+-- in C while the command ran.  A named event is perf's, not pmcsh's.
+local SAID = {enabled = "Events enabled", disabled = "Events disabled", malformed = "failed: wrong command"}
+
+function M.said_control(log)
+  local named = false
+  for _, what in ipairs(log or {}) do
+    if SAID[what] then io.stderr:write(SAID[what], "\n")
+    elseif not named then
+      named = true
+      io.stderr:write("pmcsh stat: 'enable EVENT' and 'disable EVENT' on the control channel are ignored: ",
+        "pmcsh switches all events together ('enable', 'disable')\n")
+    end
+  end
+end
+
+-- perf -v's lines after a run: each event's count, enabled and running
+-- times summed over its instances (to the counts' output), or that it was
+-- not read (to stderr).
+function M.said_counts(c, inst)
+  for _, name in ipairs(c.all) do
+    local i = c.idx[name]
+    if i and c.counted then
+      local v, e, r = 0, 0, 0
+      for _, x in ipairs(inst[i]) do v, e, r = v + x.value, e + x.enabled, r + x.running end
+      c.out:write(string.format("%s: %d %d %d\n", name, v, e, r))
+    elseif not c.tool[name] then
+      io.stderr:write("failed to read counter ", name, "\n")
+    end
+  end
+end
+
 return M
