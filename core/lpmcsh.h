@@ -1,5 +1,5 @@
-/* Shared by the binding files (core/l*.c): the preload table and the few
- * helpers that pass objects between bindings. */
+/* Shared by the binding files (core/l*.c): each module's luaopen, and the
+ * few helpers every binding calls (lpmcsh.c, which calls none of them). */
 #ifndef PMCSH_LPMCSH_H
 #define PMCSH_LPMCSH_H
 #include <lua.h>
