@@ -1,17 +1,19 @@
-/* pmcsh._pmc's calibration bindings: probes whose measured work is C inside
- * one call (calib.c, kernels/probe.c), and the cost of an empty window. */
+/* pmcsh._calib: probes whose measured work is C inside one call (calib.c,
+ * kernels/probe.c), and the cost of an empty window, on groups of lpmc.c
+ * (lgroup.h). */
 #include "lgroup.h"
+#include "lreading.h"
 #include "calib.h"
 #include "../kernels/probe.h"
 #include <errno.h>
 
-/* _pmc.probe(g, kind, arg[, path]) -> reading, wall_ns, thread_cpu_ns.  kind: "touch" (first touch
+/* _calib.probe(g, kind, arg[, path]) -> reading, wall_ns, thread_cpu_ns.  kind: "touch" (first touch
  * of `arg` bytes of a fresh anonymous mapping), "read" (read() `arg` bytes of
  * file `path` (default /dev/zero) into a fresh, untouched mapping: faults
  * taken in the kernel),
  * "spin" (busy loop for `arg` ns), "sleep" (nanosleep `arg` ns), "empty",
  * "loop", "syscalls" (kernels/probe.h). */
-int l_probe(lua_State *L)
+static int l_probe(lua_State *L)
 {
 	struct lgroup *lg = lpmc_checkidle(L, 1);
 	int kind = pmcsh_checkoption(L, 2, NULL, probe_kinds);
@@ -31,9 +33,9 @@ int l_probe(lua_State *L)
 	return 3;
 }
 
-/* _pmc.windows(g, n) -> ns per empty window from C (enable, disable,
+/* _calib.windows(g, n) -> ns per empty window from C (enable, disable,
  * read()), the yardstick for the same window driven from Lua. */
-int l_windows(lua_State *L)
+static int l_windows(lua_State *L)
 {
 	struct pmc_group *g = &lpmc_checkidle(L, 1)->g;
 	lua_Integer n = pmcsh_checkinteger(L, 2);
@@ -45,10 +47,10 @@ int l_windows(lua_State *L)
 	return 1;
 }
 
-/* _pmc.overhead(g, n) -> {window_ns=, enable_disable_ns=, read_ns=,
+/* _calib.overhead(g, n) -> {window_ns=, enable_disable_ns=, read_ns=,
  * rdpmc = {available=, reason=|read_ns=}, counted = reading of one empty
  * window averaged} */
-int l_overhead(lua_State *L)
+static int l_overhead(lua_State *L)
 {
 	struct lgroup *lg = lpmc_checkidle(L, 1);
 	lua_Integer n = pmcsh_optinteger(L, 2, 10000);
@@ -72,8 +74,22 @@ int l_overhead(lua_State *L)
 	}
 	lua_setfield(L, -2, "rdpmc");
 	if (o.counted) {
-		lpmc_push_reading(L, &lg->g, o.c, 0);
+		lreading_push(L, &lg->g, o.c, 0);
 		lua_setfield(L, -2, "counted_per_window");
 	}
+	return 1;
+}
+
+static const luaL_Reg funcs[] = {
+	{"probe", l_probe},
+	{"windows", l_windows},
+	{"overhead", l_overhead},
+	{NULL, NULL}
+};
+
+int luaopen_pmcsh__calib(lua_State *L)
+{
+	luaL_newlib(L, funcs);
+	pmcsh_setint(L, "probe_loop_insns", PROBE_LOOP_INSNS);
 	return 1;
 }

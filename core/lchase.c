@@ -500,7 +500,7 @@ static const luaL_Reg metamethods[] = {
 	{NULL, NULL}
 };
 
-int luaopen_pmcsh_chase(lua_State *L)
+int luaopen_pmcsh__chase(lua_State *L)
 {
 	luaL_newlib(L, funcs);
 	pmcsh_newclass(L, CHAIN_MT, metamethods, methods);

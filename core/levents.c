@@ -1,15 +1,45 @@
-/* pmcsh._pmc's event names: what one name encodes to (pmc.info), the list
- * of events this host (or a forced PMU model) knows, the counting
- * environment, and the suggestions' edit distance.  The naming is
- * evname.c; another model is asked of a child (pfmforced.c). */
+/* pmcsh._events: what one name encodes to (pmc.info), the list of events
+ * this host (or a forced PMU model) knows, an event name's syntax, the
+ * counting environment, and the suggestions' edit distance.  The naming
+ * is evname.c; another model is asked of a child (pfmforced.c).  An
+ * encoding pushed here is also what g:events() returns (lpmc.c). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "lgroup.h"
+#include "levents.h"
 #include "pfmforced.h"
 #include "sysfs.h"
 #include <errno.h>
 #include <string.h>
+
+void levents_push_encoding(lua_State *L, const struct pmc_event *e)
+{
+	lua_createtable(L, 0, 12);
+	pmcsh_setstr(L, "name", e->name);
+	pmcsh_setstr(L, "canonical", e->canon);
+	pmcsh_setstr(L, "pmu", e->pmu);
+	pmcsh_setint(L, "type", e->attr.type);
+	pmcsh_setint(L, "config", (lua_Integer)e->attr.config);
+	pmcsh_setint(L, "config1", (lua_Integer)e->attr.config1);
+	pmcsh_setint(L, "config2", (lua_Integer)e->attr.config2);
+	pmcsh_setbool(L, "exclude_user", e->attr.exclude_user);
+	pmcsh_setbool(L, "exclude_kernel", e->attr.exclude_kernel);
+	pmcsh_setbool(L, "exclude_hv", e->attr.exclude_hv);
+	if (e->attr.precise_ip)
+		pmcsh_setint(L, "precise_ip", e->attr.precise_ip);
+	pmcsh_setnum(L, "scale", e->scale);
+	if (e->unit[0])
+		pmcsh_setstr(L, "unit", e->unit);
+	pmcsh_setbool(L, "hardware", e->needs_cpu_pmu);
+	if (e->ncpumask) {
+		lua_createtable(L, e->ncpumask, 0);
+		for (int i = 0; i < e->ncpumask; i++) {
+			lua_pushinteger(L, e->cpumask[i]);
+			lua_seti(L, -2, i + 1);
+		}
+		lua_setfield(L, -2, "cpumask");
+	}
+}
 
 static int attr_cb(void *ctx, const struct pmc_attr *a)
 {
@@ -39,7 +69,7 @@ static void push_info(lua_State *L, const struct pmc_event *ev, int encoded, con
 		pmcsh_setstr(L, "pmu", ev->pmu);
 		pmcsh_setstr(L, "reason", msg);
 	} else {
-		lpmc_push_encoding(L, ev);
+		levents_push_encoding(L, ev);
 	}
 	pmcsh_setbool(L, "encoded", encoded);
 	lua_rotate(L, -2, 1);
@@ -49,9 +79,9 @@ static void push_info(lua_State *L, const struct pmc_event *ev, int encoded, con
 	pmcsh_setbool(L, "opens", force || !encoded ? 0 : pmc_try_open(ev));
 }
 
-/* _pmc.info(name[, force_pmu]) -> table | nil, msg, errno.  Another
+/* _events.info(name[, force_pmu]) -> table | nil, msg, errno.  Another
  * model's encoding comes from a child (pfmforced.c). */
-int l_info(lua_State *L)
+static int l_info(lua_State *L)
 {
 	const char *name = pmcsh_checkstring(L, 1);
 	const char *force = pmcsh_optstring(L, 2, NULL);
@@ -67,11 +97,11 @@ int l_info(lua_State *L)
 	return 1;
 }
 
-/* _pmc.info_all(names, force_pmu) -> infos, whys | nil, msg, errno: model
+/* _events.info_all(names, force_pmu) -> infos, whys | nil, msg, errno: model
  * force_pmu's pmc.info for each name of the list, from one child; infos[i]
  * is false where names[i] does not encode, whys[i] its message.  The
  * answer is owned by a userdata on the stack until it is read. */
-int l_info_all(lua_State *L)
+static int l_info_all(lua_State *L)
 {
 	luaL_checktype(L, 1, LUA_TTABLE);
 	const char *force = pmcsh_checkstring(L, 2);
@@ -147,8 +177,8 @@ static int list_cb(void *ctx, const struct pmc_listed *e)
 	return 0;
 }
 
-/* _pmc.list([substring[, force_pmu[, noprobe]]]) -> array of {name, pmu, description, opens} */
-int l_list(lua_State *L)
+/* _events.list([substring[, force_pmu[, noprobe]]]) -> array of {name, pmu, description, opens} */
+static int l_list(lua_State *L)
 {
 	struct list_ctx c = {L, pmcsh_optstring(L, 1, NULL), 1, -1, 0};
 	if (c.pattern && !*c.pattern)
@@ -175,9 +205,9 @@ static int model_cb(void *ctx, const struct pmc_model *m)
 	return 0;
 }
 
-/* _pmc.models() -> {{name, description, present, events}, ...}: every PMU
+/* _events.models() -> {{name, description, present, events}, ...}: every PMU
  * model of this libpfm4 | nil, msg, errno */
-int l_models(lua_State *L)
+static int l_models(lua_State *L)
 {
 	lua_newtable(L);
 	int r = pmc_models(model_cb, L);
@@ -186,8 +216,8 @@ int l_models(lua_State *L)
 	return 1;
 }
 
-/* _pmc.environment() -> {cpu_pmu=, paranoid=, forced=} */
-int l_environment(lua_State *L)
+/* _events.environment() -> {cpu_pmu=, paranoid=, forced=} */
+static int l_environment(lua_State *L)
 {
 	lua_createtable(L, 0, 3);
 	pmcsh_setbool(L, "cpu_pmu", pmc_have_cpu_pmu());
@@ -198,8 +228,8 @@ int l_environment(lua_State *L)
 	return 1;
 }
 
-/* _pmc.distance(a, b) -> edit distance, case-insensitive (the suggestions'). */
-int l_distance(lua_State *L)
+/* _events.distance(a, b) -> edit distance, case-insensitive (the suggestions'). */
+static int l_distance(lua_State *L)
 {
 	lua_pushinteger(L, pmc_edit_distance(pmcsh_checkstring(L, 1), pmcsh_checkstring(L, 2)));
 	return 1;
@@ -251,9 +281,9 @@ static int member_push(void *ctx, const char *item, size_t len)
 	return 0;
 }
 
-/* _pmc.parse_name(name) -> {name, form, base, pmu?, modifiers, privilege?,
+/* _events.parse_name(name) -> {name, form, base, pmu?, modifiers, privilege?,
  * plain, members?}; a bad name raises (kind "argument"). */
-int l_parse_name(lua_State *L)
+static int l_parse_name(lua_State *L)
 {
 	struct pmc_name *n = lua_newuserdatauv(L, sizeof *n, 0);
 	check_name(L, 1, n);
@@ -279,9 +309,9 @@ int l_parse_name(lua_State *L)
 	return 1;
 }
 
-/* _pmc.modified(name, priv) -> name with the privilege letters priv (u, k,
+/* _events.modified(name, priv) -> name with the privilege letters priv (u, k,
  * h) in its form's place; a name that has one already raises. */
-int l_modified(lua_State *L)
+static int l_modified(lua_State *L)
 {
 	struct pmc_name n;
 	check_name(L, 1, &n);
@@ -297,10 +327,23 @@ int l_modified(lua_State *L)
 	return 1;
 }
 
-/* Sets _pmc.generic_names, perf's generic event names, and _pmc.sysfs_pmus,
- * the folder of the kernel's PMUs, in the table on top. */
-void levents_open(lua_State *L)
+static const luaL_Reg funcs[] = {
+	{"info", l_info},
+	{"info_all", l_info_all},
+	{"list", l_list},
+	{"models", l_models},
+	{"environment", l_environment},
+	{"distance", l_distance},
+	{"parse_name", l_parse_name},
+	{"modified", l_modified},
+	{NULL, NULL}
+};
+
+/* The module, with generic_names (perf's generic event names) and
+ * sysfs_pmus (the folder of the kernel's PMUs). */
+int luaopen_pmcsh__events(lua_State *L)
 {
+	luaL_newlib(L, funcs);
 	lua_newtable(L);
 	for (int i = 0; pmc_generic_name(i); i++) {
 		lua_pushstring(L, pmc_generic_name(i));
@@ -308,4 +351,5 @@ void levents_open(lua_State *L)
 	}
 	lua_setfield(L, -2, "generic_names");
 	pmcsh_setstr(L, "sysfs_pmus", SYSFS_PMUS);
+	return 1;
 }

@@ -109,7 +109,7 @@ static int is_usage(lua_State *L, int idx)
 	idx = lua_absindex(L, idx);
 	if (lua_type(L, idx) != LUA_TTABLE || !lua_getmetatable(L, idx))
 		return 0;
-	luaL_getmetatable(L, PMCSH_ERROR_MT);
+	pmcsh_errormeta(L);
 	int u = lua_rawequal(L, -1, -2);
 	lua_pop(L, 2);
 	if (u) {

@@ -258,7 +258,7 @@ static const luaL_Reg funcs[] = {
 	{NULL, NULL}
 };
 
-int luaopen_pmcsh_machine(lua_State *L)
+int luaopen_pmcsh__machine(lua_State *L)
 {
 	luaL_newlib(L, funcs);
 	pmcsh_setstr(L, "sysfs_pmus", SYSFS_PMUS);   /* the kernel's PMUs' folder */

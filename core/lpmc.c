@@ -1,14 +1,16 @@
-/* pmcsh._pmc: counter groups and their readings for Lua.  Converts between
- * Lua and the pure C counter layer (counter.h); the facade lua/pmcsh/pmc.lua
- * adds the friendly API.  Also the converters of the window the engines use
- * (lpmc.h; pmc_window.c) and the module's registration; its other functions
- * live in lrun.c, lcalib.c, lreplay.c and levents.c (lgroup.h). */
+/* pmcsh._pmc: counter groups for Lua.  Converts between Lua and the pure C
+ * counter layer (counter.h); the facade lua/pmcsh/pmc.lua adds the friendly
+ * API.  Also the converters of the window the engines use (lpmc.h;
+ * pmc_window.c).  The bindings built on groups (lrun.c, lcalib.c,
+ * lreplay.c, lregions.c) use lgroup.h and are modules of their own; this
+ * file calls only below it: readings (lreading.c), encodings (levents.c). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include "lgroup.h"
+#include "levents.h"
+#include "lreading.h"
 #include "pmc_window.h"
-#include "../kernels/probe.h"
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -227,9 +229,9 @@ int lpmc_read_push(lua_State *L, struct lgroup *lg, int into)
 	if (r)
 		return pmcsh_fail(L, strerror(-r), -r);
 	if (into)
-		lpmc_refill_reading(L, into, &lg->g, c);   /* leaves the stack as it found it: r on top */
+		lreading_refill(L, into, &lg->g, c);   /* leaves the stack as it found it: r on top */
 	else
-		lpmc_push_reading(L, &lg->g, c, 1);
+		lreading_push(L, &lg->g, c, 1);
 	return 1;
 }
 
@@ -330,42 +332,13 @@ static int g_nfds(lua_State *L)
 	return 1;
 }
 
-void lpmc_push_encoding(lua_State *L, const struct pmc_event *e)
-{
-	lua_createtable(L, 0, 12);
-	pmcsh_setstr(L, "name", e->name);
-	pmcsh_setstr(L, "canonical", e->canon);
-	pmcsh_setstr(L, "pmu", e->pmu);
-	pmcsh_setint(L, "type", e->attr.type);
-	pmcsh_setint(L, "config", (lua_Integer)e->attr.config);
-	pmcsh_setint(L, "config1", (lua_Integer)e->attr.config1);
-	pmcsh_setint(L, "config2", (lua_Integer)e->attr.config2);
-	pmcsh_setbool(L, "exclude_user", e->attr.exclude_user);
-	pmcsh_setbool(L, "exclude_kernel", e->attr.exclude_kernel);
-	pmcsh_setbool(L, "exclude_hv", e->attr.exclude_hv);
-	if (e->attr.precise_ip)
-		pmcsh_setint(L, "precise_ip", e->attr.precise_ip);
-	pmcsh_setnum(L, "scale", e->scale);
-	if (e->unit[0])
-		pmcsh_setstr(L, "unit", e->unit);
-	pmcsh_setbool(L, "hardware", e->needs_cpu_pmu);
-	if (e->ncpumask) {
-		lua_createtable(L, e->ncpumask, 0);
-		for (int i = 0; i < e->ncpumask; i++) {
-			lua_pushinteger(L, e->cpumask[i]);
-			lua_seti(L, -2, i + 1);
-		}
-		lua_setfield(L, -2, "cpumask");
-	}
-}
-
 /* g:events() -> list of {name, canonical, pmu, type, config, ...}, number of perf groups. */
 static int g_events(lua_State *L)
 {
 	struct lgroup *lg = lpmc_checkgroup(L, 1);
 	lua_createtable(L, lg->g.nev, 0);
 	for (int i = 0; i < lg->g.nev; i++) {
-		lpmc_push_encoding(L, &lg->ev[i]);
+		levents_push_encoding(L, &lg->ev[i]);
 		lua_seti(L, -2, i + 1);
 	}
 	lua_pushinteger(L, lg->g.nsub);
@@ -432,11 +405,11 @@ void lpmc_window_push(lua_State *L, struct pmc_window *w, int nreps_done)
 	}
 	struct pmc_count c[PMC_MAX_EVENTS];
 	nreps_done = pmc_window_sum(w, nreps_done, c);
-	lpmc_push_reading(L, w->g, c, 0);
+	lreading_push(L, w->g, c, 0);
 	lua_createtable(L, nreps_done, 0);
 	for (int r = 0; r < nreps_done; r++) {
 		pmc_window_rep(w, r, c);
-		lpmc_push_reading(L, w->g, c, 0);
+		lreading_push(L, w->g, c, 0);
 		lua_seti(L, -2, r + 1);
 	}
 }
@@ -445,23 +418,6 @@ void lpmc_window_push(lua_State *L, struct pmc_window *w, int nreps_done)
 
 static const luaL_Reg funcs[] = {
 	{"group", l_open},
-	{"run", l_run},
-	{"probe", l_probe},
-	{"scale", l_scale},
-	{"replay", l_replay},
-	{"info", l_info},
-	{"info_all", l_info_all},
-	{"list", l_list},
-	{"models", l_models},
-	{"environment", l_environment},
-	{"overhead", l_overhead},
-	{"windows", l_windows},
-	{"distance", l_distance},
-	{"parse_name", l_parse_name},
-	{"modified", l_modified},
-	{"mmap_time", l_mmap_time},
-	{"sign_extend", l_sign_extend},
-	{"mmap_replay", l_mmap_replay},
 	{NULL, NULL}
 };
 
@@ -497,14 +453,13 @@ static void createmeta(lua_State *L)
 	lua_pop(L, 1);
 }
 
-int luaopen_pmcsh_pmc(lua_State *L)
+int luaopen_pmcsh__pmc(lua_State *L)
 {
 	createmeta(L);
 	luaL_newlib(L, funcs);
 	pmcsh_setmethods(L, "group_methods", GROUP_MT);
 	pmcsh_setnames(L, "group_options", target_keys);   /* for the facade's completion */
-	lpmc_reading_open(L);
-	pmcsh_setint(L, "probe_loop_insns", PROBE_LOOP_INSNS);
-	levents_open(L);
+	lreading_meta(L);
+	lua_setfield(L, -2, "reading_meta");   /* for the facade's __tostring */
 	return 1;
 }

@@ -1,37 +1,11 @@
-/* The preload table: every C module of pmcsh, registered once, and the
- * helpers the binding files share. */
+/* The helpers the binding files share: error objects, argument checks,
+ * option tables, classes, handles.  It calls no binding; the preload table
+ * that calls them all is lpreload.c. */
 #include <string.h>
 #include <strings.h>
 
 #include "lpmcsh.h"
 #include "../kernels/pages.h"
-
-/* Each C module under the name a plain lua5.4 looks for in pmcsh.so (make
- * lua-module), Lua's all-in-one searcher: "pmcsh._pmc" is loaded by
- * luaopen_pmcsh__pmc; the first registers the others as preloads. */
-#define PLAIN_LUA(m)                                   \
-	int luaopen_pmcsh__##m(lua_State *L);          \
-	int luaopen_pmcsh__##m(lua_State *L)           \
-	{                                              \
-		pmcsh_preload(L);                      \
-		return luaopen_pmcsh_##m(L);           \
-	}
-PLAIN_LUA(sys)
-PLAIN_LUA(pmc)
-PLAIN_LUA(stream)
-PLAIN_LUA(chase)
-PLAIN_LUA(machine)
-PLAIN_LUA(regions)
-
-static const luaL_Reg preloads[] = {
-	{"pmcsh._sys", luaopen_pmcsh_sys},
-	{"pmcsh._pmc", luaopen_pmcsh_pmc},
-	{"pmcsh._stream", luaopen_pmcsh_stream},
-	{"pmcsh._chase", luaopen_pmcsh_chase},
-	{"pmcsh._machine", luaopen_pmcsh_machine},
-	{"pmcsh._regions", luaopen_pmcsh_regions},
-	{NULL, NULL}
-};
 
 /* __tostring of an error object: where, then luaL_argerror's words for an
  * argument error, the message for any other kind. */
@@ -71,7 +45,8 @@ int pmcsh_argerror(lua_State *L, int arg, const char *msg)
 	pmcsh_setstr(L, "message", msg);
 	luaL_where(L, 1);
 	lua_setfield(L, -2, "where");
-	luaL_setmetatable(L, PMCSH_ERROR_MT);
+	pmcsh_errormeta(L);
+	lua_setmetatable(L, -2);
 	return lua_error(L);
 }
 
@@ -161,19 +136,12 @@ int pmcsh_checkoption(lua_State *L, int arg, const char *def, const char *const 
 	return pmcsh_argerror(L, arg, lua_pushfstring(L, "invalid option '%s'", name));
 }
 
-void pmcsh_preload(lua_State *L)
+void pmcsh_errormeta(lua_State *L)
 {
 	if (luaL_newmetatable(L, PMCSH_ERROR_MT)) {
 		lua_pushcfunction(L, error_tostring);
 		lua_setfield(L, -2, "__tostring");
 	}
-	lua_pop(L, 1);
-	luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
-	for (const luaL_Reg *p = preloads; p->name; p++) {
-		lua_pushcfunction(L, p->func);
-		lua_setfield(L, -2, p->name);
-	}
-	lua_pop(L, 1);
 }
 
 void pmcsh_newclass(lua_State *L, const char *name, const luaL_Reg *meta, const luaL_Reg *methods)

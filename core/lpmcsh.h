@@ -1,18 +1,24 @@
-/* Shared by the binding files (core/l*.c): the preload table and the few
- * helpers that pass objects between bindings. */
+/* Shared by the binding files (core/l*.c): each module's luaopen, and the
+ * few helpers every binding calls (lpmcsh.c, which calls none of them). */
 #ifndef PMCSH_LPMCSH_H
 #define PMCSH_LPMCSH_H
 #include <lua.h>
 #include <lauxlib.h>
 
-/* One luaopen per binding file, preloaded as "pmcsh._NAME"; the Lua facades
- * under lua/pmcsh/ wrap them. */
-int luaopen_pmcsh_sys(lua_State *L);    /* core/lsys.c    */
-int luaopen_pmcsh_pmc(lua_State *L);    /* core/lpmc.c    */
-int luaopen_pmcsh_stream(lua_State *L); /* core/lstream.c */
-int luaopen_pmcsh_chase(lua_State *L);  /* core/lchase.c  */
-int luaopen_pmcsh_machine(lua_State *L); /* core/lmachine.c */
-int luaopen_pmcsh_regions(lua_State *L); /* core/lregions.c */
+/* One luaopen per binding file, preloaded as "pmcsh._NAME" by lpreload.c
+ * and named as a plain lua5.4 looks for it in pmcsh.so (make lua-module:
+ * Lua's all-in-one searcher finds luaopen_pmcsh__pmc for "pmcsh._pmc").
+ * The Lua facades under lua/pmcsh/ wrap them. */
+int luaopen_pmcsh__sys(lua_State *L);     /* core/lsys.c: files, clock, terminal, errnos */
+int luaopen_pmcsh__pmc(lua_State *L);     /* core/lpmc.c: counter groups */
+int luaopen_pmcsh__events(lua_State *L);  /* core/levents.c: event names, encodings, lists */
+int luaopen_pmcsh__run(lua_State *L);     /* core/lrun.c: a command counted */
+int luaopen_pmcsh__calib(lua_State *L);   /* core/lcalib.c: probes, a window's cost */
+int luaopen_pmcsh__replay(lua_State *L);  /* core/lreplay.c: recorded counts read again */
+int luaopen_pmcsh__stream(lua_State *L);  /* core/lstream.c */
+int luaopen_pmcsh__chase(lua_State *L);   /* core/lchase.c */
+int luaopen_pmcsh__machine(lua_State *L); /* core/lmachine.c */
+int luaopen_pmcsh__regions(lua_State *L); /* core/lregions.c */
 
 /* Creates the metatable `name` of a userdata type: the metamethods `meta`
  * (with "__index" listed as NULL) and the method table `methods` as its
@@ -23,12 +29,13 @@ void pmcsh_newclass(lua_State *L, const char *name, const luaL_Reg *meta, const 
 int pmcsh_fail(lua_State *L, const char *msg, int err);
 
 /* Errors that say their kind: a table {kind=, message=, where=, ...} under
- * the metatable PMCSH_ERROR_MT (registered by pmcsh_preload; _sys.error_mt),
- * whose __tostring gives the text.  pmcsh_argerror raises kind "argument"
+ * the metatable PMCSH_ERROR_MT (_sys.error_mt), whose __tostring gives the
+ * text; pmcsh_errormeta pushes it, made on its first use.  pmcsh_argerror raises kind "argument"
  * with arg= and func= as luaL_argerror would word them, so that a facade
  * can move it to its own caller and a host can tell it from a failure. */
 #define PMCSH_ERROR_MT "pmcsh.error"
 int pmcsh_argerror(lua_State *L, int arg, const char *msg);
+void pmcsh_errormeta(lua_State *L);
 
 /* lauxlib's argument checks, worded as theirs, raising kind "argument"
  * through pmcsh_argerror: the engines check their arguments with these.
@@ -108,7 +115,7 @@ void *pmcsh_newhandle(lua_State *L, size_t size, int nuv, const char *mt);
 /* The host is about to close its state (lua_close). */
 void pmcsh_closing(void);
 
-/* Registers all of the above in package.preload. */
+/* Registers every luaopen above in package.preload (lpreload.c). */
 void pmcsh_preload(lua_State *L);
 
 #endif

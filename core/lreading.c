@@ -7,7 +7,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "lgroup.h"
+#include "lreading.h"
 #include <string.h>
 
 #define READING_MT_NAME "pmcsh.reading"
@@ -105,11 +105,11 @@ static void set_sched(lua_State *L, const struct pmc_group *g, const struct pmc_
 	pmcsh_setbool(L, "multiplexed", s.multiplexed);
 }
 
-void lpmc_push_reading(lua_State *L, const struct pmc_group *g, const struct pmc_count *c, int live)
+void lreading_push(lua_State *L, const struct pmc_group *g, const struct pmc_count *c, int live)
 {
 	live = live && percpu(g);
 	lua_createtable(L, g->nev, 3);
-	lua_rawgetp(L, LUA_REGISTRYINDEX, &reading_mt);
+	lreading_meta(L);
 	lua_setmetatable(L, -2);
 	for (int i = 0; i < g->nev; i++) {
 		lua_createtable(L, 0, live ? 5 : 3);
@@ -127,7 +127,7 @@ void lpmc_push_reading(lua_State *L, const struct pmc_group *g, const struct pmc
 /* Entry k of r gets event k's counts: r is taken as g:read() made it, its
  * length and entries checked, their names not (reading them would double
  * the cost of a refill). */
-void lpmc_refill_reading(lua_State *L, int r, const struct pmc_group *g, const struct pmc_count *c)
+void lreading_refill(lua_State *L, int r, const struct pmc_group *g, const struct pmc_count *c)
 {
 	r = lua_absindex(L, r);
 	if (lua_type(L, r) != LUA_TTABLE || lua_rawlen(L, r) != (size_t)g->nev)
@@ -147,8 +147,11 @@ void lpmc_refill_reading(lua_State *L, int r, const struct pmc_group *g, const s
 	lua_pop(L, 1);
 }
 
-void lpmc_reading_open(lua_State *L)
+void lreading_meta(lua_State *L)
 {
+	if (lua_rawgetp(L, LUA_REGISTRYINDEX, &reading_mt) != LUA_TNIL)
+		return;
+	lua_pop(L, 1);
 	lua_createtable(L, 0, 2);
 	lua_pushcfunction(L, reading_index);
 	lua_setfield(L, -2, "__index");
@@ -156,5 +159,4 @@ void lpmc_reading_open(lua_State *L)
 	lua_setfield(L, -2, "__name");
 	lua_pushvalue(L, -1);
 	lua_rawsetp(L, LUA_REGISTRYINDEX, &reading_mt);
-	lua_setfield(L, -2, "reading_meta");  /* for the facade's __tostring */
 }

@@ -46,6 +46,35 @@ static const char *const WARNINGS[PMCSH_MK_NWARN] = {
 };
 static const char *const STATES[] = {"new", "counting", "ended", "off"};
 
+/* Region id's threads that ended a call of it or counted iterations:
+ * {{tid, calls, iterations, inner, overlapped, open, inclusive, exclusive,
+ * enabled, running}}, as field "threads" of the table on top. */
+static void push_region_threads(lua_State *L, const struct pmc_regions_file *f, unsigned id)
+{
+	lua_newtable(L);
+	for (unsigned t = 0, m = 0; t < f->nthreads; t++) {
+		const struct pmcsh_mk_thread *th = pmc_regions_thread(f, t);
+		const struct pmcsh_mk_counts *k = &th->regions[id];
+		if (!k->calls && !k->iterations)
+			continue;
+		lua_createtable(L, 0, 10);
+		pmcsh_setint(L, "tid", th->tid);
+		pmcsh_setint(L, "calls", (lua_Integer)k->calls);
+		pmcsh_setint(L, "iterations", (lua_Integer)k->iterations);
+		pmcsh_setint(L, "inner", (lua_Integer)k->inner);
+		pmcsh_setbool(L, "overlapped", k->flags & 1);
+		struct pmc_region_counts rc;
+		pmc_regions_counts(f, th, id, &rc);
+		pmcsh_setbool(L, "open", rc.open);
+		push_counts(L, "inclusive", rc.incl, f->nevents);
+		push_counts(L, "exclusive", rc.excl, f->nevents);
+		push_counts(L, "enabled", rc.enabled, f->nevents);
+		push_counts(L, "running", rc.running, f->nevents);
+		lua_rawseti(L, -2, ++m);
+	}
+	lua_setfield(L, -2, "threads");
+}
+
 /* _regions.read(path) -> {pid, ppid, rank?, finished, warned = {kind...},
  * cost = {pairs, ns, outer = {...}, self = {...}}, threads = {{tid, state,
  * user_read, open = {names}}}, regions = {{name, threads = {{tid, calls,
@@ -106,28 +135,7 @@ static int l_read(lua_State *L)
 		pmc_regions_name(&f, id, name);
 		lua_createtable(L, 0, 2);
 		pmcsh_setstr(L, "name", name);
-		lua_newtable(L);
-		for (unsigned t = 0, m = 0; t < f.nthreads; t++) {
-			const struct pmcsh_mk_thread *th = pmc_regions_thread(&f, t);
-			const struct pmcsh_mk_counts *k = &th->regions[id];
-			if (!k->calls && !k->iterations)
-				continue;
-			lua_createtable(L, 0, 10);
-			pmcsh_setint(L, "tid", th->tid);
-			pmcsh_setint(L, "calls", (lua_Integer)k->calls);
-			pmcsh_setint(L, "iterations", (lua_Integer)k->iterations);
-			pmcsh_setint(L, "inner", (lua_Integer)k->inner);
-			pmcsh_setbool(L, "overlapped", k->flags & 1);
-			struct pmc_region_counts rc;
-			pmc_regions_counts(&f, th, id, &rc);
-			pmcsh_setbool(L, "open", rc.open);
-			push_counts(L, "inclusive", rc.incl, f.nevents);
-			push_counts(L, "exclusive", rc.excl, f.nevents);
-			push_counts(L, "enabled", rc.enabled, f.nevents);
-			push_counts(L, "running", rc.running, f.nevents);
-			lua_rawseti(L, -2, ++m);
-		}
-		lua_setfield(L, -2, "threads");
+		push_region_threads(L, &f, id);
 		lua_rawseti(L, -2, ++n);
 	}
 	lua_setfield(L, -2, "regions");
@@ -141,7 +149,7 @@ static const luaL_Reg funcs[] = {
 	{NULL, NULL},
 };
 
-int luaopen_pmcsh_regions(lua_State *L)
+int luaopen_pmcsh__regions(lua_State *L)
 {
 	luaL_newlib(L, funcs);
 	pmcsh_setint(L, "MAX_EVENTS", PMCSH_MK_MAX_EVENTS);

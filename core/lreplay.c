@@ -1,12 +1,13 @@
-/* pmcsh._pmc's pure functions, for specs and the facade: the scaling of a
- * multiplexed count, recorded snapshots through g:read()'s delta code, and
- * the rdpmc arithmetic on recorded mmap pages. */
+/* pmcsh._replay: pure functions, for specs and the facade: the scaling of
+ * a multiplexed count, recorded snapshots through g:read()'s delta code,
+ * and the rdpmc arithmetic on recorded mmap pages. */
 #include "lgroup.h"
+#include "lreading.h"
 #include <errno.h>
 #include <string.h>
 
-/* _pmc.scale(raw, enabled, running[, scale]) -> value, multiplexed | nil, msg, EBUSY */
-int l_scale(lua_State *L)
+/* _replay.scale(raw, enabled, running[, scale]) -> value, multiplexed | nil, msg, EBUSY */
+static int l_scale(lua_State *L)
 {
 	lua_Integer raw = luaL_checkinteger(L, 1), en = luaL_checkinteger(L, 2), run = luaL_checkinteger(L, 3);
 	double scale = luaL_optnumber(L, 4, 1.0);
@@ -58,12 +59,12 @@ static void replay_snap(lua_State *L, int t, const char *name, int n, struct pmc
 	lua_pop(L, 2);
 }
 
-/* _pmc.replay{events=, base={enabled=,running=,raw={}}, cur={...}} or
- * _pmc.replay{events=, instances={{cpu=, socket=, base=, cur=}...}} ->
+/* _replay.replay{events=, base={enabled=,running=,raw={}}, cur={...}} or
+ * _replay.replay{events=, instances={{cpu=, socket=, base=, cur=}...}} ->
  * reading | nil, msg, errno: recorded snapshots through the same delta and
  * reading code as g:read() (one perf group; with instances, counted
  * cpu-wide on those cpus, so the reading has cpus and sockets). */
-int l_replay(lua_State *L)
+static int l_replay(lua_State *L)
 {
 	luaL_checktype(L, 1, LUA_TTABLE);
 	lua_getfield(L, 1, "events");
@@ -116,7 +117,7 @@ int l_replay(lua_State *L)
 		lpmc_unsched_msg(&lg->ev[bad], msg, sizeof msg);
 		return pmcsh_fail(L, msg, EBUSY);
 	}
-	lpmc_push_reading(L, &lg->g, c, 1);
+	lreading_push(L, &lg->g, c, 1);
 	lg->sub[0].inst = NULL;  /* the instances belong to their userdata */
 	lg->sub[0].ninst = 0;
 	return 1;
@@ -124,8 +125,8 @@ int l_replay(lua_State *L)
 
 /* ---- the rdpmc arithmetic, for specs on recorded pages ------------------ */
 
-/* _pmc.mmap_time(cyc, shift, mult, offset) -> ns */
-int l_mmap_time(lua_State *L)
+/* _replay.mmap_time(cyc, shift, mult, offset) -> ns */
+static int l_mmap_time(lua_State *L)
 {
 	lua_Integer cyc = luaL_checkinteger(L, 1), shift = luaL_checkinteger(L, 2);
 	lua_Integer mult = luaL_checkinteger(L, 3), off = luaL_optinteger(L, 4, 0);
@@ -136,8 +137,8 @@ int l_mmap_time(lua_State *L)
 	return 1;
 }
 
-/* _pmc.sign_extend(value, width) -> integer */
-int l_sign_extend(lua_State *L)
+/* _replay.sign_extend(value, width) -> integer */
+static int l_sign_extend(lua_State *L)
 {
 	lua_Integer v = luaL_checkinteger(L, 1), w = luaL_checkinteger(L, 2);
 	luaL_argcheck(L, w >= 1 && w <= 64, 2, "width is 1..64");
@@ -171,12 +172,12 @@ static uint64_t replay_rdtsc(void *ctx)
 	return ((struct replay_ctx *)ctx)->tsc;
 }
 
-/* _pmc.mmap_replay{lock=, index=, offset=, time_enabled=, time_running=,
+/* _replay.mmap_replay{lock=, index=, offset=, time_enabled=, time_running=,
  * cap_user_rdpmc=, cap_user_time=, cap_user_time_short=, pmc_width=,
  * time_shift=, time_mult=, time_offset=, time_cycles=, time_mask=, pmc=,
  * tsc=, bump=} -> {count=, enabled=, running=, retries=, counter=} |
  * nil, msg, EAGAIN: the read protocol of g:read() on a recorded page. */
-int l_mmap_replay(lua_State *L)
+static int l_mmap_replay(lua_State *L)
 {
 	luaL_checktype(L, 1, LUA_TTABLE);
 	struct perf_event_mmap_page *pc = lua_newuserdatauv(L, sizeof *pc, 0);
@@ -206,5 +207,20 @@ int l_mmap_replay(lua_State *L)
 	pmcsh_setint(L, "running", (lua_Integer)v.running);
 	pmcsh_setint(L, "retries", v.retries);
 	pmcsh_setint(L, "counter", rc.counter);
+	return 1;
+}
+
+static const luaL_Reg funcs[] = {
+	{"scale", l_scale},
+	{"replay", l_replay},
+	{"mmap_time", l_mmap_time},
+	{"sign_extend", l_sign_extend},
+	{"mmap_replay", l_mmap_replay},
+	{NULL, NULL}
+};
+
+int luaopen_pmcsh__replay(lua_State *L)
+{
+	luaL_newlib(L, funcs);
 	return 1;
 }

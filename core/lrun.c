@@ -1,6 +1,6 @@
-/* pmcsh._pmc's pmc.run: a command counted from its exec, or targets counted
- * while it runs (perf stat).  Converts the arguments and the results; the
- * process protocol is child.c, the groups lpmc.c. */
+/* pmcsh._run: a command counted from its exec, or targets counted while
+ * it runs (perf stat; pmc.run).  Converts the arguments and the results;
+ * the process protocol is child.c, the groups lpmc.c (lgroup.h). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -244,6 +244,7 @@ static void enable_targets(lua_State *L, int gtab, int on)
 struct run_switch {
 	struct pmc_group **g;
 	int n;
+	struct pmc_group *one;  /* the child's: g points here */
 };
 
 static int run_switch(void *ctx, int on)
@@ -342,7 +343,88 @@ static void push_status(lua_State *L, const struct pmc_child_status *st)
 		pmcsh_setint(L, "stopped_by", st->forwarded);
 }
 
-/* _pmc.run(events, argv, opts) -> reading, {status=, signal=, elapsed=,
+/* The groups l_run counts: the targets' (opened now, their list left at
+ * a->gtab), or the child's, *lg (resolved and laid out now, opened once
+ * the child exists).  Returns 0, or -errno with msg. */
+static int run_groups(lua_State *L, struct run_args *a, struct lgroup **lg, char *msg)
+{
+	if (a->gtab)
+		return open_targets(L, a, msg);
+	*lg = lpmc_newgroup(L, a->n);
+	int r = lpmc_resolve_list(L, 1, (*lg)->ev, a->n, msg);
+	if (!r)
+		pmc_group_layout(&(*lg)->g);
+	return r;
+}
+
+/* What a control command switches (sw): the child's group, or the
+ * targets', listed in a userdata left on the stack. */
+static void run_switch_of(lua_State *L, const struct run_args *a, struct lgroup *lg, struct run_switch *sw)
+{
+	if (!a->gtab) {
+		sw->one = lg ? &lg->g : NULL;
+		sw->g = &sw->one;
+		sw->n = 1;
+		return;
+	}
+	sw->n = (int)lua_rawlen(L, a->gtab);
+	sw->g = lua_newuserdatauv(L, sizeof(struct pmc_group *) * (size_t)sw->n, 0);
+	for (int i = 0; i < sw->n; i++) {
+		lua_rawgeti(L, a->gtab, i + 1);
+		struct lgroup *tg = lua_touserdata(L, -1);
+		sw->g[i] = tg ? &tg->g : NULL;
+		lua_pop(L, 1);
+	}
+}
+
+/* Starts the command, where there is one, and its counting: the child's
+ * group opened on it (counting it and its children from its exec, or from
+ * the delay's end), or the targets enabled (unless delayed).  Returns 0,
+ * or -errno with msg (PMC_ERR_MAX), the child abandoned. */
+static int run_start(lua_State *L, const struct run_args *a, struct lgroup *lg, struct pmc_child *child, char *msg)
+{
+	int r;
+	if (a->argc && (r = pmc_child_spawn(child, (char *const *)a->argv, a->envp, msg, PMC_ERR_MAX)))
+		return r;
+	if (lg) {
+		struct pmc_target t = {.pid = child->pid, .inherit = a->inherit, .enable_on_exec = a->delay_ms == 0};
+		if ((r = lpmc_group_open(L, lg, &t, msg))) {
+			pmc_child_abandon(child);
+			return r;
+		}
+	} else if (a->delay_ms == 0)
+		enable_targets(L, a->gtab, 1);
+	return 0;
+}
+
+/* After the wait (st): pushes the readings and the status table, with the
+ * control channel's log where there is one (ctl), and returns 2; or nil,
+ * msg, errno and the shell's status for a command that could not run
+ * (126, 127), 4; or a failed read's nil, msg, errno, 3. */
+static int run_results(lua_State *L, const struct run_args *a, struct lgroup *lg,
+		       const struct pmc_child_status *st, const struct pmc_control *ctl)
+{
+	if (st->exec_errno) {
+		char msg[PMC_ERR_MAX];
+		snprintf(msg, sizeof msg, "cannot run '%s': %s", a->argv[0], strerror(st->exec_errno));
+		pmcsh_fail(L, msg, st->exec_errno);
+		lua_pushinteger(L, st->exit_code);
+		return 4;
+	}
+	if (a->gtab)
+		enable_targets(L, a->gtab, 0);
+	int nres = run_readings(L, a->gtab, lg);  /* baseline is zero: counts since exec */
+	if (lg)
+		lpmc_close(lg);
+	if (nres != 1)
+		return nres;
+	push_status(L, st);
+	if (ctl)
+		push_control_log(L, ctl);
+	return 2;
+}
+
+/* _run.run(events, argv, opts) -> reading, {status=, signal=, elapsed=,
  * user=, sys=, stopped_by=?} | nil, msg, errno[, status]: status is the
  * shell's for a command that cannot run (127 not found, 126 not runnable).
  * Without opts.targets the child is counted: it waits on a pipe until the
@@ -357,57 +439,28 @@ static void push_status(lua_State *L, const struct pmc_child_status *st)
  * seconds since exec) gets the cumulative reading(s) (perf stat -I); it
  * runs while the command does, so it should only print.
  * elapsed runs from the exec (perf's span), not from the fork. */
-int l_run(lua_State *L)
+static int l_run(lua_State *L)
 {
 	struct run_args a = {.inherit = 1};
 	run_args(L, &a);
 	char msg[PMC_ERR_MAX];
-	int r;
 	struct lgroup *lg = NULL;
-	if (a.gtab)
-		r = open_targets(L, &a, msg);
-	else {
-		lg = lpmc_newgroup(L, a.n);
-		if (!(r = lpmc_resolve_list(L, 1, lg->ev, a.n, msg)))
-			pmc_group_layout(&lg->g);
-	}
+	int r = run_groups(L, &a, &lg, msg);
 	if (r)
 		return pmcsh_fail(L, msg, -r);
 	/* perf stat -D and --control: the groups switched by ioctls in C,
 	 * from child.c's wait, never through Lua */
 	int controlled = a.delay_ms != 0 || a.control;
-	struct run_switch sw = {NULL, 0};
-	struct pmc_group *child_group = lg ? &lg->g : NULL;
-	if (a.gtab) {
-		sw.n = (int)lua_rawlen(L, a.gtab);
-		sw.g = lua_newuserdatauv(L, sizeof(struct pmc_group *) * (size_t)sw.n, 0);
-		for (int i = 0; i < sw.n; i++) {
-			lua_rawgeti(L, a.gtab, i + 1);
-			struct lgroup *tg = lua_touserdata(L, -1);
-			sw.g[i] = tg ? &tg->g : NULL;
-			lua_pop(L, 1);
-		}
-	} else {
-		sw.g = &child_group;
-		sw.n = 1;
-	}
+	struct run_switch sw;
+	run_switch_of(L, &a, lg, &sw);
 	struct pmc_control ctl = {.delay_ms = (int)a.delay_ms, .ctl = -1, .ack = -1, .set = run_switch, .ctx = &sw};
 	if (a.control && (r = control_open(L, a.control, &ctl, msg, sizeof msg)))
 		return pmcsh_fail(L, msg, -r);
 	struct pmc_child child = {0};
-	if (a.argc && (r = pmc_child_spawn(&child, (char *const *)a.argv, a.envp, msg, sizeof msg))) {
+	if ((r = run_start(L, &a, lg, &child, msg))) {
 		pmc_control_close(&ctl);
 		return pmcsh_fail(L, msg, -r);
 	}
-	if (lg) {  /* counts the child and its children from its exec, or from the delay's end */
-		struct pmc_target t = {.pid = child.pid, .inherit = a.inherit, .enable_on_exec = a.delay_ms == 0};
-		if ((r = lpmc_group_open(L, lg, &t, msg))) {
-			pmc_child_abandon(&child);
-			pmc_control_close(&ctl);
-			return pmcsh_fail(L, msg, -r);
-		}
-	} else if (a.delay_ms == 0)
-		enable_targets(L, a.gtab, 1);
 	struct run_tick tk = {L, a.cb, a.gtab, lg, 0};
 	struct pmc_child_wait_opts o = {.until_pid = (pid_t)a.until_pid, .interval_ms = (long)a.interval_ms,
 					.tick = a.cb ? run_tick : NULL, .ctx = &tk, .control = controlled ? &ctl : NULL};
@@ -419,25 +472,18 @@ int l_run(lua_State *L)
 		pmc_control_close(&ctl);
 		return lua_error(L);  /* the callback's error, after the child is gone */
 	}
-	if (st.exec_errno) {  /* nil, msg, errno and the shell's status for it (126, 127) */
-		pmc_control_close(&ctl);
-		snprintf(msg, sizeof msg, "cannot run '%s': %s", a.argv[0], strerror(st.exec_errno));
-		pmcsh_fail(L, msg, st.exec_errno);
-		lua_pushinteger(L, st.exit_code);
-		return 4;
-	}
-	if (a.gtab)
-		enable_targets(L, a.gtab, 0);
-	int nres = run_readings(L, a.gtab, lg);  /* baseline is zero: counts since exec */
-	if (lg)
-		lpmc_close(lg);
-	if (nres != 1) {
-		pmc_control_close(&ctl);
-		return nres;
-	}
-	push_status(L, &st);
-	if (controlled)
-		push_control_log(L, &ctl);
+	int n = run_results(L, &a, lg, &st, controlled ? &ctl : NULL);
 	pmc_control_close(&ctl);
-	return 2;
+	return n;
+}
+
+static const luaL_Reg funcs[] = {
+	{"run", l_run},
+	{NULL, NULL}
+};
+
+int luaopen_pmcsh__run(lua_State *L)
+{
+	luaL_newlib(L, funcs);
+	return 1;
 }

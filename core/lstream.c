@@ -774,7 +774,7 @@ static const luaL_Reg metamethods[] = {
 /* The module table; `methods` is the shared method table of every stream,
  * so the Lua facade adds its own methods (s:run, over s:measure) once for
  * all. */
-int luaopen_pmcsh_stream(lua_State *L)
+int luaopen_pmcsh__stream(lua_State *L)
 {
 	luaL_newlib(L, funcs);
 	pmcsh_newclass(L, STREAM_MT, metamethods, methods);

@@ -605,7 +605,7 @@ static const luaL_Reg pty_meta[] = {
 	{NULL, NULL}
 };
 
-int luaopen_pmcsh_sys(lua_State *L)
+int luaopen_pmcsh__sys(lua_State *L)
 {
 	luaL_newlib(L, sys_funcs);
 	pmcsh_newclass(L, PTY_MT, pty_meta, pty_methods);
@@ -633,7 +633,7 @@ int luaopen_pmcsh_sys(lua_State *L)
 		lua_pushinteger(L, errnos[i].value);
 		lua_setfield(L, -2, errnos[i].name);
 	}
-	luaL_getmetatable(L, PMCSH_ERROR_MT);   /* errors that say their kind (lpmcsh.h) */
+	pmcsh_errormeta(L);   /* errors that say their kind (lpmcsh.h) */
 	lua_setfield(L, -2, "error_mt");
 	return 1;
 }

@@ -88,11 +88,10 @@ static int fail(struct userloop *u, int err, char *msg, size_t len, const char *
 	return -err;
 }
 
-int userloop_open(struct userloop *u, const char *path, const char *symbol, const char *shown,
-		  char *msg, size_t len)
+/* Whether path is a shared object of this machine's code (its ELF
+ * header against pmcsh's own): 0, or fail's -errno with msg. */
+static int check_elf(struct userloop *u, const char *path, const char *file_shown, char *msg, size_t len)
 {
-	memset(u, 0, sizeof *u);
-	const char *file_shown = shown ? shown : path;
 	int cls, mcls;
 	unsigned type, machine, mtype, mmachine;
 	int rc = elf_head(path, &cls, &type, &machine);
@@ -110,6 +109,74 @@ int userloop_open(struct userloop *u, const char *path, const char *symbol, cons
 	}
 	if (type != ET_DYN)
 		return fail(u, ENOEXEC, msg, len, "%s is not a shared object (build it with -shared -fPIC)%s", file_shown, "");
+	return 0;
+}
+
+/* A loop with its descriptor d (SYMBOL_pmcsh_loop, named dname): d
+ * checked, then its functions, arrays and figures taken into u.  Returns
+ * 0, or fail's -errno with msg. */
+static int take_described(struct userloop *u, const struct pmcsh_loop *d, const char *dname, const char *file_shown,
+			  char *msg, size_t len)
+{
+	struct stream_kernel *k = &u->k;
+	if (d->version != PMCSH_LOOP_VERSION)
+		return fail(u, EINVAL, msg, len, "%s: %s's version is not PMCSH_LOOP_VERSION (pmcsh/loop.h)", file_shown, dname);
+	if (d->convention != PMCSH_STREAM && d->convention != PMCSH_OWN)
+		return fail(u, EINVAL, msg, len, "%s: %s.convention is neither PMCSH_STREAM nor PMCSH_OWN", file_shown, dname);
+	if ((d->convention == PMCSH_STREAM && !d->stream) || (d->convention == PMCSH_OWN && !d->own))
+		return fail(u, EINVAL, msg, len, "%s: %s names no function for its convention", file_shown, dname);
+	if ((d->reads | d->writes) & ~7u || !isfinite(d->bytes) || d->bytes < 0 || !isfinite(d->flops) ||
+	    d->flops < 0 || !isfinite(d->elements_per_trip) || d->elements_per_trip < 0)
+		return fail(u, EINVAL, msg, len, "%s: %s: reads/writes outside PMCSH_A|B|C, or a negative "
+			    "or infinite number", file_shown, dname);
+	u->described = 1;
+	u->convention = d->convention;
+	if (d->name && *d->name)
+		snprintf(u->name, sizeof u->name, "%s", d->name);
+	if (d->description)
+		snprintf(u->description, sizeof u->description, "%s", d->description);
+	k->fn = d->convention == PMCSH_STREAM ? d->stream : NULL;
+	k->own = d->convention == PMCSH_OWN ? d->own : NULL;
+	k->init = d->init;
+	k->fini = d->fini;
+	k->reads = d->reads;
+	k->writes = d->writes;
+	k->reduction = d->reduction;
+	k->replay = d->convention == PMCSH_STREAM ? d->reference : NULL;
+	k->own_flops = d->flops;
+	k->bytes = d->bytes;
+	u->elements_per_trip = d->elements_per_trip;
+	return 0;
+}
+
+/* A loop without a descriptor: fn, with SYMBOL_init (and _fini) beside it
+ * a loop over its own data (PMCSH_OWN), else one of STREAM's convention. */
+static void take_bare(struct userloop *u, const char *sym, void *fn)
+{
+	struct stream_kernel *k = &u->k;
+	char iname[160];
+	snprintf(iname, sizeof iname, "%s_init", sym);
+	void *init = dlsym(u->dl, iname);
+	if (init) {
+		snprintf(iname, sizeof iname, "%s_fini", sym);
+		u->convention = PMCSH_OWN;
+		k->own = (void (*)(void *, size_t, size_t))fn;
+		k->init = (void *(*)(size_t, int, int))init;
+		k->fini = (void (*)(void *))dlsym(u->dl, iname);
+	} else {
+		u->convention = PMCSH_STREAM;
+		k->fn = (stream_fn)fn;
+	}
+}
+
+int userloop_open(struct userloop *u, const char *path, const char *symbol, const char *shown,
+		  char *msg, size_t len)
+{
+	memset(u, 0, sizeof *u);
+	const char *file_shown = shown ? shown : path;
+	int rc = check_elf(u, path, file_shown, msg, len);
+	if (rc)
+		return rc;
 	/* a path with a slash: dlopen takes it as a file, never a library search */
 	char file[4096];
 	snprintf(file, sizeof file, "%s%s", strchr(path, '/') ? "" : "./", path);
@@ -129,47 +196,10 @@ int userloop_open(struct userloop *u, const char *path, const char *symbol, cons
 	struct stream_kernel *k = &u->k;
 	snprintf(u->name, sizeof u->name, "%s", sym);
 	if (d) {
-		if (d->version != PMCSH_LOOP_VERSION)
-			return fail(u, EINVAL, msg, len, "%s: %s's version is not PMCSH_LOOP_VERSION (pmcsh/loop.h)", file_shown, dname);
-		if (d->convention != PMCSH_STREAM && d->convention != PMCSH_OWN)
-			return fail(u, EINVAL, msg, len, "%s: %s.convention is neither PMCSH_STREAM nor PMCSH_OWN", file_shown, dname);
-		if ((d->convention == PMCSH_STREAM && !d->stream) || (d->convention == PMCSH_OWN && !d->own))
-			return fail(u, EINVAL, msg, len, "%s: %s names no function for its convention", file_shown, dname);
-		if ((d->reads | d->writes) & ~7u || !isfinite(d->bytes) || d->bytes < 0 || !isfinite(d->flops) ||
-		    d->flops < 0 || !isfinite(d->elements_per_trip) || d->elements_per_trip < 0)
-			return fail(u, EINVAL, msg, len, "%s: %s: reads/writes outside PMCSH_A|B|C, or a negative "
-				    "or infinite number", file_shown, dname);
-		u->described = 1;
-		u->convention = d->convention;
-		if (d->name && *d->name)
-			snprintf(u->name, sizeof u->name, "%s", d->name);
-		if (d->description)
-			snprintf(u->description, sizeof u->description, "%s", d->description);
-		k->fn = d->convention == PMCSH_STREAM ? d->stream : NULL;
-		k->own = d->convention == PMCSH_OWN ? d->own : NULL;
-		k->init = d->init;
-		k->fini = d->fini;
-		k->reads = d->reads;
-		k->writes = d->writes;
-		k->reduction = d->reduction;
-		k->replay = d->convention == PMCSH_STREAM ? d->reference : NULL;
-		k->own_flops = d->flops;
-		k->bytes = d->bytes;
-		u->elements_per_trip = d->elements_per_trip;
+		if ((rc = take_described(u, d, dname, file_shown, msg, len)))
+			return rc;
 	} else {
-		char iname[160];
-		snprintf(iname, sizeof iname, "%s_init", sym);
-		void *init = dlsym(u->dl, iname);
-		if (init) {
-			snprintf(iname, sizeof iname, "%s_fini", sym);
-			u->convention = PMCSH_OWN;
-			k->own = (void (*)(void *, size_t, size_t))fn;
-			k->init = (void *(*)(size_t, int, int))init;
-			k->fini = (void (*)(void *))dlsym(u->dl, iname);
-		} else {
-			u->convention = PMCSH_STREAM;
-			k->fn = (stream_fn)fn;
-		}
+		take_bare(u, sym, fn);
 	}
 	if (u->convention == PMCSH_STREAM && !u->described) {
 		probe(k);

@@ -26,11 +26,9 @@
  * page-local prefetchers fetch it before it is asked for; in a 256-byte
  * slot with the pointer on a random line of it (the mixer) the line next to
  * the one loaded holds no pointer of the cycle, and where the next pointer
- * lies cannot be guessed (multichase's default, for the same reason).
- * Measured on a Xeon guest at 256 MiB, tlb order, 4 KiB pages: stride 64
- * read 0.65x the latency of 256 (multichase -s 64 the same); at 256 one
- * fixed word read 1.00x of the mixed layout there, but a line-stride
- * pattern is what other prefetchers learn, so the mixer stays. */
+ * lies cannot be guessed (multichase's default, for the same reason).  A
+ * fixed word in each slot would leave a line-stride pattern, which other
+ * prefetchers learn: the mixer stays. */
 #define WHY_LINE "one pointer per 64-byte line: the footprint is the size, and the next element " \
 	"is anywhere (random) or meant to be prefetched (stride)"
 #define WHY_SLOT "the next element is near the last (same page or group): with 64-byte elements " \

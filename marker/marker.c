@@ -653,42 +653,26 @@ static void prefault(void *p, size_t len)
 	__atomic_store_n((char *)p + len - 1, *((volatile char *)p + len - 1), __ATOMIC_RELAXED);
 }
 
-/* The calling thread's counters and part of the file, made at its first
- * call (after a fork, again).  NULL: this thread does not count. */
-static struct mk_self *self_open(void)
+/* The calling thread's state, mapped at its first call (no malloc in a
+ * guest); NULL when the mapping fails. */
+static struct mk_self *self_alloc(void)
 {
-	struct mk_self *s = self;
-	if (s && (s->off || s->rec))
-		return s->off ? NULL : s;
-	int first = 0;
-	pthread_mutex_lock(&mk.lock);
-	if (!mk.hdr && mk.state == 1) {
-		if (file_open() < 0)
-			mk.state = -1;
-		else
-			first = 1;
-	}
-	pthread_mutex_unlock(&mk.lock);
-	if (mk.state != 1)
+	void *p = mmap(NULL, sizeof(struct mk_self), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
 		return NULL;
-	if (!s) {
-		void *p = mmap(NULL, sizeof *s, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (p == MAP_FAILED)
-			return NULL;
-		s = p;
-		for (int i = 0; i < NEV; i++)
-			s->fd[i] = -1;
-		self = s;
-		if (mk.have_key)
-			pthread_setspecific(mk.key, s);
-	}
-	uint32_t t = __atomic_fetch_add(&mk.hdr->nthreads, 1, __ATOMIC_RELAXED);
-	if (t >= PMCSH_MK_MAX_THREADS) {
-		mk_warn(PMCSH_MK_W_THREADS, "more than %d threads counted regions: thread %ld's are ignored",
-			PMCSH_MK_MAX_THREADS, (long)syscall(SYS_gettid));
-		s->off = 1;
-		return NULL;
-	}
+	struct mk_self *s = p;
+	for (int i = 0; i < NEV; i++)
+		s->fd[i] = -1;
+	self = s;
+	if (mk.have_key)
+		pthread_setspecific(mk.key, s);
+	return s;
+}
+
+/* Opens the events on the calling thread, group by group, and enables
+ * them.  0; or -1, said once, the thread's counters closed and s off. */
+static int self_counters(struct mk_self *s)
+{
 	for (int k = 0; k < mk.nev; k++) {
 		int i = mk.order[k];
 		struct perf_event_attr a = mk.ev[i].attr;
@@ -703,7 +687,7 @@ static struct mk_self *self_open(void)
 				"that thread's regions are not counted", i + 1, a.type, (unsigned long long)a.config,
 				(long)syscall(SYS_gettid), strerror(e));
 			s->off = 1;
-			return NULL;
+			return -1;
 		}
 		s->fd[i] = (int)fd;
 	}
@@ -714,9 +698,15 @@ static struct mk_self *self_open(void)
 			mk_warn(PMCSH_MK_W_OPEN, "cannot enable the counters of thread %ld (%s): its regions are not "
 				"counted", (long)syscall(SYS_gettid), strerror(e));
 			s->off = 1;
-			return NULL;
+			return -1;
 		}
-	/* user-space reads: every event of a group mapped and granted, or none */
+	return 0;
+}
+
+/* User-space reads: every event of a group mapped and granted (rdpmc and
+ * the time fields), or none of it; s->fast when every event is. */
+static void self_map(struct mk_self *s)
+{
 	long psz = sysconf(_SC_PAGESIZE);
 	int user_read = 0;
 	for (int g = 0; g < mk.ngroups; g++) {
@@ -749,7 +739,38 @@ static struct mk_self *self_open(void)
 	s->fast = user_read && mk.ngroups > 0;
 	for (int i = 0; i < mk.nev; i++)
 		s->fast = s->fast && s->uev[i].page;
+}
 
+/* The calling thread's counters and part of the file, made at its first
+ * call (after a fork, again).  NULL: this thread does not count. */
+static struct mk_self *self_open(void)
+{
+	struct mk_self *s = self;
+	if (s && (s->off || s->rec))
+		return s->off ? NULL : s;
+	int first = 0;
+	pthread_mutex_lock(&mk.lock);
+	if (!mk.hdr && mk.state == 1) {
+		if (file_open() < 0)
+			mk.state = -1;
+		else
+			first = 1;
+	}
+	pthread_mutex_unlock(&mk.lock);
+	if (mk.state != 1)
+		return NULL;
+	if (!s && !(s = self_alloc()))
+		return NULL;
+	uint32_t t = __atomic_fetch_add(&mk.hdr->nthreads, 1, __ATOMIC_RELAXED);
+	if (t >= PMCSH_MK_MAX_THREADS) {
+		mk_warn(PMCSH_MK_W_THREADS, "more than %d threads counted regions: thread %ld's are ignored",
+			PMCSH_MK_MAX_THREADS, (long)syscall(SYS_gettid));
+		s->off = 1;
+		return NULL;
+	}
+	if (self_counters(s) < 0)
+		return NULL;
+	self_map(s);
 	struct pmcsh_mk_thread *rec = (void *)((char *)mk.hdr + sizeof *mk.hdr + (size_t)t * sizeof *rec);
 	prefault(rec, sizeof *rec);
 	rec->tid = (int32_t)syscall(SYS_gettid);

@@ -23,7 +23,7 @@ local cjson = require("cjson")
 local FORMAT = "pmcsh-health/1"
 -- The options that give health something to judge against.
 local THRESHOLDS = {"min-triad", "min-copy", "max-latency", "min-mlp"}
-local MAX_N = 1 << 26            -- elements per array: 1.5 GiB in all, ~0.2 s a triad at 10 GB/s
+local MAX_N = 1 << 26            -- elements per array: 1.5 GiB in all
 local MAX_CHAIN = 1 << 30
 
 local function usage(fmt, ...) error(recipe.usage("health: " .. string.format(fmt, ...)), 0) end
@@ -76,8 +76,8 @@ local function measure(o)
   -- the best speedup of k chains over one, at most k (multichase's
   -- simple/parallelN): chase.parallelism's mlp drops rows above k, and on a
   -- machine that serves a lone miss slower than misses under load that is
-  -- every row some runs (mlp 1, then 16, on one EPYC guest): a health
-  -- figure must not flip with that
+  -- every row in some runs, and mlp flips between 1 and k: a health figure
+  -- must not flip with that
   out[#out + 1] = metric("mlp", math.min(par.peak, o.mlp_max), "misses", "higher", nil, "best speedup, at most k",
     {size = o.chain, max = o.mlp_max}, {superlinear = par.superlinear})
   return out
@@ -228,8 +228,8 @@ The band: a baseline holds a node within the fleet's median widened by
 way), the wider.  The band must exceed a healthy node's own run-to-run
 spread, or health fails healthy nodes: -v prints each metric's spread
 inside the run, and several --measure-only runs of one node, compared,
-its spread from run to run.  Measured: 8 runs on a 2-core KVM guest that
-shares its host spread triad 6.5-21.8 GB/s, copy 4.3-20.2 GB/s, idle
+its spread from run to run.  Measured: 8 runs of a small virtual machine
+that shares its host spread triad 6.5-21.8 GB/s, copy 4.3-20.2 GB/s, idle
 latency 219-888 ns and mlp 9.5-16, up to a factor of 2.4 from their
 median, while a run's own repetitions spread 6-85%: there 10% fails
 healthy runs, a band of 2 (a factor of 3) holds, and no slowdown under

@@ -1,5 +1,4 @@
--- One shape per thing, kept by checks: no Lua file over 500 lines and no
--- function over 80 (luac's listing gives each function's lines); compare
+-- One shape per thing, kept by checks (the sizes: spec/09-sizes): compare
 -- reads typed metric records and decodes no recipe's own fields; the
 -- survey's renderers read its records, never the runs, and make no
 -- workload.
@@ -24,41 +23,6 @@ local function listing(rel)
   assert(p:close(), "luac5.4 -l -l " .. rel .. ": " .. out)
   return out
 end
-
--- Files over 500 lines, each until it is split (issue 33: split elsewhere).
-local LONG = {["lua/pmcsh/pmc.lua"] = true, ["lua/pmcsh/stat.lua"] = true, ["lua/pmcsh/stream.lua"] = true,
-  ["lua/pmcsh/recipe.lua"] = true}
-
-describe("the Lua files", function()
-  local files = lua_files()
-
-  it("hold at most 500 lines each, functions at most 80", function()
-    assert.is_true(#files > 50, #files .. " files")
-    local long, big = {}, {}
-    for _, rel in ipairs(files) do
-      local f = assert(io.open(root .. "/" .. rel))
-      local n = select(2, f:read("a"):gsub("\n", ""))
-      f:close()
-      if n > 500 and not LONG[rel] then long[#long + 1] = rel .. ": " .. n .. " lines" end
-      if n <= 500 and LONG[rel] then long[#long + 1] = rel .. ": " .. n .. " lines: take it off LONG" end
-      for a, b in listing(rel):gmatch("\nfunction <[^:]*:(%d+),(%d+)>") do
-        if b - a + 1 > 80 then big[#big + 1] = string.format("%s:%s: a function of %d lines", rel, a, b - a + 1) end
-      end
-    end
-    assert.are.same({}, long)
-    assert.are.same({}, big)
-  end)
-
-  it("are measured as they are: a long file and a long function are seen", function()
-    local dir = h.tmpdir()
-    h.write(dir .. "/f.lua", "local function f()\n" .. ("  local x = 1\n"):rep(85) .. "end\nreturn f\n")
-    local p = assert(io.popen("luac5.4 -l -l -p " .. h.shquote(dir .. "/f.lua")))
-    local a, b = p:read("a"):match("\nfunction <[^:]*:(%d+),(%d+)>")
-    p:close()
-    os.execute("rm -rf " .. h.shquote(dir))
-    assert.are.same({1, 87}, {tonumber(a), tonumber(b)})
-  end)
-end)
 
 describe("pmcsh compare", function()
   local compare = require("pmcsh.compare")

@@ -165,7 +165,7 @@ describe("the REPL with the engines", function()
       'pmc.probe(g, "loop", 1 << 50)',             -- days of a two-instruction loop
       'pmc.probe(g, "syscalls", 1 << 50)',
       'pmc.overhead{events = {"page-faults:u"}, n = 1 << 50}',
-      'require("pmcsh._pmc").windows(g, 1 << 50)',
+      'require("pmcsh._calib").windows(g, 1 << 50)',
       'require("pmcsh._sys").sleep(1e6)',
     }) do
       t:send("r" .. i .. " = " .. call .. "\n")

@@ -679,7 +679,7 @@ describe("pmc errors", function()
 end)
 
 describe("pmc rdpmc read protocol (perf_event_mmap_page)", function()
-  local C = require("pmcsh._pmc")
+  local C = require("pmcsh._replay")
   -- The page fields the x86 kernel writes for this machine's TSC, 2445.426
   -- MHz (dmesg "tsc: Detected 2445.426 MHz"): cyc2ns from
   -- clocks_calc_mult_shift(khz, NSEC_PER_MSEC, 0), i.e. time_shift 32 and

@@ -55,16 +55,20 @@ end)
 describe("pmcsh latency", function()
   it("steps from the L1 to memory: a 64 MiB chain is far slower than a 16 KiB one", function()
     local r = helpers.run({"latency", "--from", "16K", "--to", "64M", "--per_octave", "1",
-                           "--samples", "3", "--sample_ms", "5", "--json"})
+                           "--samples", "9", "--sample_ms", "1", "--json"})
     assert.are.equal(0, r.code, r.err)
     local _, rows = helpers.json_lines(r.out)
     assert.are.equal(13, #rows)                      -- 16K .. 64M, one per octave
     assert.are.same({"metric", "ns per load, 16K", "ns", "best"}, {rows[1].type, rows[1].name, rows[1].unit, rows[1].stat})
     assert.are.equal(16384, rows[1].context.size)
     assert.are.equal(64 << 20, rows[13].context.size)
-    assert.is_true(rows[1].value < 10, "inside L1: a few ns")
+    -- the recipe's 16 KiB row (the best of 9 short samples, some uncut on
+    -- a busy machine) in cycles measured here, in another process at
+    -- another moment: L1's few (spec/50's bounds), 20 for a clock that moved
+    local cycles = rows[1].value / helpers.cycle_ns()
+    assert.is_true(cycles >= 1.5 and cycles <= 20, string.format("inside L1: %.1f cycles", cycles))
     assert.is_true(rows[13].value > 5 * rows[1].value, "64 MiB is past the caches")
-    assert.are.equal(3, #rows[13].samples)           -- the samples kept, the best of them is the value
+    assert.are.equal(9, #rows[13].samples)           -- the samples kept, the best of them is the value
     assert.are.equal(rows[13].value, math.min(table.unpack(rows[13].samples)))
   end)
 
@@ -138,10 +142,11 @@ end)
 
 describe("pmcsh parallelism", function()
   it("finds several misses overlapped beyond the caches, each k's speedup from one chain", function()
-    -- a footprint of 4x the largest cache, from 256 MiB (at 64 MiB an EPYC
-    -- guest's caches held enough that only k <= 3 stayed under k) to 1 GiB
-    -- (a guest may report its host's whole L3: 508 MiB on an EPYC): rows a
-    -- cache holds give speedups above k, flagged and left out of mlp
+    -- a footprint of 4x the largest cache, from 256 MiB (at 64 MiB a
+    -- virtual machine's caches held enough that only k <= 3 stayed under k)
+    -- to 1 GiB (a virtual machine may report its host's whole L3, hundreds
+    -- of MiB): rows a cache holds give speedups above k, flagged and left
+    -- out of mlp
     local llc = 0
     for _, c in ipairs(require("pmcsh.machine").caches()) do llc = math.max(llc, c.size or 0) end
     local size = math.max(256 << 20, math.min(4 * llc, 1 << 30)) // (1 << 20) .. "M"
@@ -154,13 +159,18 @@ describe("pmcsh parallelism", function()
     -- overlap is physics on any out-of-order core; whether t1 is slower than
     -- each of k chains (every row above k, no mlp) depends on the machine
     assert.is_true(t.peak > 2, "an out-of-order core overlaps several misses")
-    local best
-    for _, row in ipairs(t.rows) do   -- above k: flagged, left out
-      if not row.superlinear and row.k > 1 then best = math.max(best or 0, row.speedup) end
+    -- k chains overlap at most k misses: the mlp is what one row measured,
+    -- its k chains' speedup, and no more than k (5% for noise) nor than
+    -- the best speedup; where every row ran above its k there is none
+    if t.value then
+      local row
+      for _, x in ipairs(t.rows) do if x.speedup == t.value then row = x end end
+      assert.is_true(row ~= nil or t.value == 1, "mlp " .. t.value .. " is a row's speedup")
+      local k = row and row.k or 1
+      assert.is_true(t.value >= 1 and t.value <= k * 1.05 and t.value <= t.peak, "mlp " .. t.value)
+    else
+      assert.matches("above k", t.why)
     end
-    if best and best < 1 then best = 1 end   -- every k > 1 slower than one chain: k = 1, no overlap
-    assert.are.equal(best, t.value)
-    if t.value then assert.is_true(t.value <= t.peak) else assert.matches("above k", t.why) end
   end)
 
   it("prints each size's mlp with its range over the rounds, or why there is none, and says why once", function()

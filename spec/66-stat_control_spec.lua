@@ -156,7 +156,7 @@ describe("pmc.run's env", function()
     assert.is_nil(os.getenv("PMCSH_X"))   -- pmcsh's own is untouched
     -- the binding's shape, as stat --regions calls it
     local path = os.tmpname()
-    local r = require("pmcsh._pmc").run({"page-faults:u"}, {"sh", "-c", 'printf %s "$PMCSH_X" > "$0"', path},
+    local r = require("pmcsh._run").run({"page-faults:u"}, {"sh", "-c", 'printf %s "$PMCSH_X" > "$0"', path},
       {env = {PMCSH_X = "1"}})
     assert.truthy(r)
     assert.are.equal("1", h.slurp(path))

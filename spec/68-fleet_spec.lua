@@ -40,7 +40,7 @@ describe("the fingerprint on this host", function()
   end)
 
   it("says the counting state the pmc module sees", function()
-    local env = require("pmcsh._pmc").environment()
+    local env = require("pmcsh._events").environment()
     assert.are.equal(env.paranoid, fp.perf_event_paranoid)
     assert.are.equal(env.cpu_pmu, fp.hardware_pmu)
     local pmus = {}

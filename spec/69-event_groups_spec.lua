@@ -281,7 +281,9 @@ describe("the same metric as perf's pmu-events formula, on the same reading", fu
     -- = topdown-fe-bound / (sum) - INT_MISC.UOP_DROPPING / slots
     -- (icl-metrics.json, spr-metrics.json).  On a reading where the metric
     -- register's slots are the general counters' (its definition), both agree.
-    for model, group_name in pairs({icl = "topdown-icl", icx = "topdown-icl", spr = "topdown-spr"}) do
+    local bad = {}
+    for _, model in ipairs({"icl", "icx", "spr"}) do
+      local group_name = "topdown-icl"
       local ours = {["TOPDOWN:SLOTS_P"] = 5e9, ["UOPS_ISSUED:ANY"] = 2.5e9, ["UOPS_RETIRED:SLOTS"] = 2e9,
                     ["INT_MISC:RECOVERY_CYCLES"] = 4e7, ["IDQ_UOPS_NOT_DELIVERED:CORE"] = 1.1e9, ["INT_MISC:UOP_DROPPING"] = 1e8}
       local perf = {["topdown-retiring"] = 2e9, ["topdown-fe-bound"] = 1.1e9, slots = 5e9, ["INT_MISC.UOP_DROPPING"] = 1e8}
@@ -293,7 +295,13 @@ describe("the same metric as perf's pmu-events formula, on the same reading", fu
         sum = sum + eval(g, model, name, ours)
       end
       near(1, sum, "the four add up to 1")
+      bad[model] = eval(g, model, "bad speculation", ours)
     end
+    -- one definition, the width its data: Ice Lake and Ice Lake-SP allocate
+    -- 5 slots a cycle, Sapphire Rapids 6, so each cycle of recovery costs
+    -- Sapphire Rapids one slot more
+    near(bad.icl, bad.icx, "bad speculation, icl and icx")
+    near(4e7 / 5e9, bad.spr - bad.icl, "a recovery cycle's sixth slot")
   end)
 
   it("Zen branch misprediction ratio and Zen 4 top-down level 1", function()

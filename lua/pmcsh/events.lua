@@ -137,6 +137,11 @@ function M.group(name)
       end
     end
   end
+  for model, k in pairs(t.constants or {}) do
+    if not named[model] or type(k) ~= "table" then
+      return nil, string.format("%s: constants.%s is not a table for one of its models", path, tostring(model))
+    end
+  end
   return t, path
 end
 
@@ -154,25 +159,29 @@ end
 
 -- A group as model `model` spells it: its events renamed by rename[model]
 -- (events a model names differently: DRAM_IO_NEAR on Zen 4 for Zen 3's
--- MEM_IO_LCL), and metrics that read each event under the name counted.
--- The file's table is left as it is.
+-- MEM_IO_LCL), and metrics that read each event under the name counted and
+-- get constants[model] (the model's own numbers: an allocation width) as
+-- their third argument, fn(e, ctx, k).  The file's table is left as it is.
 function M.for_model(t, model)
-  local map = (t.rename or {})[model]
+  local map, k = (t.rename or {})[model], (t.constants or {})[model]
   local out = {}
-  for k, v in pairs(t) do out[k] = v end
+  for key, v in pairs(t) do out[key] = v end
   out.model = model
-  if not map then return out end
-  local function name(e) return map[e] or e end
+  if not map and not k then return out end
+  local function name(e) return map and map[e] or e end
   out.events = {}
   for i, e in ipairs(t.events) do out.events[i] = name(e) end
   out.metrics = {}
   for i, m in ipairs(t.metrics or {}) do
     local evs = {}
     for j, e in ipairs(m.events or {}) do evs[j] = name(e) end
-    local fn = m.fn
-    out.metrics[i] = setmetatable({events = evs, fn = function(e, c)
-      return fn(setmetatable({}, {__index = function(_, k) return e[name(k)] end}), c)
-    end}, {__index = m})
+    local fn, spelled = m.fn, nil
+    if map then
+      spelled = function(e, c) return fn(setmetatable({}, {__index = function(_, key) return e[name(key)] end}), c, k) end
+    else
+      spelled = function(e, c) return fn(e, c, k) end
+    end
+    out.metrics[i] = setmetatable({events = evs, fn = spelled}, {__index = m})
   end
   return out
 end
@@ -356,12 +365,12 @@ do
   help.doc(M, "events", [[
 events: the data files of events/ (Lua tables loaded into an empty environment).
   events.load(name_or_path)    -> table, path  (or nil, message)
-  events.group(name)           -> a group file (events, metrics, models, rename), path
+  events.group(name)           -> a group file (events, metrics, models, rename, constants), path
   events.group_here(name)      -> the group spelled for this machine's model, path,
                                and why it does not fit here (nil when it does)
   events.models(t)             the libpfm4 PMUs a file is for ({} for any PMU)
   events.model_of(t, path)     the one of them here, or nil and why not
-  events.for_model(t, model)   the group as model spells its events (rename)
+  events.for_model(t, model)   the group as model spells its events (rename), with its constants
   events.pairs("A,B C,D" | file) -> list of pairs, {path=, pmu=, cpu=} for a file
   events.pmu_check(t, path[, pmus]) -> nil, or why the file's PMU is not this
                                machine's (pmus: events.machine_pmus() by default)

@@ -13,11 +13,24 @@ local NULL = has_cjson and cjson.null or nil
 local ESC = {['"'] = '\\"', ["\\"] = "\\\\", ["\b"] = "\\b", ["\f"] = "\\f", ["\n"] = "\\n", ["\r"] = "\\r",
              ["\t"] = "\\t"}
 
--- A string as cjson escapes it (quote, backslash, controls, DEL; other
--- bytes as they are, so a string reads back the same bytes).
-local function str(s)
-  return '"' .. s:gsub('[%c"\\]', function(c) return ESC[c] or string.format("\\u%04x", c:byte()) end) .. '"'
+local function escape(c) return ESC[c] or string.format("\\u%04x", c:byte()) end
+
+-- A string as a JSON string, the one escaper: quote, backslash, controls
+-- and DEL escaped as cjson escapes them; other bytes as they are, so the
+-- string reads back the same bytes.  text = true, for a reader that wants
+-- valid text (perf stat's --json, whatever a thread named itself): C1
+-- controls escaped too, and in a string that is not UTF-8 each byte >=
+-- 0x80 as the code point of its value.
+local function str(s, text)
+  if text and not utf8.len(s) then
+    s = s:gsub('[%c"\\\128-\255]', escape)
+  else
+    s = s:gsub('[%c"\\]', escape)
+    if text then s = s:gsub("\194([\128-\159])", escape) end
+  end
+  return '"' .. s .. '"'
 end
+M.string = str
 
 -- A number: an integer exactly, a double in 14 digits (cjson's
 -- encode_number_precision(14)); NaN and infinities are no JSON.

@@ -1,6 +1,7 @@
 -- Option values: a recipe's declared options ({name=, type=, min=, max=,
 -- choices=, ...}) converted and checked, once, for the command line,
--- recipe.run and the options a results file's header repeats.  Below the
+-- recipe.run and the options a results file's header repeats; and a
+-- command line's words read into them (getopt_long's forms, perf's).  Below the
 -- recipe host so that an experiment (the survey) checks its header with
 -- the very checks its options had.
 local plot = require("pmcsh.plot")
@@ -144,6 +145,172 @@ function M.convert(o, v)
     usage_error("option %s: %s is not a multiple of %d", flag_name(o), tostring(r), o.multiple)
   end
   return r
+end
+
+-- ---- a recipe's command line read into its option values -----------------
+
+-- Recipe r's option of that long or short name, or nil.
+function M.named(r, name)
+  for _, o in ipairs(r.options) do
+    if o.name == name or o.short == name then return o end
+  end
+  return nil
+end
+
+-- The option values of recipe r before any is given: its defaults, flags
+-- false.
+function M.defaults(r)
+  local opts = {}
+  for _, o in ipairs(r.options) do
+    if o.default ~= nil then opts[o.name] = M.convert(o, o.default)
+    elseif o.type == "flag" then opts[o.name] = false end
+  end
+  return opts
+end
+
+-- The words each option was given with, by opts table (weak): M.typed.
+local TYPED = setmetatable({}, {__mode = "k"})
+
+-- typed(name) -> the option as the user typed it ("-t 5", "--n=1T"), or
+-- as "--name value" when it was not typed (a default, recipe.run): what a
+-- message about a value refused later names.
+function M.typed(opts)
+  local words = TYPED[opts] or {}
+  return function(name)
+    return words[name] or string.format("--%s %s", name:gsub("_", "-"), tostring(opts[name]))
+  end
+end
+
+-- The options of r whose long name starts with `prefix`: perf's (and
+-- getopt_long's) abbreviations, --rep for --repeat.
+local function prefixed(r, prefix)
+  local out = {}
+  for _, o in ipairs(r.options) do
+    if o.name:gsub("_", "-"):sub(1, #prefix) == prefix then out[#out + 1] = o end
+  end
+  return out
+end
+
+-- The words of a command line for recipe r, in order, without converting
+-- any value: calls fn(kind, word, o, value) with kind "option" (o the
+-- option, value the word given or nil for a flag, and whether the value was
+-- in the word itself; a long option may be given by a prefix of its name
+-- that no other option's starts with), "unknown" (a word that looks like an
+-- option r does not have), "ambiguous" (a prefix of several options' names,
+-- o the list of them), "needs" (o lacks its value),
+-- "arg" (a positional word) or "rest" (the words after "--", or, for a
+-- recipe that declares `command = true`, the first positional word and all
+-- after it: a command's own options are its own, as perf stat and env stop
+-- at the command's name).  fn returning true stops the walk.
+local function walk(r, argv, fn)
+  local i = 1
+  while i <= #argv do
+    local a = argv[i]
+    if a == "--" then
+      fn("rest", a, nil, table.move(argv, i + 1, #argv, 1, {}))
+      return
+    end
+    local long, inline = a:match("^%-%-([%w_%-]+)=(.*)$")
+    long = long or a:match("^%-%-([%w_%-]+)$")
+    local short = not long and a:match("^%-(%a)$")
+    if not long and not short then
+      -- a value attached to a short option, as getopt allows: -x, -r3
+      local s, rest = a:match("^%-(%a)(.+)$")
+      local o = s and M.named(r, s)
+      if o and o.short == s and o.type ~= "flag" then short, inline = s, rest end
+      -- a counted flag repeated in one word, as perf's -dd and -vv
+      if o and o.short == s and o.counted and rest == string.rep(s, #rest) then
+        for _ = 1, #rest do
+          if fn("option", "-" .. s, o) then return end
+        end
+        short = s
+      end
+    end
+    local stop
+    if long or short then
+      local key = long or short
+      local o = M.named(r, key) or M.named(r, (key:gsub("%-", "_")))
+      local candidates = not o and long and prefixed(r, long) or {}
+      if #candidates == 1 then o = candidates[1] end
+      if not o then
+        stop = fn(#candidates > 1 and "ambiguous" or "unknown", a, candidates)
+      else
+        local v = inline
+        if v == nil and o.type ~= "flag" then
+          i = i + 1
+          v = argv[i]
+          if v == nil then return fn("needs", a, o) end
+        end
+        stop = fn("option", a, o, v, inline ~= nil)
+      end
+    elseif a:match("^%-.") and not tonumber(a) then
+      stop = fn("unknown", a)
+    elseif r.command then
+      fn("rest", a, nil, table.move(argv, i, #argv, 1, {}))
+      return
+    else
+      stop = fn("arg", a)
+    end
+    if stop then return end
+    i = i + 1
+  end
+end
+
+-- Whether a command line asks for the recipe's help: -h or --help where an
+-- option may stand (not an option's value, not the command's own words).
+function M.wants_help(r, argv)
+  local help = false
+  walk(r, argv, function(kind, word)
+    if (kind == "unknown" or kind == "option") and (word == "--help" or word == "-h") then help = true end
+    return help
+  end)
+  return help
+end
+
+-- Parses command-line words for recipe r: returns opts, positional args.
+-- "--name value", "--name=value", "-s value", flags without a value, "--".
+function M.parse(r, argv)
+  errors.check("parse", 1, r, "table")
+  errors.check("parse", 2, argv, "table")
+  local opts, args = M.defaults(r), {}
+  local typed = {}
+  TYPED[opts] = typed
+  local given = {}   -- list options given on this command line accumulate: -e a -e b
+  walk(r, argv, function(kind, a, o, v, inline)
+    if kind == "rest" then
+      if #v > 0 and not r.usage then
+        usage_error("%s: takes no arguments, got '%s'%s (pmcsh %s --help)", r.name, v[1],
+          a == "--" and " after --" or "", r.name)
+      end
+      table.move(v, 1, #v, #args + 1, args)
+    elseif kind == "unknown" then
+      usage_error("%s: unknown option '%s' (pmcsh %s --help lists the options)", r.name, a, r.name)
+    elseif kind == "ambiguous" then
+      local names = {}
+      for i, c in ipairs(o) do names[i] = "--" .. c.name:gsub("_", "-") end
+      usage_error("%s: option '%s' is ambiguous: %s", r.name, a, table.concat(names, ", "))
+    elseif kind == "needs" then
+      usage_error("%s: option '%s' needs a value", r.name, a)
+    elseif kind == "arg" then
+      if not r.usage then
+        usage_error("%s: unexpected argument '%s' (pmcsh %s --help)", r.name, a, r.name)
+      end
+      args[#args + 1] = a
+    else
+      local cv = M.convert(o, v == nil or v)
+      typed[o.name] = (v == nil or inline) and a or (a .. " " .. tostring(v))
+      if o.counted then   -- a flag given n times is n (-d -d, -dd)
+        cv = (given[o.name] and opts[o.name] or 0) + 1
+      end
+      if o.type == "list" and given[o.name] then
+        for _, x in ipairs(cv) do table.insert(opts[o.name], x) end
+      else
+        opts[o.name] = cv
+      end
+      given[o.name] = true
+    end
+  end)
+  return opts, args
 end
 
 return M

@@ -6,6 +6,7 @@ local csys = require("pmcsh._sys")
 local doc = require("pmcsh.help").doc
 local errors = require("pmcsh.errors")
 local format = require("pmcsh.stat.format")
+local json = require("pmcsh.json")
 local machine = require("pmcsh.machine")
 local pmc = require("pmcsh.pmc")
 local results = require("pmcsh.results")
@@ -159,7 +160,7 @@ went wrong, in words).  Counts are integers, exact.]])
 
 -- ---- formats --------------------------------------------------------------
 
-local is_clock, json_str = format.is_clock, format.json_str
+local is_clock = format.is_clock
 
 -- perf stat's number: clocks in msec, "%.2f"; counts as the integers they are.
 local function count_str(name, v)
@@ -224,14 +225,14 @@ local function write_json(res, w)
   for _, m in ipairs(res.regions) do
     for _, row in ipairs(rows_of(m)) do
       for i, ev in ipairs(res.events) do
-        local s = {string.format('{"region" : %s, "thread" : %s, "calls" : %d, "iterations" : %d, ', json_str(m.name),
-          row.thread == "all" and '"all"' or tostring(row.thread), row.calls, row.iterations)}
+        local s = {string.format('{"region" : %s, "thread" : %s, "calls" : %d, "iterations" : %d, ',
+          json.string(m.name, true), row.thread == "all" and '"all"' or tostring(row.thread), row.calls, row.iterations)}
         s[#s + 1] = string.format('"counter-value" : "%s", ', count_str(ev, row.inclusive[i]))
         if not no_exclusive(row) then
           s[#s + 1] = string.format('"exclusive-value" : "%s", ', count_str(ev, row.exclusive[i]))
         end
         s[#s + 1] = string.format('"unit" : %s, "event" : %s, "event-runtime" : %d, "pcnt-running" : %.2f, ' ..
-          '"marker-pairs" : %d}', json_str(unit_of(ev)), json_str(ev), row.running[i],
+          '"marker-pairs" : %d}', json.string(unit_of(ev), true), json.string(ev, true), row.running[i],
           pct(row.enabled[i], row.running[i]), row.inner)
         w:write(table.concat(s), "\n")
       end

@@ -6,9 +6,9 @@
 -- stat 6.1's formats.
 local errors = require("pmcsh.errors")
 local events = require("pmcsh.events")
+local aggregate = require("pmcsh.stat.aggregate")
 local format = require("pmcsh.stat.format")
 local machine = require("pmcsh.machine")
-local metrics = require("pmcsh.metrics")
 local options = require("pmcsh.options")
 local pmc = require("pmcsh.pmc")
 local regions = require("pmcsh.regions")
@@ -267,7 +267,7 @@ local function probe_events(c)
   c.events, c.idx, c.tool, c.typed = {}, {}, {}, table.move(c.all, 1, #c.all, 1, {})
   for k, name in ipairs(c.all) do
     local counted, row, status
-    if TOOLS[name] then counted, row = false, name; c.tool[name] = true
+    if TOOLS[name] then counted, row = false, name; c.tool[name] = TOOLS[name].time
     elseif c.unfit[name] then counted, row = false, name
     else
       counted, row, status = probe_one(pmc, privileged(c, name), target)
@@ -294,179 +294,23 @@ local function probe_events(c)
   return c
 end
 
--- Where each instance counted (c.place: cpu topology, or the thread) and
--- pmc.run's targets.
-local function place_targets(c)
-  local topo = machine
-  c.place = {}
-  if c.cpus then
-    for _, cpu in ipairs(c.cpus) do c.place[cpu] = topo.of(cpu) end
-    c.targets = {{cpus = c.cpus}}
-  elseif c.tids then
-    c.targets = {}
-    -- inherit: the threads and children a target starts while counted are
-    -- counted with it, as perf's attr.inherit (off with -i)
-    for k, t in ipairs(c.tids) do
-      c.targets[k] = {pid = t, inherit = c.inherit}
-      c.place[k] = {tid = t, comm = topo.comm(t)}
-    end
-  end
-end
-
--- inst[i]: event i's instances {key..., value, enabled, running} in reading r
-local function instances(c, r)
-  local inst = {}
-  for i = 1, #c.events do
-    local list = {}
-    if c.cpus then
-      for _, x in ipairs(r[1][i].cpus or {}) do
-        local p = c.place[x.cpu] or machine.of(x.cpu)
-        list[#list + 1] = {cpu = x.cpu, socket = p.socket, die = p.die, core = p.core, node = p.node,
-                           value = x.value, enabled = x.enabled, running = x.running}
-      end
-    elseif c.tids then
-      for k, rd in ipairs(r) do
-        if rd then   -- false: a thread gone before it was opened
-          list[#list + 1] = {tid = c.place[k].tid, comm = c.place[k].comm,
-                             value = rd[i].value, enabled = rd.enabled, running = rd.running}
-        end
-      end
-    else
-      list[1] = {value = r[i].value, enabled = r.enabled, running = r.running}
-    end
-    inst[i] = list
-  end
-  return inst
-end
-
--- instances minus the previous cumulative ones (for -I)
-local function minus(cur, prev)
-  if not prev then return cur end
-  local d = {}
-  for i, list in ipairs(cur) do
-    d[i] = {}
-    for k, x in ipairs(list) do
-      local p = prev[i][k] or {value = 0, enabled = 0, running = 0}
-      local y = {}
-      for kk, v in pairs(x) do y[kk] = v end
-      y.value, y.enabled, y.running = x.value - p.value, x.enabled - p.enabled, x.running - p.running
-      d[i][k] = y
-    end
-  end
-  return d
-end
-
--- the aggregates of mode M: {key -> {fields..., nr, [i] = {value, enabled, running}}}, and their keys in order
-local function aggregate(M, inst)
-  local aggs, keys = {}, {}
-  for i, list in ipairs(inst) do
-    for _, x in ipairs(list) do
-      local k = M.key(x)
-      local a = aggs[k]
-      if not a then
-        a = {cpu = x.cpu, socket = x.socket, die = x.die, core = x.core, node = x.node, tid = x.tid,
-             comm = x.comm, nr = 0, sum = {}}
-        aggs[k] = a
-        keys[#keys + 1] = k
-      end
-      if i == 1 then a.nr = a.nr + 1 end
-      local s = a.sum[i] or {value = 0, enabled = 0, running = 0}
-      s.value, s.enabled, s.running = s.value + x.value, s.enabled + x.enabled, s.running + x.running
-      a.sum[i] = s
-    end
-  end
-  table.sort(keys)
-  return aggs, keys
-end
-
--- The rows of a table, summed run by run as perf stat sums them: the
--- first run's aggregates (aggs, their keys in order), the elapsed times'
--- running statistics (elapsed), and per key and event a cell {stats,
--- enabled, running, first, nonzero}: the running statistics of its value
--- (metrics.running), its enabled and running times summed over the runs,
--- the first run's value and whether any run's was not 0.  Nothing grows
--- with the runs: -r 1000000 keeps what -r 2 keeps.
-local function table_acc()
-  return {elapsed = metrics.running(), cells = {}}
-end
-
--- Adds a run's (or an interval's) times (seconds: elapsed, its length;
--- user and sys, the command's rusage, none for an interval) and its
--- aggregates aggs, keys (aggregate's two results) to acc.
-local function fold(c, acc, times, aggs, keys)
-  if not acc.keys then acc.aggs, acc.keys = aggs, keys end
-  metrics.update(acc.elapsed, times.elapsed)
-  for _, k in ipairs(acc.keys) do
-    local cell = acc.cells[k]
-    if not cell then cell = {}; acc.cells[k] = cell end
-    for _, name in ipairs(c.all) do
-      local t = cell[name]
-      if not t then t = {stats = metrics.running(), enabled = 0, running = 0}; cell[name] = t end
-      local i, v = c.idx[name], 0
-      if c.tool[name] then   -- the run's (or interval's) time in ns; 0 reads <not counted>, as perf's
-        v = math.floor((times[TOOLS[name].time] or 0) * 1e9 + 0.5)
-        t.enabled, t.running = t.enabled + v, t.running + v
-      elseif i and c.counted then
-        local s = aggs[k] and aggs[k].sum[i] or {value = 0, enabled = 0, running = 0}
-        v, t.enabled, t.running = s.value, t.enabled + s.enabled, t.running + s.running
-      end
-      metrics.update(t.stats, v)
-      if t.first == nil then t.first = v end
-      t.nonzero = t.nonzero or v ~= 0
-    end
-  end
-end
-
 -- ---- the runs ----
 -- the -I rows of instances d at time t, under a header every 25 intervals
 local function interval_rows(c, d, t)
   if not c.sep and not c.json and c.printed % 25 == 0 then c.out:write(c.M.header, "\n") end
-  local acc = table_acc()
-  fold(c, acc, {elapsed = t - (c.last_t or 0)}, aggregate(c.M, d))
+  local acc = aggregate.acc()
+  aggregate.fold(c, acc, {elapsed = t - (c.last_t or 0)}, aggregate.aggregate(c.M, d))
   c.last_t = t
   format.table(c, t, acc, c.interval / 1000)
 end
 
 local function tick(c, r, t)
-  local inst = instances(c, r)
-  local d = minus(inst, c.prev)
+  local inst = aggregate.instances(c, r)
+  local d = aggregate.minus(inst, c.prev)
   c.prev = inst
   interval_rows(c, d, t)
   c.printed = c.printed + 1
   c.out:flush()
-end
-
--- What perf stat says on stderr of its delay's end and of each control
--- command (pr_info), said after the run: the switches themselves were
--- made in C while the command ran.  A named event is perf's, not pmcsh's.
-local SAID = {enabled = "Events enabled", disabled = "Events disabled", malformed = "failed: wrong command"}
-
-local function said_control(log)
-  local named = false
-  for _, what in ipairs(log or {}) do
-    if SAID[what] then io.stderr:write(SAID[what], "\n")
-    elseif not named then
-      named = true
-      io.stderr:write("pmcsh stat: 'enable EVENT' and 'disable EVENT' on the control channel are ignored: ",
-        "pmcsh switches all events together ('enable', 'disable')\n")
-    end
-  end
-end
-
--- perf -v's lines after a run: each event's count, enabled and running
--- times summed over its instances (to the counts' output), or that it was
--- not read (to stderr).
-local function said_counts(c, inst)
-  for _, name in ipairs(c.all) do
-    local i = c.idx[name]
-    if i and c.counted then
-      local v, e, r = 0, 0, 0
-      for _, x in ipairs(inst[i]) do v, e, r = v + x.value, e + x.enabled, r + x.running end
-      c.out:write(string.format("%s: %d %d %d\n", name, v, e, r))
-    elseif not c.tool[name] then
-      io.stderr:write("failed to read counter ", name, "\n")
-    end
-  end
 end
 
 -- The runs (one with -I, its rows printed as they come), summed as they
@@ -474,16 +318,16 @@ end
 -- run's user and sys times, and the exit status (the command's, or 128 +
 -- the signal that stopped it).  nil, status when a run fails.
 local function count(c)
-  local runs = {acc = table_acc(), n = 0, status = 0}
+  local runs = {acc = aggregate.acc(), n = 0, status = 0}
   for rep = 1, c.repeats do
     c.prev, c.last_t = nil, nil
-    if c.delay ~= 0 then io.stderr:write(SAID.disabled, "\n") end   -- perf's, on stderr whatever -o says
+    if c.delay ~= 0 then format.said_control({"disabled"}) end   -- perf's, on stderr whatever -o says
     -- every thread of the machine: one that ends before it is opened is left out (false)
     local r, info, _, cmd_status = pmc.run{events = c.events, cmd = #c.args > 0 and c.args or nil,
       targets = c.targets, until_pid = #c.args == 0 and c.until_pid or nil, missing_ok = c.system_threads,
       inherit = c.inherit, delay_ms = c.delay ~= 0 and c.delay or nil, control = c.control,
       interval_ms = c.interval, on_interval = c.interval and function(rr, t) tick(c, rr, t) end or nil}
-    if r then said_control(info.control_log) end
+    if r then format.said_control(info.control_log) end
     if not r then   -- a command that cannot run: 127 or 126, as env(1) and nohup exit
       if not c.counted and not cmd_status then
         -- the placeholder failed: the user's events and then why the target opens nothing
@@ -497,13 +341,15 @@ local function count(c)
     end
     if c.interval then
       -- the last, partial interval, as perf prints it
-      local inst = instances(c, r)
+      local inst = aggregate.instances(c, r)
       local t = info.elapsed
-      if not c.prev or t - (c.printed * c.interval / 1000) > 1e-3 then interval_rows(c, minus(inst, c.prev), t) end
+      if not c.prev or t - (c.printed * c.interval / 1000) > 1e-3 then
+        interval_rows(c, aggregate.minus(inst, c.prev), t)
+      end
     else
-      local inst = instances(c, r)
-      if c.verbose > 0 then said_counts(c, inst) end
-      fold(c, runs.acc, info, aggregate(c.M, inst))
+      local inst = aggregate.instances(c, r)
+      if c.verbose > 0 then format.said_counts(c, inst) end
+      aggregate.fold(c, runs.acc, info, aggregate.aggregate(c.M, inst))
     end
     runs.n = rep
     if rep == 1 then runs.user, runs.sys = info.user or 0, info.sys or 0 end
@@ -539,7 +385,7 @@ function M.count(c)
   end
   local ok, status = probe_events(c)
   if not ok then return nil, status end
-  place_targets(c)
+  aggregate.place(c)
   return count(c)
 end
 

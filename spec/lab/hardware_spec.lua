@@ -133,7 +133,7 @@ describe("hardware counters", function()
     local groups = {}
     for i = 1, 12 do groups[i] = assert(pmc.group{"instructions:u"}) end
     for _, g in ipairs(groups) do g:start() end
-    require("pmcsh._pmc").probe(alone, "loop", 20 * N)            -- the work, inside every group's window
+    require("pmcsh._calib").probe(alone, "loop", 20 * N)            -- the work, inside every group's window
     for _, g in ipairs(groups) do g:stop() end
     local seen = 0
     for _, g in ipairs(groups) do
@@ -177,12 +177,12 @@ describe("user-space counter reads (rdpmc; on Arm, PMU registers at EL0)", funct
 
   it("count a window driven from Lua at two method calls over C's, and one store per event read", function()
     -- instructions:u around 2,000 empty windows over software events: from
-    -- C (_pmc.windows), and from Lua as g:start(); g:stop(r), which also
+    -- C (_calib.windows), and from Lua as g:start(); g:stop(r), which also
     -- computes the delta and stores the group's times and each entry's
     -- value into r.  Bounds a little over what the lab counts (the figures
     -- are in the commit that set them).
     if not h.need(env.cpu_pmu, NO_HW) then return end
-    local C = require("pmcsh._pmc")
+    local C = require("pmcsh._calib")
     local outer <close> = assert(pmc.group{"instructions:u"})
     local W = 2000
     local function per_window(fn)

@@ -111,6 +111,23 @@ function M.have(cmd)
   return false, cmd .. " is not installed"
 end
 
+-- The time of one cycle of this cpu, measured now: an iteration of
+-- pmc.probe's loop (a decrement and a branch back: one cycle by its
+-- dependency on the counter, two at most on any core that runs it), on the
+-- thread's own clock (task-clock: a preemption does not lengthen it), the
+-- best of five runs of 10^7.  What a spec compares a latency with, so that
+-- "a few cycles" holds on a machine of any speed.
+function M.cycle_ns()
+  local pmc = require("pmcsh.pmc")
+  local g <close> = assert(pmc.group{"task-clock"})
+  local best, n = math.huge, 10000000
+  for _ = 1, 5 do
+    local r = assert(pmc.probe(g, "loop", n))
+    best = math.min(best, r[1].value / n)
+  end
+  return best
+end
+
 -- Whether the specs run as root (uid 0).
 function M.is_root()
   local p = assert(io.popen("id -u"))

@@ -2,6 +2,8 @@
 -- each file, the pmcsh modules it requires, and where (a function body or
 -- a pcall instead of the chunk's top); a recipe may not reach a C module
 -- (pmcsh._sys).  Used by spec/09-floors_spec.lua.
+local graph = require("graph")
+
 local M = {}
 
 local function listing(path)
@@ -114,33 +116,8 @@ function M.check(root)
       end
     end
   end
-  -- cycles: depth-first search, each back edge a cycle
   table.sort(problems)
-  local cycles, state, stack = {}, {}, {}
-  local function visit(n)
-    state[n] = "open"
-    stack[#stack + 1] = n
-    local next_ = {}
-    for m in pairs(edges[n] or {}) do next_[#next_ + 1] = m end
-    table.sort(next_)
-    for _, m in ipairs(next_) do
-      if state[m] == "open" then
-        local c = {}
-        for i = #stack, 1, -1 do table.insert(c, 1, stack[i]); if stack[i] == m then break end end
-        c[#c + 1] = m
-        cycles[#cycles + 1] = c
-      elseif not state[m] then
-        visit(m)
-      end
-    end
-    stack[#stack] = nil
-    state[n] = "done"
-  end
-  local names = {}
-  for n in pairs(edges) do names[#names + 1] = n end
-  table.sort(names)
-  for _, n in ipairs(names) do if not state[n] then visit(n) end end
-  return {problems = problems, cycles = cycles, edges = edges}
+  return {problems = problems, cycles = graph.cycles(edges), edges = edges}
 end
 
 -- README.md's table of Lua floors: {name = rank}, rank growing floor by

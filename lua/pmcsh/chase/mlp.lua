@@ -24,13 +24,13 @@ local SUPERLINEAR = 1.05   -- speedup / k above this: not memory-level paralleli
 local DRIFT = 0.10         -- t1 first and last further apart than this: the residency changed
 
 -- A speedup above k: near a cache's size k chains revisit each line k times
--- sooner and keep lines one chain loses; far beyond the caches some guests
--- serve a lone miss slower than misses under load.
+-- sooner and keep lines one chain loses; far beyond the caches a machine
+-- may serve a lone miss slower than misses under load.
 M.SUPERLINEAR_WHY = "a speedup above k cannot come from overlapping misses: each of the k chains ran faster than " ..
   "one chain alone (t1), either because k chains revisit their lines k times sooner and a cache keeps more of " ..
   "them (near a cache's size: compare the footprint with the caches), or because the machine serves a lone miss " ..
-  "slower than misses under load (seen far beyond the caches on a cloud guest, where multichase's " ..
-  "simple/parallelN ratio is as far above N); such rows are marked superlinear and left out of mlp, and peak " ..
+  "slower than misses under load (far beyond the caches; multichase's simple/parallelN ratio is then as far " ..
+  "above N); such rows are marked superlinear and left out of mlp, and peak " ..
   "keeps the raw best speedup"
 
 local NO_OVERLAP = "no k > 1 ran faster per load than one chain: the misses did not overlap (mlp 1, at k = 1)"

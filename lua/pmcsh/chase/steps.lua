@@ -75,8 +75,8 @@ M.steps = doc(errors.facade("steps", function(rows, caches)
       if mem.cache_size == llc.size then mem.cache_level, mem.cache_size = nil, nil end
     end
     res.below_llc = true
-    res.note = string.format("%s well below the L%d of %s that sysfs reports%s: this guest does not own the "
-      .. "last-level cache it reports (other tenants, or other core complexes, hold the rest)",
+    res.note = string.format("%s well below the L%d of %s that sysfs reports%s: this machine does not own the "
+      .. "last-level cache it reports (a virtual machine's other tenants, or other core complexes, hold the rest)",
       mem and string.format("the step to memory (%s -> %s) comes", numbers.size(mem.from), numbers.size(mem.to))
         or "the curve reaches memory's latency", llc.level, numbers.size(llc.size),
       near_memory and string.format("; at %s, half of it, a load already takes %.0f%% of memory's %.1f ns",
@@ -98,6 +98,6 @@ the LLC a load already takes 60% or more of memory's latency (the first
 point past twice the LLC: an LLC the chain owns serves it far faster), the
 step into memory is below_llc (not matched to the LLC; it may be the step
 out of the level below, merged), res.below_llc is true and note says so
-in words: a guest that does not own the LLC it reports.]])
+in words: a machine that does not own the LLC it reports.]])
 
 return M

@@ -2,7 +2,9 @@
 -- modes' prefix fields, the std table, -x SEP and --json rows with perf's
 -- fields in its order in every mode (-I, -A, --per-*), the shadow metrics,
 -- the summary's header and times, and the writer every line goes through.
-local metrics = require("pmcsh.metrics")
+local json = require("pmcsh.json")
+local formulas = require("pmcsh.formulas")
+local statistics = require("pmcsh.statistics")
 local pmc = require("pmcsh.pmc")
 local sys = require("pmcsh.sys")
 local text = require("pmcsh.text")
@@ -60,19 +62,6 @@ local function metric_of(name, mean, clock_ns, elapsed_s)
   return rate, unit
 end
 
--- A JSON string: quote, backslash and every control character escaped
--- (C1 too), and each byte of a string that is not UTF-8 (a thread's name
--- is any 15 bytes) as the code point of its value.
-local function json_str(s)
-  local esc = function(c) return string.format("\\u%04x", c:byte()) end
-  if not utf8.len(s) then
-    s = s:gsub('[%c"\\\128-\255]', esc)
-  else
-    s = s:gsub('[%c"\\]', esc):gsub("\194([\128-\159])", esc)
-  end
-  return '"' .. s .. '"'
-end
-
 -- ---- aggregation modes: perf's prefix fields per mode ----------------------
 -- key(inst) names an instance's aggregate; std/csv/json write its fields
 -- (perf 6.1's aggr_printout); header is the -I table's first line.
@@ -114,7 +103,7 @@ local MODES = {
   thread = {key = function(i) return string.format("%010d", i.tid) end,
     csv = function(a) return {text.inert(a.comm) .. "-" .. a.tid} end,
     std = function(a) return string.format("%16s-%-8d ", text.inert(a.comm), a.tid) end,
-    json = function(a) return string.format('"thread" : %s, ', json_str(a.comm .. "-" .. a.tid)) end,
+    json = function(a) return string.format('"thread" : %s, ', json.string(a.comm .. "-" .. a.tid, true)) end,
     header = "#           time             comm-pid                  counts unit events"},
 }
 -- perf prints aggregates first, events within, except for -A and --per-thread
@@ -170,10 +159,10 @@ local function json_row(c, w)
   if w.pre then s[#s + 1] = string.format('"interval" : %s, ', w.pre:match("%S+")) end
   s[#s + 1] = c.M.json(w.a)
   s[#s + 1] = string.format('"counter-value" : "%s", "unit" : %s, "event" : %s, ', w.status or string.format("%f", w.v),
-    json_str(w.unit), json_str(w.name))
+    json.string(w.unit, true), json.string(w.name, true))
   if w.n > 1 then s[#s + 1] = string.format('"variance" : %.2f, ', w.rse) end
   s[#s + 1] = string.format('"event-runtime" : %d, "pcnt-running" : %.2f, "metric-value" : %f, "metric-unit" : %s}',
-    w.runtime, w.pct, w.metric or 0, json_str(w.munit or ""))
+    w.runtime, w.pct, w.metric or 0, json.string(w.munit or "", true))
   c.out:write(table.concat(s), "\n")
 end
 
@@ -223,7 +212,7 @@ local function metric_only_lines(c)
   for i, col in ipairs(c.columns) do
     local unit, v = col[1], col[2]
     if c.json then
-      vals[i] = string.format('{"metric-value" : %s}', json_str(v:match("^%s*(.-)%s*$")))
+      vals[i] = string.format('{"metric-value" : %s}', json.string(v:match("^%s*(.-)%s*$"), true))
     elseif c.sep then
       if unit ~= "" then head[#head + 1] = unit .. c.sep end
       vals[i] = v:match("^%s*([%d.]*)") .. c.sep
@@ -245,7 +234,7 @@ local function row(c, prefix_t, a, name, t, el_s, clock_ns, metric_v)
   local m = 0
   if not c.tool[name] and (not c.idx[name] or not c.counted) then w.status = "<not supported>"; w.unit = ""
   elseif runs == 0 then w.status = "<not counted>"
-  else m = t.stats.mean; w.rse = select(2, metrics.mean_error(t.stats)) end
+  else m = t.stats.mean; w.rse = select(2, statistics.mean_error(t.stats)) end
   w.v = w.unit == "msec" and m / 1e6 or m
   w.pct = (not w.status and ens > 0) and 100 * runs / ens or 100
   w.runtime = w.status and 0 or math.floor(runs / w.n + 0.5)
@@ -260,13 +249,13 @@ end
 
 -- -M metrics of one aggregate: {[event] = {value, unit}} on the row of each
 -- metric's first event; one that cannot be evaluated here is left out
--- (metrics.eval: a Ctrl-C inside one stops the stat, as elsewhere).
+-- (formulas.eval: a Ctrl-C inside one stops the stat, as elsewhere).
 local function metric_rows(list, means, el_s)
   local at = {}
   for _, mt in ipairs(list) do
     local first = mt.events and mt.events[1]
     if first and not at[first] then
-      local v = metrics.eval(mt, means, {seconds = el_s})
+      local v = formulas.eval(mt, means, {seconds = el_s})
       if v then at[first] = {v, mt.name} end
     end
   end
@@ -344,7 +333,7 @@ end
 -- the table of the runs, with perf's header and times in the table format
 local function print_summary(c, runs)
   local n, el = runs.n, runs.acc.elapsed.mean
-  local se, rse = metrics.mean_error(runs.acc.elapsed)
+  local se, rse = statistics.mean_error(runs.acc.elapsed)
   local tabular = not c.sep and not c.json
   if tabular then
     c.out:write(string.format("\n Performance counter stats for %s%s:\n\n",
@@ -370,9 +359,42 @@ local function print_summary(c, runs)
 end
 
 M.is_clock = is_clock
-M.json_str = json_str
 M.MODES = MODES
 M.open = open_output
 M.table = print_table
 M.summary = print_summary
+-- What perf stat says on stderr of its delay's end and of each control
+-- command (pr_info: log, a list of "enabled", "disabled", "malformed" or
+-- an event's name), said after the run: the switches themselves were made
+-- in C while the command ran.  A named event is perf's, not pmcsh's.
+local SAID = {enabled = "Events enabled", disabled = "Events disabled", malformed = "failed: wrong command"}
+
+function M.said_control(log)
+  local named = false
+  for _, what in ipairs(log or {}) do
+    if SAID[what] then io.stderr:write(SAID[what], "\n")
+    elseif not named then
+      named = true
+      io.stderr:write("pmcsh stat: 'enable EVENT' and 'disable EVENT' on the control channel are ignored: ",
+        "pmcsh switches all events together ('enable', 'disable')\n")
+    end
+  end
+end
+
+-- perf -v's lines after a run: each event's count, enabled and running
+-- times summed over its instances (to the counts' output), or that it was
+-- not read (to stderr).
+function M.said_counts(c, inst)
+  for _, name in ipairs(c.all) do
+    local i = c.idx[name]
+    if i and c.counted then
+      local v, e, r = 0, 0, 0
+      for _, x in ipairs(inst[i]) do v, e, r = v + x.value, e + x.enabled, r + x.running end
+      c.out:write(string.format("%s: %d %d %d\n", name, v, e, r))
+    elseif not c.tool[name] then
+      io.stderr:write("failed to read counter ", name, "\n")
+    end
+  end
+end
+
 return M
