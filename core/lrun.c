@@ -92,7 +92,7 @@ static char **run_env(lua_State *L, int idx)
 	size_t extra = 0;
 	lua_pushnil(L);
 	while (lua_next(L, idx)) {
-		size_t kl, vl;
+		size_t kl = 0, vl;
 		const char *k = lua_type(L, -2) == LUA_TSTRING ? lua_tolstring(L, -2, &kl) : NULL;
 		int is_value = lua_type(L, -1) == LUA_TSTRING || lua_type(L, -1) == LUA_TNUMBER;
 		pmcsh_argcheck(L, k && is_value, 3, "env: a table of NAME = value strings");
