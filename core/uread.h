@@ -144,6 +144,38 @@ static inline uint64_t pmc_user_clock(void *ctx)
 }
 #endif
 
+#ifdef PMC_HAVE_USER_READ
+/* The protocol, lean, for a reader that keeps its own clock (the marker
+ * library): *c the count, *lost the page's time_enabled - time_running
+ * (it changes only while the event is off the PMU, so it is read raw), sh
+ * 64 - the counter's width (constant for an event's life, read once).  0
+ * when the event is off the PMU now.  The kernel writes the page from this
+ * thread's cpu, between two of its instructions: plain loads between
+ * compiler barriers (so adjacent fields load in pairs) see what the lock
+ * says they do. */
+static inline __attribute__((always_inline)) int pmc_mmap_read_lean(const struct perf_event_mmap_page *pc,
+								    unsigned sh, uint64_t *c, uint64_t *lost)
+{
+	uint32_t seq, idx;
+	uint64_t off, gap, raw;
+	do {
+		__asm__ volatile("" ::: "memory");
+		seq = pc->lock;
+		idx = pc->index;
+		if (__builtin_expect(!idx, 0))
+			return 0;
+		off = (uint64_t)pc->offset;
+		gap = pc->time_enabled - pc->time_running;
+		__asm__ volatile("" ::: "memory");
+		raw = pmc_user_rdpmc(0, idx - 1);
+		__asm__ volatile("" ::: "memory");
+	} while (__builtin_expect(pc->lock != seq, 0));
+	*c = off + (uint64_t)((int64_t)(raw << sh) >> sh);
+	*lost = gap;
+	return 1;
+}
+#endif
+
 /* The same with the real instructions (-EOPNOTSUPP where pmcsh has none). */
 static inline int pmc_rdpmc_read(const void *page, struct pmc_mmap_value *out)
 {

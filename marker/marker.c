@@ -534,8 +534,6 @@ static inline int cached_id(struct mk_self *s, const char *name, int make)
 
 /* ---- counters -------------------------------------------------------- */
 
-#define barrier() __asm__ volatile("" ::: "memory")
-
 /* read() of every group, per the kernel ABI with PERF_FORMAT_GROUP:
  * u64 nr, time_enabled, time_running, value[nr] in opening order.  c gets
  * the counts, lost the ns each was enabled but not counting; *clock (when
@@ -565,40 +563,11 @@ static int read_groups(struct mk_self *s, uint64_t *c, uint64_t *lost, uint64_t 
 }
 
 #ifdef PMC_HAVE_USER_READ
-/* One event read in user space (perf_event_open(2)'s self-monitoring
- * protocol, uread.h), lean: the page's time_enabled - time_running only
- * changes when the event was off the PMU, so it is read raw (*lost), and
- * the clock once, by the caller.  0 when the event is off the PMU now. */
-static inline __attribute__((always_inline)) int read_one(const struct perf_event_mmap_page *pc, unsigned sh,
-							  uint64_t *c, uint64_t *lost)
-{
-	uint32_t seq, idx;
-	uint64_t off, gap, raw;
-	/* the kernel writes the page from this thread's cpu, between two of
-	 * its instructions: plain loads between compiler barriers (so the
-	 * adjacent fields load in pairs) see what the lock says they do */
-	do {
-		barrier();
-		seq = pc->lock;
-		idx = pc->index;
-		if (__builtin_expect(!idx, 0))
-			return 0;
-		off = (uint64_t)pc->offset;
-		gap = pc->time_enabled - pc->time_running;
-		barrier();
-		raw = pmc_user_rdpmc(0, idx - 1);
-		barrier();
-	} while (__builtin_expect(pc->lock != seq, 0));
-	*c = off + (uint64_t)((int64_t)(raw << sh) >> sh);
-	*lost = gap;
-	return 1;
-}
-
-/* Every event, read_one's way.  -1 when one is off the PMU now. */
+/* Every event, by uread.h's lean read.  -1 when one is off the PMU now. */
 static inline __attribute__((always_inline)) int read_fast(const struct mk_self *s, uint64_t *c, uint64_t *lost)
 {
 	for (int i = 0; i < s->nev; i++)
-		if (!read_one(s->uev[i].page, s->uev[i].sh, &c[i], &lost[i]))
+		if (!pmc_mmap_read_lean(s->uev[i].page, s->uev[i].sh, &c[i], &lost[i]))
 			return -1;
 	return 0;
 }
@@ -1010,7 +979,7 @@ static inline __attribute__((always_inline)) void begin_hot(struct mk_self *s, c
 	r->stack[d] = s->cid[c];
 #pragma GCC unroll 4
 	for (int i = 0; i < n; i++)
-		if (__builtin_expect(!read_one(s->uev[i].page, s->uev[i].sh, &f->ev[i].start, &f->ev[i].lost0), 0))
+		if (__builtin_expect(!pmc_mmap_read_lean(s->uev[i].page, s->uev[i].sh, &f->ev[i].start, &f->ev[i].lost0), 0))
 			return begin_slow(name);
 	f->clock0 = pmc_user_clock(0);
 	s->cur = f;
@@ -1028,7 +997,7 @@ static inline __attribute__((always_inline)) void end_hot(struct mk_self *s, con
 	struct pmcsh_mk_fev now[NEV];
 #pragma GCC unroll 4
 	for (int i = 0; i < n; i++)
-		if (__builtin_expect(!read_one(s->uev[i].page, s->uev[i].sh, &now[i].start, &now[i].lost0), 0))
+		if (__builtin_expect(!pmc_mmap_read_lean(s->uev[i].page, s->uev[i].sh, &now[i].start, &now[i].lost0), 0))
 			return end_slow(name);
 	uint64_t clock = pmc_user_clock(0);
 	struct mk_frame *parent = f - 1;
