@@ -410,7 +410,7 @@ an OpenMP build is run at each --threads count (OMP_NUM_THREADS).]],
     if opts.stream then
       -- STREAM's static arrays get huge pages only where THP is "always"
       -- (no madvise in it): pmcsh's side gets the same, unless asked
-      opts.pages = opts.pages or ((machine.thp() or ""):find("%[always%]") and "thp" or "4k")
+      opts.pages = opts.pages or (machine.thp_mode() == "always" and "thp" or "4k")
       return bench_binary(opts, m)
     end
     opts.pages = opts.pages or "4k"

@@ -168,6 +168,10 @@ local HYPERVISORS = {KVMKVMKVM = "KVM", ["Microsoft Hv"] = "Hyper-V", VMwareVMwa
 -- The word between brackets of a sysfs choice ("always [madvise] never").
 local function chosen(s) return s and (s:match("%[(.-)%]") or s) end
 
+M.thp_mode = doc(errors.facade("thp_mode", function(root) return chosen(C.thp(root)) end), "machine.thp_mode", [[
+machine.thp_mode([root]) -> the transparent huge page mode in force ("always",
+"madvise" or "never"), nil without THP.]])
+
 local function integer(s)
   local v = s and tonumber(s)
   return v and math.tointeger(v) or v
@@ -221,7 +225,7 @@ M.fingerprint = doc(function(root)
   local meminfo = M.read_text(r .. "/proc/meminfo") or ""
   local kb = meminfo:match("MemTotal:%s*(%d+) kB")
   fp.mem_total = kb and math.tointeger(tonumber(kb) * 1024)
-  fp.thp = chosen(M.thp(root)) or "none"
+  fp.thp = M.thp_mode(root) or "none"
   fp.thp_defrag = chosen(text("/sys/kernel/mm/transparent_hugepage/defrag")) or "none"
   -- frequency: the governor of cpu0 and turbo/boost (acpi-cpufreq, intel_pstate)
   fp.governor = text("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor") or "none"
