@@ -243,6 +243,11 @@ lab-check: lab-deps $(BIN)
 slurm-check: $(BIN)
 	@timeout 1500 bash spec/slurm/run
 
+# Real clients (spec/clients/*.sh): programs and suites pmcsh did not write,
+# run through its doors, each script a summary line, added up.
+clients: $(BIN) marker
+	@bash spec/clients/run
+
 SHARE := $(DESTDIR)$(PREFIX)/share/pmcsh
 # What a user builds against: include/pmcsh/*.h and a pkg-config file each
 # (pmcsh-loop.pc: the loops' header, nothing to link; pmcsh-marker.pc: the
@@ -285,4 +290,4 @@ uninstall:
 clean:
 	rm -rf $(BUILD) $(BIN) $(ASAN) $(FUZZ)
 
-.PHONY: all marker lua-module deps check asan-deps asan-build asan fuzz lab-deps lab-check slurm-check install uninstall clean
+.PHONY: all marker lua-module deps check asan-deps asan-build asan fuzz lab-deps lab-check slurm-check clients install uninstall clean
