@@ -47,7 +47,7 @@ static int l_run(lua_State *L)
 	const struct peak_kernel *k = find(name);
 	pmcsh_argcheck(L, k != NULL, 1, "no such kernel here (see kernels())");
 	lua_Integer trips = pmcsh_checkinteger(L, 2);
-	pmcsh_argcheck(L, trips >= 1 && trips <= (lua_Integer)1 << 40, 2, "trips: 1 to 2^40");
+	pmcsh_argcheck(L, trips >= 1 && trips <= (lua_Integer)1 << 32, 2, "trips: 1 to 2^32");
 	int threads = 1, *cpus = NULL;
 	if (!lua_isnoneornil(L, 3)) {
 		pmcsh_checktype(L, 3, LUA_TTABLE);
