@@ -72,6 +72,18 @@ double dot(double *restrict a, double *restrict b, double *restrict c, double s,
 	return sum;
 }
 ]],
+  -- right for its first calls, then wrong in one element: fails mid-survey
+  ["drift.c"] = [[
+#include <stddef.h>
+double drift(double *restrict a, double *restrict b, double *restrict c, double s, size_t n)
+{
+	static int calls;
+	int wrong = ++calls > 6;
+	for (size_t i = 0; i < n; i++)
+		a[i] = b[i] + s * c[i] + (wrong && i == n / 2);
+	return 0;
+}
+]],
   ["triad3.c"] = [[
 #include <stddef.h>
 double triad3(double *restrict a, double *restrict b, double *restrict c, double s, size_t n)
@@ -261,6 +273,13 @@ describe("a loop that fails validation", function()
     assert.matches("^pmcsh survey: %-%-loop stencil%.c:stencil left out: validation failed", said[1])
     assert.matches(".reference", said[1], 1, true)
     assert.matches("own data", said[1], 1, true)
+    no_position(r.err)
+  end)
+
+  it("only after its first runs stops the survey saying what to do, no position", function()
+    local r = run({"survey", "--loop", "drift.c:drift", "-e", "task-clock", "--n", "64K", "-r", "4", "-t", "1"})
+    assert.are.equal(1, r.code, r.err)
+    assert.matches("pmcsh survey: validation failed: array a[^\n]*kernel drift[^\n]*own data", r.err)
     no_position(r.err)
   end)
 

@@ -183,7 +183,7 @@ local function fails_validation(l, threads)
   if l:info().convention ~= "stream" then return nil end
   local made, s = pcall(stream_module.new, {n = 1 << 16, threads = threads, quiet = true})
   if not (made and s) then return nil end
-  local ok, e = pcall(s.run, s, l, {reps = 1, warmup = false})
+  local ok, e = pcall(s.measure, s, l, {reps = 1, warmup = false})
   s:close()
   if ok or not errors.is(e, "validation") then
     if not ok then error(e, 0) end
