@@ -199,6 +199,9 @@ int userloop_open(struct userloop *u, const char *path, const char *symbol, cons
 	const struct pmcsh_loop *d = dlsym(u->dl, dname);
 	void *fn = dlsym(u->dl, sym);
 	if (!fn && !d) {
+		if (symbol && *symbol && strcmp(file_shown, path) != 0)	/* built from source */
+			return fail(u, ENOENT, msg, len, "%s exports no symbol %s (a static function is not "
+				    "exported)", file_shown, sym);
 		if (symbol && *symbol)
 			return fail(u, ENOENT, msg, len, "%s exports no symbol %s (nm -D lists what it exports)",
 				    file_shown, sym);

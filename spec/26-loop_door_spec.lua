@@ -372,7 +372,7 @@ describe("a loop's ISA", function()
 end)
 
 describe("every refusal", function()
-  it("names its reason: no such file, the compiler's message", function()
+  it("names its reason: no such file, the compiler's message, the symbol not exported", function()
     for _, recipe in ipairs({"survey", "bench-stream"}) do
       local r = run({recipe, "--loop", "nosuch.c:f"})
       assert.are.equal(2, r.code, r.err)
@@ -383,6 +383,9 @@ describe("every refusal", function()
       assert.matches("cannot build bad.c", r.err, 1, true)
       assert.matches("bad.c:1:%d+: error: expected expression", r.err)
       no_position(r.err)
+      r = run({recipe, "--loop", "scale2.c:nosuch"})
+      assert.are.equal(2, r.code, r.err)
+      assert.matches("scale2.c exports no symbol nosuch (a static function is not exported)", r.err, 1, true)
     end
   end)
 end)

@@ -171,9 +171,9 @@ function loop_engine.names(env)
 end
 
 -- What a loop that fails validation is told to do.
-local VALIDATION_HINT = "every element must hold what the loop leaves in one (STREAM's convention; a stencil over " ..
-  "interior points does not): give its descriptor the .reference whose one element that is (pmcsh/loop.h), or put " ..
-  "the loop on its own data (f(state, begin, end), with f_init_part), which is not validated"
+local VALIDATION_HINT = "every element must hold what the loop leaves in one, STREAM's convention (a stencil over " ..
+  "interior points does not): give its descriptor a .reference, the plain loop whose one element says it " ..
+  "(pmcsh/loop.h), or put the loop on its own data (f(state, begin, end) with f_init_part), which is not validated"
 
 -- Whether a loop of STREAM's convention validates: run once on small fresh
 -- arrays of the survey's threads before anything is measured.  nil, or
