@@ -14,7 +14,6 @@ local M = {}
 
 M.CC = "cc"
 M.CFLAGS = "-O3 -march=native -shared -fPIC"
-M.SYMBOL = "loop"   -- the symbol of FILE without :SYMBOL (core/userloop.c looks it up)
 
 -- The folder holding pmcsh/loop.h, which every build gets as -I: the
 -- source tree's include/, or PREFIX/include beside PREFIX/share/pmcsh once

@@ -185,11 +185,9 @@ local function fails_validation(l, threads)
   if not (made and s) then return nil end
   local ok, e = pcall(s.measure, s, l, {reps = 1, warmup = false})
   s:close()
-  if ok or not errors.is(e, "validation") then
-    if not ok then error(e, 0) end
-    return nil
-  end
-  return errors.message(e)
+  if ok then return nil end
+  if errors.is(e, "validation") then return errors.message(e) end
+  error(e, 0)
 end
 
 -- --loop PATH[:SYMBOL] (repeatable): each loop opened (built from source
@@ -216,11 +214,12 @@ function loop_engine.configure(opt, hdr, usage, builtin)
     l:close()
     if failed then
       left[#left + 1] = string.format("--loop %s left out: %s: %s", spec, failed, VALIDATION_HINT)
-    elseif taken[i.name] then
-      usage(string.format("--loop %s: a column named %s is already there (%s): name the loop in its descriptor " ..
-        "(PMCSH_LOOP(f) = {.name = ...})", spec, i.name, taken[i.name] == true and "another loop" or "a built-in"))
-    end
-    if not failed then
+    else
+      if taken[i.name] then
+        usage(string.format("--loop %s: a column named %s is already there (%s): name the loop in its " ..
+          "descriptor (PMCSH_LOOP(f) = {.name = ...})", spec, i.name, taken[i.name] == true and "another loop" or
+          "a built-in"))
+      end
       taken[i.name] = true
       hdr.loops[#hdr.loops + 1] = {name = i.name, path = sys.realpath(path) or path, symbol = i.symbol,
         convention = i.convention, bytes = i.bytes, flops = i.flops, command = i.command, cflags = cflags}
