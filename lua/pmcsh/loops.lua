@@ -6,6 +6,7 @@ local C = require("pmcsh._stream")
 local csys = require("pmcsh._sys")
 local doc = require("pmcsh.help").doc
 local errors = require("pmcsh.errors")
+local paths = require("pmcsh.paths")
 local sys = require("pmcsh.sys")
 local text = require("pmcsh.text")
 
@@ -13,6 +14,25 @@ local M = {}
 
 M.CC = "cc"
 M.CFLAGS = "-O3 -march=native -shared -fPIC"
+
+-- The folder holding pmcsh/loop.h, which every build gets as -I: the
+-- source tree's include/, or PREFIX/include beside PREFIX/share/pmcsh once
+-- installed; nil when neither holds it.
+function M.include()
+  for _, dir in ipairs({paths.root .. "/include", paths.root .. "/../../include"}) do
+    local f = io.open(dir .. "/pmcsh/loop.h")
+    if f then f:close(); return sys.realpath(dir) or dir end
+  end
+  return nil
+end
+
+-- The flags a loop is built with: cflags added to the defaults (M.CFLAGS),
+-- or, with defaults == false, cflags alone (then -shared -fPIC are yours).
+function M.cflags(cflags, defaults)
+  errors.check("cflags", 1, cflags, "string?")
+  if defaults == false then return cflags or "" end
+  return cflags and cflags:match("%S") and M.CFLAGS .. " " .. cflags or M.CFLAGS
+end
 
 -- FNV-1a, 64 bits: a cache key, not a defence (the cache is the user's own).
 local function digest(s)
@@ -90,6 +110,9 @@ function M.build(path, cflags, suffix)
   local cc = os.getenv("CC")
   cc = cc and cc ~= "" and cc or M.CC
   cflags = cflags or M.CFLAGS
+  -- pmcsh's own headers after the user's flags: a -I of theirs is searched first
+  local inc = M.include()
+  local incflag = inc and " -I " .. text.shell(inc) or ""
   local ext = path:match("%.(%w+)$") or "c"
   local real = sys.realpath(path) or path
   local srcdir = real:match("^(.*)/[^/]*$") or "."
@@ -116,7 +139,7 @@ function M.build(path, cflags, suffix)
   local input = copy
   if ext ~= "s" then
     input = work .. (ext == "S" and "/pp.s" or "/pp.i")
-    if os.execute(string.format("%s %s -iquote %s -E -o %s %s 2>%s", cc, words(cflags), text.shell(srcdir),
+    if os.execute(string.format("%s %s%s -iquote %s -E -o %s %s 2>%s", cc, words(cflags), incflag, text.shell(srcdir),
         text.shell(input), text.shell(copy), text.shell(work .. "/err"))) ~= true then
       return fail(slurp(work .. "/err") or "")
     end
@@ -125,7 +148,7 @@ function M.build(path, cflags, suffix)
   local pp = (slurp(input) or ""):gsub(work:gsub("%p", "%%%0"), "")
   local name = digest(table.concat({cc, cflags, real, ext, pp}, "\0")) .. (suffix or ".so")
   local object = cache and (cache .. "/" .. name)
-  local command = string.format("%s %s -o %s %s", cc, cflags, text.shell(object or name), text.shell(path))
+  local command = string.format("%s %s%s -o %s %s", cc, cflags, incflag, text.shell(object or name), text.shell(path))
   local st = object and sys.stat(object, true)
   if st and st.type == "file" and st.size > 0 and st.uid == csys.geteuid() then cleanup(); return object, command end
   local out = work .. "/out"
@@ -152,7 +175,7 @@ M.open = doc(function(path, symbol, opts)
   opts = opts or {}
   local object, command, scratch_dir = path, nil, nil
   if source(path) then
-    local built, a, b = M.build(path, opts.cflags)   -- object, command, folder | nil, message, errno
+    local built, a, b = M.build(path, M.cflags(opts.cflags, opts.default_cflags))   -- object, command, folder | nil, message, errno
     if not built then return nil, a, b end
     object, command, scratch_dir = built, a, b
   end
@@ -165,17 +188,21 @@ M.open = doc(function(path, symbol, opts)
   M.made[l] = {source = object ~= path and path or nil, object = object, command = command, keep = keep}
   return l
 end, "stream.loop", [[
-stream.loop(path[, symbol][, opts]) -> loop, or nil, message, errno (opts: {cflags=})
+stream.loop(path[, symbol][, opts]) -> loop, or nil, message, errno
+  (opts: {cflags=, default_cflags=true})
 Your own loop (include/pmcsh/loop.h), for s:run(loop, {...}) and
 s:measure as a kernel's name: path is a shared object, or a .c/.s file
-built with $CC (default cc) -O3 -march=native -shared -fPIC (cflags=
-replaces the flags) into ~/.cache/pmcsh/loops, once per source and
-command.  symbol: the loop (default "loop").  A bare symbol is STREAM's
-convention, double f(a, b, c, s, n), unless the object exports f_init:
-then it is void f(state, begin, end) on its own data.  loop:info() says
-which, and what it reads, writes and moves; errno ENOENT (no file or
-symbol), ENOEXEC (not a shared object of this machine, or it did not
-build: the compiler's message), EINVAL (a descriptor pmcsh cannot use).]])
+built with $CC (default cc) -O3 -march=native -shared -fPIC, then cflags=
+(added to those; default_cflags=false drops them: then -shared -fPIC are
+yours to give), and -I for pmcsh's own include/ (<pmcsh/loop.h> is found
+with no flag), into ~/.cache/pmcsh/loops, once per source and command.
+symbol: the loop's function (default "loop").  A bare symbol is STREAM's
+convention, double f(a, b, c, s, n), unless the object exports
+f_init_part or f_init: then it is void f(state, begin, end) on its own
+data.  loop:info() says which, and what it reads, writes and moves; errno
+ENOENT (no file or symbol), ENOEXEC (not a shared object of this machine,
+or it did not build: the compiler's message), EINVAL (a descriptor pmcsh
+cannot use).]])
 
 -- Whether x is a loop (stream.loop's).
 function M.is(x)
@@ -203,7 +230,7 @@ local loop_methods = C.loop_methods
 doc(loop_methods.info, "loop:info", [[
 loop:info() -> {name=, symbol=, path=, convention="stream"|"own", description=,
   described=, probed=, reference=, reads=, writes=, reduction=, loads=, stores=, bytes=,
-  bytes_wa=, flops=, elements_per_trip=, init=, fini=}
+  bytes_wa=, flops=, elements_per_trip=, init=, init_part=, fini=}
 The loop as the engine runs it.  STREAM's convention: the arrays read and
 written (from its descriptor, else found by running it on one element of
 each, probed=true) give loads, stores and bytes per element as for the
