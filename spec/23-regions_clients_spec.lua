@@ -21,14 +21,15 @@ local function sh(cmd)
 end
 
 assert(sh("make -s -C " .. h.shquote(ROOT) .. " marker"))
-local function build(name)
+local function build(name, flags)
   local out = dir .. "/" .. name
-  assert(sh(string.format("cc -O2 -I%s -o %s %s -L%s -Wl,-rpath,%s -lpmcsh-marker -pthread",
+  assert(sh(string.format("cc -O2 %s -I%s -o %s %s -L%s -Wl,-rpath,%s -lpmcsh-marker -pthread", flags or "",
     h.shquote(ROOT .. "/include"), h.shquote(out), h.shquote(FIX .. name .. ".c"), h.shquote(ROOT .. "/build"),
     h.shquote(ROOT .. "/build"))))
   return out
 end
 local NAP, TOUCH, BAD = build("nap"), build("touch"), build("bad")
+local LKPIN = build("lkpin", "-DLIKWID_PERFMON -I" .. h.shquote(ROOT .. "/include/pmcsh"))
 
 -- -x , rows: {region, thread, calls, ..., seconds} by "region/thread/event"
 local function csv(text)
@@ -138,5 +139,17 @@ describe("stat --regions output", function()
       end
       assert.are.equal(1, n, mode .. ":\n" .. r.err)
     end
+  end)
+
+  it("gives a LIKWID program its companions: pinning, where it runs, and GET's seconds and calls", function()
+    local r = h.run({"stat", "--regions", "-e", "task-clock", "--", LKPIN, 20, 3})
+    assert.are.equal(0, r.code, r.err)
+    local cpu, pinned, at, bad = r.out:match("pin (%d+): (%d), at (%d+); pin %-1: (%d)\n")
+    assert.are.same({cpu, "1", "0"}, {at, pinned, bad}, r.out)
+    local nev, secs, calls = r.out:match("get: (%d+) events, ([%d.]+) s, (%d+) calls\n")
+    assert.are.same({"1", "3"}, {nev, calls}, r.out)
+    assert.is_true(tonumber(secs) >= 0.060, r.out)   -- 3 x nanosleep(20 ms), wall time
+    local runtime = tonumber(r.err:match("\n%s+([%d.]+)%s+%S+%s+runtime %(s%)\n"))
+    assert.is_true(math.abs(runtime - tonumber(secs)) < 1e-5, r.out .. r.err)   -- GET's is the table's
   end)
 end)
