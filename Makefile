@@ -24,7 +24,9 @@ LUA_LIBS   := $(shell $(PKG_CONFIG) --libs lua5.4)
 RL_LIBS    := $(shell $(PKG_CONFIG) --libs readline 2>/dev/null || echo -lreadline)
 
 CFLAGS  ?= -O2 -g
-CFLAGS  += $(CFLAGS_CROSS) -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -pthread -fno-strict-aliasing
+# override: a CFLAGS given on the command line (LuaRocks gives one) keeps
+# the flags the code needs
+override CFLAGS += $(CFLAGS_CROSS) -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -pthread -fno-strict-aliasing
 # Kernels are the measured code: built like a hand-written STREAM loop, at
 # the baseline of the architecture so the binary runs on any CPU of it; the
 # STREAM loops are built once more per instruction-set variant and chosen at
@@ -62,14 +64,14 @@ KERN_SRC := $(filter-out kernels/stream.c kernels/peak.c kernels/loop_driver.c,$
 KERN_OBJ := $(KERN_SRC:%.c=$(BUILD)/%.o) $(STREAM_VARIANTS:%=$(BUILD)/kernels/stream-%.o) \
 	$(STREAM_VARIANTS:%=$(BUILD)/kernels/peak-%.o)
 OBJ := $(CORE_OBJ) $(BIND_SRC:%.c=$(BUILD)/%.o) $(KERN_OBJ)
-DEP := $(OBJ:.o=.d) $(BUILD)/marker/marker.d $(BUILD)/marker/uread.d
+DEP := $(OBJ:.o=.d) $(BUILD)/marker/marker.d $(BUILD)/marker/uread.d $(BUILD)/marker/likwid.d
 
 # The marker library (marker/, include/pmcsh/marker.h): linked into the
 # user's program, so it is built as a guest: position independent, only
 # pmcsh_* exported, no Lua and no libpfm4.
 MARKER_SO := $(BUILD)/libpmcsh-marker.so
 MARKER_A  := $(BUILD)/libpmcsh-marker.a
-MARKER_OBJ := $(BUILD)/marker/marker.o $(BUILD)/marker/uread.o
+MARKER_OBJ := $(BUILD)/marker/marker.o $(BUILD)/marker/uread.o $(BUILD)/marker/likwid.o
 MARKER_CFLAGS := $(CFLAGS) -O3 -fstrict-aliasing -fPIC -fvisibility=hidden -DPMCSH_MARKER_LIB
 
 all: $(BIN) $(MARKER_SO) $(MARKER_A) lua-module
@@ -89,7 +91,18 @@ $(MARKER_SO): $(MARKER_OBJ)
 $(MARKER_A): $(MARKER_OBJ)
 	rm -f $@ && $(CROSS)ar rcs $@ $(MARKER_OBJ)
 
-marker: $(MARKER_SO) $(MARKER_A)
+# LIKWID's Fortran module (use likwid), where gfortran is: a .mod is the
+# compiler's own format, so it is built here, by the compiler users have.
+ifeq ($(origin FC),default)
+FC := gfortran
+endif
+HAVE_FC := $(shell command -v $(FC) 2>/dev/null)
+FMOD := $(if $(HAVE_FC),$(BUILD)/fortran/likwid.mod)
+$(BUILD)/fortran/likwid.mod: marker/likwid.f90
+	@mkdir -p $(@D)
+	$(FC) -c -J $(@D) -o $(@D)/likwid.o $<
+
+marker: $(MARKER_SO) $(MARKER_A) $(FMOD)
 
 $(BIN): $(OBJ)
 	$(CC) $(CFLAGS) $(LDFLAGS) -rdynamic -o $@ $(OBJ) $(LDLIBS)
@@ -263,8 +276,12 @@ SHARE := $(DESTDIR)$(PREFIX)/share/pmcsh
 # (pmcsh-loop.pc: the loops' header, nothing to link; pmcsh-marker.pc: the
 # marker library; pmcsh-likwid.pc: the same under LIKWID's macros).
 INCDIR := $(DESTDIR)$(PREFIX)/include/pmcsh
-PCDIR  := $(DESTDIR)$(PREFIX)/lib/pkgconfig
-LIBDIR := $(DESTDIR)$(PREFIX)/lib
+# the marker library and the .pc files (the rockspec moves them out of the
+# lib/ LuaRocks deploys as Lua modules)
+MARKER_LIBDIR ?= $(PREFIX)/lib
+PCDIR  := $(DESTDIR)$(MARKER_LIBDIR)/pkgconfig
+LIBDIR := $(DESTDIR)$(MARKER_LIBDIR)
+PC_LIBDIR := $(patsubst $(PREFIX)/%,$${prefix}/%,$(MARKER_LIBDIR))
 # pmcsh's modules for a plain lua5.4: the C module and the Lua layer
 LUA_LIBDIR ?= $(DESTDIR)$(PREFIX)/lib/lua/5.4
 LUA_SHAREDIR ?= $(DESTDIR)$(PREFIX)/share/lua/5.4
@@ -277,15 +294,16 @@ install: $(BIN) marker lua-module
 	install -m 644 include/pmcsh/loop.h $(INCDIR)/
 	printf 'prefix=%s\nincludedir=$${prefix}/include\n\nName: pmcsh-loop\nDescription: %s\nVersion: %s\nCflags: -I$${includedir}\n' \
 		'$(PREFIX)' 'your own loop, measured by pmcsh survey --loop' '$(VERSION)' >$(PCDIR)/pmcsh-loop.pc
-	install -m 644 include/pmcsh/marker.h include/pmcsh/likwid-marker.h $(INCDIR)/
+	install -m 644 include/pmcsh/marker.h include/pmcsh/likwid-marker.h include/pmcsh/likwid.h $(INCDIR)/
+	$(if $(FMOD),install -m 644 $(FMOD) $(INCDIR)/)
 	install -d $(LIBDIR)
 	install -m 755 $(MARKER_SO).0 $(LIBDIR)/libpmcsh-marker.so.0
 	ln -sf libpmcsh-marker.so.0 $(LIBDIR)/libpmcsh-marker.so
 	install -m 644 $(MARKER_A) $(LIBDIR)/
-	printf 'prefix=%s\nincludedir=$${prefix}/include\nlibdir=$${prefix}/lib\n\nName: pmcsh-marker\nDescription: %s\nVersion: %s\nCflags: -I$${includedir}\nLibs: -L$${libdir} -Wl,-rpath,$${libdir} -lpmcsh-marker\nLibs.private: -pthread\n' \
-		'$(PREFIX)' 'regions of your program, counted by pmcsh stat --regions' '$(VERSION)' >$(PCDIR)/pmcsh-marker.pc
-	printf 'prefix=%s\nincludedir=$${prefix}/include\nlibdir=$${prefix}/lib\n\nName: pmcsh-likwid\nDescription: %s\nVersion: %s\nCflags: -I$${includedir}/pmcsh -DLIKWID_PERFMON\nLibs: -L$${libdir} -Wl,-rpath,$${libdir} -lpmcsh-marker\nLibs.private: -pthread\n' \
-		'$(PREFIX)' "LIKWID's Marker API on pmcsh's regions" '$(VERSION)' >$(PCDIR)/pmcsh-likwid.pc
+	printf 'prefix=%s\nincludedir=$${prefix}/include\nlibdir=%s\n\nName: pmcsh-marker\nDescription: %s\nVersion: %s\nCflags: -I$${includedir}\nLibs: -L$${libdir} -Wl,-rpath,$${libdir} -lpmcsh-marker\nLibs.private: -pthread\n' \
+		'$(PREFIX)' '$(PC_LIBDIR)' 'regions of your program, counted by pmcsh stat --regions' '$(VERSION)' >$(PCDIR)/pmcsh-marker.pc
+	printf 'prefix=%s\nincludedir=$${prefix}/include\nlibdir=%s\n\nName: pmcsh-likwid\nDescription: %s\nVersion: %s\nCflags: -I$${includedir}/pmcsh -I$${includedir} -DLIKWID_PERFMON\nLibs: -L$${libdir} -Wl,-rpath,$${libdir} -lpmcsh-marker\nLibs.private: -pthread\n' \
+		'$(PREFIX)' '$(PC_LIBDIR)' "LIKWID's Marker API on pmcsh's regions" '$(VERSION)' >$(PCDIR)/pmcsh-likwid.pc
 	install -d $(LUA_LIBDIR) $(LUA_SHAREDIR)/pmcsh
 	install -m 755 $(LUA_MODULE) $(LUA_LIBDIR)/pmcsh.so
 	cp -R lua/pmcsh/. $(LUA_SHAREDIR)/pmcsh/

@@ -536,10 +536,9 @@ static inline int cached_id(struct mk_self *s, const char *name, int make)
 
 /* read() of every group, per the kernel ABI with PERF_FORMAT_GROUP:
  * u64 nr, time_enabled, time_running, value[nr] in opening order.  c gets
- * the counts, lost the ns each was enabled but not counting; *clock (when
- * asked) the first group's enabled time.  -errno when a read failed
- * (errno itself as it was). */
-static int read_groups(struct mk_self *s, uint64_t *c, uint64_t *lost, uint64_t *clock)
+ * the counts, lost the ns each was enabled but not counting.  -errno when
+ * a read failed (errno itself as it was). */
+static int read_groups(struct mk_self *s, uint64_t *c, uint64_t *lost)
 {
 	for (int g = 0; g < mk.ngroups; g++) {
 		int l = mk.gfirst[g];
@@ -551,8 +550,6 @@ static int read_groups(struct mk_self *s, uint64_t *c, uint64_t *lost, uint64_t 
 			errno = saved;
 			return -e;
 		}
-		if (clock && g == 0)
-			*clock = buf[1];
 		for (int k = 0; k < mk.gcount[g] && k < (int)buf[0]; k++) {
 			int i = mk.order[mk.gstart[g] + k];
 			c[i] = buf[3 + k];
@@ -573,9 +570,10 @@ static inline __attribute__((always_inline)) int read_fast(const struct mk_self 
 }
 #endif
 
-/* The counters now: counts c, lost (see read_groups), and the thread's
- * clock (*clock: ticks of the user-space clock for a fast thread, the
- * first group's enabled ns otherwise).  -errno when a read() failed. */
+/* The counters now: counts c, lost (see read_groups), and the wall clock
+ * (*clock: ticks of the user-space clock for a fast thread, else
+ * CLOCK_MONOTONIC's ns: a task's enabled time stops while it sleeps).
+ * -errno when a read() failed. */
 static inline __attribute__((always_inline)) int read_now(struct mk_self *s, uint64_t *c, uint64_t *lost,
 							  uint64_t *clock)
 {
@@ -583,10 +581,13 @@ static inline __attribute__((always_inline)) int read_now(struct mk_self *s, uin
 	if (s->fast) {
 		int r = read_fast(s, c, lost);
 		*clock = pmc_user_clock(0);
-		return __builtin_expect(r == 0, 1) ? 0 : read_groups(s, c, lost, NULL);
+		return __builtin_expect(r == 0, 1) ? 0 : read_groups(s, c, lost);
 	}
 #endif
-	return read_groups(s, c, lost, clock);
+	struct timespec t;  /* first: a page the call touches faults outside a begin's counts */
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	*clock = (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+	return read_groups(s, c, lost);
 }
 
 static void self_close(struct mk_self *s)
@@ -1162,6 +1163,25 @@ API int pmcsh_region_get(const char *name, uint64_t *counts, int *n, uint64_t *c
 	}
 	errno = saved;
 	return rc;
+}
+
+API double pmcsh_region_seconds(const char *name)
+{
+	if (mk.state <= 0)
+		return 0.0;
+	int saved = errno;
+	double t = 0.0;
+	struct mk_self *s = self;
+	if (s && s->rec && !s->off) {
+		int id = cached_id(s, name, 0);
+		if (id >= 0) {
+			const struct pmcsh_mk_thread *r = s->rec;
+			t = (double)pmc_mmap_time_delta(r->regions[id].clock, (uint16_t)r->time_shift, r->time_mult, 0) /
+			    1e9;
+		}
+	}
+	errno = saved;
+	return t;
 }
 
 API void pmcsh_region_reset(const char *name)

@@ -1,5 +1,6 @@
 -- make install produces a pmcsh that finds its library and recipes by itself.
 local h = require("helpers")
+local paths = require("pmcsh.paths")
 
 describe("make install", function()
   it("gives a pmcsh that runs a recipe from outside the source tree", function()
@@ -57,7 +58,8 @@ PMCSH_LOOP(cp) = {.version = PMCSH_LOOP_VERSION, .name = "cp", .convention = PMC
     local cmd = string.format("make -s -o %s install BIN=%s PREFIX=%s >/dev/null 2>&1",
       h.shquote(h.exe), h.shquote(h.exe), h.shquote(dest))
     assert.is_true(os.execute(cmd))
-    for _, f in ipairs({"include/pmcsh/marker.h", "include/pmcsh/likwid-marker.h", "lib/libpmcsh-marker.so",
+    for _, f in ipairs({"include/pmcsh/marker.h", "include/pmcsh/likwid-marker.h", "include/pmcsh/likwid.h",
+                        "lib/libpmcsh-marker.so",
                         "lib/libpmcsh-marker.so.0", "lib/libpmcsh-marker.a", "lib/pkgconfig/pmcsh-marker.pc",
                         "lib/pkgconfig/pmcsh-likwid.pc"}) do
       assert.is_truthy(io.open(dest .. "/" .. f), f)
@@ -88,6 +90,13 @@ int main(void)
     local out = p:read("a"); p:close()
     assert.matches("ok\n", out)
     assert.matches("\ntouch,all,3,0,150,150,,page%-faults:u,", out)
+    -- LIKWID's macros with pmcsh-likwid.pc alone, PREFIX off the default path
+    assert.is_true(os.execute(string.format("cc -O2 %s $(%s pkg-config --cflags --libs pmcsh-likwid) -o %s/lk",
+      h.shquote(paths.root .. "/spec/fixtures/regions/likwid.c"), pc, h.shquote(dest))))
+    p = io.popen(h.shquote(dest .. "/bin/pmcsh") .. " stat --regions -e page-faults:u -x , -- " ..
+      h.shquote(dest .. "/lk") .. " 10 3 1 2>&1")
+    out = p:read("a"); p:close()
+    assert.matches("\ntouch,all,3,0,30,30,,page%-faults:u,", out)
     os.execute("rm -rf " .. h.shquote(dest))
   end)
   it("installs the engines for a plain lua5.4: require 'pmcsh.pmc' opens a group and reads it", function()

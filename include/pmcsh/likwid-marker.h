@@ -7,11 +7,14 @@
  * START/STOP are pmcsh's region begin/end (regions nest: exclusive counts
  * come with the inclusive ones), REGISTER and THREADINIT open early what
  * the first START would, GET returns the calling thread's inclusive counts
- * in the order of stat's -e (the time is not measured: 0 unless an event
- * counts it), RESET forgets them.  The events are stat's -e, one set for
- * the run: SWITCH does nothing.  INIT and CLOSE have nothing to do; the
- * counts are written as they are made.  Without LIKWID_PERFMON every macro
- * is empty, as LIKWID's are. */
+ * in the order of stat's -e, its time inside the region in seconds (wall
+ * clock, as LIKWID's RDTSC runtime) and its calls; RESET forgets them.  The
+ * events are stat's -e, one set for the run: SWITCH does nothing.  INIT,
+ * CLOSE and WRITE_FILE have nothing to do: the counts are written to
+ * pmcsh's file as they are made, and pmcsh stat prints them.  <likwid.h>
+ * brings the pinning functions; a Fortran program's `use likwid` finds
+ * likwid.mod beside this header (installed where gfortran is).  Without
+ * LIKWID_PERFMON every macro is empty, as LIKWID's are. */
 #ifndef PMCSH_LIKWID_MARKER_H
 #define PMCSH_LIKWID_MARKER_H
 
@@ -23,6 +26,11 @@ static inline void likwid_markerInit(void) {}
 static inline void likwid_markerThreadInit(void) { pmcsh_thread_init(); }
 static inline void likwid_markerNextGroup(void) {}
 static inline void likwid_markerClose(void) {}
+static inline int likwid_markerWriteFile(const char *markerfile)
+{
+	(void)markerfile;
+	return 0;
+}
 static inline int likwid_markerRegisterRegion(const char *tag)
 {
 	pmcsh_region_register(tag);
@@ -57,7 +65,7 @@ static inline void likwid_markerGetRegion(const char *tag, int *nr_events, doubl
 	if (nr_events)
 		*nr_events = n;
 	if (time)
-		*time = 0.0;
+		*time = have > 0 ? pmcsh_region_seconds(tag) : 0.0;
 	if (count)
 		*count = (int)calls;
 }
@@ -69,6 +77,7 @@ static inline void likwid_markerGetRegion(const char *tag, int *nr_events, doubl
 #define LIKWID_MARKER_START(regionTag) likwid_markerStartRegion(regionTag)
 #define LIKWID_MARKER_STOP(regionTag) likwid_markerStopRegion(regionTag)
 #define LIKWID_MARKER_CLOSE likwid_markerClose()
+#define LIKWID_MARKER_WRITE_FILE(markerfile) likwid_markerWriteFile(markerfile)
 #define LIKWID_MARKER_RESET(regionTag) likwid_markerResetRegion(regionTag)
 #define LIKWID_MARKER_GET(regionTag, nevents, events, time, count) \
 	likwid_markerGetRegion(regionTag, nevents, events, time, count)
@@ -80,6 +89,7 @@ static inline void likwid_markerGetRegion(const char *tag, int *nr_events, doubl
 #define LIKWID_MARKER_START(regionTag)
 #define LIKWID_MARKER_STOP(regionTag)
 #define LIKWID_MARKER_CLOSE
+#define LIKWID_MARKER_WRITE_FILE(markerfile)
 #define LIKWID_MARKER_GET(regionTag, nevents, events, time, count)
 #define LIKWID_MARKER_RESET(regionTag)
 #endif

@@ -42,6 +42,9 @@ void pmcsh_region_register(const char *name);
  * inclusive counts in order of the events (*n becomes the number of
  * events).  Returns 0, or -1 when nothing is counted (off, or unknown). */
 int pmcsh_region_get(const char *name, uint64_t *counts, int *n, uint64_t *calls);
+/* The calling thread's time inside a region so far, in seconds (wall
+ * clock, summed over its calls); 0 when nothing is counted. */
+double pmcsh_region_seconds(const char *name);
 /* Forgets the calling thread's counts of a region. */
 void pmcsh_region_reset(const char *name);
 #else
@@ -51,6 +54,7 @@ void pmcsh_region_reset(const char *name);
 #define pmcsh_thread_init() ((void)0)
 #define pmcsh_region_register(name) ((void)0)
 #define pmcsh_region_get(name, counts, n, calls) (-1)
+#define pmcsh_region_seconds(name) (0.0)
 #define pmcsh_region_reset(name) ((void)0)
 #endif
 

@@ -18,21 +18,6 @@ local M = {}
 M.MAX_EVENTS = C.MAX_EVENTS
 M.FORMAT = "pmcsh-regions/1"
 
-local WARNED = {
-  environment = "the library could not read the events pmcsh handed it",
-  file = "the library could not make its results file",
-  open = "a thread could not open its counters: its regions are not counted",
-  name = "a region name was not a name (empty, over 127 bytes, or with control characters): its calls were ignored",
-  regions = "more region names than the library holds: the last ones were ignored",
-  threads = "more threads than the library holds: the last ones were ignored",
-  depth = "regions nested too deep: the deepest were ignored",
-  unbegun = "a region was ended that was not begun: that end was ignored",
-  overlap = "regions overlapped (one ended inside another): their exclusive counts are not given",
-  exit_inside = "a thread ended inside a region: that call is not counted",
-  read = "a read of the counters failed: that thread's later regions are not counted",
-  fork = "a process forked inside a region: the child's ends of it were ignored",
-}
-
 local function add_to(into, from, n)
   for i = 1, n do into[i] = (into[i] or 0) + from[i] end
 end
@@ -46,7 +31,7 @@ local function merge(procs, nev)
     for _, r in ipairs(p.regions) do
       local m = by_name[r.name]
       if not m then
-        m = {name = r.name, calls = 0, iterations = 0, inner = 0, overlapped = false, open = false,
+        m = {name = r.name, calls = 0, iterations = 0, inner = 0, overlapped = false, open = false, seconds = 0,
              inclusive = {}, exclusive = {},
              enabled = {}, running = {}, threads = {}}
         for i = 1, nev do m.inclusive[i], m.exclusive[i], m.enabled[i], m.running[i] = 0, 0, 0, 0 end
@@ -55,7 +40,9 @@ local function merge(procs, nev)
       end
       for _, t in ipairs(r.threads) do
         t.pid = p.pid
+        t.seconds = (t.enabled[1] or 0) / 1e9   -- the region's wall time (every event's enabled ns)
         m.threads[#m.threads + 1] = t
+        m.seconds = m.seconds + t.seconds
         m.calls, m.iterations, m.inner = m.calls + t.calls, m.iterations + t.iterations, m.inner + t.inner
         m.overlapped = m.overlapped or t.overlapped
         m.open = m.open or t.open
@@ -69,18 +56,19 @@ local function merge(procs, nev)
   return regions
 end
 
--- What a file says went wrong, in words, once per kind over the processes.
+-- What went wrong that the library did not say itself (it says each kind
+-- of misuse once per process on the program's stderr, as it happens: a
+-- kind stays in the process's warned list, not in these words), once.
 local function notes_of(procs)
   local notes, seen = {}, {}
   local function say(s) if not seen[s] then seen[s] = true; notes[#notes + 1] = s end end
   for _, p in ipairs(procs) do
-    for _, w in ipairs(p.warned) do say(WARNED[w] or w) end
     if not p.finished then
       say(string.format("process %d did not reach its exit (killed, crashed or replaced by exec): its counts are " ..
         "those of each region's last end before that", p.pid))
     end
     for _, t in ipairs(p.threads) do
-      if #t.open > 0 then
+      if #t.open > 0 and t.state ~= "ended" then   -- an ended thread's exit inside was said
         say(string.format("thread %d of process %d was inside %s at its end: %s not counted, nor %s exclusive " ..
           "counts on that thread given", t.tid, p.pid, table.concat(t.open, " > "),
           #t.open > 1 and "those calls are" or "that call is", #t.open > 1 and "their" or "its"))
@@ -137,11 +125,15 @@ M.run = doc(errors.facade("run", function(o)
   local dir, derr, derrno = csys.mkdtemp(sys.scratch() .. "/pmcsh-regions-")
   if not dir then return nil, "cannot make a folder for the regions' files: " .. derr, derrno end
   local env = {PMCSH_MARKER_EVENTS = spec, PMCSH_MARKER_DIR = dir}
-  local r, info, errno = pmc.run{events = {"task-clock"}, cmd = o.cmd, env = env}
+  local r, info, errno = pmc.run{events = o.events, cmd = o.cmd, env = env}
   local procs, bad = read_dir(dir)
   if not r then return nil, info, errno end
+  local program = {}
+  for i, e in ipairs(r) do
+    program[i] = {value = e.value, enabled = e.enabled or r.enabled, running = e.running or r.running}
+  end
   local res = {command = o.cmd, events = o.events, status = info.status, elapsed = info.elapsed,
-               stopped_by = info.stopped_by, processes = procs, regions = merge(procs, #o.events),
+               stopped_by = info.stopped_by, program = program, processes = procs, regions = merge(procs, #o.events),
                cost = cost_of(procs, #o.events), notes = notes_of(procs)}
   for _, why in ipairs(bad) do res.notes[#res.notes + 1] = why end
   return res
@@ -150,9 +142,12 @@ regions.run{events = {...}, cmd = {...}} -> result | nil, msg, errno
 Runs cmd, a program built with pmcsh's marker library (pmcsh/marker.h),
 with its regions counted on the events, each thread on its own counters.
 The result is plain data: command, events, status (the command's exit
-status), elapsed (s), processes (each process's file: pid, rank?, threads,
-...), regions (in the order first begun: name, calls, iterations,
-inclusive, exclusive, enabled, running (per event, summed over threads),
+status), elapsed (s), program (the whole command's counts, per event:
+value, enabled, running), processes (each process's file: pid, rank?,
+threads, warned (the kinds of misuse the library said), ...), regions (in
+the order first begun: name, calls, iterations, seconds (wall time inside,
+summed over threads), inclusive, exclusive, enabled, running (per event,
+summed over threads),
 inner (marker pairs inside the inclusive counts), overlapped, and threads,
 each with the same fields and pid, tid), cost (one begin/end pair: ns,
 outer and self per event; nil when no process measured it) and notes (what
@@ -162,10 +157,12 @@ went wrong, in words).  Counts are integers, exact.]])
 
 local is_clock = format.is_clock
 
--- perf stat's number: clocks in msec, "%.2f"; counts as the integers they are.
+-- A count as written: clocks in msec to the ns ("%.6f": a 3 us region reads
+-- 0.003000, where perf's "%.2f" would read 0.00); counts as the integers
+-- they are (a whole program's multiplexed count scaled, rounded).
 local function count_str(name, v)
-  if is_clock(name) then return string.format("%.2f", v / 1e6) end
-  return string.format("%d", v)
+  if is_clock(name) then return string.format("%.6f", v / 1e6) end
+  return math.type(v) == "integer" and string.format("%d", v) or string.format("%.0f", v)
 end
 
 local function ratio_str(v, d)
@@ -180,20 +177,29 @@ local function pct(en, run)
 end
 
 -- The rows of region m: the sum (thread "all") then each thread when there
--- are several; each row is {thread, pid, calls, iterations, inner,
--- overlapped, inclusive, exclusive, enabled, running}.
+-- are several; each row is {thread, pid, calls, iterations, seconds, inner,
+-- overlapped, open, inclusive, exclusive, enabled, running}.
+local ROW_KEYS = {"calls", "iterations", "seconds", "inner", "overlapped", "open", "inclusive", "exclusive",
+  "enabled", "running"}
 local function rows_of(m)
-  local rows = {{thread = "all", calls = m.calls, iterations = m.iterations, inner = m.inner,
-                 overlapped = m.overlapped, open = m.open, inclusive = m.inclusive, exclusive = m.exclusive, enabled = m.enabled,
-                 running = m.running}}
+  local rows = {{thread = "all"}}
+  for _, k in ipairs(ROW_KEYS) do rows[1][k] = m[k] end
   if #m.threads > 1 then
     for _, t in ipairs(m.threads) do
-      rows[#rows + 1] = {thread = t.tid, pid = t.pid, calls = t.calls, iterations = t.iterations, inner = t.inner,
-                         overlapped = t.overlapped, open = t.open, inclusive = t.inclusive, exclusive = t.exclusive,
-                         enabled = t.enabled, running = t.running}
+      local row = {thread = t.tid, pid = t.pid}
+      for _, k in ipairs(ROW_KEYS) do row[k] = t[k] end
+      rows[#rows + 1] = row
     end
   end
   return rows
+end
+
+-- The regions a call of which ended: one that was only registered or
+-- never ended has no counts to show (the table says so in one line).
+local function ended(res)
+  local out = {}
+  for _, m in ipairs(res.regions) do if m.calls > 0 then out[#out + 1] = m end end
+  return out
 end
 
 -- A row whose exclusive counts are not given: regions overlapped, or a
@@ -202,45 +208,124 @@ local function no_exclusive(row) return row.overlapped or row.open end
 
 local function unit_of(name) return is_clock(name) and "msec" or "" end
 
--- -x SEP: region, thread, calls, iterations, inclusive, exclusive, unit,
--- event, run time (ns), percent running, inclusive per call, per iteration,
--- marker pairs inside.
+-- -x SEP, a row per region, thread and event (README, "Regions of your
+-- program"): region, thread, calls, iterations, inclusive, exclusive, unit,
+-- event, run time (ns), percent running, inclusive per call, per
+-- iteration, marker pairs inside, seconds (the region's wall time); then
+-- the whole program's, per event, with an empty region and only the count,
+-- unit, event, run time, percent and seconds (its elapsed time).
 local function write_csv(res, w, sep)
-  for _, m in ipairs(res.regions) do
+  for _, m in ipairs(ended(res)) do
     for _, row in ipairs(rows_of(m)) do
       for i, ev in ipairs(res.events) do
         local f = {text.csv(m.name), tostring(row.thread), tostring(row.calls), tostring(row.iterations),
           count_str(ev, row.inclusive[i]), no_exclusive(row) and "" or count_str(ev, row.exclusive[i]), unit_of(ev),
           text.csv(ev), tostring(row.running[i]), string.format("%.2f", pct(row.enabled[i], row.running[i])),
-          ratio_str(row.inclusive[i], row.calls), ratio_str(row.inclusive[i], row.iterations), tostring(row.inner)}
+          ratio_str(row.inclusive[i], row.calls), ratio_str(row.inclusive[i], row.iterations), tostring(row.inner),
+          string.format("%.9f", row.seconds)}
         w:write(table.concat(f, sep), "\n")
       end
     end
   end
+  for i, ev in ipairs(res.events) do
+    local e = res.program[i]
+    local f = {"", "all", "", "", count_str(ev, e.value), "", unit_of(ev), text.csv(ev), tostring(e.running),
+      string.format("%.2f", pct(e.enabled, e.running)), "", "", "", string.format("%.9f", res.elapsed or 0)}
+    w:write(table.concat(f, sep), "\n")
+  end
 end
 
 -- -j: one object per region, thread and event, perf stat's keys where they
--- mean the same; counts as strings of their exact digits.
+-- mean the same; counts as strings of their exact digits, "thread" a
+-- string ("all" or the thread's id), "seconds" the region's wall time;
+-- then the whole program's, "region" null.
 local function write_json(res, w)
-  for _, m in ipairs(res.regions) do
+  for _, m in ipairs(ended(res)) do
     for _, row in ipairs(rows_of(m)) do
       for i, ev in ipairs(res.events) do
         local s = {string.format('{"region" : %s, "thread" : %s, "calls" : %d, "iterations" : %d, ',
-          json.string(m.name, true), row.thread == "all" and '"all"' or tostring(row.thread), row.calls, row.iterations)}
+          json.string(m.name, true), json.string(tostring(row.thread), true), row.calls, row.iterations)}
         s[#s + 1] = string.format('"counter-value" : "%s", ', count_str(ev, row.inclusive[i]))
         if not no_exclusive(row) then
           s[#s + 1] = string.format('"exclusive-value" : "%s", ', count_str(ev, row.exclusive[i]))
         end
         s[#s + 1] = string.format('"unit" : %s, "event" : %s, "event-runtime" : %d, "pcnt-running" : %.2f, ' ..
-          '"marker-pairs" : %d}', json.string(unit_of(ev), true), json.string(ev, true), row.running[i],
-          pct(row.enabled[i], row.running[i]), row.inner)
+          '"marker-pairs" : %d, "seconds" : %.9f}', json.string(unit_of(ev), true), json.string(ev, true),
+          row.running[i], pct(row.enabled[i], row.running[i]), row.inner, row.seconds)
         w:write(table.concat(s), "\n")
       end
     end
   end
+  for i, ev in ipairs(res.events) do
+    local e = res.program[i]
+    w:write(string.format('{"region" : null, "thread" : "all", "counter-value" : "%s", "unit" : %s, ' ..
+      '"event" : %s, "event-runtime" : %d, "pcnt-running" : %.2f, "seconds" : %.9f}\n', count_str(ev, e.value),
+      json.string(unit_of(ev), true), json.string(ev, true), e.running, pct(e.enabled, e.running), res.elapsed or 0))
+  end
 end
 
--- The table of perf stat's: a block per region, its sum then its threads.
+local function clock_ms(ev, v) return is_clock(ev) and v / 1e6 or v end
+
+-- Region m's block of the table: its sum then its threads, each a runtime
+-- row (LIKWID's "RDTSC Runtime [s]") and a row per event.
+local function write_region(res, w, m, what)
+  w:write(string.format("\n Region '%s' of '%s' (%d call%s%s, %d thread%s):\n\n", text.inert(m.name), what,
+    m.calls, m.calls == 1 and "" or "s", m.iterations > 0 and string.format(", %d iterations", m.iterations) or "",
+    #m.threads, #m.threads == 1 and "" or "s"))
+  w:write(string.format("%18s %18s %14s %14s  %s\n", "inclusive", "exclusive", "per call",
+    m.iterations > 0 and "per iteration" or "", "event"))
+  for _, row in ipairs(rows_of(m)) do
+    if row.thread ~= "all" then
+      w:write(string.format("   thread %d%s (%d call%s%s):\n", row.thread,
+        #res.processes > 1 and string.format(" of process %d", row.pid) or "", row.calls,
+        row.calls == 1 and "" or "s", row.iterations > 0 and string.format(", %d iterations", row.iterations) or ""))
+    end
+    w:write(string.format("%18.9f %18s %14s %14s  runtime (s)\n", row.seconds, "", ratio_str(row.seconds, row.calls),
+      ratio_str(row.seconds, row.iterations)))
+    for i, ev in ipairs(res.events) do
+      local line = string.format("%18s %18s %14s %14s  %s", count_str(ev, row.inclusive[i]),
+        no_exclusive(row) and "-" or count_str(ev, row.exclusive[i]),
+        ratio_str(clock_ms(ev, row.inclusive[i]), row.calls), ratio_str(clock_ms(ev, row.inclusive[i]), row.iterations),
+        ev .. (is_clock(ev) and " (msec)" or ""))
+      local p = pct(row.enabled[i], row.running[i])
+      if p < 100 then line = line .. string.format(" (%.2f%%)", p) end
+      w:write(line, "\n")
+    end
+  end
+  if m.inner > 0 then
+    w:write(string.format("\n   its inclusive counts hold %d marker pair%s of nested regions (%.2f per call)\n",
+      m.inner, m.inner == 1 and "" or "s", m.inner / math.max(m.calls, 1)))
+  end
+end
+
+-- The whole program's counts, as perf stat prints them beside its regions.
+local function write_program(res, w, what)
+  w:write(string.format("\n The whole of '%s':\n\n", what))
+  for i, ev in ipairs(res.events) do
+    local e = res.program[i]
+    local line = string.format("%18s      %s", count_str(ev, e.value), ev .. (is_clock(ev) and " (msec)" or ""))
+    local p = pct(e.enabled, e.running)
+    if p < 100 then line = line .. string.format(" (%.2f%%)", p) end
+    w:write(line, "\n")
+  end
+end
+
+local function write_cost(res, w)
+  local function each(list)
+    local parts = {}
+    for i, ev in ipairs(res.events) do
+      parts[i] = string.format("%s %s%s", ev, (string.format("%.1f", list[i]):gsub("%.0$", "")),
+        is_clock(ev) and " ns" or "")
+    end
+    return table.concat(parts, ", ")
+  end
+  w:write(string.format("\n A begin/end pair costs %.0f ns; a region around one counts %s more, and an empty " ..
+    "region counts %s (the quickest of %d batches of %d pairs at the start)\n", res.cost.ns,
+    each(res.cost.outer), each(res.cost.self), res.cost.batches, res.cost.pairs))
+end
+
+-- The table of perf stat's: a block per region, the whole program's
+-- counts, the pair's cost, what went wrong, the elapsed time.
 local function write_std(res, w)
   local cmd = {}
   for i, a in ipairs(res.command) do cmd[i] = a end
@@ -250,48 +335,15 @@ local function write_std(res, w)
       "(pkg-config --libs pmcsh-marker)?\n", what))
   end
   for _, m in ipairs(res.regions) do
-    w:write(string.format("\n Region '%s' of '%s' (%d call%s%s, %d thread%s):\n\n", text.inert(m.name), what,
-      m.calls, m.calls == 1 and "" or "s",
-      m.iterations > 0 and string.format(", %d iterations", m.iterations) or "",
-      #m.threads, #m.threads == 1 and "" or "s"))
-    w:write(string.format("%18s %18s %14s %14s  %s\n", "inclusive", "exclusive", "per call",
-      m.iterations > 0 and "per iteration" or "", "event"))
-    for _, row in ipairs(rows_of(m)) do
-      if row.thread ~= "all" then
-        w:write(string.format("   thread %d%s (%d call%s%s):\n", row.thread,
-          #res.processes > 1 and string.format(" of process %d", row.pid) or "",
-          row.calls, row.calls == 1 and "" or "s",
-          row.iterations > 0 and string.format(", %d iterations", row.iterations) or ""))
-      end
-      for i, ev in ipairs(res.events) do
-        local line = string.format("%18s %18s %14s %14s  %s", count_str(ev, row.inclusive[i]),
-          no_exclusive(row) and "-" or count_str(ev, row.exclusive[i]),
-          ratio_str(is_clock(ev) and row.inclusive[i] / 1e6 or row.inclusive[i], row.calls),
-          ratio_str(is_clock(ev) and row.inclusive[i] / 1e6 or row.inclusive[i], row.iterations),
-          ev .. (is_clock(ev) and " (msec)" or ""))
-        local p = pct(row.enabled[i], row.running[i])
-        if p < 100 then line = line .. string.format(" (%.2f%%)", p) end
-        w:write(line, "\n")
-      end
-    end
-    if m.inner > 0 then
-      w:write(string.format("\n   its inclusive counts hold %d marker pair%s of nested regions (%.2f per call)\n",
-        m.inner, m.inner == 1 and "" or "s", m.inner / math.max(m.calls, 1)))
+    if m.calls > 0 then
+      write_region(res, w, m, what)
+    else
+      w:write(string.format("\n Region '%s' of '%s': no call of it ended (registered only, or begun and never " ..
+        "ended)\n", text.inert(m.name), what))
     end
   end
-  if res.cost then
-    local function each(list)
-      local parts = {}
-      for i, ev in ipairs(res.events) do
-        parts[i] = string.format("%s %s%s", ev, (string.format("%.1f", list[i]):gsub("%.0$", "")),
-          is_clock(ev) and " ns" or "")
-      end
-      return table.concat(parts, ", ")
-    end
-    w:write(string.format("\n A begin/end pair costs %.0f ns; a region around one counts %s more, and an empty " ..
-      "region counts %s (the quickest of %d batches of %d pairs at the start)\n", res.cost.ns,
-      each(res.cost.outer), each(res.cost.self), res.cost.batches, res.cost.pairs))
-  end
+  write_program(res, w, what)
+  if res.cost then write_cost(res, w) end
   for _, n in ipairs(res.notes) do w:write(" pmcsh: ", text.inert(n), "\n") end
   w:write(string.format("\n%18.9f seconds time elapsed\n\n", res.elapsed or 0))
 end
@@ -317,7 +369,8 @@ M.write = doc(function(res, w, how)
 end, "regions.write", [[
 regions.write(res, file[, {sep = ",", json = true}]) writes a result of
 regions.run as pmcsh stat --regions does: perf stat's table, -x SEP rows or
--j lines (a row per region, thread and event).]])
+-j lines (a row per region, thread and event, then the whole program's;
+their columns and keys: man pmcsh, --regions).]])
 
 -- The metric records of process p's regions (pmcsh compare reads any file
 -- of them): per region and event its inclusive count per call and per

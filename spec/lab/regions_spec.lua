@@ -15,7 +15,7 @@ local function rows(text)
   local t = {}
   for _, l in ipairs(h.lines(text)) do
     local f = h.fields(l, ",")
-    if #f == 13 and f[2] == "all" then t[f[1] .. "/" .. f[8]] = tonumber(f[5]) end
+    if #f == 14 and f[2] == "all" and f[1] ~= "" then t[f[1] .. "/" .. f[8]] = tonumber(f[5]) end
   end
   return t
 end
