@@ -236,14 +236,14 @@ static int find_root(char *exe, char *root, size_t len)
 }
 
 /* package.searchers[2], after the preloads: pmcsh.x is ROOT/lua/pmcsh/x.lua
- * (upvalue 1 = ROOT/lua), so package.path stays as lua sets it. */
+ * (upvalue 1 = ROOT/lua), so package.path stays as lua sets it.  Any other
+ * name gets no answer, which require leaves out of its message: "module
+ * 'x' not found" then reads as lua's, byte for byte. */
 static int search_pmcsh(lua_State *L)
 {
 	const char *name = luaL_checkstring(L, 1);
-	if (strncmp(name, "pmcsh.", 6) != 0) {
-		lua_pushfstring(L, "no pmcsh module '%s'", name);
-		return 1;
-	}
+	if (strncmp(name, "pmcsh.", 6) != 0)
+		return 0;
 	luaL_Buffer b;
 	luaL_buffinit(L, &b);
 	luaL_addstring(&b, lua_tostring(L, lua_upvalueindex(1)));
