@@ -6,6 +6,7 @@ local C = require("pmcsh._stream")
 local csys = require("pmcsh._sys")
 local doc = require("pmcsh.help").doc
 local errors = require("pmcsh.errors")
+local format = require("pmcsh.format")
 local sys = require("pmcsh.sys")
 local text = require("pmcsh.text")
 
@@ -199,6 +200,7 @@ function M.info(l)
   return i
 end
 
+format.adopt(C.loop_info_meta)   -- print(l:info()) prints what the REPL shows
 local loop_methods = C.loop_methods
 doc(loop_methods.info, "loop:info", [[
 loop:info() -> {name=, symbol=, path=, convention="stream"|"own", description=,
