@@ -46,11 +46,15 @@ static lua_State *active_state;
 static int secure;
 
 /* Ctrl-C while Lua runs: flag for C engines, and a hook that raises an error
- * at the next Lua instruction.  Every C loop of pmcsh looks at the flag
- * and returns within 0.5 s, so a second Ctrl-C meanwhile (a double press)
- * is absorbed; one that comes while the first has gone unserved for
- * STUCK_NS kills, as in lua.c, so a stuck C call can still be left. */
+ * at the next Lua instruction.  A second Ctrl-C while the first is unserved
+ * kills, as in lua.c, unless pmcsh's own C loop is running: each looks at
+ * the flag (pmcsh_interrupt_seen) and returns within 0.5 s, so a second
+ * press then (a double press) is absorbed until the first has gone
+ * unserved for STUCK_NS.  A C call that never looks (string.find, a user's
+ * C module) is killed by a second press as lua's is, after GRACE_NS, which
+ * keeps two presses of one burst ("\3\3" on a pty) as one. */
 #define STUCK_NS 2000000000LL
+#define GRACE_NS 50000000LL
 static long long armed_at;  /* when the unserved hook was set */
 
 static long long sigint_now(void)
@@ -70,12 +74,15 @@ static void stop_hook(lua_State *L, lua_Debug *ar)
 
 static void on_sigint(int sig)
 {
+	int armed = active_state && lua_gethook(active_state) == stop_hook;  /* a C call still runs */
+	if (!armed)
+		pmcsh_interrupt_seen = 0;  /* before the flag, which an engine may see at once */
 	pmcsh_interrupted = 1;
 	pmcsh_interrupt_served = 0;
 	if (!active_state)
 		return;
-	int armed = lua_gethook(active_state) == stop_hook;  /* a C call still runs */
-	if (armed && sigint_now() - armed_at > STUCK_NS) {
+	long long waited = armed ? sigint_now() - armed_at : 0;
+	if (armed && (waited > STUCK_NS || (waited > GRACE_NS && !pmcsh_interrupt_seen))) {
 		signal(sig, SIG_DFL);
 		raise(sig);
 		return;
