@@ -6,9 +6,9 @@ local C = require("pmcsh._stream")
 local csys = require("pmcsh._sys")
 local doc = require("pmcsh.help").doc
 local errors = require("pmcsh.errors")
-local format = require("pmcsh.format")
 local sys = require("pmcsh.sys")
 local text = require("pmcsh.text")
+local format = require("pmcsh.format")
 
 local M = {}
 
