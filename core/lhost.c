@@ -46,11 +46,15 @@ static lua_State *active_state;
 static int secure;
 
 /* Ctrl-C while Lua runs: flag for C engines, and a hook that raises an error
- * at the next Lua instruction.  Every C loop of pmcsh looks at the flag
- * and returns within 0.5 s, so a second Ctrl-C meanwhile (a double press)
- * is absorbed; one that comes while the first has gone unserved for
- * STUCK_NS kills, as in lua.c, so a stuck C call can still be left. */
+ * at the next Lua instruction.  A second Ctrl-C while the first is unserved
+ * kills, as in lua.c, unless pmcsh's own C loop is running: each looks at
+ * the flag (pmcsh_interrupt_seen) and returns within 0.5 s, so a second
+ * press then (a double press) is absorbed until the first has gone
+ * unserved for STUCK_NS.  A C call that never looks (string.find, a user's
+ * C module) is killed by a second press as lua's is, after GRACE_NS, which
+ * keeps two presses of one burst ("\3\3" on a pty) as one. */
 #define STUCK_NS 2000000000LL
+#define GRACE_NS 50000000LL
 static long long armed_at;  /* when the unserved hook was set */
 
 static long long sigint_now(void)
@@ -70,12 +74,15 @@ static void stop_hook(lua_State *L, lua_Debug *ar)
 
 static void on_sigint(int sig)
 {
+	int armed = active_state && lua_gethook(active_state) == stop_hook;  /* a C call still runs */
+	if (!armed)
+		pmcsh_interrupt_seen = 0;  /* before the flag, which an engine may see at once */
 	pmcsh_interrupted = 1;
 	pmcsh_interrupt_served = 0;
 	if (!active_state)
 		return;
-	int armed = lua_gethook(active_state) == stop_hook;  /* a C call still runs */
-	if (armed && sigint_now() - armed_at > STUCK_NS) {
+	long long waited = armed ? sigint_now() - armed_at : 0;
+	if (armed && (waited > STUCK_NS || (waited > GRACE_NS && !pmcsh_interrupt_seen))) {
 		signal(sig, SIG_DFL);
 		raise(sig);
 		return;
@@ -235,32 +242,87 @@ static int find_root(char *exe, char *root, size_t len)
 	return -ENOENT;
 }
 
-/* package.searchers[2], after the preloads: pmcsh.x is ROOT/lua/pmcsh/x.lua
- * (upvalue 1 = ROOT/lua), so package.path stays as lua sets it. */
-static int search_pmcsh(lua_State *L)
+/* Pushes PREFIX/NAME-as-a-path.SUFFIX (pmcsh.x: PREFIX/pmcsh/x.SUFFIX). */
+static const char *push_module_path(lua_State *L, const char *prefix, const char *name, const char *suffix)
 {
-	const char *name = luaL_checkstring(L, 1);
-	if (strncmp(name, "pmcsh.", 6) != 0) {
-		lua_pushfstring(L, "no pmcsh module '%s'", name);
-		return 1;
-	}
 	luaL_Buffer b;
 	luaL_buffinit(L, &b);
-	luaL_addstring(&b, lua_tostring(L, lua_upvalueindex(1)));
+	luaL_addstring(&b, prefix);
 	luaL_addchar(&b, '/');
 	for (const char *c = name; *c; c++)
 		luaL_addchar(&b, *c == '.' ? '/' : *c);
-	luaL_addstring(&b, ".lua");
+	luaL_addstring(&b, suffix);
 	luaL_pushresult(&b);
-	const char *file = lua_tostring(L, -1);
+	return lua_tostring(L, -1);
+}
+
+/* Loads the module's precompiled chunk (make's build/luac/lua/pmcsh/x.luac,
+ * an install's luac/lua/pmcsh/x.luac; upvalue 2, nil when there is none)
+ * where it is no older than the source, or always where upvalue 3 says the
+ * tree is installed; pushes it and returns 1, else pushes nothing and
+ * returns 0 (then the source is loaded: one that fails, say from another
+ * Lua version, is never an error). */
+static int load_compiled(lua_State *L, const char *name, const char *file)
+{
+	if (lua_isnil(L, lua_upvalueindex(2)))
+		return 0;
+	const char *bc = push_module_path(L, lua_tostring(L, lua_upvalueindex(2)), name, ".luac");
+	struct stat sb, ss;
+	int ok = stat(bc, &sb) == 0 && S_ISREG(sb.st_mode) &&
+		 (lua_toboolean(L, lua_upvalueindex(3)) ||
+		  (stat(file, &ss) == 0 && (sb.st_mtim.tv_sec > ss.st_mtim.tv_sec ||
+					    (sb.st_mtim.tv_sec == ss.st_mtim.tv_sec && sb.st_mtim.tv_nsec >= ss.st_mtim.tv_nsec))));
+	if (ok && luaL_loadfilex(L, bc, "b") == LUA_OK) {
+		lua_remove(L, -2);
+		return 1;
+	}
+	lua_pop(L, ok ? 2 : 1);
+	return 0;
+}
+
+/* package.searchers[2], after the preloads: pmcsh.x is ROOT/lua/pmcsh/x.lua
+ * (upvalue 1 = ROOT/lua), so package.path stays as lua sets it.  Any other
+ * name gets no answer, which require leaves out of its message: "module
+ * 'x' not found" then reads as lua's, byte for byte. */
+static int search_pmcsh(lua_State *L)
+{
+	const char *name = luaL_checkstring(L, 1);
+	if (strncmp(name, "pmcsh.", 6) != 0)
+		return 0;
+	const char *file = push_module_path(L, lua_tostring(L, lua_upvalueindex(1)), name, ".lua");
 	if (!is_regular(file)) {
 		lua_pushfstring(L, "no file '%s'", file);
 		return 1;
+	}
+	if (load_compiled(L, name, file)) {
+		lua_insert(L, -2);  /* the loader, then the file name as its second argument */
+		return 2;
 	}
 	if (luaL_loadfile(L, file) != LUA_OK)
 		return luaL_error(L, "error loading module '%s' from file '%s':\n\t%s", name, file, lua_tostring(L, -1));
 	lua_insert(L, -2);  /* the loader, then the file name as its second argument */
 	return 2;
+}
+
+/* Pushes the folder of precompiled modules, ROOT/build/luac in a built
+ * tree (checked against the sources' times) or ROOT/luac in an install
+ * (trusted: make install writes both), and whether it is trusted; nil,
+ * false where there is none, and where this process is secure. */
+static void push_compiled_dir(lua_State *L, const char *root)
+{
+	static const char *const dirs[] = {"build/luac", "luac"};
+	for (int i = 0; i < 2 && !secure; i++) {
+		char p[PATH_MAX + 16];
+		struct stat st;
+		snprintf(p, sizeof p, "%s/%s", root, dirs[i]);
+		if (stat(p, &st) == 0 && S_ISDIR(st.st_mode)) {
+			lua_pushfstring(L, "%s/lua", p);
+			lua_pushboolean(L, i == 1);
+			return;
+		}
+	}
+	lua_pushnil(L);
+	lua_pushboolean(L, 0);
 }
 
 /* Registers pmcsh.paths and the searcher for pmcsh's own modules. */
@@ -275,7 +337,8 @@ static int setup_paths(lua_State *L)
 	lua_getglobal(L, "package");
 	lua_getfield(L, -1, "searchers");
 	lua_pushfstring(L, "%s/lua", root);
-	lua_pushcclosure(L, search_pmcsh, 1);
+	push_compiled_dir(L, root);
+	lua_pushcclosure(L, search_pmcsh, 3);
 	for (lua_Integer i = luaL_len(L, -2); i >= 2; i--) {  /* make room at 2 */
 		lua_rawgeti(L, -2, i);
 		lua_rawseti(L, -3, i + 1);

@@ -21,6 +21,7 @@
 
 #define STREAM_MT "pmcsh.stream"
 #define LOOP_MT "pmcsh.loop"
+#define LOOP_INFO_MT "pmcsh.loop_info"
 
 /* A user's loop (core/userloop.c): its shared object stays loaded while
  * the handle is open; s:run takes it where it takes a kernel's name. */
@@ -728,6 +729,7 @@ static int loop_info(lua_State *L)
 	}
 	if (l->u.elements_per_trip > 0)
 		pmcsh_setnum(L, "elements_per_trip", l->u.elements_per_trip);
+	luaL_setmetatable(L, LOOP_INFO_MT);  /* plain data; the kind names how it prints */
 	return 1;
 }
 
@@ -804,6 +806,8 @@ int luaopen_pmcsh__stream(lua_State *L)
 	pmcsh_setmethods(L, "methods", STREAM_MT);
 	pmcsh_newclass(L, LOOP_MT, loop_meta, loop_methods);
 	pmcsh_setmethods(L, "loop_methods", LOOP_MT);
+	luaL_newmetatable(L, LOOP_INFO_MT);  /* l:info()'s kind, for the facade's __tostring */
+	lua_setfield(L, -2, "loop_info_meta");
 	pmcsh_setnames(L, "new_options", new_keys);   /* for the facade's completion */
 	pmcsh_setnames(L, "run_options", run_keys);
 	return 1;

@@ -10,8 +10,20 @@ extern volatile sig_atomic_t pmcsh_interrupted;
  * pcall may catch): engines called after it run again. */
 extern volatile sig_atomic_t pmcsh_interrupt_served;
 
+/* An engine has looked at the flag since the press (the host clears it at
+ * each first press): the C call now running stops on its own, so a second
+ * press need not end the process. */
+extern volatile sig_atomic_t pmcsh_interrupt_seen;
+
 /* True once Ctrl-C was pressed and not yet served; an engine that sees it
- * stops and returns -EINTR. */
-static inline int pmcsh_stop_requested(void) { return pmcsh_interrupted != 0 && !pmcsh_interrupt_served; }
+ * stops and returns -EINTR.  Writes nothing while no press is pending, so
+ * threads polling it share no written line. */
+static inline int pmcsh_stop_requested(void)
+{
+	if (!pmcsh_interrupted)
+		return 0;
+	pmcsh_interrupt_seen = 1;
+	return !pmcsh_interrupt_served;
+}
 
 #endif

@@ -24,11 +24,15 @@ end
 -- function itself: declared by the module that checks them (one list for
 -- both), proposed as "key=" inside the call's table.
 local option_keys = setmetatable({}, {__mode = "k"})
+local option_values = setmetatable({}, {__mode = "k"})
 
--- Declares fn's option keys (a list of names).  Returns fn.
-function M.options(fn, keys)
+-- Declares fn's option keys (a list of names) and, where a key takes one
+-- of a few names, those (values: {key = {name, ...}}).  Returns fn.
+function M.options(fn, keys, values)
   assert(type(keys) == "table", "options: list of keys expected")
+  assert(values == nil or type(values) == "table", "options: values: a table of lists expected")
   option_keys[fn] = keys
+  option_values[fn] = values
   return fn
 end
 
@@ -37,18 +41,24 @@ function M.keys_of(fn)
   return option_keys[fn]
 end
 
+-- The names option `key` of fn takes, or nil.
+function M.values_of(fn, key)
+  local v = option_values[fn]
+  return v and v[key]
+end
+
 -- Lua text as far as `s` goes: the brackets still open ({at = position,
 -- comma = its last comma}, innermost last) and the quote of a string
--- literal left open, or nil.
+-- literal left open and where it opened, or nil.
 local function scan(s)
-  local open, quote = {}, nil
+  local open, quote, quote_at = {}, nil, nil
   local i = 1
   while i <= #s do
     local c = s:sub(i, i)
     if quote then
       if c == "\\" then i = i + 1 elseif c == quote then quote = nil end
     elseif c == '"' or c == "'" then
-      quote = c
+      quote, quote_at = c, i
     elseif c == "{" or c == "(" or c == "[" then
       open[#open + 1] = {at = i}
     elseif (c == "}" or c == ")" or c == "]") and #open > 0 then
@@ -58,7 +68,7 @@ local function scan(s)
     end
     i = i + 1
   end
-  return open, quote
+  return open, quote, quote_at
 end
 
 -- When the cursor (at the end of `line`, after `word`) is where a key of a
@@ -77,6 +87,20 @@ function M.option_call(line, word)
     name = before:sub(1, parent.at - 1):match("([%a_][%w_.:]*)%s*$")
   end
   return name
+end
+
+-- When the cursor is where an option's value goes, as in
+-- `chase.latency{order = "ra` or `chase.latency{order=ra`: the function
+-- called, the key, and whether the value's quote is already open; else nil.
+function M.option_value(line, word)
+  local before = line:sub(1, #line - #word)
+  local _, quote, quote_at = scan(before)
+  if quote then before = before:sub(1, quote_at - 1) end
+  local key_at, key = before:match("()([%a_][%w_]*)%s*=%s*$")
+  if not key then return nil end
+  local call = M.option_call(before:sub(1, key_at - 1), "")
+  if call then return call, key, quote ~= nil end
+  return nil
 end
 
 -- Inside an open string literal? (then `word` is string contents)

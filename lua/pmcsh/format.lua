@@ -268,6 +268,45 @@ end
 
 kinds["pmcsh.records"] = function(v, indent) return M.table(v, nil, indent) end
 
+-- l:info(): what the loop is and what one element of it moves
+kinds["pmcsh.loop_info"] = function(l, indent)
+  indent = indent or ""
+  local per = {}
+  if l.reads then per[#per + 1] = "reads " .. (#l.reads > 0 and table.concat(l.reads, ",") or "nothing") end
+  if l.writes then per[#per + 1] = "writes " .. (#l.writes > 0 and table.concat(l.writes, ",") or "nothing") end
+  if l.loads then per[#per + 1] = string.format("%d load%s, %d store%s", l.loads, l.loads == 1 and "" or "s",
+    l.stores or 0, l.stores == 1 and "" or "s") end
+  if l.bytes then per[#per + 1] = string.format("%s B%s", scalar(l.bytes),
+    l.bytes_wa and string.format(" (%s with write-allocate)", scalar(l.bytes_wa)) or "") end
+  if l.flops then per[#per + 1] = scalar(l.flops) .. " flops" end
+  local how = {l.convention == "own" and "its own data" or "STREAM's arrays"}
+  if l.described then how[#how + 1] = "described" end
+  if l.probed then how[#how + 1] = "probed on one element" end
+  if l.reference then how[#how + 1] = "validated against its reference" end
+  if l.reduction then how[#how + 1] = "a reduction" end
+  return string.format("%sloop %s (%s in %s): %s; per element: %s", indent, tostring(l.name), tostring(l.symbol),
+    tostring(l.path), table.concat(how, ", "), #per > 0 and table.concat(per, ", ") or "nothing said")
+end
+
+-- regions.run's result: a row per region, its inclusive counts per event
+kinds["pmcsh.regions_result"] = function(r, indent)
+  indent = indent or ""
+  local cmd = type(r.command) == "table" and table.concat(r.command, " ") or tostring(r.command)
+  local l = {string.format("%sregions of %s: status %s, %.6f s, %d process%s", indent, cmd, tostring(r.status),
+    r.elapsed or 0, #(r.processes or {}), #(r.processes or {}) == 1 and "" or "es")}
+  local columns, rows = {"region", "calls", "iterations"}, {}
+  for _, e in ipairs(r.events or {}) do columns[#columns + 1] = e end
+  for i, g in ipairs(r.regions or {}) do
+    rows[i] = {region = g.name, calls = g.calls, iterations = g.iterations}
+    for j, e in ipairs(r.events or {}) do rows[i][e] = (g.inclusive or {})[j] end
+  end
+  if #rows > 0 then l[#l + 1] = M.table(rows, columns, indent .. "  ") .. "\n" .. indent .. "  (inclusive counts)"
+  else l[#l + 1] = indent .. "  no region ended" end
+  if r.cost and r.cost.ns then l[#l + 1] = string.format("%s  a begin/end pair costs %.0f ns", indent, r.cost.ns) end
+  for _, n in ipairs(r.notes or {}) do l[#l + 1] = indent .. "  note: " .. tostring(n) end
+  return table.concat(l, "\n")
+end
+
 -- __tostring of every kind: its compact form.
 local function compact(v)
   local mt = getmetatable(v)

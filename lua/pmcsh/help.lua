@@ -43,8 +43,18 @@ local function functions_of(mod)
   return names
 end
 
+-- Modules load when first used, and register their docs as they load: the
+-- host gives a function that loads them all, called before the topics are
+-- listed or a name is looked up.
+local load_all = function() end
+
+function M.before_lookup(fn)
+  load_all = fn
+end
+
 -- The text for x (an object, or a name such as "pmc.group"), or nil.
 function M.text(x)
+  if type(x) == "string" then load_all() end
   local entry = by_object[x] or (type(x) == "string" and by_name[x])
   if not entry then return nil end
   local text = entry.text
@@ -56,7 +66,7 @@ end
 -- help() lists the topics; help(x) prints the documentation of x.
 function M.help(x)
   if x == nil then
-    -- every shipped module registered its docs as pmcsh started (pmcsh.names)
+    load_all()
     print("pmcsh: Lua 5.4 with performance counters, STREAM kernels and pointer chases.\n")
     print("Topics (help(topic) or help(function)):")
     print(topics())

@@ -9,6 +9,7 @@ local errors = require("pmcsh.errors")
 local paths = require("pmcsh.paths")
 local sys = require("pmcsh.sys")
 local text = require("pmcsh.text")
+local format = require("pmcsh.format")
 
 local M = {}
 
@@ -226,6 +227,7 @@ function M.info(l)
   return i
 end
 
+format.adopt(C.loop_info_meta)   -- print(l:info()) prints what the REPL shows
 local loop_methods = C.loop_methods
 doc(loop_methods.info, "loop:info", [[
 loop:info() -> {name=, symbol=, path=, convention="stream"|"own", description=,

@@ -6,6 +6,7 @@ local csys = require("pmcsh._sys")
 local doc = require("pmcsh.help").doc
 local errors = require("pmcsh.errors")
 local format = require("pmcsh.stat.format")
+local kinds = require("pmcsh.format")
 local json = require("pmcsh.json")
 local machine = require("pmcsh.machine")
 local pmc = require("pmcsh.pmc")
@@ -136,7 +137,7 @@ M.run = doc(errors.facade("run", function(o)
                stopped_by = info.stopped_by, program = program, processes = procs, regions = merge(procs, #o.events),
                cost = cost_of(procs, #o.events), notes = notes_of(procs)}
   for _, why in ipairs(bad) do res.notes[#res.notes + 1] = why end
-  return res
+  return setmetatable(res, kinds.kind("pmcsh.regions_result"))   -- prints a row per region
 end), "regions.run", [[
 regions.run{events = {...}, cmd = {...}} -> result | nil, msg, errno
 Runs cmd, a program built with pmcsh's marker library (pmcsh/marker.h),

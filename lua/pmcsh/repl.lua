@@ -3,6 +3,7 @@
 local complete = require("pmcsh.complete")
 local paths = require("pmcsh.paths")
 local format = require("pmcsh.format")
+local names = require("pmcsh.names")
 
 local M = {}
 
@@ -97,6 +98,18 @@ end
 
 -- Candidates for `word`, with `line` the text before the cursor.
 function M.complete(line, word)
+  -- a global the line names is in use: its module loads, and with it
+  -- its completers (pmc's event names inside pmc.group{"...)
+  for name in line:gmatch("[%a_][%w_]*") do
+    if names.globals[name] and rawget(_G, name) == nil then local _ = _G[name] end
+  end
+  local vcall, key, quoted = complete.option_value(line, word)
+  local values = vcall and complete.values_of(resolve(vcall), key)
+  if values then
+    local out = matching(values, word)
+    if not quoted then for i, v in ipairs(out) do out[i] = string.format("%q", v) end end
+    return out
+  end
   local hooked = complete.ask(line, word)
   if hooked then return hooked end
   if complete.in_string(line) then return {} end
@@ -113,10 +126,13 @@ function M.complete(line, word)
     if v == nil then return {} end
     return matching(fields(v, sep == ":"), prefix, base .. sep)
   end
-  local names = {}
-  for k in pairs(_G) do if is_identifier(k) then names[#names + 1] = k end end
-  for _, k in ipairs(keywords) do names[#names + 1] = k end
-  return matching(names, word)
+  local seen = {}
+  for k in pairs(_G) do if is_identifier(k) then seen[k] = true end end
+  for k in pairs(names.globals) do seen[k] = true end   -- loaded when first read
+  for _, k in ipairs(keywords) do seen[k] = true end
+  local list = {}
+  for k in pairs(seen) do list[#list + 1] = k end
+  return matching(list, word)
 end
 
 -- The banner under lua's version line, when a person starts the REPL at a

@@ -264,9 +264,28 @@ floor_b: the least variance of one value of a side (a count's Poisson variance).
 -- of work has no slope, so the j-th slope is pair pair[j]'s, not pair j's.
 -- Counts and work are integers: the differences stay exact 64-bit
 -- integers until the one division.
+-- Argument arg of two_window, a list: each of its first n entries a number,
+-- else a bad argument naming the entry (a reading is a table of counts:
+-- its count is r[1].value).
+local function check_numbers(arg, name, list, n)
+  for i = 1, n do
+    local v = list[i]
+    if type(v) ~= "number" then
+      local mt = getmetatable(v)
+      local got = type(mt) == "table" and type(rawget(mt, "__name")) == "string" and rawget(mt, "__name")
+        or (v == nil and "nil" or type(v))
+      errors.argument("two_window", arg, string.format("%s[%d]: a number expected, got %s%s", name, i, got,
+        type(v) == "table" and " (a count per window: a reading's is r[1].value)" or ""), 2)
+    end
+  end
+end
+
 function M.two_window(work, counts)
   errors.check("two_window", 1, work, "table")
   errors.check("two_window", 2, counts, "table")
+  local n = #counts - #counts % 2
+  check_numbers(1, "work", work, n)
+  check_numbers(2, "counts", counts, n)
   local slopes, intercepts, pair = {}, {}, {}
   for i = 2, #counts, 2 do
     local w1, w2, c1, c2 = work[i - 1], work[i], counts[i - 1], counts[i]

@@ -292,8 +292,11 @@ chase.recipe_options(before, {samples=, sample_ms=, per=, stride=false?, pages_h
      (order, stride, pages, samples, sample_ms), then after, so that every
      chase recipe declares them alike.]])
 
-complete.options(M.chain, option_keys({}))
-complete.options(M.latency, option_keys(LATENCY_KEYS))
+-- The names order= and pages= take, for the REPL's completion.
+M.option_values = {order = names(C.orders()), pages = names(C.page_policies())}
+
+complete.options(M.chain, option_keys({}), M.option_values)
+complete.options(M.latency, option_keys(LATENCY_KEYS), M.option_values)
 complete.options(methods.run, C.run_options)
 complete.options(methods.loaded, C.loaded_options)
 

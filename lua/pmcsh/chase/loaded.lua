@@ -197,6 +197,6 @@ does not (chase.loaded_flags: below idle, or not monotone beyond the
 samples' spread) flags lists it ({kind=, delay=, text=, cause=}), each
 with its likely cause.  note names any row whose loaders read nothing.]])
 
-complete.options(M.loaded, engine.option_keys(OWN_KEYS))
+complete.options(M.loaded, engine.option_keys(OWN_KEYS), engine.option_values)
 
 return M

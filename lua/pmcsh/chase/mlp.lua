@@ -279,6 +279,6 @@ engine_limit where max is chase.MAX_K, the most the engine runs
 speedup of all rows (multichase's simple/parallelN ratio).  note says all
 that in words; chase.SUPERLINEAR_WHY why rows go above k.]])
 
-complete.options(M.parallelism, engine.option_keys(OWN_KEYS))
+complete.options(M.parallelism, engine.option_keys(OWN_KEYS), engine.option_values)
 
 return M

@@ -85,6 +85,6 @@ geometric from `from` to `to` with per_octave points per doubling (rounded
 down to the stride).  The steps of the curve are the caches: compare with
 machine.caches().]])
 
-complete.options(M.sweep, engine.option_keys(OWN_KEYS))
+complete.options(M.sweep, engine.option_keys(OWN_KEYS), engine.option_values)
 
 return M

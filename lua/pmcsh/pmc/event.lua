@@ -306,11 +306,14 @@ end
 do
   complete.register(function(line, word)
     if not line:find("pmc%.") or not complete.in_string(line) then return nil end
+    -- after "EVENT:" its umasks and modifiers, and the names that go on
+    -- (a tracepoint's SUBSYS:EVENT, libpfm4's PMU::EVENT)
     local base = word:match("^(.*):[^:/]*$")
-    local pool = base and modifiers_of(base) or all_names()
     local out = {}
-    for _, n in ipairs(pool) do
-      if n:sub(1, #word) == word or n:lower():sub(1, #word) == word:lower() then out[#out + 1] = n end
+    for _, pool in ipairs({base and modifiers_of(base) or {}, all_names()}) do
+      for _, n in ipairs(pool) do
+        if n:sub(1, #word) == word or n:lower():sub(1, #word) == word:lower() then out[#out + 1] = n end
+      end
     end
     table.sort(out)
     return out
