@@ -79,9 +79,14 @@ local function read_lines(path)
     local v, why = results.decode(s)
     if not v then return nil, string.format("%s: %s: not a pmcsh stat record", where, why) end
     local ok, err = results.check(v, SHAPES[#lines == 0 and 1 or 2], where)
-    if not ok then return nil, err end
+    if not ok then return nil, err .. ": not a pmcsh stat record" end
     if #lines == 0 and v.format ~= M.FORMAT then
       return nil, string.format("%s: format %q, not %s: not a pmcsh stat record", where, v.format, M.FORMAT)
+    end
+    for _, list in ipairs(v.instances or {}) do   -- JSON's numbers back to integers where they are
+      for _, x in ipairs(list) do
+        for k, n in pairs(x) do x[k] = math.tointeger(n) or n end
+      end
     end
     lines[#lines + 1] = v
     return true
