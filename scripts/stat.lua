@@ -28,7 +28,20 @@ local function subcommand(word)
   end
 end
 
+-- pmcsh stat record --help, pmcsh stat report --help
+local function help(r, usage, what)
+  print(string.format("pmcsh %s %s\n  %s", r.name, usage, what))
+  for _, o in ipairs(r.name == "stat report" and r.options or {}) do
+    print(string.format("  %-4s --%-20s %s", o.short and ("-" .. o.short .. ",") or "", o.name, o.help))
+  end
+  return 0
+end
+
 local function report(argv)
+  if options.wants_help(REPORT, argv) then
+    return help(REPORT, "[-i FILE|-] [-A|--per-socket|--per-die|--per-core|--per-node] [-x SEP|-j]",
+      "prints a record of pmcsh stat record as the run printed it ('pipe' for stdin, as perf)")
+  end
   local opts = recipe.parse(REPORT, argv)
   local mode = "global"
   for _, m in ipairs(MODES) do
@@ -70,6 +83,9 @@ local R = {
   pmcsh stat --regions -e page-faults:u,task-clock -- ./app   the regions ./app marks, per call and thread
   pmcsh stat -D 500 -- ./app                      counting starts 500 ms after ./app does
   pmcsh stat -D -1 --control fifo:ctl,ack -- ./app   ./app switches counting itself
+  pmcsh stat -x, -I 1000 --interval-count 5 --summary   every cpu, 5 seconds, then their sum
+  pmcsh stat record -o run.data -- ./app          the run's counts kept (pmcsh's record; -o -: stdout)
+  pmcsh stat report -i run.data [-A|--per-core]   printed again (-i -: stdin; -x, -j)
 The command is counted from its exec, children included; the output goes to
 stderr, like perf stat's (the command keeps stdout).  With -a, -C, -p or -t
 those are counted instead, while the command runs (or until Ctrl-C, or the
@@ -149,7 +165,13 @@ R.run = function(opts, args)
   local sub = subcommand(args[1])
   if sub == "report" then return report(table.move(args, 2, #args, 1, {})) end
   if sub == "record" then
-    local o, a, path = record(R, opts, table.move(args, 2, #args, 1, {}))
+    local rest = table.move(args, 2, #args, 1, {})
+    if options.wants_help(R, rest) then
+      return help({name = "stat record"}, "[stat's options] [-o FILE|-] [--] cmd [args...]",
+        "counts as pmcsh stat does (its options: pmcsh stat --help) and keeps the run in FILE (default " ..
+        "perf.data; -: stdout, the table then not shown), for pmcsh stat report; -r and -I do not go with it")
+    end
+    local o, a, path = record(R, opts, rest)
     return stat.run(o, a, recipe.typed(o), path)
   end
   return stat.run(opts, args, recipe.typed(opts))
