@@ -268,16 +268,17 @@ end
 -- mapped to the first of its groups written for this CPU (else the first); an
 -- unknown name is nil and a message listing the names there are.
 local function group_named(name, pmus)
-  if name:find("/", 1, true) or M.load(name) then return M.group(name) end
+  if name:find("/", 1, true) then return M.group(name) end
+  local here, no_file = M.load(name)
+  if here then return M.group(name) end
   local ours, perfs = M.group_names()
   local alike = perfs[name]
   if not alike then
     local theirs = {}
     for k in pairs(perfs) do theirs[#theirs + 1] = k end
     table.sort(theirs)
-    return nil, string.format("no events file %q in %s/, nor a perf metric group pmcsh maps; the groups: %s; " ..
-      "perf's names: %s (pmcsh list --groups says which count here)", name, M.dir(), table.concat(ours, ", "),
-      table.concat(theirs, ", "))
+    return nil, string.format("%s, nor a perf metric group pmcsh maps; the groups: %s; perf's names: %s " ..
+      "(pmcsh list --groups says which count here)", no_file, table.concat(ours, ", "), table.concat(theirs, ", "))
   end
   for _, g in ipairs(alike) do
     local t, path = M.group(g)
