@@ -148,6 +148,7 @@ static void watch(struct pmc_child *c, const struct pmc_child_wait_opts *o, pid_
 	if (watched > 0 && pfd < 0)
 		return;  /* gone already, or no pidfd: wait4 alone */
 	int ticking = o && o->interval_ms > 0 && o->tick;
+	long ticks = 0;
 	double next = t0 + (double)(ticking ? o->interval_ms : 0) * 1e6;
 	struct pmc_control *ctl = o ? o->control : NULL;
 	int delaying = ctl && ctl->delay_ms > 0;
@@ -202,6 +203,11 @@ static void watch(struct pmc_child *c, const struct pmc_child_wait_opts *o, pid_
 				break;
 			}
 			next += (double)o->interval_ms * 1e6;  /* the count of ticks, not each one's drift */
+			if (o->interval_count > 0 && ++ticks >= o->interval_count) {
+				if (!c->pid)
+					break;  /* perf's: the count ends; a command is waited for */
+				ticking = 0;
+			}
 		}
 	}
 	if (pfd >= 0)

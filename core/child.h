@@ -23,6 +23,7 @@ struct pmc_child {
 struct pmc_child_wait_opts {
 	pid_t until_pid;  /* no command: the count ends when this process does (0: at a signal only) */
 	long interval_ms; /* > 0, with tick: tick(ctx, seconds since exec) every interval */
+	long interval_count; /* > 0: that many ticks only (perf stat --interval-count); without a command the count then ends */
 	int (*tick)(void *ctx, double seconds);  /* nonzero: stop (the command gets SIGTERM) */
 	void *ctx;
 	struct pmc_control *control;  /* perf stat -D and --control: its delay and channel, or NULL */

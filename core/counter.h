@@ -61,6 +61,7 @@ struct pmc_name {
 	char pmu[64];             /* the sysfs form's PMU, "" otherwise */
 	char mods[16];            /* the modifier letters as written, "" none */
 	char priv[4];             /* its u, k and h letters, in that order */
+	int weak;                 /* a group's :W (perf's weak group: split where it cannot count together) */
 };
 /* Parses `name` into n: 0, or -EINVAL with msg saying what is wrong. */
 int pmc_name_parse(const char *name, struct pmc_name *n, char *msg, size_t len);

@@ -224,6 +224,22 @@ static int member_cb(void *ctx, const char *item, size_t len)
 	return 0;
 }
 
+/* perf's weak group, {a,b}:W: the group's own letter, not its members'.
+ * Copies mods without its first W into gm; 1 when there was one. */
+static int weak_split(const char *mods, char *gm, size_t size)
+{
+	int weak = 0;
+	size_t k = 0;
+	for (const char *p = mods; *p && k + 1 < size; p++) {
+		if (*p == 'W' && !weak)
+			weak = 1;
+		else
+			gm[k++] = *p;
+	}
+	gm[k] = 0;
+	return weak;
+}
+
 int pmc_name_parse(const char *name, struct pmc_name *n, char *msg, size_t len)
 {
 	memset(n, 0, sizeof *n);
@@ -240,7 +256,9 @@ int pmc_name_parse(const char *name, struct pmc_name *n, char *msg, size_t len)
 			return name_fail(msg, len, "bad group modifier '%s' in '%s' (write {a,b}:u)", mods, name);
 		n->form = PMC_FORM_GROUP;
 		snprintf(n->base, sizeof n->base, "%.*s", (int)(close - name - 1), name + 1);
-		int r = set_mods(n, *mods ? mods + 1 : "", name, msg, len);
+		char gm[sizeof n->mods];
+		n->weak = weak_split(*mods ? mods + 1 : "", gm, sizeof gm);
+		int r = set_mods(n, gm, name, msg, len);
 		if (r)
 			return r;
 		struct member_check c = {n, name, 0, msg, len};

@@ -305,6 +305,10 @@ static int l_parse_name(lua_State *L)
 		pmc_split_list(n->base, 0, member_push, L);
 		lua_setfield(L, -3, "members");
 		lua_pop(L, 1);
+		if (n->weak) {
+			lua_pushboolean(L, 1);
+			lua_setfield(L, -2, "weak");
+		}
 	}
 	return 1;
 }

@@ -70,7 +70,7 @@ static int run_tick(void *ctx, double seconds)
 struct run_args {
 	int n, argc;
 	const char **argv;
-	lua_Integer interval_ms, until_pid;
+	lua_Integer interval_ms, interval_count, until_pid;
 	int cb, gtab;  /* stack indices of on_interval and targets; 0: none */
 	int missing_ok;  /* a {pid=} target gone before it is opened is left out */
 	int inherit;     /* the command's threads and children are counted (perf stat without -i) */
@@ -137,7 +137,7 @@ static void run_args(lua_State *L, struct run_args *a)
 	if (!lua_isnoneornil(L, 3)) {
 		pmcsh_checktype(L, 3, LUA_TTABLE);
 		static const char *const known[] = {"targets", "interval_ms", "on_interval", "until_pid", "missing_ok",
-						    "inherit", "delay_ms", "control", "env", NULL};
+						    "inherit", "delay_ms", "control", "env", "interval_count", NULL};
 		pmcsh_checkkeys(L, 3, 3, known);
 		if (lua_getfield(L, 3, "inherit") != LUA_TNIL)
 			a->inherit = lua_toboolean(L, -1);
@@ -148,6 +148,10 @@ static void run_args(lua_State *L, struct run_args *a)
 		lua_getfield(L, 3, "interval_ms");
 		a->interval_ms = pmcsh_optinteger(L, -1, 0);
 		pmcsh_argcheck(L, a->interval_ms >= 0, 3, "interval_ms must be >= 0");
+		lua_getfield(L, 3, "interval_count");
+		a->interval_count = pmcsh_optinteger(L, -1, 0);
+		pmcsh_argcheck(L, a->interval_count >= 0, 3, "interval_count must be >= 0");
+		lua_pop(L, 1);
 		lua_getfield(L, 3, "until_pid");
 		a->until_pid = pmcsh_optinteger(L, -1, 0);
 		lua_pop(L, 2);
@@ -437,7 +441,8 @@ static int run_results(lua_State *L, const struct run_args *a, struct lgroup *lg
  * lasts until Ctrl-C/SIGTERM, or until opts.until_pid exits.
  * opts.interval_ms with opts.on_interval: every interval, on_interval(r,
  * seconds since exec) gets the cumulative reading(s) (perf stat -I); it
- * runs while the command does, so it should only print.
+ * runs while the command does, so it should only print.  opts.interval_count:
+ * that many ticks only; without a command the count then ends.
  * elapsed runs from the exec (perf's span), not from the fork. */
 static int l_run(lua_State *L)
 {
@@ -463,6 +468,7 @@ static int l_run(lua_State *L)
 	}
 	struct run_tick tk = {L, a.cb, a.gtab, lg, 0};
 	struct pmc_child_wait_opts o = {.until_pid = (pid_t)a.until_pid, .interval_ms = (long)a.interval_ms,
+					.interval_count = (long)a.interval_count,
 					.tick = a.cb ? run_tick : NULL, .ctx = &tk, .control = controlled ? &ctl : NULL};
 	struct pmc_child_status st;
 	pmc_child_wait(&child, &o, &st);

@@ -96,8 +96,8 @@ local function groups(name)
         print("  " .. e .. (#other > 0 and ("  (" .. table.concat(other, "; ") .. ")") or ""))
       end
     end
-    local _, why = events.model_of(t, path)
-    if why then print("here: " .. why) end
+    local counts, why = events.counts_here(t, path)
+    print("here: " .. (counts and "counts" or why))
     if t.metrics and #t.metrics > 0 then
       print("metrics:")
       for _, m in ipairs(t.metrics) do print(string.format("  %-36s from %s", m.name, table.concat(m.events or {}, ", "))) end
@@ -109,17 +109,25 @@ local function groups(name)
     print("from " .. path)
     return 0
   end
-  print(string.format("%-16s %-24s %-6s %-7s %-5s %s", "name", "models", "events", "metrics", "pairs", "question"))
+  print(string.format("%-16s %-24s %-6s %-7s %-5s %-4s %s", "name", "models", "events", "metrics", "pairs", "here",
+    "question"))
+  local here = {}
   for _, n in ipairs(usable) do
-    local t = events.load(n)
+    local t, path = events.load(n)
     local models = events.models(t)
     -- the models in short (skl,skx,clx / amd64_fam19h_zen3,zen4 as zen3,zen4)
     local short = {}
     for i, m in ipairs(models) do short[i] = m:gsub("^amd64_fam%x+h_", "") end
-    print(string.format("%-16s %-24s %6s %7s %5s %s", n, #short > 0 and table.concat(short, ",") or "any", t.events and #t.events or "",
-      t.metrics and #t.metrics or "", t.pairs and #t.pairs or "", t.short or t.description or t.cpu or ""))
+    local counts = events.counts_here(t, path)
+    if counts then here[#here + 1] = n end
+    print(string.format("%-16s %-24s %6s %7s %5s %-4s %s", n, #short > 0 and table.concat(short, ",") or "any",
+      t.events and #t.events or "", t.metrics and #t.metrics or "", t.pairs and #t.pairs or "", counts and "yes" or "no",
+      t.short or t.description or t.cpu or ""))
   end
-  print("(pmcsh list --group NAME shows one; pmcsh survey --group NAME, --pairs NAME and pmcsh stat -M NAME use them)")
+  print(string.format("count here (written for this machine, an event opens): %s (%d of %d)",
+    #here > 0 and table.concat(here, ", ") or "none", #here, #usable))
+  print("(pmcsh list --group NAME shows one and why it does not count here; pmcsh survey --group NAME, " ..
+    "--pairs NAME and pmcsh stat -M NAME use them)")
   return 0
 end
 

@@ -1,10 +1,73 @@
 -- pmcsh stat: perf-stat-like counting of a command (or of cpus, processes
 -- or threads), in perf stat 6.1's three output formats.  The recipe holds
 -- the options and the help; the engine is pmcsh.stat.
+local options = require("pmcsh.options")
 local recipe = require("pmcsh.recipe")
 local stat = require("pmcsh.stat")
 
-return {
+-- perf stat report's options: the record to read and how to aggregate it
+local REPORT = {name = "stat report", options = {
+  {name = "input", short = "i", type = "string", help = "the record to read (default perf.data; -: stdin)"},
+  {name = "no-aggr", short = "A", type = "flag", help = "a row per cpu"},
+  {name = "per-socket", type = "flag", help = "a row per socket"},
+  {name = "per-die", type = "flag", help = "a row per die"},
+  {name = "per-core", type = "flag", help = "a row per core"},
+  {name = "per-node", type = "flag", help = "a row per NUMA node"},
+  {name = "field-separator", short = "x", type = "string", help = "CSV output with this separator"},
+  {name = "json", short = "j", type = "flag", help = "JSON lines"},
+}}
+local MODES = {{"no-aggr", "none"}, {"per-socket", "socket"}, {"per-die", "die"}, {"per-core", "core"},
+               {"per-node", "node"}}
+
+-- The subcommand a first word names, as perf reads it: a prefix of
+-- "record" or "report" of 3 letters or more.
+local function subcommand(word)
+  if not word or #word < 3 then return nil end
+  for _, s in ipairs({"record", "report"}) do
+    if s:sub(1, #word) == word then return s end
+  end
+end
+
+-- pmcsh stat record --help, pmcsh stat report --help
+local function help(r, usage, what)
+  print(string.format("pmcsh %s %s\n  %s", r.name, usage, what))
+  for _, o in ipairs(r.name == "stat report" and r.options or {}) do
+    print(string.format("  %-4s --%-20s %s", o.short and ("-" .. o.short .. ",") or "", o.name, o.help))
+  end
+  return 0
+end
+
+local function report(argv)
+  if options.wants_help(REPORT, argv) then
+    return help(REPORT, "[-i FILE|-] [-A|--per-socket|--per-die|--per-core|--per-node] [-x SEP|-j]",
+      "prints a record of pmcsh stat record as the run printed it ('pipe' for stdin, as perf)")
+  end
+  local opts = recipe.parse(REPORT, argv)
+  local mode = "global"
+  for _, m in ipairs(MODES) do
+    if opts[m[1]] then
+      if mode ~= "global" then error(options.usage("report: give one of -A, --per-socket/die/core/node"), 0) end
+      mode = m[2]
+    end
+  end
+  return stat.report(opts, mode)
+end
+
+-- perf stat record's words after "record", read as stat's own over those
+-- given before it (lists added to): opts, the command; the record's -o.
+local function record(r, opts, argv)
+  local more, args = recipe.parse(r, argv)
+  local given = options.defaults(r)
+  for k, v in pairs(more) do
+    if type(v) == "table" and type(opts[k]) == "table" then table.move(v, 1, #v, #opts[k] + 1, opts[k])
+    elseif v ~= given[k] then opts[k] = v end
+  end
+  local path = opts.output or "perf.data"
+  opts.output = nil
+  return opts, args, path
+end
+
+local R = {
   description = "count events of a command, cpus or threads, like perf stat (-a, -C, -p, -t, -I, -A, --per-*)",
   usage = "[[--] cmd [args...]]",
   command = true,   -- options end at the command's name, as perf stat's do
@@ -20,6 +83,9 @@ return {
   pmcsh stat --regions -e page-faults:u,task-clock -- ./app   the regions ./app marks, per call and thread
   pmcsh stat -D 500 -- ./app                      counting starts 500 ms after ./app does
   pmcsh stat -D -1 --control fifo:ctl,ack -- ./app   ./app switches counting itself
+  pmcsh stat -x, -I 1000 --interval-count 5 --summary   every cpu, 5 seconds, then their sum
+  pmcsh stat record -o run.data -- ./app          the run's counts kept (pmcsh's record; -o -: stdout)
+  pmcsh stat report -i run.data [-A|--per-core]   printed again (-i -: stdin; -x, -j)
 The command is counted from its exec, children included; the output goes to
 stderr, like perf stat's (the command keeps stdout).  With -a, -C, -p or -t
 those are counted instead, while the command runs (or until Ctrl-C, or the
@@ -65,6 +131,10 @@ delay's end, as perf's.]],
     {name = "verbose", short = "v", type = "flag", counted = true,
       help = "say what perf -v says: events not supported, each event's count, enabled and running times"},
     {name = "interval-print", short = "I", type = "int", min = 10, max = 86400000, help = "print the counts every N ms"},
+    {name = "interval-count", type = "int", min = 1, max = 2147483647,
+      help = "with -I: N intervals (without a command the count then ends; a command is waited for)"},
+    {name = "summary", type = "flag", help = "with -I: the table of the intervals' sum after them; -x marks its rows 'summary'"},
+    {name = "no-csv-summary", type = "flag", help = "with --summary -x: no 'summary' field"},
     {name = "no-aggr", short = "A", type = "flag", help = "with -a/-C: a row per cpu"},
     {name = "per-socket", type = "flag", help = "with -a/-C: a row per socket"},
     {name = "per-die", type = "flag", help = "with -a/-C: a row per die"},
@@ -90,7 +160,20 @@ delay's end, as perf's.]],
       help = "count the regions the command marks with pmcsh's marker library (pmcsh/marker.h, likwid-marker.h)"},
     {name = "out", type = "string", help = "with --regions: a results file per process in this folder, for pmcsh compare"},
   },
-  run = function(opts, args)
-    return stat.run(opts, args, recipe.typed(opts))
-  end,
 }
+R.run = function(opts, args)
+  local sub = subcommand(args[1])
+  if sub == "report" then return report(table.move(args, 2, #args, 1, {})) end
+  if sub == "record" then
+    local rest = table.move(args, 2, #args, 1, {})
+    if options.wants_help(R, rest) then
+      return help({name = "stat record"}, "[stat's options] [-o FILE|-] [--] cmd [args...]",
+        "counts as pmcsh stat does (its options: pmcsh stat --help) and keeps the run in FILE (default " ..
+        "perf.data; -: stdout, the table then not shown), for pmcsh stat report; -r and -I do not go with it")
+    end
+    local o, a, path = record(R, opts, rest)
+    return stat.run(o, a, recipe.typed(o), path)
+  end
+  return stat.run(opts, args, recipe.typed(opts))
+end
+return R

@@ -186,23 +186,112 @@ function M.for_model(t, model)
   return out
 end
 
+-- A sysfs group's events (pmu/name/, events/energy-*.lua) against the
+-- kernel's PMU folders (pmus.root, else machine.SYSFS_PMUS): nil when one
+-- of them is there (the others are <not supported> rows), else a sentence
+-- saying what the kernel has instead.
+local function sysfs_check(t, path, pmus)
+  local root = pmus and pmus.root or machine.SYSFS_PMUS
+  local names, order = {}, {}
+  for _, e in ipairs(t.events or {}) do
+    local pmu, name = e:match("^([^/]+)/([^/=,]+)/$")
+    if pmu and not names[pmu] then names[pmu] = {}; order[#order + 1] = pmu end
+    if pmu then table.insert(names[pmu], name) end
+  end
+  local said = {}
+  for _, pmu in ipairs(order) do
+    local files = sys.dir(root .. "/" .. pmu .. "/events")
+    local here, has = {}, {}
+    for _, f in ipairs(files or {}) do
+      here[f] = true
+      if not f:find(".", 1, true) then has[#has + 1] = f end   -- not its .scale, .unit
+    end
+    for _, n in ipairs(names[pmu]) do if here[n] then return nil end end
+    table.sort(has)
+    said[#said + 1] = files and string.format("this machine's %s PMU has %s (%s/%s/events)", pmu,
+      #has > 0 and ("only " .. table.concat(has, ", ")) or "no events", root, pmu)
+      or string.format("this machine has no %s PMU (no %s/%s)", pmu, root, pmu)
+  end
+  if #said == 0 then return nil end
+  return string.format("%s counts %s; %s", path, table.concat(t.events, ", "), table.concat(said, "; "))
+end
+
 -- The model of a file's that is here (the first of its models libpfm4
 -- finds), or nil and pmu_check's sentence; nil, nil for a file of any PMU.
+-- A sysfs group fits where the kernel has one of its events, whatever
+-- the core PMU.
 function M.model_of(t, path, pmus)
+  if t.sysfs then
+    local why = sysfs_check(t, path, pmus)
+    if why then return nil, why end
+  end
   local models = M.models(t)
   if #models == 0 then return nil end
   pmus = pmus or M.machine_pmus()
   local present = {}
   for _, p in ipairs(pmus.names) do present[p] = true end
   for _, m in ipairs(models) do if present[m] then return m end end
+  if t.sysfs then return nil end
   return nil, M.pmu_check(t, path, pmus)
+end
+
+-- Whether a group or pairs file counts here: written for this machine
+-- (model_of) and one of its events, as this model spells it, opens on this
+-- process.  true | false and why not.
+function M.counts_here(t, path, pmus)
+  local model, why = M.model_of(t, path, pmus)
+  if why then return false, why end
+  local list = t.events and (model and M.for_model(t, model) or t).events or {}
+  for _, p in ipairs(t.pairs or {}) do table.move(p, 1, #p, #list + 1, list) end
+  local first
+  for _, e in ipairs(list) do
+    local g, msg = pmc.group({e})
+    if g then g:close(); return true end
+    first = first or string.format("%s: %s", e, msg)
+  end
+  return false, string.format("none of its %d events opens here (%s)", #list, first or "it names none")
+end
+
+-- The groups of events/ (names, sorted), and perf's metric group names
+-- events/perf-metricgroups.lua maps to them ({[perf's] = {ours...}}).
+function M.group_names()
+  local out = {}
+  for _, n in ipairs(M.names()) do
+    local t = M.load(n)
+    if t and type(t.events) == "table" then out[#out + 1] = n end
+  end
+  local map = M.load("perf-metricgroups")
+  return out, map and map.map or {}
+end
+
+-- A group by name: an events/ file, a path, or perf's metric group name
+-- mapped to the first of its groups written for this CPU (else the first); an
+-- unknown name is nil and a message listing the names there are.
+local function group_named(name, pmus)
+  if name:find("/", 1, true) then return M.group(name) end
+  local here, no_file = M.load(name)
+  if here then return M.group(name) end
+  local ours, perfs = M.group_names()
+  local alike = perfs[name]
+  if not alike then
+    local theirs = {}
+    for k in pairs(perfs) do theirs[#theirs + 1] = k end
+    table.sort(theirs)
+    return nil, string.format("%s, nor a perf metric group pmcsh maps; the groups: %s; perf's names: %s " ..
+      "(pmcsh list --groups says which count here)", no_file, table.concat(ours, ", "), table.concat(theirs, ", "))
+  end
+  for _, g in ipairs(alike) do
+    local t, path = M.group(g)
+    if t and M.model_of(t, path, pmus) then return t, path end   -- written for this CPU's model
+  end
+  return M.group(alike[1])
 end
 
 -- events.group(name) spelled for this machine's model when it is one of
 -- the file's: the group, its path, and why it does not fit here (nil when
--- it does).
+-- it does).  name may be perf's metric group name (group_named).
 function M.group_here(name, pmus)
-  local t, path = M.group(name)
+  local t, path = group_named(name, pmus)
   if not t then return nil, path end
   local model, why = M.model_of(t, path, pmus)
   if model then return M.for_model(t, model), path end
@@ -236,6 +325,7 @@ end
 -- else a sentence saying which PMU the file is for and how this machine's
 -- differs.
 function M.pmu_check(t, path, pmus)
+  if type(t) == "table" and t.sysfs then return sysfs_check(t, path, pmus) end
   local models = type(t) == "table" and M.models(t) or {}
   if #models == 0 then return nil end
   pmus = pmus or M.machine_pmus()
@@ -370,6 +460,8 @@ events: the data files of events/ (Lua tables loaded into an empty environment).
                                and why it does not fit here (nil when it does)
   events.models(t)             the libpfm4 PMUs a file is for ({} for any PMU)
   events.model_of(t, path)     the one of them here, or nil and why not
+  events.counts_here(t, path)  true, or false and why: written for this machine, an event opens
+  events.group_names()         the groups of events/, and perf's -M names mapped to them
   events.for_model(t, model)   the group as model spells its events (rename), with its constants
   events.pairs("A,B C,D" | file) -> list of pairs, {path=, pmu=, cpu=} for a file
   events.pmu_check(t, path[, pmus]) -> nil, or why the file's PMU is not this

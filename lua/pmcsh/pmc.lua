@@ -120,7 +120,8 @@ closed).]=])
 local function run_once(o)
   local extra
   if o.targets or o.interval_ms or o.until_pid or o.inherit ~= nil or o.delay_ms or o.control or o.env then
-    extra = {targets = o.targets, interval_ms = o.interval_ms, on_interval = o.on_interval, until_pid = o.until_pid,
+    extra = {targets = o.targets, interval_ms = o.interval_ms, interval_count = o.interval_count,
+             on_interval = o.on_interval, until_pid = o.until_pid,
              missing_ok = o.missing_ok, inherit = o.inherit, delay_ms = o.delay_ms, control = o.control, env = o.env}
   end
   local bad = event.defect(o.events)
@@ -158,7 +159,7 @@ end
 
 doc(pmc.run, "pmc.run", [=[
 pmc.run{events={...}, cmd={"prog", "arg", ...}[, reps=1, targets=, interval_ms=,
-on_interval=, until_pid=, missing_ok=, inherit=, delay_ms=, control=, env=]}
+on_interval=, interval_count=, until_pid=, missing_ok=, inherit=, delay_ms=, control=, env=]}
   -> reading, info | nil, msg, errno[, status]
 Runs cmd as a child, counting from its exec (children and threads included,
 the parent's work excluded; inherit = false: its first thread only, as perf
@@ -172,7 +173,8 @@ the command (perf stat -a, -C, -p, -t), enabled just before its exec; a
 then the list of the targets' readings.  With targets, cmd may be left out:
 counting lasts until Ctrl-C or SIGTERM, or until process until_pid exits.
 interval_ms = N, on_interval = function(reading, seconds): the cumulative
-reading(s) every N ms while the command runs (perf stat -I).
+reading(s) every N ms while the command runs (perf stat -I); interval_count
+= N: N of them, then without a command the count ends (perf's --interval-count).
 missing_ok = true: a {pid=} target whose thread is gone before it is opened
 (ESRCH) is left out, false in the list of readings (perf stat -a --per-thread).
 delay_ms = N: counting starts N ms after the exec; -1: at the first `enable`

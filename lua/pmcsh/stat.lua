@@ -8,6 +8,7 @@ local errors = require("pmcsh.errors")
 local events = require("pmcsh.events")
 local aggregate = require("pmcsh.stat.aggregate")
 local format = require("pmcsh.stat.format")
+local record = require("pmcsh.stat.record")
 local machine = require("pmcsh.machine")
 local options = require("pmcsh.options")
 local pmc = require("pmcsh.pmc")
@@ -36,8 +37,9 @@ end
 -- phases share.  The format (sep, json, out), the target (cpus, or tids with
 -- until_pid, what names it in the header; the command in args), the
 -- aggregation mode (mode, M = MODES[mode]), interval and repeats; then the
--- events (all: the rows, events: those counted, idx: name -> index in
--- events, counted, scale, unit_of, metrics) and where each instance
+-- events (all: the rows' names, an event given twice two rows, as perf's;
+-- events: those counted, idx: row -> index in events, counted, scale,
+-- unit_of, metrics) and where each instance
 -- counted (place, targets); prev and printed carry -I from tick to tick.
 
 -- -p and -t: the threads to count (all of a process's) into c.tids, each
@@ -118,9 +120,11 @@ local function setup(opts, args, typed_as)
   if opts.append and not opts.output then usage("--append needs -o FILE") end
 
   -- the target: the command, cpus (-a, -C) or threads (-p, -t)
-  if opts["all-cpus"] and opts.cpu then usage("-a and -C exclude each other") end
-  if (opts["all-cpus"] or opts.cpu) and (opts.pid or opts.tid) then usage("-a/-C and -p/-t exclude each other") end
-  if opts["all-cpus"] then c.cpus, c.what = machine.online(), "'system wide'"
+  -- no command and no target: every cpu, as perf counts then
+  local all = opts["all-cpus"] or (#args == 0 and not opts.cpu and not opts.pid and not opts.tid)
+  if all and opts.cpu then usage("-a and -C exclude each other") end
+  if (all or opts.cpu) and (opts.pid or opts.tid) then usage("-a/-C and -p/-t exclude each other") end
+  if all then c.cpus, c.what = machine.online(), "'system wide'"
   elseif opts.cpu then
     local msg
     c.cpus, msg = machine.parse_list(opts.cpu, "cpus")
@@ -147,7 +151,7 @@ local function setup(opts, args, typed_as)
   end
   c.M = format.MODES[c.mode]
   if c.mode == "thread" and not c.tids then
-    if not opts["all-cpus"] then usage("--per-thread counts the threads of -p PID or -t TID, or with -a every thread") end
+    if not all then usage("--per-thread counts the threads of -p PID or -t TID, or with -a every thread") end
     -- perf's -a --per-thread: every thread of the machine, each counted as a task
     c.cpus, c.system_threads = nil, true
     c.tids = machine.all_threads()
@@ -155,8 +159,10 @@ local function setup(opts, args, typed_as)
   if c.mode ~= "global" and c.mode ~= "thread" and not c.cpus then
     usage("-A and --per-socket/die/core/node count cpus: give -a or -C LIST")
   end
-  if #args == 0 and not c.cpus and not c.tids then usage("no command given (pmcsh stat -e EV -- cmd args, or -a, -C, -p, -t)") end
   if c.interval and c.repeats > 1 then usage("-I and -r exclude each other") end
+  -- perf's --interval-count and --summary: N intervals, and the table of their sum after them
+  c.interval_count, c.summary, c.no_csv_summary = opts["interval-count"], opts.summary, opts["no-csv-summary"]
+  if c.interval_count and not c.interval then usage("--interval-count needs -I MS") end
   c.delay = opts.delay or 0
   c.control = opts.control and control_of(opts.control)
   if opts.topdown then return topdown(c) end
@@ -206,10 +212,8 @@ local function event_list(opts, cpus)
       for _, e in ipairs(DETAILED[level]) do all[#all + 1] = e end
     end
   end
-  -- the same event twice is counted once
-  local seen, uniq = {}, {}
-  for _, e in ipairs(all) do if not seen[e] then seen[e] = true; uniq[#uniq + 1] = e end end
-  return uniq, metrics, unfit
+  -- the same event twice is counted twice, a row each, as perf counts it
+  return all, metrics, unfit
 end
 
 -- perf stat's answers to an event that does not open on the target
@@ -276,7 +280,7 @@ local function probe_events(c)
     end
     if counted == nil then io.stderr:write("pmcsh stat: ", row, "\n"); return nil, status end
     c.all[k] = row
-    if counted then c.events[#c.events + 1] = counted; c.idx[row] = #c.events
+    if counted then c.events[#c.events + 1] = counted; c.idx[k] = #c.events
     elseif c.verbose > 0 and not c.tool[name] then
       io.stderr:write("Warning:\n", row, " event is not supported by the kernel.\n")   -- perf -v's
     end
@@ -326,7 +330,8 @@ local function count(c)
     local r, info, _, cmd_status = pmc.run{events = c.events, cmd = #c.args > 0 and c.args or nil,
       targets = c.targets, until_pid = #c.args == 0 and c.until_pid or nil, missing_ok = c.system_threads,
       inherit = c.inherit, delay_ms = c.delay ~= 0 and c.delay or nil, control = c.control,
-      interval_ms = c.interval, on_interval = c.interval and function(rr, t) tick(c, rr, t) end or nil}
+      interval_ms = c.interval, interval_count = c.interval_count,
+      on_interval = c.interval and function(rr, t) tick(c, rr, t) end or nil}
     if r then format.said_control(info.control_log) end
     if not r then   -- a command that cannot run: 127 or 126, as env(1) and nohup exit
       if not c.counted and not cmd_status then
@@ -340,15 +345,20 @@ local function count(c)
       return nil, cmd_status or 1
     end
     if c.interval then
-      -- the last, partial interval, as perf prints it
+      -- the last, partial interval, as perf prints it, unless --interval-count's were all printed
       local inst = aggregate.instances(c, r)
       local t = info.elapsed
-      if not c.prev or t - (c.printed * c.interval / 1000) > 1e-3 then
+      local more = not c.interval_count or c.printed < c.interval_count
+      if more and (not c.prev or t - (c.printed * c.interval / 1000) > 1e-3) then
         interval_rows(c, aggregate.minus(inst, c.prev), t)
+        c.prev = inst
       end
+      -- --summary: the intervals printed, summed, over the whole run's time (perf's)
+      if c.summary then aggregate.fold(c, runs.acc, info, aggregate.aggregate(c.M, c.prev)) end
     else
       local inst = aggregate.instances(c, r)
       if c.verbose > 0 then format.said_counts(c, inst) end
+      if c.record then record.run(c.record, inst, info) end
       aggregate.fold(c, runs.acc, info, aggregate.aggregate(c.M, inst))
     end
     runs.n = rep
@@ -386,6 +396,7 @@ function M.count(c)
   local ok, status = probe_events(c)
   if not ok then return nil, status end
   aggregate.place(c)
+  if c.record then record.header(c.record, c) end
   return count(c)
 end
 
@@ -450,19 +461,27 @@ local function run_regions(opts, args, typed_as)
 end
 
 -- perf stat, whole: the counts of opts and args written as perf stat 6.1
--- writes them; the exit status (the command's), or nil, message.
-function M.run(opts, args, typed_as)
+-- writes them; the exit status (the command's), or nil, message.  With
+-- record_to (perf stat record's -o: a path, "-" stdout) the runs are
+-- written there too, and the table is not shown with "-", as perf's.
+function M.run(opts, args, typed_as, record_to)
   if opts.regions then return run_regions(opts, args, typed_as) end
   local c, status, msg = M.setup(opts, args, typed_as)
   if not c then return status, msg end
-  c.out, msg = open_output(opts, c.json)
+  if record_to then c.record, msg = record.open(record_to, c) end
+  if record_to and not c.record then return nil, msg end
+  if record_to == "-" then c.out = record.SINK else c.out, msg = open_output(opts, c.json) end
   if not c.out then return nil, msg end
   local runs
   runs, status = M.count(c)
-  if runs and not c.interval then format.summary(c, runs) end
+  if runs and (not c.interval or c.summary) then format.summary(c, runs) end
   local written, werr = c.out:close()
+  if written and c.record then written, werr = record.close(c.record) end
   if not written then return nil, werr end   -- the counts are lost: exit 1, whatever the command's status
   return runs and runs.status or status
 end
+
+-- perf stat report: a record's runs printed (pmcsh.stat.record)
+M.report = record.report
 
 return M

@@ -72,7 +72,7 @@ An event name's syntax, as perf reads it (core/evname.c, the one parser):
 form "name" (cycles:u, INST_RETIRED:ANY_P:k, r01c0, sched:sched_switch),
 "sysfs" (msr/tsc/, cpu/event=0x3c/k: modifiers after the slash) or "group"
 ({a,b}:u, whose members each get the group's modifiers: members = {"a:u",
-"b:u"}).  modifiers: the letters of u, k, h, G, H, p (up to ppp) and P as
+"b:u"}; weak = true for perf's weak group, {a,b}:W).  modifiers: the letters of u, k, h, G, H, p (up to ppp) and P as
 written; privilege: its u, k and h letters (nil: both user and OS); plain:
 the name without them.  A bad
 name (two modifier strings, an unknown letter, unbalanced braces or

@@ -95,8 +95,8 @@ end
 
 -- The rows of a table, summed run by run as perf stat sums them: the
 -- first run's aggregates (aggs, their keys in order), the elapsed times'
--- running statistics (elapsed), and per key and event a cell {stats,
--- enabled, running, first, nonzero}: the running statistics of its value
+-- running statistics (elapsed), and per key and row (c.all's index) a
+-- cell {stats, enabled, running, first, nonzero}: the running statistics of its value
 -- (statistics.running), its enabled and running times summed over the runs,
 -- the first run's value and whether any run's was not 0.  Nothing grows
 -- with the runs: -r 1000000 keeps what -r 2 keeps.
@@ -113,10 +113,10 @@ function M.fold(c, acc, times, aggs, keys)
   for _, k in ipairs(acc.keys) do
     local cell = acc.cells[k]
     if not cell then cell = {}; acc.cells[k] = cell end
-    for _, name in ipairs(c.all) do
-      local t = cell[name]
-      if not t then t = {stats = statistics.running(), enabled = 0, running = 0}; cell[name] = t end
-      local i, v = c.idx[name], 0
+    for j, name in ipairs(c.all) do
+      local t = cell[j]
+      if not t then t = {stats = statistics.running(), enabled = 0, running = 0}; cell[j] = t end
+      local i, v = c.idx[j], 0
       if c.tool[name] then   -- the run's (or interval's) time in ns; 0 reads <not counted>, as perf's
         v = math.floor((times[c.tool[name]] or 0) * 1e9 + 0.5)
         t.enabled, t.running = t.enabled + v, t.running + v

@@ -170,7 +170,8 @@ end
 -- [variance with -r > 1,] run time, percent running, metric value, metric unit
 local function csv_row(c, w)
   local f = {}
-  if w.pre then f[1] = w.pre end
+  -- perf's --summary table in -x: each row marked, unless --no-csv-summary
+  if w.pre then f[1] = w.pre elseif c.summary and not c.no_csv_summary then f[1] = string.format("%16s", "summary") end
   for _, x in ipairs(c.M.csv(w.a)) do f[#f + 1] = x end
   f[#f + 1] = w.status or fmtnum(w.v, w.unit, c.scale[w.name])
   f[#f + 1] = w.unit
@@ -228,11 +229,12 @@ end
 
 -- One row of perf stat's in the chosen format: event name of aggregate a,
 -- t its cell (see fold); metric_v: its -M metric {value, unit}, if any.
-local function row(c, prefix_t, a, name, t, el_s, clock_ns, metric_v)
+local function row(c, prefix_t, a, j, t, el_s, clock_ns, metric_v)
+  local name = c.all[j]
   local ens, runs = t.enabled, t.running
   local w = {a = a, name = name, n = t.stats.n, unit = c.unit_of[name], rse = 0}
   local m = 0
-  if not c.tool[name] and (not c.idx[name] or not c.counted) then w.status = "<not supported>"; w.unit = ""
+  if not c.tool[name] and (not c.idx[j] or not c.counted) then w.status = "<not supported>"; w.unit = ""
   elseif runs == 0 then w.status = "<not counted>"
   else m = t.stats.mean; w.rse = select(2, statistics.mean_error(t.stats)) end
   w.v = w.unit == "msec" and m / 1e6 or m
@@ -268,9 +270,9 @@ local function means_of(c, acc, el_s)
   local out = {}
   for _, k in ipairs(acc.keys) do
     local cell, o = acc.cells[k], {means = {}}
-    for _, name in ipairs(c.all) do
-      if c.idx[name] and c.counted and cell[name].running > 0 then
-        o.means[name] = cell[name].stats.mean
+    for j, name in ipairs(c.all) do
+      if c.idx[j] and c.counted and cell[j].running > 0 and not o.means[name] then
+        o.means[name] = cell[j].stats.mean
         if is_clock(name) and not o.clock_ns then o.clock_ns = o.means[name] end
       end
     end
@@ -281,10 +283,10 @@ local function means_of(c, acc, el_s)
 end
 
 -- perf's order of threads for an event: by count, the largest first, uncounted last
-local function by_count(keys, cells, name)
+local function by_count(keys, cells, j)
   local order = {}
   for j, k in ipairs(keys) do order[j] = k end
-  local function val(k) local t = cells[k][name]; return t.running > 0 and t.first or -1 end
+  local function val(k) local t = cells[k][j]; return t.running > 0 and t.first or -1 end
   table.sort(order, function(x, y)
     local vx, vy = val(x), val(y)
     if vx ~= vy then return vx > vy end
@@ -308,24 +310,24 @@ end
 function print_rows(c, prefix_t, acc, el_s)
   local keys, cells = acc.keys, acc.cells
   local derived = means_of(c, acc, el_s)
-  local function one(k, name)
+  local function one(k, j)
     local d, a = derived[k], acc.aggs[k]
-    if not c.idx[name] and ONE_MEMBER[c.mode] then a = setmetatable({nr = 1}, {__index = a}) end
-    row(c, prefix_t, a, name, cells[k][name], el_s, d.clock_ns, d.metric[name])
+    if not c.idx[j] and ONE_MEMBER[c.mode] then a = setmetatable({nr = 1}, {__index = a}) end
+    row(c, prefix_t, a, j, cells[k][j], el_s, d.clock_ns, d.metric[c.all[j]])
   end
   -- perf leaves out the threads that counted nothing when it lists every thread of the machine
-  local function shown(k, name)
-    return not c.system_threads or cells[k][name].nonzero
+  local function shown(k, j)
+    return not c.system_threads or cells[k][j].nonzero
   end
   if EVENT_MAJOR[c.mode] then
-    for _, name in ipairs(c.all) do
-      for _, k in ipairs(c.mode == "thread" and by_count(keys, cells, name) or keys) do
-        if shown(k, name) then one(k, name) end
+    for j in ipairs(c.all) do
+      for _, k in ipairs(c.mode == "thread" and by_count(keys, cells, j) or keys) do
+        if shown(k, j) then one(k, j) end
       end
     end
   else
     for _, k in ipairs(keys) do
-      for _, name in ipairs(c.all) do one(k, name) end
+      for j in ipairs(c.all) do one(k, j) end
     end
   end
 end
@@ -353,7 +355,7 @@ local function print_summary(c, runs)
     c.out:write(string.format("%18.9f seconds time elapsed\n\n", el))
   end
   -- perf prints user/sys for one run of a command it started
-  if n == 1 and not c.cpus and not c.tids then
+  if n == 1 and not c.cpus and not c.tids and runs.user then
     c.out:write(string.format("%18.9f seconds user\n%18.9f seconds sys\n\n", runs.user, runs.sys))
   end
 end
@@ -385,8 +387,8 @@ end
 -- times summed over its instances (to the counts' output), or that it was
 -- not read (to stderr).
 function M.said_counts(c, inst)
-  for _, name in ipairs(c.all) do
-    local i = c.idx[name]
+  for j, name in ipairs(c.all) do
+    local i = c.idx[j]
     if i and c.counted then
       local v, e, r = 0, 0, 0
       for _, x in ipairs(inst[i]) do v, e, r = v + x.value, e + x.enabled, r + x.running end
