@@ -91,6 +91,9 @@ local F_REFUSED = {"plugin", "pass-plugin", "use-", "ld-", "linker", "profile", 
   "preprocessed", "self-test", "diagnostics", "deps", "offload", "input-charset", "exec-charset", "wide-exec-charset",
   "lto", "spec", "gnu-tm", "openacc", "openmp", "embed", "debug-compilation-dir", "coverage-"}
 
+-- words that name a file, a folder or a tool anywhere in an -f flag's name
+local F_NAMING = {"plugin", "module", "file", "path", "dir", "list", "map", "linker"}
+
 local function file_flag(w)
   for _, pat in ipairs(FILE_FLAGS) do if w:match(pat) and not w:match("^%-mllvm") then return true end end
   local name = w:match("^%-f(%w[%w%-]*)=?[%w_.,+%-]*$")
@@ -98,6 +101,9 @@ local function file_flag(w)
     name = name:gsub("^no%-", "")
     for _, bad in ipairs(F_REFUSED) do
       if name:sub(1, #bad) == bad then return nil, "it loads, runs, reads or writes what it names" end
+    end
+    for _, bad in ipairs(F_NAMING) do
+      if name:find(bad, 1, true) then return nil, "it loads, runs, reads or writes what it names" end
     end
     return true
   end
