@@ -147,6 +147,8 @@ local function compiler_id(cc, cflags)
     text.shell(cc:match("^%s*(%S*)")), cc, cc, words(cflags)))
   local said = p and p:read("a") or ""
   if p then p:close() end
+  -- this folder's name (clang's -fdebug-compilation-dir=) is no part of the compiler
+  said = said:gsub("(%-f[%w%-]*compilation%-dir=)[^\"\n]*", "%1")
   local driver = said:match("^([^\n]*)")
   local real = driver ~= "" and sys.realpath(driver)
   local st = real and sys.stat(real)
