@@ -107,7 +107,7 @@ local function file_flag(w)
     end
     return true
   end
-  local dir = w:match("^%-I(/.*)$")
+  local dir = w:match("^%-I(/[^\0]*)$")
   if dir then
     local ok, why = sys.private_real(dir)
     if ok then return true end

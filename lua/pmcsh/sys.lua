@@ -71,6 +71,7 @@ end
 -- written by nobody else, in a folder private_real accepts.  Its real
 -- path, or nil and why.
 function M.code_file(path)
+  if path:find("\0", 1, true) then return nil, "a path with a NUL byte" end
   local real = C.realpath(path)
   if not real then return nil, path .. ": no such file" end
   local st = C.stat(real)
