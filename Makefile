@@ -58,8 +58,9 @@ ifneq ($(UNLISTED),)
 $(error $(UNLISTED): add to CORE_SRC (Lua-free) or name it core/l*.c (a binding))
 endif
 # loop_driver.c is a program of its own (bench-stream --loop builds it)
-KERN_SRC := $(filter-out kernels/stream.c kernels/loop_driver.c,$(wildcard kernels/*.c))
-KERN_OBJ := $(KERN_SRC:%.c=$(BUILD)/%.o) $(STREAM_VARIANTS:%=$(BUILD)/kernels/stream-%.o)
+KERN_SRC := $(filter-out kernels/stream.c kernels/peak.c kernels/loop_driver.c,$(wildcard kernels/*.c))
+KERN_OBJ := $(KERN_SRC:%.c=$(BUILD)/%.o) $(STREAM_VARIANTS:%=$(BUILD)/kernels/stream-%.o) \
+	$(STREAM_VARIANTS:%=$(BUILD)/kernels/peak-%.o)
 OBJ := $(CORE_OBJ) $(BIND_SRC:%.c=$(BUILD)/%.o) $(KERN_OBJ)
 DEP := $(OBJ:.o=.d) $(BUILD)/marker/marker.d $(BUILD)/marker/uread.d
 
@@ -111,6 +112,11 @@ $(BUILD)/kernels/stream-%.o: kernels/stream.c
 	@mkdir -p $(@D)
 	$(CC) $(KCFLAGS) $(VARIANT_FLAGS_$*) -DSTREAM_VARIANT=$* -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -MMD -MP -c -o $@ $<
 
+# The peak-FLOP kernels, per variant as the STREAM loops are.
+$(BUILD)/kernels/peak-%.o: kernels/peak.c
+	@mkdir -p $(@D)
+	$(CC) $(KCFLAGS) $(VARIANT_FLAGS_$*) -DPEAK_VARIANT=$* -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -MMD -MP -c -o $@ $<
+
 # The same modules for a plain lua5.4 (require "pmcsh.pmc" from lua5.4,
 # busted, another host): one C module, build/lua/pmcsh.so, every object
 # built once more position independent, without the host (lhost.c, lrepl.c)
@@ -141,6 +147,10 @@ $(PIC)/kernels/ref_stream.o: kernels/ref_stream.c
 $(PIC)/kernels/stream-%.o: kernels/stream.c
 	@mkdir -p $(@D)
 	$(CC) $(KCFLAGS) -fPIC $(VARIANT_FLAGS_$*) -DSTREAM_VARIANT=$* -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -MMD -MP -c -o $@ $<
+
+$(PIC)/kernels/peak-%.o: kernels/peak.c
+	@mkdir -p $(@D)
+	$(CC) $(KCFLAGS) -fPIC $(VARIANT_FLAGS_$*) -DPEAK_VARIANT=$* -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -MMD -MP -c -o $@ $<
 
 -include $(DEP) $(PIC_OBJ:.o=.d)
 $(PIC_OBJ:.o=.d): ;

@@ -19,6 +19,7 @@ int luaopen_pmcsh__stream(lua_State *L);  /* core/lstream.c */
 int luaopen_pmcsh__chase(lua_State *L);   /* core/lchase.c */
 int luaopen_pmcsh__machine(lua_State *L); /* core/lmachine.c */
 int luaopen_pmcsh__regions(lua_State *L); /* core/lregions.c */
+int luaopen_pmcsh__peak(lua_State *L);    /* core/lpeak.c: peak FLOP/s, the clock */
 
 /* Creates the metatable `name` of a userdata type: the metamethods `meta`
  * (with "__index" listed as NULL) and the method table `methods` as its

@@ -14,6 +14,7 @@ static const luaL_Reg preloads[] = {
 	{"pmcsh._chase", luaopen_pmcsh__chase},
 	{"pmcsh._machine", luaopen_pmcsh__machine},
 	{"pmcsh._regions", luaopen_pmcsh__regions},
+	{"pmcsh._peak", luaopen_pmcsh__peak},
 	{NULL, NULL}
 };
 

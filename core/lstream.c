@@ -298,8 +298,10 @@ static void push_raw(lua_State *L, LStream *ls, const struct run_opts *o, int do
 	lua_createtable(L, 0, 20);
 	pmcsh_setstr(L, "kernel", k->name);
 	pmcsh_setbool(L, "reference", o->ref);
-	/* which loop ran: a variant, or the reference built -march=native */
-	pmcsh_setstr(L, "isa", o->ref ? "native" : ls->v->name);
+	/* which loop ran: a variant, or the reference built -march=native; a
+	 * user's loop is its own code (the facade reads its isa from it) */
+	if (!o->loop)
+		pmcsh_setstr(L, "isa", o->ref ? "native" : ls->v->name);
 	if (o->loop) {
 		pmcsh_setstr(L, "symbol", k->symbol);
 		pmcsh_setstr(L, "path", o->loop->path);
@@ -365,6 +367,26 @@ static void push_validation(lua_State *L, const struct stream_validation *v)
 	}
 }
 
+/* Raises a failed validation: an error object of kind "validation"
+ * (kernel= when a run's, message=), with no position: what failed is the
+ * loop, not a line of the script, and a caller (the survey) decides on the
+ * kind. */
+static int validation_error(lua_State *L, const char *msg, const char *kernel, int ref)
+{
+	lua_createtable(L, 0, 3);
+	pmcsh_setstr(L, "kind", "validation");
+	if (kernel) {
+		pmcsh_setstr(L, "kernel", kernel);
+		lua_pushfstring(L, "%s (kernel %s%s)", msg, kernel, ref ? ", reference loop" : "");
+	} else {
+		lua_pushstring(L, msg);
+	}
+	lua_setfield(L, -2, "message");
+	pmcsh_errormeta(L);
+	lua_setmetatable(L, -2);
+	return lua_error(L);
+}
+
 /* s:measure(kernel, {reps=, warmup=, group=, reference=})
  * All repetitions in this one call; the group's window is opened only
  * around each timed repetition's loop.  Leaves the raw result (push_raw,
@@ -420,7 +442,7 @@ static int stream_measure(lua_State *L)
 		return pmcsh_fail(L, lua_pushfstring(L, "counter window failed during %s: %s", o.k->name,
 						     strerror(-rc)), -rc);
 	if (vrc < 0)
-		return luaL_error(L, "%s (kernel %s%s)", msg, o.k->name, o.ref ? ", reference loop" : "");
+		return validation_error(L, msg, o.k->name, o.ref);
 	push_raw(L, ls, &o, done, times, work, tsc, sum);
 	if (!o.k->own) {
 		push_validation(L, &val);
@@ -532,7 +554,7 @@ static int stream_validatem(lua_State *L)
 	char msg[512];
 	struct stream_validation v;
 	if (stream_validate(checkstream(L)->s, NULL, 0, &v, msg, sizeof msg) < 0)
-		return luaL_error(L, "%s", msg);
+		return validation_error(L, msg, NULL, 0);
 	push_validation(L, &v);
 	return 1;
 }
@@ -668,7 +690,7 @@ static void push_arrays(lua_State *L, unsigned mask, const char *field)
 
 /* l:info() -> {name=, symbol=, path=, convention="stream"|"own",
  * description=, described=, probed=, reads=, writes=, reduction=, bytes=,
- * bytes_wa=, flops=, elements_per_trip=, init=, fini=}: the loop as the
+ * bytes_wa=, flops=, elements_per_trip=, init=, init_part=, fini=}: the loop as the
  * engine sees it (bytes from the arrays for STREAM's convention, the
  * descriptor's for its own data; absent where unknown). */
 static int loop_info(lua_State *L)
@@ -684,7 +706,8 @@ static int loop_info(lua_State *L)
 	pmcsh_setbool(L, "described", l->u.described);
 	pmcsh_setbool(L, "probed", l->u.probed);
 	if (k->own) {
-		pmcsh_setbool(L, "init", k->init != NULL);
+		pmcsh_setbool(L, "init", k->init != NULL || k->init_part != NULL);
+		pmcsh_setbool(L, "init_part", k->init_part != NULL);
 		pmcsh_setbool(L, "fini", k->fini != NULL);
 		if (k->bytes > 0)
 			pmcsh_setnum(L, "bytes", k->bytes);

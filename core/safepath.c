@@ -23,6 +23,13 @@ static int say(char *why, size_t len, int err, const char *fmt, const char *a)
 	return -err;
 }
 
+/* A failed open of path: the path and the system's reason. */
+static int refused(char *why, size_t len, int err, const char *path)
+{
+	snprintf(why, len, "%s: %s", path, strerror(err));
+	return -err;
+}
+
 /* Whether a folder is written by nobody but its owner, or is sticky (no
  * one renames another's names in it), and is this user's or root's. */
 static int guarded(const struct stat *d)
@@ -158,7 +165,7 @@ int safe_open(const char *path, int flags, int mode, int follow, char *why, size
 			close(dfd);
 			if (fd < 0 && e == ELOOP)
 				return say(why, len, ELOOP, "%s is a link: pmcsh makes no file through one", path);
-			return fd >= 0 ? fd : say(why, len, e, "%s", path);
+			return fd >= 0 ? fd : refused(why, len, e, path);
 		}
 		const char *untrusted = depth >= MAX_LINKS ? "leads through too many links" : untrusted_link(dfd, name);
 		if (untrusted) {
@@ -171,7 +178,7 @@ int safe_open(const char *path, int flags, int mode, int follow, char *why, size
 			fd = openat(dfd, name, flags | O_CLOEXEC, mode);
 			int e = errno;
 			close(dfd);
-			return fd >= 0 ? fd : say(why, len, e, "%s", path);
+			return fd >= 0 ? fd : refused(why, len, e, path);
 		}
 		char target[PATH_MAX];
 		ssize_t n = readlinkat(dfd, name, target, sizeof target - 1);

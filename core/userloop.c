@@ -182,8 +182,10 @@ static int take_described(struct userloop *u, const struct pmcsh_loop *d, const 
 			  char *msg, size_t len)
 {
 	struct stream_kernel *k = &u->k;
-	if (d->version != PMCSH_LOOP_VERSION)
-		return fail(u, EINVAL, msg, len, "%s: %s's version is not PMCSH_LOOP_VERSION (pmcsh/loop.h)", file_shown, dname);
+	/* version 1 ends before init_part: its fields past reference are not there to read */
+	if (d->version < 1 || d->version > PMCSH_LOOP_VERSION)
+		return fail(u, EINVAL, msg, len, "%s: %s's version is not PMCSH_LOOP_VERSION (pmcsh/loop.h): "
+			    "build it against this pmcsh's header", file_shown, dname);
 	if (d->convention != PMCSH_STREAM && d->convention != PMCSH_OWN)
 		return fail(u, EINVAL, msg, len, "%s: %s.convention is neither PMCSH_STREAM nor PMCSH_OWN", file_shown, dname);
 	if ((d->convention == PMCSH_STREAM && !d->stream) || (d->convention == PMCSH_OWN && !d->own))
@@ -206,6 +208,7 @@ static int take_described(struct userloop *u, const struct pmcsh_loop *d, const 
 	k->fn = d->convention == PMCSH_STREAM ? d->stream : NULL;
 	k->own = d->convention == PMCSH_OWN ? d->own : NULL;
 	k->init = d->init;
+	k->init_part = d->version >= 2 ? d->init_part : NULL;
 	k->fini = d->fini;
 	k->reads = d->reads;
 	k->writes = d->writes;
@@ -217,20 +220,24 @@ static int take_described(struct userloop *u, const struct pmcsh_loop *d, const 
 	return 0;
 }
 
-/* A loop without a descriptor: fn, with SYMBOL_init (and _fini) beside it
- * a loop over its own data (PMCSH_OWN), else one of STREAM's convention. */
+/* A loop without a descriptor: fn, with SYMBOL_init_part or SYMBOL_init
+ * (and _fini) beside it a loop over its own data (PMCSH_OWN), else one of
+ * STREAM's convention. */
 static void take_bare(struct userloop *u, const char *sym, void *fn)
 {
 	struct stream_kernel *k = &u->k;
 	char iname[160];
+	snprintf(iname, sizeof iname, "%s_init_part", sym);
+	void *init_part = dlsym(u->dl, iname);
 	snprintf(iname, sizeof iname, "%s_init", sym);
 	void *init = dlsym(u->dl, iname);
-	if (init) {
+	if (init || init_part) {
 		snprintf(iname, sizeof iname, "%s_fini", sym);
 		u->convention = PMCSH_OWN;
-		k->own = (void (*)(void *, size_t, size_t))fn;
-		k->init = (void *(*)(size_t, int, int))init;
-		k->fini = (void (*)(void *))dlsym(u->dl, iname);
+		k->own = (pmcsh_own_fn *)fn;
+		k->init = (pmcsh_init_fn *)init;
+		k->init_part = (pmcsh_init_part_fn *)init_part;
+		k->fini = (pmcsh_fini_fn *)dlsym(u->dl, iname);
 	} else {
 		u->convention = PMCSH_STREAM;
 		k->fn = (stream_fn)fn;
@@ -259,8 +266,18 @@ int userloop_open(struct userloop *u, const char *path, const char *symbol, cons
 	snprintf(dname, sizeof dname, "%s_pmcsh_loop", sym);
 	const struct pmcsh_loop *d = dlsym(u->dl, dname);
 	void *fn = dlsym(u->dl, sym);
-	if (!fn && !d)
-		return fail(u, ENOENT, msg, len, "%s exports no symbol %s (nm -D lists what it exports)", file_shown, sym);
+	if (!fn && !d) {
+		if (symbol && *symbol && strcmp(file_shown, path) != 0)	/* built from source */
+			return fail(u, ENOENT, msg, len, "%s exports no symbol %s (a static function is not "
+				    "exported)", file_shown, sym);
+		if (symbol && *symbol)
+			return fail(u, ENOENT, msg, len, "%s exports no symbol %s (nm -D lists what it exports)",
+				    file_shown, sym);
+		snprintf(msg, len, "%s exports no symbol %s (the default when none is named): name your loop's "
+			 "function after a colon, %s:SYMBOL", file_shown, sym, file_shown);
+		userloop_close(u);
+		return -ENOENT;
+	}
 	struct stream_kernel *k = &u->k;
 	snprintf(u->name, sizeof u->name, "%s", sym);
 	if (d) {

@@ -4,6 +4,7 @@
  * or -errno, never print, never exit. */
 #ifndef PMCSH_CHASE_H
 #define PMCSH_CHASE_H
+#include <sched.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "kwindow.h"
@@ -129,6 +130,10 @@ int chase_run(const struct chase_chain *c, int k, void **pos, int samples, doubl
  * left where it stopped so that repeated calls continue along the cycle.
  * Returns ns per load. */
 double chase_plain(const struct chase_chain *c, uint64_t loads, void **cursor);
+
+/* Pins the calling thread to cpu me (me < 0: leaves it) after saving its
+ * mask in old: 1 when old holds the mask to give back (sched_setaffinity). */
+int chase_pin_here(int me, cpu_set_t *old);
 
 /* Loaded latency: `threads` bandwidth threads read their own buffer of
  * bw_size bytes (THP pages when possible), one 64-byte line then an

@@ -3,7 +3,9 @@
  * user's, and nothing more.  Three arrays of n doubles (2 MiB aligned, 4 KiB
  * pages as pmcsh's default), a = 1, b = 2, c = 0 first-touched, the thread
  * pinned to cpu, one warm-up call, then reps timed calls, each between two
- * CLOCK_MONOTONIC reads; prints each call's seconds, one a line.
+ * CLOCK_MONOTONIC reads; prints each call's seconds, one a line.  The loop
+ * is SYMBOL's descriptor's function where it has one (pmcsh/loop.h: its
+ * function may be static), else SYMBOL itself, as pmcsh finds it.
  *
  *     loop_driver OBJECT SYMBOL N REPS CPU
  *
@@ -15,8 +17,9 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <time.h>
+#include <pmcsh/loop.h>
 
-typedef double loop_fn(double *restrict, double *restrict, double *restrict, double, size_t);
+typedef pmcsh_stream_fn loop_fn;
 
 static double *array(size_t n)
 {
@@ -38,9 +41,16 @@ int main(int argc, char **argv)
 	size_t n = strtoull(argv[3], NULL, 10);
 	int reps = atoi(argv[4]), cpu = atoi(argv[5]);
 	void *dl = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
-	loop_fn *f = dl ? (loop_fn *)dlsym(dl, argv[2]) : NULL;
+	if (!dl) {
+		fprintf(stderr, "%s\n", dlerror());
+		return 1;
+	}
+	char dname[256];
+	snprintf(dname, sizeof dname, "%s_pmcsh_loop", argv[2]);
+	const struct pmcsh_loop *d = dlsym(dl, dname);
+	loop_fn *f = d && d->convention == PMCSH_STREAM ? d->stream : (loop_fn *)dlsym(dl, argv[2]);
 	if (!f) {
-		fprintf(stderr, "%s\n", dl ? "no such symbol" : dlerror());
+		fprintf(stderr, "%s exports no loop %s of STREAM's convention\n", argv[1], argv[2]);
 		return 1;
 	}
 	cpu_set_t set;

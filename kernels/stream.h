@@ -40,11 +40,13 @@ struct stream_kernel {
 	stream_fn replay;	/* the loop validation replays over one element (NULL: fn) */
 	/* A loop on its own data (a user's, include/pmcsh/loop.h), fn NULL:
 	 * own(state, begin, end) over elements [begin, end) of n, with the
-	 * state init made on the part's own thread before the windows (NULL
-	 * init: a NULL state); fini after them.  bytes and flops per element
+	 * state init_part (told the part's [begin, end)), else init, made on
+	 * the part's own thread before the windows (neither: a NULL state);
+	 * fini after them.  bytes and flops per element
 	 * as a user's loop says (0 unknown), where no arrays say them. */
 	void (*own)(void *state, size_t begin, size_t end);
 	void *(*init)(size_t n, int thread, int nthreads);
+	void *(*init_part)(size_t begin, size_t end, size_t n, int thread, int nthreads);
 	void (*fini)(void *state);
 	double bytes, own_flops;
 };

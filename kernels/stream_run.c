@@ -112,7 +112,8 @@ static void part_work(struct stream *s, int i)
 			s->kown->own(p->state, p->lo + p->off, p->lo + p->off + p->len);
 		break;
 	case JOB_OWN_INIT:	/* on the part's own thread: its first touch places the pages */
-		p->state = s->kown->init ? s->kown->init(s->n, i, s->threads) : NULL;
+		p->state = s->kown->init_part ? s->kown->init_part(p->lo, p->lo + p->cnt, s->n, i, s->threads) :
+			   s->kown->init ? s->kown->init(s->n, i, s->threads) : NULL;
 		break;
 	case JOB_OWN_FINI:
 		if (s->kown->fini)

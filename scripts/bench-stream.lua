@@ -93,7 +93,7 @@ end
 -- ratio=, paired=, aa=} or nil, message.
 local function compare_loop(spec, opts, n)
   local path, symbol = loops.split(spec)
-  local l, err = loops.open(path, symbol)
+  local l, err = loops.open(path, symbol, {cflags = opts.cflags, default_cflags = not opts["no-default-cflags"]})
   if not l then error(recipe.usage(string.format("--loop %s: %s", spec, err))) end
   local i = loops.info(l)
   if i.convention ~= "stream" or not i.bytes then
@@ -400,7 +400,12 @@ an OpenMP build is run at each --threads count (OMP_NUM_THREADS).]],
      help = "JSON lines: the fingerprint, a metric record per kernel and thread count (its best MB/s; the MB/s of " ..
        "every repetition: samples, ref_samples)"},
     {name = "loop", type = "list",
-     help = "your own loop, FILE[:SYMBOL] (STREAM's convention): pmcsh against a plain C driver, one thread"},
+     help = "your own loop, FILE[:SYMBOL] (STREAM's convention; SYMBOL default: loop): pmcsh against a plain C " ..
+       "driver, one thread"},
+    {name = "cflags", type = "string", help = "flags added to those --loop builds a .c/.s file with (-O3 " ..
+      "-march=native -shared -fPIC, and -I for <pmcsh/loop.h>)"},
+    {name = "no-default-cflags", type = "flag",
+     help = "build --loop with --cflags alone (then -shared -fPIC are yours to give)"},
     {name = "stream", type = "string",
      help = "STREAM's own binary (stream.c, any build): it against pmcsh's kernels, each a fresh process, interleaved"},
   },
@@ -414,6 +419,9 @@ an OpenMP build is run at each --threads count (OMP_NUM_THREADS).]],
       return bench_binary(opts, m)
     end
     opts.pages = opts.pages or "4k"
+    if (opts.cflags or opts["no-default-cflags"]) and not opts.loop then
+      error(recipe.usage("--cflags and --no-default-cflags say how --loop's source is built: give --loop"))
+    end
     if opts.loop then return bench_loops(opts, m) end
     local desc = {}
     for _, d in ipairs(stream.kernels()) do desc[d.name] = d end

@@ -62,8 +62,12 @@ difference as the noise floor.
     {name = "kernels", short = "k", type = "list",
      help = "stream kernels to survey (default copy,scale,add,triad), and chase (a pointer chase: per dependent load)"},
     {name = "loop", type = "list",
-     help = "your own loop, FILE[:SYMBOL] (a .so, or a .c/.s file built with $CC): a column each; alone, in place of the kernels"},
-    {name = "cflags", type = "string", help = "the flags --loop builds a .c/.s file with (default -O3 -march=native -shared -fPIC)"},
+     help = "your own loop, FILE[:SYMBOL] (a .so, or a .c/.s file built with $CC; SYMBOL default: loop): a column " ..
+       "each; alone, in place of the kernels; one that fails validation is left out, with what to do"},
+    {name = "cflags", type = "string", help = "flags added to those --loop builds a .c/.s file with (-O3 " ..
+      "-march=native -shared -fPIC, and -I for <pmcsh/loop.h>)"},
+    {name = "no-default-cflags", type = "flag",
+     help = "build --loop with --cflags alone (then -shared -fPIC are yours to give)"},
     {name = "chase", type = "string",
      help = "the chase: ORDER:SIZE[:STRIDE], default random:256M:64; adds chase to the kernels"},
     limits.sample_ms, limits.n, limits.reps, limits.threads, limits.pages,
@@ -106,6 +110,7 @@ difference as the noise floor.
         events = opts.events, pattern = opts.pattern, umasks = opts.umasks, group = opts.group,
         chase = opts.chase, sample_ms = opts.sample_ms,
         split = not opts["no-split"], pairs = opts.pairs, kernels = opts.kernels, loops = opts.loop, cflags = opts.cflags,
+        default_cflags = not opts["no-default-cflags"],
         n = opts.n, reps = opts.reps, threads = opts.threads, pages = opts.pages,
         fresh = opts.fresh, baseline = not opts["no-baseline"],
         out = opts.out, resume = opts.resume, typed = recipe.typed(opts),

@@ -6,6 +6,7 @@ local C = require("pmcsh._stream")
 local csys = require("pmcsh._sys")
 local doc = require("pmcsh.help").doc
 local errors = require("pmcsh.errors")
+local paths = require("pmcsh.paths")
 local sys = require("pmcsh.sys")
 local text = require("pmcsh.text")
 
@@ -16,6 +17,25 @@ M.CFLAGS = "-O3 -march=native -shared -fPIC"
 M.MAX_SOURCE = 16 << 20   -- bytes of a loop's source; its preprocessed text at most 4 times that
 local PRIVATE = 448       -- 0700
 local STALE = 3600        -- seconds after which a .build-* folder no build uses is swept
+
+-- The folder holding pmcsh/loop.h, which every build gets as -I: the
+-- source tree's include/, or PREFIX/include beside PREFIX/share/pmcsh once
+-- installed; nil when neither holds it.
+function M.include()
+  for _, dir in ipairs({paths.root .. "/include", paths.root .. "/../../include"}) do
+    local f = io.open(dir .. "/pmcsh/loop.h")
+    if f then f:close(); return sys.realpath(dir) or dir end
+  end
+  return nil
+end
+
+-- The flags a loop is built with: cflags added to the defaults (M.CFLAGS),
+-- or, with defaults == false, cflags alone (then -shared -fPIC are yours).
+function M.cflags(cflags, defaults)
+  errors.check("cflags", 1, cflags, "string?")
+  if defaults == false then return cflags or "" end
+  return cflags and cflags:match("%S") and M.CFLAGS .. " " .. cflags or M.CFLAGS
+end
 
 -- FNV-1a, 64 bits: a cache key, not a defence (the cache is the user's own).
 local function digest(s)
@@ -227,6 +247,9 @@ function M.build(path, cflags, suffix)
   local cc = os.getenv("CC")
   cc = cc and cc ~= "" and cc or M.CC
   cflags = cflags or M.CFLAGS
+  -- pmcsh's own headers after the user's flags: a -I of theirs is searched first
+  local inc = M.include()
+  local incflag = inc and " -I " .. text.shell(inc) or ""
   local ext = path:match("%.(%w+)$") or "c"
   local real = sys.realpath(path) or path
   local srcdir = real:match("^(.*)/[^/]*$") or "."
@@ -249,8 +272,8 @@ function M.build(path, cflags, suffix)
   local input, err = copy, work .. "/err"
   if ext ~= "s" then
     input = work .. (ext == "S" and "/pp.s" or "/pp.i")
-    local ok, said, e = compile(string.format("%s %s -iquote %s -E -o %s %s", cc, words(cflags), text.shell(srcdir),
-      text.shell(input), text.shell(copy)), err)
+    local ok, said, e = compile(string.format("%s %s%s -iquote %s -E -o %s %s", cc, words(cflags), incflag,
+      text.shell(srcdir), text.shell(input), text.shell(copy)), err)
     if not ok then return fail(said, e) end
   end
   local pst = sys.stat(input)
@@ -263,7 +286,7 @@ function M.build(path, cflags, suffix)
   local includes = low:find("%.include%f[^%w_]") or low:find("%.incbin%f[^%w_]")
   local name = digest(table.concat({compiler_id(cc, cflags), cc, cflags, real, ext, pp}, "\0")) .. (suffix or ".so")
   local object = cache and not includes and (cache .. "/" .. name)
-  local command = string.format("%s %s -o %s %s", cc, cflags, text.shell(object or name), text.shell(path))
+  local command = string.format("%s %s%s -o %s %s", cc, cflags, incflag, text.shell(object or name), text.shell(path))
   local st = object and sys.stat(object, true)
   if st and st.type == "file" and st.size > 0 and st.uid == csys.geteuid() then return object, command end
   local out = work .. "/out"
@@ -289,7 +312,7 @@ M.open = doc(function(path, symbol, opts)
   if path == "" then return nil, "stream.loop: an empty path names no loop file", sys.ENOENT end
   local object, command, scratch_dir = path, nil, nil
   if source(path) then
-    local built, a, b = M.build(path, opts.cflags)   -- object, command, folder | nil, message, errno
+    local built, a, b = M.build(path, M.cflags(opts.cflags, opts.default_cflags))   -- object, command, folder | nil, message, errno
     if not built then return nil, a, b end
     object, command, scratch_dir = built, a, b
   end
@@ -302,17 +325,21 @@ M.open = doc(function(path, symbol, opts)
   M.made[l] = {source = object ~= path and path or nil, object = object, command = command, keep = keep}
   return l
 end, "stream.loop", [[
-stream.loop(path[, symbol][, opts]) -> loop, or nil, message, errno (opts: {cflags=})
+stream.loop(path[, symbol][, opts]) -> loop, or nil, message, errno
+  (opts: {cflags=, default_cflags=true})
 Your own loop (include/pmcsh/loop.h), for s:run(loop, {...}) and
 s:measure as a kernel's name: path is a shared object, or a .c/.s file
-built with $CC (default cc) -O3 -march=native -shared -fPIC (cflags=
-replaces the flags) into ~/.cache/pmcsh/loops, once per source and
-command.  symbol: the loop (default "loop").  A bare symbol is STREAM's
-convention, double f(a, b, c, s, n), unless the object exports f_init:
-then it is void f(state, begin, end) on its own data.  loop:info() says
-which, and what it reads, writes and moves; errno ENOENT (no file or
-symbol), ENOEXEC (not a shared object of this machine, or it did not
-build: the compiler's message), EINVAL (a descriptor pmcsh cannot use).]])
+built with $CC (default cc) -O3 -march=native -shared -fPIC, then cflags=
+(added to those; default_cflags=false drops them: then -shared -fPIC are
+yours to give), and -I for pmcsh's own include/ (<pmcsh/loop.h> is found
+with no flag), into ~/.cache/pmcsh/loops, once per source and command.
+symbol: the loop's function (default "loop").  A bare symbol is STREAM's
+convention, double f(a, b, c, s, n), unless the object exports
+f_init_part or f_init: then it is void f(state, begin, end) on its own
+data.  loop:info() says which, and what it reads, writes and moves; errno
+ENOENT (no file or symbol), ENOEXEC (not a shared object of this machine,
+or it did not build: the compiler's message), EINVAL (a descriptor pmcsh
+cannot use).]])
 
 -- Whether x is a loop (stream.loop's).
 function M.is(x)
@@ -340,7 +367,7 @@ local loop_methods = C.loop_methods
 doc(loop_methods.info, "loop:info", [[
 loop:info() -> {name=, symbol=, path=, convention="stream"|"own", description=,
   described=, probed=, reference=, reads=, writes=, reduction=, loads=, stores=, bytes=,
-  bytes_wa=, flops=, elements_per_trip=, init=, fini=}
+  bytes_wa=, flops=, elements_per_trip=, init=, init_part=, fini=}
 The loop as the engine runs it.  STREAM's convention: the arrays read and
 written (from its descriptor, else found by running it on one element of
 each, probed=true) give loads, stores and bytes per element as for the

@@ -182,9 +182,21 @@ end
 -- A bad argument is raised at run's caller, numbered as the caller wrote
 -- it: s:run(kernel, opts), arguments #1 and #2 (the engine counts s).
 local measure = methods.measure
+-- A user's loop's instruction set, read once from its own code (its
+-- disassembly's isa), never pmcsh's variant: nil where nothing reads it.
+local loop_isa = setmetatable({}, {__mode = "k"})
+local function isa_of(l)
+  if loop_isa[l] == nil then
+    local d = M.disasm(l)
+    loop_isa[l] = d and d.isa or false
+  end
+  return loop_isa[l] or nil
+end
+
 methods.run = errors.facade("run", function(s, kernel, opts)
   local r, msg, errno = measure(s, kernel, opts)
   if not r then return nil, msg, errno end
+  if r.loop then r.isa = isa_of(kernel) end
   return summarise(r)
 end, -1)
 
@@ -281,7 +293,7 @@ M.disasm = doc(function(kernel, opts)
   end
   return disasm.read{kernel = kernel, symbol = symbol, exe = exe, d = d, objdump = opts.objdump}
 end, "stream.disasm", [[
-stream.disasm(kernel|loop, {reference=false, isa=, exe=, objdump=}) -> {kernel=, symbol=,
+stream.disasm(kernel|loop, {reference=false, isa=, exe=, objdump=}) -> {kernel=, symbol=, isa=,
   instructions=, elements=, per_element=, from=, to=, lines={...}, loops={...}}
 Disassembles pmcsh's own symbol for the kernel (objdump -d), finds its loops
 by their backward jumps, and returns the inner loop (the one moving the most
@@ -296,7 +308,9 @@ lab's cross build writes one), with recorded=true and no lines.  A loop of
 your own (stream.loop) is read in its shared object: its elements per trip
 from its descriptor, else its arrays; an own-data loop that says neither
 has elements=nil (one loop found) or no answer (several: which is the
-loop?).]])
+loop?).  isa is what the inner loop's own code uses: the widest vector
+register of its packed instructions ("zmm", "ymm", "xmm"; "sve", "neon"),
+else "scalar"; a loop's result (s:run) carries it as its isa.]])
 
 -- REPL: s:run("tr<TAB> and stream.disasm("co<TAB> complete kernel names;
 -- the option keys of stream.new{th<TAB> and s:run("copy", {re<TAB> the

@@ -38,7 +38,9 @@ local M = {}
 -- events, its metrics in the report), chase ("ORDER:SIZE[:STRIDE]" or a
 -- table: adds the chase kernel), sample_ms (per chase sample), loops
 -- (list of "FILE[:SYMBOL]": the user's loops, pmcsh.loops; alone they
--- replace the default kernels) and cflags (how a .c/.s loop is built).
+-- replace the default kernels; one that fails validation is left out) and
+-- cflags (added to the flags a .c/.s loop is built with; default_cflags =
+-- false: cflags alone).
 -- Returns the state table (see load) or nil, message, errno.
 M.run = run.run
 M.load = run.load

@@ -114,16 +114,22 @@ local function recorded(exe, symbol, d)
   return {instructions = r.instructions, elements = e, per_element = e and e > 0 and r.instructions / e or nil}
 end
 
+-- Whether the listing is objdump's Arm syntax (conditional branches
+-- b.cond, cbz/cbnz; ldr).
+local function arm_syntax(insns)
+  for _, ins in ipairs(insns) do
+    if ins.mnem:match("^b%.") or ins.mnem:match("^c?bn?z$") or ins.mnem:match("^ldr$") then return true end
+  end
+  return false
+end
+
 -- Loops are found by their backward jump: a jump to an address at or
 -- before itself, inside the function.  Each loop is measured: instructions,
 -- doubles stored and loaded per pass, hence elements per pass.
 local function loops_of(insns, d)
   local first = insns[1].addr
   local loops = {}
-  local arm = false   -- objdump's Arm syntax: conditional branches b.cond, cbz/cbnz, tbz/tbnz
-  for _, ins in ipairs(insns) do
-    if ins.mnem:match("^b%.") or ins.mnem:match("^c?bn?z$") or ins.mnem:match("^ldr$") then arm = true end
-  end
+  local arm = arm_syntax(insns)
   local classify, width = arm and classify_arm or classify, arm and width_arm or width
   local function conditional(m)
     if arm then return m:match("^b%.") or m:match("^cbn?z$") or m:match("^tbn?z$") end
@@ -167,6 +173,31 @@ local function loops_of(insns, d)
   return loops
 end
 
+-- The instruction set a loop's body is written in, from its own code: the
+-- widest vector register its packed instructions use ("zmm", "ymm",
+-- "xmm"; "sve", "neon" on Arm), else "scalar".  A register copy or a
+-- zeroing xor is no packed work.
+local function isa_of(body, arm)
+  local best, rank = "scalar", 0
+  local function seen(name, r) if r > rank then best, rank = name, r end end
+  for _, ins in ipairs(body) do
+    local m, ops = ins.mnem, ins.ops
+    if arm then
+      if ops:find("z%d+%.") then seen("sve", 2)
+      elseif ops:find("v%d+%.%d*[bhsd]") or ops:find("^%s*{?%s*q%d") then seen("neon", 1) end
+    else
+      local copy = m:match("^v?mov") and not ops:find("%(")
+      local zero = m:match("^v?xorp[sd]$") or m:match("^v?pxor")
+      if (m:match("p[sd]$") or m:match("^v?movdq") or m:match("^vp")) and not copy and not zero then
+        if ops:find("%%zmm") then seen("zmm", 3)
+        elseif ops:find("%%ymm") then seen("ymm", 2)
+        elseif ops:find("%%xmm") then seen("xmm", 1) end
+      end
+    end
+  end
+  return best
+end
+
 local DISASM = format.kind("pmcsh.disasm")
 
 -- The loop of o.symbol in o.exe (nil: this binary), o.d saying its loads,
@@ -204,7 +235,7 @@ function M.read(o)
     end
   end
   local res = setmetatable({
-    kernel = kernel, symbol = symbol, instructions = main.instructions,
+    kernel = kernel, symbol = symbol, isa = isa_of(main.body, arm_syntax(insns)), instructions = main.instructions,
     elements = main.elements, per_element = main.per_element, from = main.from, to = main.to,
     stored = main.stored, loaded = main.loaded, lines = {}, loops = {},
   }, DISASM)

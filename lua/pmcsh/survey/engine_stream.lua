@@ -6,6 +6,7 @@
 -- with the runs that measure them).
 local cell = require("pmcsh.survey.cell")
 local checks = require("pmcsh.survey.checks")
+local errors = require("pmcsh.errors")
 local figures = require("pmcsh.survey.figures")
 local loops = require("pmcsh.loops")
 local statistics = require("pmcsh.statistics")
@@ -170,10 +171,32 @@ function loop_engine.names(env)
   return out
 end
 
+-- What a loop that fails validation is told to do.
+local VALIDATION_HINT = "every element must hold what the loop leaves in one, STREAM's convention (a stencil over " ..
+  "interior points does not): give its descriptor a .reference, the plain loop whose one element says it " ..
+  "(pmcsh/loop.h), or put the loop on its own data (f(state, begin, end) with f_init_part), which is not validated"
+
+-- Whether a loop of STREAM's convention validates: run once on small fresh
+-- arrays of the survey's threads before anything is measured.  nil, or
+-- the failed validation's message (a stream that cannot be made here is
+-- the survey's own checks' to refuse).
+local function fails_validation(l, threads)
+  if l:info().convention ~= "stream" then return nil end
+  local made, s = pcall(stream_module.new, {n = 1 << 16, threads = threads, quiet = true})
+  if not (made and s) then return nil end
+  local ok, e = pcall(s.measure, s, l, {reps = 1, warmup = false})
+  s:close()
+  if ok then return nil end
+  if errors.is(e, "validation") then return errors.message(e) end
+  error(e, 0)
+end
+
 -- --loop PATH[:SYMBOL] (repeatable): each loop opened (built from source
--- when it is one) to check it, then closed; the header keeps where it is
--- and what it is.  With --loop and no -k the loops replace the built-ins.
--- builtin: every engine's own names, which a loop may not take.
+-- when it is one, --cflags added to the default flags) to check it, then
+-- closed; the header keeps where it is, what it is and the whole flags it
+-- was built with.  A loop that fails validation is left out with a line
+-- saying what to do.  With --loop and no -k the loops replace the
+-- built-ins.  builtin: every engine's own names, which a loop may not take.
 function loop_engine.configure(opt, hdr, usage, builtin)
   if not opt.loops then return end
   if not opt.kernels then hdr.kernels = {} end
@@ -181,29 +204,40 @@ function loop_engine.configure(opt, hdr, usage, builtin)
   for _, k in ipairs(hdr.kernels) do taken[k] = true end
   for _, k in ipairs(builtin) do taken[k] = taken[k] or "built-in" end
   hdr.loops = {}
+  local cflags = (opt.cflags or opt.default_cflags == false) and loops.cflags(opt.cflags, opt.default_cflags) or nil
+  local left = {}
   for _, spec in ipairs(opt.loops) do
     local path, symbol = loops.split(spec)
-    local l, err = loops.open(path, symbol, {cflags = opt.cflags})
+    local l, err = loops.open(path, symbol, {cflags = cflags, default_cflags = cflags == nil})
     if not l then usage(string.format("--loop %s: %s", spec, err)) end
     local i = loops.info(l)
+    local failed = fails_validation(l, opt.threads)
     l:close()
-    if taken[i.name] then
-      usage(string.format("--loop %s: a column named %s is already there (%s): name the loop in its descriptor " ..
-        "(PMCSH_LOOP(f) = {.name = ...})", spec, i.name, taken[i.name] == true and "another loop" or "a built-in"))
+    if failed then
+      left[#left + 1] = string.format("--loop %s left out: %s: %s", spec, failed, VALIDATION_HINT)
+    else
+      if taken[i.name] then
+        usage(string.format("--loop %s: a column named %s is already there (%s): name the loop in its " ..
+          "descriptor (PMCSH_LOOP(f) = {.name = ...})", spec, i.name, taken[i.name] == true and "another loop" or
+          "a built-in"))
+      end
+      taken[i.name] = true
+      hdr.loops[#hdr.loops + 1] = {name = i.name, path = sys.realpath(path) or path, symbol = i.symbol,
+        convention = i.convention, bytes = i.bytes, flops = i.flops, command = i.command, cflags = cflags}
+      hdr.kernels[#hdr.kernels + 1] = i.name
     end
-    taken[i.name] = true
-    hdr.loops[#hdr.loops + 1] = {name = i.name, path = sys.realpath(path) or path, symbol = i.symbol,
-      convention = i.convention, bytes = i.bytes, flops = i.flops, command = i.command, cflags = opt.cflags}
-    hdr.kernels[#hdr.kernels + 1] = i.name
   end
+  if #hdr.kernels == 0 and #left > 0 then usage(left[1] .. " (nothing else to measure)") end
+  for _, line in ipairs(opt.quiet and {} or left) do io.stderr:write("pmcsh survey: ", line, "\n") end
 end
 
 -- The loops of a header read back to resume: nothing from a file is a
 -- command.  A loop the user names again (--loop, matched by symbol, and by
--- file where two share one) is built from that file; --cflags replaces
--- every loop's flags; else a loop's flags must be ones a file may give
--- (loops.file_flags) and its file the user's own (sys.code_file).  Says
--- on stderr what it is about to build.  Returns true, or nil and why.
+-- file where two share one) is built from that file; --cflags (added to
+-- the defaults, as for a new survey) replaces every loop's flags; else a
+-- loop's flags must be ones a file may give (loops.file_flags) and its
+-- file the user's own (sys.code_file).  Says on stderr what it is about
+-- to build.  Returns true, or nil and why.
 function loop_engine.resume(hdr, opt, quiet)
   if hdr.loops ~= nil and type(hdr.loops) ~= "table" then return nil, "loops is not a list" end
   local named, by_symbol = {}, {}
@@ -224,9 +258,10 @@ function loop_engine.resume(hdr, opt, quiet)
       if n.symbol == l.symbol and (by_symbol[l.symbol] == 1 or n.path == l.path) then mine = n end
     end
     if mine then mine.used, l.path = true, mine.path end
-    if opt.cflags then l.cflags = opt.cflags end
+    local named_flags = opt.cflags or opt.default_cflags == false
+    if named_flags then l.cflags = loops.cflags(opt.cflags, opt.default_cflags) end
     local ok, why = true, nil
-    if not opt.cflags and l.cflags then ok, why = loops.file_flags(l.cflags) end
+    if not named_flags and l.cflags then ok, why = loops.file_flags(l.cflags) end
     if ok and not mine then
       ok, why = sys.code_file(l.path)
       why = why and text.inert(why)
@@ -269,7 +304,8 @@ function loop_engine.workloads(hdr, env, cols)
   -- loaded at its first run, never to render a file: a report runs no code a file names
   local function loop_of(e)
     if not opened[e.name] then
-      local l, err, errno = loops.open(e.path, e.symbol, {cflags = e.cflags})
+      -- the header's cflags are the whole flags (nil: the defaults)
+      local l, err, errno = loops.open(e.path, e.symbol, {cflags = e.cflags, default_cflags = e.cflags == nil})
       if not l then return nil, string.format("loop %s: %s", e.name, err), errno end
       opened[e.name] = l
     end
@@ -277,7 +313,14 @@ function loop_engine.workloads(hdr, env, cols)
   end
   for _, w in ipairs(cols) do
     local e = by[w.name]
-    w.run = stream_run(hdr, env.arrays, function() return loop_of(e) end, e.bytes)
+    local run = stream_run(hdr, env.arrays, function() return loop_of(e) end, e.bytes)
+    -- a validation failed mid-survey (its arrays in another state) says what to do
+    w.run = function(...)
+      local r = table.pack(pcall(run, ...))
+      if r[1] then return table.unpack(r, 2, r.n) end
+      if errors.is(r[2], "validation") then r[2].message = r[2].message .. ": " .. VALIDATION_HINT end
+      error(r[2], 0)
+    end
     w.disasm = function()
       local l, err = loop_of(e)
       if not l then return nil, err end
