@@ -251,7 +251,7 @@ PMCSH_LOOP(f) = {.version = PMCSH_LOOP_VERSION, .name = incname, .convention = P
 
   it("says a missing file and an empty name (L7)", function()
     local r = run({"-e", "print(stream.loop('nosuch.c', 'f')) print(stream.loop(''))"})
-    assert.matches("cannot read the loop's source nosuch.c: no such file", r.out, 1, true)
+    assert.matches("cannot read the loop's source nosuch.c: No such file or directory\t", r.out, 1, true)
     assert.matches("an empty path names no loop file", r.out, 1, true)
   end)
 end)

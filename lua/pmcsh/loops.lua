@@ -233,10 +233,7 @@ function M.build(path, cflags, suffix)
   errors.check("build", 2, cflags, "string?")
   errors.check("build", 3, suffix, "string?")
   local f, size, errno = sys.open(path, "read")
-  if not f then
-    return nil, string.format("cannot read the loop's source %s%s", size, errno == sys.ENOENT and ": no such file" or ""),
-      errno
-  end
+  if not f then return nil, "cannot read the loop's source " .. tostring(size), errno end
   if size > M.MAX_SOURCE then
     f:close()
     return nil, string.format("%s: %d bytes of source; a loop's is at most %d MiB", path, size, M.MAX_SOURCE >> 20),
