@@ -224,8 +224,9 @@ asan: asan-build
 # spec/fuzz/sysfs; lists of numbers (id_list: cpumasks, stat -C and -p);
 # recipe options (recipe_options), survey results files (result_lines),
 # what the survey renders of them (render), a results file as pmcsh compare
-# reads and renders it (compare_files) and a baseline as pmcsh health reads
-# it (baseline) through pmcsh's Lua modules, on make asan's objects.  Each
+# reads and renders it (compare_files), a baseline as pmcsh health reads
+# it (baseline) and the loops of a header survey --resume would build
+# (resume_loops) through pmcsh's Lua modules, on make asan's objects.  Each
 # runs FUZZ_SECONDS; what it found is kept in $(FUZZ)/corpus/NAME, a crash's
 # input in $(FUZZ)/NAME-crash-*, its log in $(FUZZ)/NAME.log.  The Lua
 # harnesses run without libFuzzer's leak check after each input: Lua's
@@ -234,7 +235,7 @@ asan: asan-build
 FUZZ := build-fuzz
 FUZZ_SECONDS ?= 60
 FUZZ_C := evname sysfs_files id_list
-FUZZ_LUA := recipe_options result_lines render compare_files baseline
+FUZZ_LUA := recipe_options result_lines render compare_files baseline resume_loops
 FUZZ_CFLAGS := -O1 -g -fno-omit-frame-pointer -std=gnu11 -D_GNU_SOURCE -Wall -Wextra \
 	-fsanitize=address,undefined,float-cast-overflow -fno-sanitize-recover=all
 $(FUZZ)/core/%.o: core/%.c

@@ -662,7 +662,8 @@ static int loop_open(lua_State *L)
 	char msg[512];
 	LLoop *l = pmcsh_newhandle(L, sizeof *l, 0, LOOP_MT);
 	snprintf(l->path, sizeof l->path, "%s", path);
-	snprintf(l->who, sizeof l->who, "the loop %s of %s", symbol ? symbol : "loop", shown);
+	/* loading is said as loading: no loop has run yet */
+	snprintf(l->who, sizeof l->who, "%s, while being loaded for the loop %s,", shown, symbol ? symbol : "loop");
 	guard_arm(l->who);
 	int rc = userloop_open(&l->u, path, symbol, shown, msg, sizeof msg);
 	guard_disarm();

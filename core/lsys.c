@@ -478,7 +478,7 @@ static int sys_truncate(lua_State *L)
 	return 1;
 }
 
-/* _sys.stat(path[, link]) -> {type = "file"|"dir"|"link"|"other", size =, uid =, mode =}
+/* _sys.stat(path[, link]) -> {type = "file"|"dir"|"link"|"other", size =, uid =, mode =, mtime =}
  * | nil, msg, errno; with link true a link is itself ("link"), not followed. */
 static int sys_stat(lua_State *L)
 {
@@ -486,7 +486,7 @@ static int sys_stat(lua_State *L)
 	struct stat st;
 	if ((lua_toboolean(L, 2) ? lstat(path, &st) : stat(path, &st)) < 0)
 		return luaL_fileresult(L, 0, path);
-	lua_createtable(L, 0, 3);
+	lua_createtable(L, 0, 5);
 	lua_pushstring(L, S_ISREG(st.st_mode) ? "file" : S_ISDIR(st.st_mode) ? "dir" : S_ISLNK(st.st_mode) ? "link" : "other");
 	lua_setfield(L, -2, "type");
 	lua_pushinteger(L, (lua_Integer)st.st_size);
@@ -495,6 +495,8 @@ static int sys_stat(lua_State *L)
 	lua_setfield(L, -2, "uid");
 	lua_pushinteger(L, (lua_Integer)(st.st_mode & 07777));
 	lua_setfield(L, -2, "mode");
+	lua_pushinteger(L, (lua_Integer)st.st_mtim.tv_sec);
+	lua_setfield(L, -2, "mtime");
 	return 1;
 }
 
@@ -527,13 +529,14 @@ static int sys_realpath(lua_State *L)
 	return 1;
 }
 
-/* _sys.mkdir(path) -> true (made, with the folders above it, or a folder
- * already) | nil, msg, errno; the folders walked as safepath walks them. */
+/* _sys.mkdir(path[, mode]) -> true (made, with the folders above it, with
+ * mode (default 0777) under the umask, or a folder already) | nil, msg,
+ * errno; the folders walked as safepath walks them. */
 static int sys_mkdir(lua_State *L)
 {
 	const char *path = pmcsh_checkstring(L, 1);
 	char why[512];
-	int fd = safe_dir(path, 1, why, sizeof why);
+	int fd = safe_dir(path, (int)luaL_optinteger(L, 2, 0777) & 07777, why, sizeof why);
 	if (fd < 0) {
 		return pmcsh_fail(L, why, -fd);
 	}

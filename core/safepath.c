@@ -99,7 +99,7 @@ static int walk(int at, const char *path, int make, int depth, char *why, size_t
 			continue;
 		int nfd = openat(fd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (nfd < 0 && errno == ENOENT && make) {
-			if (mkdirat(fd, comp, 0777) < 0 && errno != EEXIST) {
+			if (mkdirat(fd, comp, (mode_t)make) < 0 && errno != EEXIST) {
 				int e = errno;
 				close(fd);
 				return say(why, len, e, "cannot make the folder %s", comp);

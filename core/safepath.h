@@ -9,7 +9,8 @@
 #include <stddef.h>
 
 /* The folder `dir` (O_PATH), made with the folders above it where missing
- * when make; -ELOOP for another user's link, -ENOTDIR, -errno. */
+ * when make (the mode they are made with, under the umask; 0: none made);
+ * -ELOOP for another user's link, -ENOTDIR, -errno. */
 int safe_dir(const char *dir, int make, char *why, size_t len);
 
 /* The folder of path, opened (safe_dir), and the last component's offset

@@ -6,9 +6,12 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 #include "userloop.h"
 #include "../include/pmcsh/loop.h"
@@ -43,6 +46,63 @@ static int elf_head(const char *path, int *cls, unsigned *type, unsigned *machin
 	*cls = h[EI_CLASS];
 	*type = le ? h[16] | h[17] << 8 : h[16] << 8 | h[17];
 	*machine = le ? h[18] | h[19] << 8 : h[18] << 8 | h[19];
+	return 0;
+}
+
+/* Whether the file at path (of this machine's class) holds every byte its
+ * program headers map: the loader maps segments past a truncated file's
+ * end, and the first touch there is SIGBUS.  0, or -ENOEXEC with why. */
+static int elf_extent(const char *path, const char **why)
+{
+	ElfW(Ehdr) e;
+	struct stat st;
+	int rc = -ENOEXEC;
+	*why = "its program headers lie outside the file";
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		*why = "not a regular file";
+		goto out;
+	}
+	if (pread(fd, &e, sizeof e, 0) != (ssize_t)sizeof e || e.e_phentsize != sizeof(ElfW(Phdr)) ||
+	    e.e_phoff > (uint64_t)st.st_size || e.e_phnum > ((uint64_t)st.st_size - e.e_phoff) / sizeof(ElfW(Phdr)))
+		goto out;
+	*why = "a segment lies past the file's end (a truncated or damaged file)";
+	for (unsigned i = 0; i < e.e_phnum; i++) {
+		ElfW(Phdr) ph;
+		if (pread(fd, &ph, sizeof ph, (off_t)(e.e_phoff + i * sizeof ph)) != (ssize_t)sizeof ph)
+			goto out;
+		if (ph.p_offset > (uint64_t)st.st_size || ph.p_filesz > (uint64_t)st.st_size - ph.p_offset)
+			goto out;
+	}
+	rc = 0;
+out:
+	close(fd);
+	return rc;
+}
+
+/* A string of the guest's at p copied into buf without touching p: a bad
+ * pointer is said, never followed (process_vm_readv on this process
+ * answers EFAULT).  0, or -EFAULT. */
+static int copy_guest_string(const char *p, char *buf, size_t len)
+{
+	size_t got = 0, page = (size_t)sysconf(_SC_PAGESIZE);
+	while (got + 1 < len) {
+		/* up to the page's end: a string that ends early may sit at a mapping's last byte */
+		size_t want = page - ((uintptr_t)(p + got) % page);
+		if (want > len - 1 - got)
+			want = len - 1 - got;
+		struct iovec lo = {buf + got, want}, re = {(void *)(p + got), want};
+		ssize_t n = process_vm_readv(getpid(), &lo, 1, &re, 1, 0);
+		if (n <= 0)
+			return -EFAULT;
+		void *nul = memchr(buf + got, 0, (size_t)n);
+		got += (size_t)n;
+		if (nul)
+			return 0;
+	}
+	buf[got] = 0;
 	return 0;
 }
 
@@ -109,6 +169,9 @@ static int check_elf(struct userloop *u, const char *path, const char *file_show
 	}
 	if (type != ET_DYN)
 		return fail(u, ENOEXEC, msg, len, "%s is not a shared object (build it with -shared -fPIC)%s", file_shown, "");
+	const char *why;
+	if ((rc = elf_extent(path, &why)) < 0)
+		return fail(u, -rc, msg, len, "cannot load %s: %s", file_shown, rc == -ENOEXEC ? why : strerror(-rc));
 	return 0;
 }
 
@@ -131,12 +194,17 @@ static int take_described(struct userloop *u, const struct pmcsh_loop *d, const 
 	    d->flops < 0 || !isfinite(d->elements_per_trip) || d->elements_per_trip < 0)
 		return fail(u, EINVAL, msg, len, "%s: %s: reads/writes outside PMCSH_A|B|C, or a negative "
 			    "or infinite number", file_shown, dname);
+	char name[sizeof u->name], description[sizeof u->description];
+	name[0] = description[0] = 0;
+	if ((d->name && copy_guest_string(d->name, name, sizeof name) < 0) ||
+	    (d->description && copy_guest_string(d->description, description, sizeof description) < 0))
+		return fail(u, EINVAL, msg, len, "%s: %s.name or .description points at no readable string", file_shown,
+			    dname);
 	u->described = 1;
 	u->convention = d->convention;
-	if (d->name && *d->name)
-		snprintf(u->name, sizeof u->name, "%s", d->name);
-	if (d->description)
-		snprintf(u->description, sizeof u->description, "%s", d->description);
+	if (name[0])
+		snprintf(u->name, sizeof u->name, "%s", name);
+	snprintf(u->description, sizeof u->description, "%s", description);
 	k->fn = d->convention == PMCSH_STREAM ? d->stream : NULL;
 	k->own = d->convention == PMCSH_OWN ? d->own : NULL;
 	k->init = d->init;

@@ -4,6 +4,7 @@ local numbers = require("pmcsh.numbers")
 local paths = require("pmcsh.paths")
 local doc = require("pmcsh.help").doc
 local sys = require("pmcsh._sys")
+local psys = require("pmcsh.sys")
 local options = require("pmcsh.options")
 local errors = require("pmcsh.errors")
 local pmc = require("pmcsh.pmc")
@@ -17,23 +18,43 @@ local M = {}
 M.usage = options.usage
 local usage_error = options.usage_error
 
+local said = {}
+-- Whether a folder the user's side adds is searched: the one rule for
+-- folders pmcsh takes code from (sys.private_real: this user's or root's,
+-- written by nobody else, and so every folder above it), else one line on
+-- stderr, once, naming it and why (a missing folder is no news).
+local function code_dir(dir)
+  local real, why = psys.private_real(dir)
+  if real then return true end
+  if sys.stat(dir) and not said[dir] then
+    said[dir] = true
+    io.stderr:write(string.format("pmcsh: recipes in %s are skipped: %s\n", text.inert(dir), text.inert(tostring(why))))
+  end
+  return false
+end
+
 -- The folders searched, in order: the user's own, PMCSH_PATH, the shipped;
--- only the shipped where the process is privileged (paths.secure).
+-- only the shipped where the process is privileged (paths.secure); the
+-- first two only where code_dir takes them.
 function M.path()
   local dirs = {}
   if paths.secure then return {paths.scripts} end
   local home = os.getenv("HOME")
-  if home and home ~= "" then dirs[#dirs + 1] = home .. "/.pmcsh/recipes" end
-  for dir in (os.getenv("PMCSH_PATH") or ""):gmatch("[^:]+") do dirs[#dirs + 1] = dir end
+  if home and home ~= "" and code_dir(home .. "/.pmcsh/recipes") then dirs[#dirs + 1] = home .. "/.pmcsh/recipes" end
+  for dir in (os.getenv("PMCSH_PATH") or ""):gmatch("[^:]+") do
+    if code_dir(dir) then dirs[#dirs + 1] = dir end
+  end
   dirs[#dirs + 1] = paths.scripts
   return dirs
 end
 
 -- Only a regular file is a recipe: opening a FIFO (or a device) in a
--- recipe folder would wait for a writer, and `pmcsh --help` with it.
+-- recipe folder would wait for a writer, and `pmcsh --help` with it.  One
+-- outside the shipped folder is code the user's side adds: psys.code_file.
 local function regular(file)
   local st = sys.stat(file)
-  return st ~= nil and st.type == "file"
+  return st ~= nil and st.type == "file" and (file:sub(1, #paths.scripts + 1) == paths.scripts .. "/" or
+    psys.code_file(file) ~= nil)
 end
 
 local function readable(file)

@@ -66,6 +66,25 @@ function M.private_real(p)
   return real
 end
 
+-- The one rule for code pmcsh takes from a file (a recipe, a cached loop,
+-- a loop a results file names): the file regular, this user's or root's,
+-- written by nobody else, in a folder private_real accepts.  Its real
+-- path, or nil and why.
+function M.code_file(path)
+  if path:find("\0", 1, true) then return nil, "a path with a NUL byte" end
+  local real = C.realpath(path)
+  if not real then return nil, path .. ": no such file" end
+  local st = C.stat(real)
+  if not st or st.type ~= "file" then return nil, real .. ": not a regular file" end
+  if (st.uid ~= C.geteuid() and st.uid ~= 0) or st.mode & 18 ~= 0 then   -- 18: 0022, group/other write
+    return nil, real .. " is a file another user can write or owns: pmcsh runs no code from it"
+  end
+  local dir = real:match("^(.*)/[^/]*$")
+  local ok, why = M.private_real(dir ~= "" and dir or "/")
+  if not ok then return nil, why end
+  return real
+end
+
 -- The events/ folder: beside the binary or installed (pmcsh.paths), else ./events.
 function M.events_dir()
   return paths.events or "events"
@@ -151,12 +170,14 @@ sys.replace(path, fill) -> true | nil, msg, errno
   true and the data is written; on nil, msg or an error path is as it was]])
 
 -- Makes path and the folders above it that are missing.
-M.mkdirs = doc(errors.facade("mkdirs", function(path)
+M.mkdirs = doc(errors.facade("mkdirs", function(path, mode)
   errors.check("mkdirs", 1, path, "string")
-  return C.mkdir(path)
+  errors.check("mkdirs", 2, mode, "number?")
+  return C.mkdir(path, mode)
 end), "sys.mkdirs", [[
-sys.mkdirs(path) -> true | nil, msg, errno: the folder and those above it, made where missing;
-  a link on the way is followed only where it is this user's or root's]])
+sys.mkdirs(path[, mode]) -> true | nil, msg, errno: the folder and those above it, made where
+  missing (with mode, default 0777, under the umask); a link on the way is followed only where
+  it is this user's or root's]])
 
 return doc(M, "sys", [[
 sys: the operating system as recipes use it.

@@ -12,6 +12,7 @@ local loops = require("pmcsh.loops")
 local statistics = require("pmcsh.statistics")
 local stream_module = require("pmcsh.stream")
 local sys = require("pmcsh.sys")
+local text = require("pmcsh.text")
 
 local M = {}
 
@@ -228,6 +229,57 @@ function loop_engine.configure(opt, hdr, usage, builtin)
   end
   if #hdr.kernels == 0 and #left > 0 then usage(left[1] .. " (nothing else to measure)") end
   for _, line in ipairs(opt.quiet and {} or left) do io.stderr:write("pmcsh survey: ", line, "\n") end
+end
+
+-- The loops of a header read back to resume: nothing from a file is a
+-- command.  A loop the user names again (--loop, matched by symbol, and by
+-- file where two share one) is built from that file; --cflags (added to
+-- the defaults, as for a new survey) replaces every loop's flags; else a
+-- loop's flags must be ones a file may give (loops.file_flags) and its
+-- file the user's own (sys.code_file).  Says on stderr what it is about
+-- to build.  Returns true, or nil and why.
+function loop_engine.resume(hdr, opt, quiet)
+  if hdr.loops ~= nil and type(hdr.loops) ~= "table" then return nil, "loops is not a list" end
+  local named, by_symbol = {}, {}
+  for _, l in ipairs(hdr.loops or {}) do
+    if type(l) ~= "table" or type(l.name) ~= "string" or type(l.path) ~= "string" or type(l.symbol) ~= "string" or
+        (l.cflags ~= nil and type(l.cflags) ~= "string") then
+      return nil, "a loop that is not {name=, path=, symbol=, cflags=} of strings"
+    end
+    by_symbol[l.symbol] = (by_symbol[l.symbol] or 0) + 1
+  end
+  for _, spec in ipairs(opt.loops or {}) do
+    local path, symbol = loops.split(spec)
+    named[#named + 1] = {path = sys.realpath(path) or path, symbol = symbol or "loop", spec = spec}
+  end
+  for _, l in ipairs(hdr.loops or {}) do
+    local mine
+    for _, n in ipairs(named) do
+      if n.symbol == l.symbol and (by_symbol[l.symbol] == 1 or n.path == l.path) then mine = n end
+    end
+    if mine then mine.used, l.path = true, mine.path end
+    local named_flags = opt.cflags or opt.default_cflags == false
+    if named_flags then l.cflags = loops.cflags(opt.cflags, opt.default_cflags) end
+    local ok, why = true, nil
+    if not named_flags and l.cflags then ok, why = loops.file_flags(l.cflags) end
+    if ok and not mine then
+      ok, why = sys.code_file(l.path)
+      why = why and text.inert(why)
+    end
+    if not ok then
+      return nil, string.format("loop %s: %s; pmcsh builds and loads nothing a file names unless you name it " ..
+        "again: --resume FILE --loop PATH:%s [--cflags FLAGS]", text.inert(l.name), why, text.inert(l.symbol))
+    end
+    if not quiet then
+      io.stderr:write(string.format("pmcsh survey: --resume %s the loop %s from %s%s\n", l.path:match("%.[csS]$") and
+        "builds" or "loads", text.inert(l.symbol), text.inert(l.path), l.path:match("%.[csS]$") and
+        (" with " .. text.inert(l.cflags or loops.CFLAGS)) or ""))
+    end
+  end
+  for _, n in ipairs(named) do
+    if not n.used then return nil, string.format("--loop %s: the survey has no loop %s to take it", n.spec, n.symbol) end
+  end
+  return true
 end
 
 -- A record read from a file: its windows at the header's n, as the built-ins'.

@@ -204,6 +204,7 @@ local function open(o)
     local st, err = M.load(o.resume, f.f)
     if not st or st.done then f:close(); return st, err end
     local ok, why = plan.check_resume(st.header)
+    if ok then ok, why = engine_stream.loop.resume(st.header, o, o.quiet) end
     if not ok then f:close(); return nil, string.format("%s (header): %s", o.resume, why) end
     local rok, rerr = f:resume(st.valid_bytes)
     if not rok then f:close(); return nil, rerr end
