@@ -328,6 +328,29 @@ describe("the loop guard (M6)", function()
     end
   end)
 
+  it("says a fault and a stack overflow on a worker thread alone, as on the calling thread", function()
+    -- the loop faults only where it runs on a worker (not the thread that
+    -- armed the guard): workers start with every signal blocked, and a
+    -- blocked fault ends a process with no handler run
+    h.write(dir .. "/worker.c", [[
+#include <stddef.h>
+#include <unistd.h>
+static int down(volatile char *p, int d) { volatile char b[4096]; b[0] = p ? p[0] : 0; return d ? down(b, d + 1) + b[1] : 0; }
+double null(double *a, double *b, double *c, double s, size_t n)
+{ (void)b; (void)c; (void)s; if (gettid() != getpid()) *(volatile int *)0 = 1; for (size_t i = 0; i < n; i++) a[i] = a[i]; return 0; }
+double deep(double *a, double *b, double *c, double s, size_t n)
+{ (void)b; (void)c; (void)s; if (gettid() != getpid()) down(0, 1); for (size_t i = 0; i < n; i++) a[i] = a[i]; return 0; }
+]])
+    for _, sym in ipairs({"null", "deep"}) do
+      for _ = 1, 3 do
+        local r = run({"-e", string.format("local s = stream.new{n = 4096, threads = 2, quiet = true} " ..
+          "local l = assert(stream.loop('worker.c', '%s')) for i = 1, 5 do s:run(l, {reps = 1}) end", sym)})
+        assert.are.equal(139, r.code)
+        assert.matches("pmcsh: the loop " .. sym .. " of worker.c crashed: SIGSEGV (an invalid memory access)\n", r.err, 1, true)
+      end
+    end
+  end)
+
   it("names a loop that never returns at the first Ctrl-C, and ends at the second with a line", function()
     h.write(dir .. "/hangs.c", ender("hangs", 10, "for (;;) pause()"))
     local err = dir .. "/hang.err"
