@@ -34,7 +34,7 @@ int pmc_control_fifo(const char *path, char *why, size_t len)
 		snprintf(why, len, "%s is not a FIFO (make one with mkfifo)", path);
 	} else if (st.st_uid != geteuid() && st.st_uid != 0) {
 		e = EPERM;
-		snprintf(why, len, "%s: a FIFO of another user's: pmcsh takes commands from none", path);
+		snprintf(why, len, "%s: a FIFO of another user's: pmcsh takes commands from none and answers none", path);
 	}
 	if (e) {
 		close(fd);
@@ -53,6 +53,10 @@ int pmc_control_fd(int fd, char *why, size_t len)
 
 static void note(struct pmc_control *c, char what)
 {
+	if (c->nlog >= PMC_CONTROL_LOG_MAX) {
+		c->dropped++;
+		return;
+	}
 	if (c->nlog == c->cap) {
 		size_t cap = c->cap ? 2 * c->cap : 16;
 		char *log = realloc(c->log, cap);
@@ -107,11 +111,12 @@ static int arg_of(const char *rest, const char **arg)
 
 enum { C_ENABLE, C_DISABLE, C_SNAPSHOT, C_EVLIST, C_STOP, C_PING, C_NONE };
 
-void pmc_control_process(struct pmc_control *c)
+int pmc_control_process(struct pmc_control *c)
 {
 	static const char *const tags[] = {"enable", "disable", "snapshot", "evlist", "stop", "ping"};
 	char cmd[CMD_MAX] = {0};
 	size_t n = 0;
+	int end = 0;
 	/* a byte at a time, and only what is there: an fd: channel may be a
 	 * blocking pipe, where perf's read would wait for the rest of a line */
 	for (;;) {
@@ -122,6 +127,9 @@ void pmc_control_process(struct pmc_control *c)
 		ssize_t r = read(c->ctl, &ch, 1);
 		if (r < 0 && errno == EINTR)
 			continue;
+		/* readable yet nothing read: end of file (/dev/null, a file, a
+		 * pipe's writers gone) or an fd not open for reading */
+		end = r == 0 || (r < 0 && errno != EAGAIN);
 		if (r <= 0 || ch == '\n' || ch == '\0')
 			break;
 		cmd[n++] = ch;
@@ -129,7 +137,7 @@ void pmc_control_process(struct pmc_control *c)
 			break;  /* the rest is read as the next command, as perf reads it */
 	}
 	if (!n)
-		return;
+		return end ? -1 : 0;
 	int kind = C_NONE;
 	for (int k = 0; k < C_NONE && kind == C_NONE; k++)  /* perf: the tag as a prefix, in this order */
 		if (!strncmp(cmd, tags[k], strlen(tags[k])))
@@ -155,6 +163,7 @@ void pmc_control_process(struct pmc_control *c)
 	}
 	if (kind != C_NONE && kind != C_SNAPSHOT)  /* perf answers neither these nor what it does not know */
 		ack(c);
+	return end ? -1 : 1;
 }
 
 void pmc_control_close(struct pmc_control *c)
@@ -167,5 +176,5 @@ void pmc_control_close(struct pmc_control *c)
 	c->ctl = c->ack = -1;
 	free(c->log);
 	c->log = NULL;
-	c->nlog = c->cap = 0;
+	c->nlog = c->cap = c->dropped = 0;
 }

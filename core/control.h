@@ -20,7 +20,11 @@ struct pmc_control {
 	 * 'N' `enable NAME`/`disable NAME` (one event: not switched here) */
 	char *log;
 	size_t nlog, cap;
+	size_t dropped;  /* commands past PMC_CONTROL_LOG_MAX, done but not logged */
 };
+
+/* The log keeps this many commands: a writer that never pauses fills no memory. */
+#define PMC_CONTROL_LOG_MAX 4096
 
 /* Opens the FIFO at path as perf does (O_RDWR | O_NONBLOCK: never waits
  * for a writer, never sees a hangup), links followed as safepath.h's
@@ -30,8 +34,10 @@ int pmc_control_fifo(const char *path, char *why, size_t len);
 /* 0 when fd is open (fd:CTL,ACK: inherited), or -EBADF with why. */
 int pmc_control_fd(int fd, char *why, size_t len);
 /* Reads one command line from c->ctl (up to '\n' or '\0', 63 bytes, or
- * what is there now) and does it. */
-void pmc_control_process(struct pmc_control *c);
+ * what is there now) and does it.  Returns 1 when it read a command, 0
+ * when nothing is there now, -1 at end of file or on a read error (the
+ * channel says no more: stop listening). */
+int pmc_control_process(struct pmc_control *c);
 /* Switches the counters (the delay's end): c->set, logged. */
 void pmc_control_switch(struct pmc_control *c, int on);
 /* Closes what pmc_control_fifo opened and frees the log. */
