@@ -12,10 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define CMD_MAX 64  /* perf's EVLIST_CTL_CMD_MAX_LEN, its NUL included */
 
 int pmc_control_fifo(const char *path, char *why, size_t len)
 {
@@ -111,33 +111,12 @@ static int arg_of(const char *rest, const char **arg)
 
 enum { C_ENABLE, C_DISABLE, C_SNAPSHOT, C_EVLIST, C_STOP, C_PING, C_NONE };
 
-int pmc_control_process(struct pmc_control *c)
+/* Does one command line, cmd (n bytes, a string). */
+static void command(struct pmc_control *c, const char *cmd, size_t n)
 {
 	static const char *const tags[] = {"enable", "disable", "snapshot", "evlist", "stop", "ping"};
-	char cmd[CMD_MAX] = {0};
-	size_t n = 0;
-	int end = 0;
-	/* a byte at a time, and only what is there: an fd: channel may be a
-	 * blocking pipe, where perf's read would wait for the rest of a line */
-	for (;;) {
-		struct pollfd p = {.fd = c->ctl, .events = POLLIN};
-		if (poll(&p, 1, 0) <= 0 || !(p.revents & POLLIN))
-			break;
-		char ch;
-		ssize_t r = read(c->ctl, &ch, 1);
-		if (r < 0 && errno == EINTR)
-			continue;
-		/* readable yet nothing read: end of file (/dev/null, a file, a
-		 * pipe's writers gone) or an fd not open for reading */
-		end = r == 0 || (r < 0 && errno != EAGAIN);
-		if (r <= 0 || ch == '\n' || ch == '\0')
-			break;
-		cmd[n++] = ch;
-		if (n == CMD_MAX - 1)
-			break;  /* the rest is read as the next command, as perf reads it */
-	}
 	if (!n)
-		return end ? -1 : 0;
+		return;
 	int kind = C_NONE;
 	for (int k = 0; k < C_NONE && kind == C_NONE; k++)  /* perf: the tag as a prefix, in this order */
 		if (!strncmp(cmd, tags[k], strlen(tags[k])))
@@ -163,7 +142,54 @@ int pmc_control_process(struct pmc_control *c)
 	}
 	if (kind != C_NONE && kind != C_SNAPSHOT)  /* perf answers neither these nor what it does not know */
 		ack(c);
-	return end ? -1 : 1;
+}
+
+
+/* Whether c->ctl has more to read now. */
+static int readable(int fd)
+{
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	return poll(&p, 1, 0) > 0 && (p.revents & POLLIN);
+}
+
+int pmc_control_process(struct pmc_control *c)
+{
+	int end = 0, did = 0;
+	/* one read of what is there, never more (FIONREAD): an fd: channel
+	 * may be a blocking pipe, where perf's read would wait for the rest
+	 * of a line; where the size is not told, a byte */
+	size_t room = PMC_CONTROL_CMD_MAX - 1 - c->npend;
+	int avail = 0;
+	if (ioctl(c->ctl, FIONREAD, &avail) < 0 || avail <= 0)
+		avail = 1;
+	ssize_t r;
+	do
+		r = readable(c->ctl) ? read(c->ctl, c->pend + c->npend, (size_t)avail < room ? (size_t)avail : room) : -2;
+	while (r == -1 && errno == EINTR);
+	/* readable yet nothing read: end of file (/dev/null, a file, a pipe's
+	 * writers gone) or an fd not open for reading */
+	end = r == 0 || (r == -1 && errno != EAGAIN);
+	if (r > 0)
+		c->npend += (size_t)r;
+	did = r > 0;
+	/* each whole line; then 63 bytes as one (perf reads the rest as the
+	 * next), or what is there when nothing more is */
+	for (;;) {
+		size_t n = 0;
+		while (n < c->npend && c->pend[n] != '\n' && c->pend[n] != '\0')
+			n++;
+		size_t used = n < c->npend ? n + 1 : n;
+		if (n == c->npend && n < PMC_CONTROL_CMD_MAX - 1 && (!n || (!end && readable(c->ctl))))
+			break;  /* the rest of the line is coming */
+		char line[PMC_CONTROL_CMD_MAX];
+		memcpy(line, c->pend, n);
+		line[n] = '\0';
+		command(c, line, n);
+		did = 1;
+		c->npend -= used;
+		memmove(c->pend, c->pend + used, c->npend);
+	}
+	return end ? -1 : did;
 }
 
 void pmc_control_close(struct pmc_control *c)
@@ -177,4 +203,5 @@ void pmc_control_close(struct pmc_control *c)
 	free(c->log);
 	c->log = NULL;
 	c->nlog = c->cap = c->dropped = 0;
+	c->npend = 0;
 }

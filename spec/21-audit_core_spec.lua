@@ -83,6 +83,19 @@ describe("--control (M1, L1, L2)", function()
     assert.are.equal(0, r.code, r.err)
   end)
 
+  it("does every command of one write, in order, the last line without its newline too", function()
+    local r = h.run({"stat", "-x", ",", "-e", "task-clock", "-D", "-1", "--control", "fd:0", "--", "true"},
+      {stdin = "enable\ndisable\nping\nenable\nevlist -x\nenable NAME\n" .. string.rep("x", 70) .. "\ndisable"})
+    assert.are.equal(0, r.code, r.err)
+    local l = h.lines(r.err)
+    -- 70 bytes: 63 as one command, the rest as the next (perf's reading),
+    -- both unknown, so ignored as perf ignores them
+    assert.are.same({"Events disabled", "Events enabled", "Events disabled", "Events enabled", "failed: wrong command"},
+      {table.unpack(l, 1, 5)})
+    assert.matches("^pmcsh stat: 'enable EVENT' and 'disable EVENT' on the control channel are ignored", l[6])
+    assert.are.equal("Events disabled", l[7])
+  end)
+
   -- a writer that never pauses into the FIFO: it dies of SIGPIPE when
   -- pmcsh closes it; killed by the spec in any case
   local function writer(fifo)
