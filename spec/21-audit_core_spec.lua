@@ -70,6 +70,23 @@ describe("an argument list of any length (H2)", function()
   end)
 end)
 
+describe("long lists to the bindings (H2)", function()
+  it("end in a result or a clear error, never a crash", function()
+    local r = h.run({"-e", [[
+local names = {}
+for i = 1, 5000 do names[i] = "task-clock" end
+print(select(2, pcall(pmc.group, names)))
+local cmd = {"sh", "-c", 'echo $#', "sh"}
+for i = 1, 20000 do cmd[#cmd + 1] = "w" .. i end
+local rr, info = pmc.run{events = {"task-clock"}, cmd = cmd}
+print(rr ~= nil, info.status)
+]]})
+    assert.are.equal(0, r.code, r.err)
+    assert.matches("at most %d+ events in one group", r.out)
+    assert.matches("\n20000\ntrue\t0\n$", r.out)
+  end)
+end)
+
 describe("--control (M1, L1, L2)", function()
   local dir
   before_each(function() dir = h.tmpdir() end)
