@@ -51,8 +51,9 @@ static int sig_kind(int sig)
 
 static volatile sig_atomic_t arrived[NSIG];
 
-/* Commands read after the watched process ended, at most: those written
- * before it ended are there, a writer that never stops is not waited for. */
+/* Reads of the channel after the watched process ended, at most: what was
+ * written before it ended is there, a writer that never stops is not
+ * waited for. */
 #define CONTROL_DRAIN 4096
 
 static void on_run_signal(int sig)
@@ -193,8 +194,8 @@ static void watch(struct pmc_child *c, const struct pmc_child_wait_opts *o, pid_
 			ended = pfd >= 0 && p[0].revents;
 		}
 		if (k > 0 && cp >= 0 && p[cp].revents) {
-			/* one command a turn, so the end and the signals are
-			 * seen every turn; at the end, what is there already (a
+			/* one read a turn, so the end and the signals are seen
+			 * every turn; at the end, what is there already (a
 			 * `disable` written just before exiting), bounded */
 			int more = 1, r = 0;
 			for (int i = 0; more && i < (ended ? CONTROL_DRAIN : 1); i++)
