@@ -51,6 +51,11 @@ static int sig_kind(int sig)
 
 static volatile sig_atomic_t arrived[NSIG];
 
+/* Reads of the channel after the watched process ended, at most: what was
+ * written before it ended is there, a writer that never stops is not
+ * waited for. */
+#define CONTROL_DRAIN 4096
+
 static void on_run_signal(int sig)
 {
 	arrived[sig] = 1;
@@ -178,20 +183,29 @@ static void watch(struct pmc_child *c, const struct pmc_child_wait_opts *o, pid_
 		/* the passed-on signals are blocked but here: none is lost
 		 * between a check and the wait */
 		int k = ppoll(p, (nfds_t)np, timeout, open_mask);
-		if (k < 0) {
-			if (errno != EINTR)
-				break;
-			if (pass_signals(c, 1, int_sent, st))
-				break;
-			continue;
+		if (k < 0 && errno != EINTR)
+			break;
+		int ended = 0;
+		if (k > 0) {
+			/* ppoll lets no signal in when a channel is ready at once
+			 * (a writer that never pauses): they are let in here */
+			sigset_t held;
+			sigprocmask(SIG_SETMASK, open_mask, &held);
+			sigprocmask(SIG_SETMASK, &held, NULL);
+			ended = pfd >= 0 && p[0].revents;
 		}
-		int commanded = cp >= 0 && (p[cp].revents & POLLIN);
-		if (commanded)
-			pmc_control_process(ctl);  /* a command a turn: the next, or the end, on the next */
-		else if (cp >= 0 && p[cp].revents)
-			listening = 0;  /* hung up (a pipe's writers gone) or not pollable: perf stops listening */
-		if (!commanded && pfd >= 0 && p[0].revents)
-			break;  /* the watched process ended */
+		if (k > 0 && cp >= 0 && p[cp].revents) {
+			/* one read a turn, so the end and the signals are seen
+			 * every turn; at the end, what is there already (a
+			 * `disable` written just before exiting), bounded */
+			int more = 1, r = 0;
+			for (int i = 0; more && i < (ended ? CONTROL_DRAIN : 1); i++)
+				more = (r = (p[cp].revents & POLLIN) ? pmc_control_process(ctl) : -1) > 0;
+			if (r < 0)
+				listening = 0;  /* end of file, an error or a hangup: perf stops listening */
+		}
+		if (pass_signals(c, 1, int_sent, st) || ended)
+			break;  /* a count without a command ended by a signal, or the watched process ended */
 		double now = mono_ns();
 		if (delaying && now >= start) {
 			delaying = 0;

@@ -12,10 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define CMD_MAX 64  /* perf's EVLIST_CTL_CMD_MAX_LEN, its NUL included */
 
 int pmc_control_fifo(const char *path, char *why, size_t len)
 {
@@ -34,7 +34,7 @@ int pmc_control_fifo(const char *path, char *why, size_t len)
 		snprintf(why, len, "%s is not a FIFO (make one with mkfifo)", path);
 	} else if (st.st_uid != geteuid() && st.st_uid != 0) {
 		e = EPERM;
-		snprintf(why, len, "%s: a FIFO of another user's: pmcsh takes commands from none", path);
+		snprintf(why, len, "%s: a FIFO of another user's: pmcsh takes commands from none and answers none", path);
 	}
 	if (e) {
 		close(fd);
@@ -53,6 +53,10 @@ int pmc_control_fd(int fd, char *why, size_t len)
 
 static void note(struct pmc_control *c, char what)
 {
+	if (c->nlog >= PMC_CONTROL_LOG_MAX) {
+		c->dropped++;
+		return;
+	}
 	if (c->nlog == c->cap) {
 		size_t cap = c->cap ? 2 * c->cap : 16;
 		char *log = realloc(c->log, cap);
@@ -107,27 +111,10 @@ static int arg_of(const char *rest, const char **arg)
 
 enum { C_ENABLE, C_DISABLE, C_SNAPSHOT, C_EVLIST, C_STOP, C_PING, C_NONE };
 
-void pmc_control_process(struct pmc_control *c)
+/* Does one command line, cmd (n bytes, a string). */
+static void command(struct pmc_control *c, const char *cmd, size_t n)
 {
 	static const char *const tags[] = {"enable", "disable", "snapshot", "evlist", "stop", "ping"};
-	char cmd[CMD_MAX] = {0};
-	size_t n = 0;
-	/* a byte at a time, and only what is there: an fd: channel may be a
-	 * blocking pipe, where perf's read would wait for the rest of a line */
-	for (;;) {
-		struct pollfd p = {.fd = c->ctl, .events = POLLIN};
-		if (poll(&p, 1, 0) <= 0 || !(p.revents & POLLIN))
-			break;
-		char ch;
-		ssize_t r = read(c->ctl, &ch, 1);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0 || ch == '\n' || ch == '\0')
-			break;
-		cmd[n++] = ch;
-		if (n == CMD_MAX - 1)
-			break;  /* the rest is read as the next command, as perf reads it */
-	}
 	if (!n)
 		return;
 	int kind = C_NONE;
@@ -157,6 +144,54 @@ void pmc_control_process(struct pmc_control *c)
 		ack(c);
 }
 
+
+/* Whether c->ctl has more to read now. */
+static int readable(int fd)
+{
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	return poll(&p, 1, 0) > 0 && (p.revents & POLLIN);
+}
+
+int pmc_control_process(struct pmc_control *c)
+{
+	int end = 0, did = 0;
+	/* one read of what is there, never more (FIONREAD): an fd: channel
+	 * may be a blocking pipe, where perf's read would wait for the rest
+	 * of a line; where the size is not told, a byte */
+	size_t room = PMC_CONTROL_CMD_MAX - 1 - c->npend;
+	int avail = 0;
+	if (ioctl(c->ctl, FIONREAD, &avail) < 0 || avail <= 0)
+		avail = 1;
+	ssize_t r;
+	do
+		r = readable(c->ctl) ? read(c->ctl, c->pend + c->npend, (size_t)avail < room ? (size_t)avail : room) : -2;
+	while (r == -1 && errno == EINTR);
+	/* readable yet nothing read: end of file (/dev/null, a file, a pipe's
+	 * writers gone) or an fd not open for reading */
+	end = r == 0 || (r == -1 && errno != EAGAIN);
+	if (r > 0)
+		c->npend += (size_t)r;
+	did = r > 0;
+	/* each whole line; then 63 bytes as one (perf reads the rest as the
+	 * next), or what is there when nothing more is */
+	for (;;) {
+		size_t n = 0;
+		while (n < c->npend && c->pend[n] != '\n' && c->pend[n] != '\0')
+			n++;
+		size_t used = n < c->npend ? n + 1 : n;
+		if (n == c->npend && n < PMC_CONTROL_CMD_MAX - 1 && (!n || (!end && readable(c->ctl))))
+			break;  /* the rest of the line is coming */
+		char line[PMC_CONTROL_CMD_MAX];
+		memcpy(line, c->pend, n);
+		line[n] = '\0';
+		command(c, line, n);
+		did = 1;
+		c->npend -= used;
+		memmove(c->pend, c->pend + used, c->npend);
+	}
+	return end ? -1 : did;
+}
+
 void pmc_control_close(struct pmc_control *c)
 {
 	if ((c->owned & 1) && c->ctl >= 0)
@@ -167,5 +202,6 @@ void pmc_control_close(struct pmc_control *c)
 	c->ctl = c->ack = -1;
 	free(c->log);
 	c->log = NULL;
-	c->nlog = c->cap = 0;
+	c->nlog = c->cap = c->dropped = 0;
+	c->npend = 0;
 }

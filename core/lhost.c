@@ -408,6 +408,7 @@ static int call_recipe_lib(lua_State *L, const char *fn, char **argv, int from, 
 		return recipe_report(L, status);
 	lua_getfield(L, -1, fn);
 	lua_remove(L, -2);
+	luaL_checkstack(L, argc - from + 3, "too many arguments to the recipe");
 	for (int i = from; i < argc; i++)
 		lua_pushstring(L, argv[i]);
 	status = host_docall(L, argc - from, 1);

@@ -152,11 +152,13 @@ void lreading_meta(lua_State *L)
 	if (lua_rawgetp(L, LUA_REGISTRYINDEX, &reading_mt) != LUA_TNIL)
 		return;
 	lua_pop(L, 1);
-	lua_createtable(L, 0, 2);
+	lua_createtable(L, 0, 3);
 	lua_pushcfunction(L, reading_index);
 	lua_setfield(L, -2, "__index");
 	lua_pushliteral(L, READING_MT_NAME);
 	lua_setfield(L, -2, "__name");
+	lua_pushliteral(L, READING_MT_NAME);  /* getmetatable(r) says the kind; no script changes every reading's */
+	lua_setfield(L, -2, "__metatable");
 	lua_pushvalue(L, -1);
 	lua_rawsetp(L, LUA_REGISTRYINDEX, &reading_mt);
 }

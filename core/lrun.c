@@ -76,6 +76,7 @@ struct run_args {
 	int inherit;     /* the command's threads and children are counted (perf stat without -i) */
 	lua_Integer delay_ms;  /* perf stat -D: > 0 ms after the exec, -1 at `enable`, 0 at the exec */
 	int control;     /* stack index of {ctl=, ack=}; 0: none */
+	int on_start;    /* stack index of opts.on_start, called once all is open, before the exec; 0: none */
 	char **envp;     /* the command's environment (opts.env over pmcsh's), NULL: pmcsh's */
 };
 
@@ -137,7 +138,7 @@ static void run_args(lua_State *L, struct run_args *a)
 	if (!lua_isnoneornil(L, 3)) {
 		pmcsh_checktype(L, 3, LUA_TTABLE);
 		static const char *const known[] = {"targets", "interval_ms", "on_interval", "until_pid", "missing_ok",
-						    "inherit", "delay_ms", "control", "env", "interval_count", NULL};
+						    "inherit", "delay_ms", "control", "env", "interval_count", "on_start", NULL};
 		pmcsh_checkkeys(L, 3, 3, known);
 		if (lua_getfield(L, 3, "inherit") != LUA_TNIL)
 			a->inherit = lua_toboolean(L, -1);
@@ -167,6 +168,11 @@ static void run_args(lua_State *L, struct run_args *a)
 		if (lua_getfield(L, 3, "control") != LUA_TNIL) {
 			pmcsh_argexpected(L, lua_istable(L, -1), 3, "control as {ctl = FIFO path or fd[, ack = ...]}");
 			a->control = lua_gettop(L);
+		} else
+			lua_pop(L, 1);
+		if (lua_getfield(L, 3, "on_start") != LUA_TNIL) {
+			pmcsh_argexpected(L, lua_isfunction(L, -1), 3, "on_start as a function");
+			a->on_start = lua_gettop(L);
 		} else
 			lua_pop(L, 1);
 		if (lua_getfield(L, 3, "env") != LUA_TNIL) {
@@ -263,28 +269,30 @@ static int run_switch(void *ctx, int on)
 }
 
 /* One end of opts.control (field k of the table at idx): a FIFO path,
- * opened here and closed by pmc_control_close, or an inherited fd.
- * Returns the fd (-1 when the field is absent), or -errno with msg. */
-static int control_end(lua_State *L, int idx, const char *k, struct pmc_control *c, char *msg, size_t len)
+ * opened here and closed by pmc_control_close, or an inherited fd, into
+ * *fd (-1 when the field is absent).  Returns 0, or -errno with msg (an
+ * errno apart from the fd: -EPERM is -1). */
+static int control_end(lua_State *L, int idx, const char *k, struct pmc_control *c, int *fd, char *msg, size_t len)
 {
 	int t = lua_getfield(L, idx, k);
-	int fd = -1;
+	int r = 0;
+	*fd = -1;
 	if (t == LUA_TSTRING) {
 		size_t l;
 		const char *path = lua_tolstring(L, -1, &l);
 		pmcsh_argcheck(L, strlen(path) == l && l > 0, 3, "control: a FIFO path is not empty and holds no NUL");
-		fd = pmc_control_fifo(path, msg, len);
-		if (fd >= 0)
+		r = pmc_control_fifo(path, msg, len);
+		if (r >= 0) {
+			*fd = r;
+			r = 0;
 			c->owned |= !strcmp(k, "ctl") ? 1 : 2;
+		}
 	} else if (t != LUA_TNIL) {
-		lua_Integer n = lua_tointeger(L, -1);
-		fd = n >= 0 && n <= 0x7fffffff ? (int)n : -1;
-		int r = pmc_control_fd(fd, msg, len);
-		if (r)
-			fd = r;
+		*fd = (int)lua_tointeger(L, -1);  /* in range: control_open checked it */
+		r = pmc_control_fd(*fd, msg, len);
 	}
 	lua_pop(L, 1);
-	return fd;
+	return r;
 }
 
 /* Opens opts.control's channel into c: 0, or -errno with msg (c closed).
@@ -297,23 +305,24 @@ static int control_open(lua_State *L, int idx, struct pmc_control *c, char *msg,
 	for (int i = 0; known[i]; i++) {
 		int t = lua_getfield(L, idx, known[i]);
 		pmcsh_argcheck(L, t != LUA_TNIL || i > 0, 3, "control: ctl (a FIFO path or an fd) is missing");
-		pmcsh_argexpected(L, t == LUA_TNIL || t == LUA_TSTRING || lua_isinteger(L, -1), 3,
-				  "control: ctl and ack as a FIFO path or an fd");
+		if (t == LUA_TNUMBER && !(lua_isinteger(L, -1) && lua_tointeger(L, -1) >= 0 &&
+					  lua_tointeger(L, -1) <= 0x7fffffff))
+			pmcsh_argerror(L, 3, lua_isinteger(L, -1)
+				? lua_pushfstring(L, "control: %s: fd %I out of range (0..2147483647)", known[i],
+						  lua_tointeger(L, -1))
+				: lua_pushfstring(L, "control: %s: fd %f out of range (0..2147483647)", known[i],
+						  lua_tonumber(L, -1)));
+		if (t != LUA_TNIL && t != LUA_TNUMBER && t != LUA_TSTRING)
+			pmcsh_argerror(L, 3, lua_pushfstring(L, "control: %s: a FIFO path or an fd expected, got %s",
+							     known[i], luaL_typename(L, -1)));
 		lua_pop(L, 1);
 	}
-	int r = control_end(L, idx, "ctl", c, msg, len);
-	if (r < 0) {
+	int r = control_end(L, idx, "ctl", c, &c->ctl, msg, len);
+	if (!r)
+		r = control_end(L, idx, "ack", c, &c->ack, msg, len);
+	if (r)
 		pmc_control_close(c);
-		return r;
-	}
-	c->ctl = r;
-	r = control_end(L, idx, "ack", c, msg, len);
-	if (r < -1) {
-		pmc_control_close(c);
-		return r;
-	}
-	c->ack = r;
-	return 0;
+	return r;
 }
 
 /* Pushes a list of what the control commands did, in order ("enabled",
@@ -328,6 +337,8 @@ static void push_control_log(lua_State *L, const struct pmc_control *c)
 		lua_rawseti(L, -2, (lua_Integer)i + 1);
 	}
 	lua_setfield(L, -2, "control_log");
+	if (c->dropped)
+		pmcsh_setint(L, "control_log_dropped", (lua_Integer)c->dropped);
 }
 
 /* Pushes {status=, signal=, elapsed=, user=, sys=, stopped_by=?}. */
@@ -443,6 +454,8 @@ static int run_results(lua_State *L, const struct run_args *a, struct lgroup *lg
  * seconds since exec) gets the cumulative reading(s) (perf stat -I); it
  * runs while the command does, so it should only print.  opts.interval_count:
  * that many ticks only; without a command the count then ends.
+ * opts.on_start() is called once the groups and the control channel are
+ * open, just before the command is let go.
  * elapsed runs from the exec (perf's span), not from the fork. */
 static int l_run(lua_State *L)
 {
@@ -461,6 +474,13 @@ static int l_run(lua_State *L)
 	struct pmc_control ctl = {.delay_ms = (int)a.delay_ms, .ctl = -1, .ack = -1, .set = run_switch, .ctx = &sw};
 	if (a.control && (r = control_open(L, a.control, &ctl, msg, sizeof msg)))
 		return pmcsh_fail(L, msg, -r);
+	if (a.on_start) {  /* stat's "Events disabled": after the channel's refusals, before the command */
+		lua_pushvalue(L, a.on_start);
+		if (lua_pcall(L, 0, 0, 0) != LUA_OK) {
+			pmc_control_close(&ctl);
+			return lua_error(L);
+		}
+	}
 	struct pmc_child child = {0};
 	if ((r = run_start(L, &a, lg, &child, msg))) {
 		pmc_control_close(&ctl);

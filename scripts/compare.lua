@@ -17,8 +17,19 @@ json.encode_invalid_numbers("null")
 -- The files named: a folder stands for its *.json and *.jsonl files, sorted;
 -- nil and a message when one is not there (the environment's: status 1).
 -- Also whether a folder was named, and the files found in one (by name).
+-- What a folder's .json/.jsonl name that is no file is, for its line.
+local function not_a_file(path)
+  local st = sys.stat(path)
+  if st then return st.type == "dir" and "a folder" or "not a regular file (a FIFO, a socket or a device)" end
+  st = sys.stat(path, true)
+  return st and st.type == "link" and "a link to nothing" or "gone while listed"
+end
+
+-- The files the arguments name (a folder: its .json and .jsonl files),
+-- whether a folder was named, which came from one, and a line for each of
+-- a folder's names left out as no regular file.
 local function files_of(args)
-  local files, from_dir, in_dir = {}, false, {}
+  local files, from_dir, in_dir, skipped = {}, false, {}, {}
   for _, a in ipairs(args) do
     local st = sys.stat(a)
     if not st then return nil, text.inert(a) .. ": no such file or folder" end
@@ -26,9 +37,14 @@ local function files_of(args)
       from_dir = true
       local names = {}
       for _, n in ipairs(sys.dir(a) or {}) do
-        if n:match("%.jsonl?$") and (sys.stat(a .. "/" .. n) or {}).type == "file" then names[#names + 1] = n end
+        local path = a:gsub("/+$", "") .. "/" .. n
+        if n:match("%.jsonl?$") then
+          if (sys.stat(path) or {}).type == "file" then names[#names + 1] = n
+          else skipped[#skipped + 1] = string.format("pmcsh compare: left out %s: %s", text.inert(path), not_a_file(path)) end
+        end
       end
       table.sort(names)
+      table.sort(skipped)
       for _, n in ipairs(names) do
         files[#files + 1] = a:gsub("/+$", "") .. "/" .. n
         in_dir[files[#files]] = true
@@ -37,7 +53,7 @@ local function files_of(args)
       files[#files + 1] = a
     end
   end
-  return files, from_dir, in_dir
+  return files, from_dir, in_dir, skipped
 end
 
 local function g(v) return v == nil and "n/a" or string.format("%.6g", v) end
@@ -461,8 +477,9 @@ named, with the files that claim it.
   run = function(opts, args)
     if opts.csv and opts.json then usage("--csv and --json exclude each other") end
     if #args == 0 then usage("name the results files or folders to compare (pmcsh compare --help)") end
-    local files, from_dir, in_dir = files_of(args)
+    local files, from_dir, in_dir, skipped = files_of(args)
     if not files then return nil, from_dir end
+    if #skipped > 0 then io.stderr:write(lines(skipped)) end
     if #files == 0 then usage("no .json or .jsonl files in %s", text.inert(table.concat(args, " "))) end
     if opts.baseline then check_baseline(opts.baseline, args, files) end
     if opts.ab then

@@ -273,7 +273,8 @@ local function gather(opts, pattern)
   end
   if opts.umasks then
     for _, e in ipairs(list) do
-      local info = e.pmu ~= "tool" and pmc.info(e.name, opts.pmu and {pmu = opts.pmu} or nil)
+      -- a tracepoint has no umask, and pmc.info would open it (tens of ms each)
+      local info = e.pmu ~= "tool" and e.pmu ~= "tracepoint" and pmc.info(e.name, opts.pmu and {pmu = opts.pmu} or nil)
       if info and #info.umasks > 0 then
         e.umasks = {}
         for _, u in ipairs(info.umasks) do

@@ -200,7 +200,7 @@ end)
 
 describe("the reading metatable", function()
   it("answers nothing when its __index is called by hand on another value", function()
-    local r = h.run({"-e", 'local mt = getmetatable(pmc.group{"task-clock"}:read()); ' ..
+    local r = h.run({"-e", 'local mt = debug.getmetatable(pmc.group{"task-clock"}:read()); ' ..
       'print(mt.__index(pmc.group{"task-clock"}, "x") == nil, mt.__index(5, "x") == nil, mt.__index({}, 1) == nil)'})
     assert.are.equal(0, r.code, r.err)
     assert.are.equal("true\ttrue\ttrue\n", r.out)

@@ -307,10 +307,17 @@ kinds["pmcsh.regions_result"] = function(r, indent)
   return table.concat(l, "\n")
 end
 
+-- v's kind: its metatable's __name, or the name a protected one gives
+-- (__metatable, as a reading's).
+local function kind_name(v)
+  local mt = getmetatable(v)
+  if type(mt) == "string" then return mt end
+  return type(mt) == "table" and rawget(mt, "__name") or nil
+end
+
 -- __tostring of every kind: its compact form.
 local function compact(v)
-  local mt = getmetatable(v)
-  return kinds[mt and mt.__name](v, "")
+  return kinds[kind_name(v)](v, "")
 end
 
 -- The metatable of a kind of result ("pmcsh.stream_result", ...): its
@@ -340,9 +347,9 @@ function M.value(v, full, depth, seen, indent)
   depth, seen, indent = depth or 0, seen or {}, indent or ""
   if type(v) ~= "table" then return scalar(v) end
   local mt = getmetatable(v)
-  local kind = mt and kinds[mt.__name]
+  local kind = kinds[kind_name(v)]
   if kind and not full then return kind(v, indent) end
-  if mt and mt.__tostring and not kind then return tostring(v) end
+  if type(mt) == "table" and mt.__tostring and not kind then return tostring(v) end
   if seen[v] then return "<cycle " .. tostring(v) .. ">" end
   if depth >= MAX_DEPTH then return "{...}" end
   if depth == 0 and #v >= 2 and #v <= MAX_ITEMS and is_records(v) then return M.table(v) end

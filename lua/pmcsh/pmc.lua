@@ -116,13 +116,17 @@ doc(methods.nfds, "group:nfds", [=[
 g:nfds() -> the number of perf file descriptors the group holds (0 once
 closed).]=])
 
+-- Runs a command at most this many times (stat -r's bound).
+local MAX_REPS = 1000000
+
 -- Runs a command once under counters.
 local function run_once(o)
   local extra
-  if o.targets or o.interval_ms or o.until_pid or o.inherit ~= nil or o.delay_ms or o.control or o.env then
+  if o.targets or o.interval_ms or o.until_pid or o.inherit ~= nil or o.delay_ms or o.control or o.env or o.on_start then
     extra = {targets = o.targets, interval_ms = o.interval_ms, interval_count = o.interval_count,
              on_interval = o.on_interval, until_pid = o.until_pid,
-             missing_ok = o.missing_ok, inherit = o.inherit, delay_ms = o.delay_ms, control = o.control, env = o.env}
+             missing_ok = o.missing_ok, inherit = o.inherit, delay_ms = o.delay_ms, control = o.control, env = o.env,
+             on_start = o.on_start}
   end
   local bad = event.defect(o.events)
   if bad then return nil, bad, sys.EINVAL end
@@ -145,8 +149,11 @@ function pmc.run(o)
   if o.interval_ms ~= nil and type(o.on_interval) ~= "function" then
     errors.argument("run", 1, "interval_ms needs on_interval = function(reading, seconds)", 1)
   end
-  local reps = o.reps or 1
-  if math.type(reps) ~= "integer" or reps < 1 then errors.argument("run", 1, "reps must be >= 1", 1) end
+  local reps = math.tointeger(o.reps or 1)
+  if not reps or reps < 1 or reps > MAX_REPS then
+    errors.argument("run", 1, string.format("reps: a whole number in 1..%d expected, got %s", MAX_REPS,
+      math.type(o.reps) == "float" and string.format("%.14g", o.reps) or tostring(o.reps)), 1)
+  end
   if reps == 1 then return run_once(o) end
   local runs, infos = {}, {}
   for i = 1, reps do
@@ -159,7 +166,7 @@ end
 
 doc(pmc.run, "pmc.run", [=[
 pmc.run{events={...}, cmd={"prog", "arg", ...}[, reps=1, targets=, interval_ms=,
-on_interval=, interval_count=, until_pid=, missing_ok=, inherit=, delay_ms=, control=, env=]}
+on_interval=, interval_count=, until_pid=, missing_ok=, inherit=, delay_ms=, control=, env=, on_start=]}
   -> reading, info | nil, msg, errno[, status]
 Runs cmd as a child, counting from its exec (children and threads included,
 the parent's work excluded; inherit = false: its first thread only, as perf
@@ -183,8 +190,10 @@ on the control channel (perf stat -D).  control = {ctl=, ack=}: perf stat
 waiting) or an inherited fd: `enable` and `disable` lines switch the counters
 (in C, while the command runs), `ping`, `stop` and `evlist` are answered
 "ack\n" on ack; info.control_log lists what they did ("enabled", "disabled",
-"malformed", "named").  env = {NAME = value, ...}: the command's environment
-is pmcsh's with these added or replaced.]=])
+"malformed", "named"), the first 4096 (info.control_log_dropped: how many
+more).  on_start = function(): called once the counters and the channel are
+open, just before the command is let go.  env = {NAME = value, ...}: the
+command's environment is pmcsh's with these added or replaced.]=])
 
 -- The same empty window driven from Lua, two ways: g:start(); g:stop(r)
 -- (stop and read into r in one call) and g:start(); g:stop(); g:read(r).

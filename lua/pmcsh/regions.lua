@@ -64,9 +64,13 @@ local function notes_of(procs)
   local notes, seen = {}, {}
   local function say(s) if not seen[s] then seen[s] = true; notes[#notes + 1] = s end end
   for _, p in ipairs(procs) do
-    if not p.finished then
-      say(string.format("process %d did not reach its exit (killed, crashed or replaced by exec): its counts are " ..
-        "those of each region's last end before that", p.pid))
+    -- a process that did not reach exit() lost only the calls open at its
+    -- end (a forked child's _exit loses nothing): said where there were some
+    local open = false
+    for _, t in ipairs(p.threads) do open = open or #t.open > 0 end
+    if not p.finished and open then
+      say(string.format("process %d did not reach its exit with regions open (it ended by _exit, exec, a signal " ..
+        "or a crash): its counts are those of each region's last end before that", p.pid))
     end
     for _, t in ipairs(p.threads) do
       if #t.open > 0 and t.state ~= "ended" then   -- an ended thread's exit inside was said
@@ -93,20 +97,28 @@ local function cost_of(procs, nev)
   end
 end
 
--- The files in dir read, oldest process first; each removed once read.
+-- The library's files in dir (PID.regions, PID-K.regions after an exec)
+-- read, oldest process first; each removed once read, and nothing else:
+-- what the program put there itself is left, with dir, and said.
 local function read_dir(dir)
   local names = sys.dir(dir) or {}
   table.sort(names)
-  local procs, bad = {}, {}
+  local procs, bad, others = {}, {}, {}
   for _, name in ipairs(names) do
     local path = dir .. "/" .. name
-    if name:match("%.regions$") then
+    local st = sys.stat(path, true)
+    if st and st.type == "file" and (name:match("^%d+%.regions$") or name:match("^%d+%-%d+%.regions$")) then
       local p, why = C.read(path)
       if p then procs[#procs + 1] = p else bad[#bad + 1] = why end
+      os.remove(path)
+    else
+      others[#others + 1] = text.inert(name)
     end
-    os.remove(path)
   end
-  os.remove(dir)
+  if not os.remove(dir) then
+    bad[#bad + 1] = string.format("the regions' folder %s is left as it is: it holds %s, which the marker " ..
+      "library did not make", text.inert(dir), #others > 0 and table.concat(others, ", ") or "what pmcsh did not read")
+  end
   table.sort(procs, function(a, b) return a.pid < b.pid end)
   return procs, bad
 end
@@ -219,9 +231,9 @@ local function write_csv(res, w, sep)
   for _, m in ipairs(ended(res)) do
     for _, row in ipairs(rows_of(m)) do
       for i, ev in ipairs(res.events) do
-        local f = {text.csv(m.name), tostring(row.thread), tostring(row.calls), tostring(row.iterations),
+        local f = {text.csv(m.name, sep), tostring(row.thread), tostring(row.calls), tostring(row.iterations),
           count_str(ev, row.inclusive[i]), no_exclusive(row) and "" or count_str(ev, row.exclusive[i]), unit_of(ev),
-          text.csv(ev), tostring(row.running[i]), string.format("%.2f", pct(row.enabled[i], row.running[i])),
+          text.csv(ev, sep), tostring(row.running[i]), string.format("%.2f", pct(row.enabled[i], row.running[i])),
           ratio_str(row.inclusive[i], row.calls), ratio_str(row.inclusive[i], row.iterations), tostring(row.inner),
           string.format("%.9f", row.seconds)}
         w:write(table.concat(f, sep), "\n")
@@ -230,7 +242,7 @@ local function write_csv(res, w, sep)
   end
   for i, ev in ipairs(res.events) do
     local e = res.program[i]
-    local f = {"", "all", "", "", count_str(ev, e.value), "", unit_of(ev), text.csv(ev), tostring(e.running),
+    local f = {"", "all", "", "", count_str(ev, e.value), "", unit_of(ev), text.csv(ev, sep), tostring(e.running),
       string.format("%.2f", pct(e.enabled, e.running)), "", "", "", string.format("%.9f", res.elapsed or 0)}
     w:write(table.concat(f, sep), "\n")
   end

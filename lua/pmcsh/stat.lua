@@ -83,6 +83,13 @@ local function control_of(spec)
   if kind == "fifo" and ctl ~= "" then
     return {ctl = ctl, ack = ack ~= "" and ack or nil}
   elseif kind == "fd" and ctl:match("^%d+$") and (comma == "" or ack:match("^%d+$")) then
+    for _, fd in ipairs({ctl, ack}) do   -- a descriptor is an int: one past it is open nowhere
+      local n = math.tointeger(tonumber(fd))
+      if fd ~= "" and not (n and n <= 0x7fffffff) then
+        usage(string.format("--control %s: fd %s is not open (fd:CTL,ACK names descriptors pmcsh inherits)",
+          text.inert(spec), fd))
+      end
+    end
     return {ctl = math.tointeger(tonumber(ctl)), ack = ack ~= "" and math.tointeger(tonumber(ack)) or nil}
   end
   usage(string.format("--control %s: give fifo:CTL[,ACK] (FIFO paths) or fd:CTL[,ACK] (open descriptors)",
@@ -325,14 +332,15 @@ local function count(c)
   local runs = {acc = aggregate.acc(), n = 0, status = 0}
   for rep = 1, c.repeats do
     c.prev, c.last_t = nil, nil
-    if c.delay ~= 0 then format.said_control({"disabled"}) end   -- perf's, on stderr whatever -o says
     -- every thread of the machine: one that ends before it is opened is left out (false)
     local r, info, _, cmd_status = pmc.run{events = c.events, cmd = #c.args > 0 and c.args or nil,
       targets = c.targets, until_pid = #c.args == 0 and c.until_pid or nil, missing_ok = c.system_threads,
       inherit = c.inherit, delay_ms = c.delay ~= 0 and c.delay or nil, control = c.control,
       interval_ms = c.interval, interval_count = c.interval_count,
-      on_interval = c.interval and function(rr, t) tick(c, rr, t) end or nil}
-    if r then format.said_control(info.control_log) end
+      on_interval = c.interval and function(rr, t) tick(c, rr, t) end or nil,
+      -- perf's, on stderr whatever -o says: after the channel's refusals, before the command
+      on_start = c.delay ~= 0 and function() format.said_control({"disabled"}) end or nil}
+    if r then format.said_control(info.control_log, info.control_log_dropped) end
     if not r then   -- a command that cannot run: 127 or 126, as env(1) and nohup exit
       if not c.counted and not cmd_status then
         -- the placeholder failed: the user's events and then why the target opens nothing

@@ -52,15 +52,19 @@ end
 -- A CSV text field (RFC 4180), safe in a spreadsheet: one starting with
 -- = + - @, a tab or a carriage return (a formula to Excel, LibreOffice and
 -- Sheets: =HYPERLINK(...), @SUM(...)) is prefixed with a single quote and
--- quoted (OWASP's CSV injection rule); one holding a comma, a quote or a
--- newline is quoted, a quote inside doubled; controls written out.
--- Numbers are no text: a writer formats them itself.
-function M.csv(s)
+-- quoted (OWASP's CSV injection rule); one holding the separator in use
+-- (sep, a comma by default), a quote, or a separator a spreadsheet may
+-- take instead (, ; |: a locale's own) is quoted, a quote inside doubled,
+-- so no part of it starts a cell; controls written out.  Numbers are no
+-- text: a writer formats them itself.
+function M.csv(s, sep)
   s = tostring(s)
   local formula = s:find("^[=+%-@\t\r]") ~= nil
   s = M.inert(s)
   if formula then s = "'" .. s end
-  if formula or s:find('[,"\n]') then return '"' .. s:gsub('"', '""') .. '"' end
+  if formula or s:find('[,;|"]') or (sep and sep ~= "" and s:find(sep, 1, true)) then
+    return '"' .. s:gsub('"', '""') .. '"'
+  end
   return s
 end
 

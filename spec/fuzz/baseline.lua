@@ -25,6 +25,9 @@ return function(data)
     assert(finite(m.median), "median")
     for _, k in ipairs({"low", "high"}) do assert(m[k] == nil or finite(m[k]), k) end
     assert(not (m.low and m.high) or m.low <= m.high, "low above high")
+    -- bounds that exclude their own median fail every healthy node
+    assert(not m.low or m.low <= m.median, "low above its median")
+    assert(not m.high or m.high >= m.median, "high below its median")
     -- what health does with it (scripts/health.lua: bounds, judge)
     local why = string.format("the baseline's median %.6g, band %g%%", m.median, b.band * 100)
     local v = 1.5

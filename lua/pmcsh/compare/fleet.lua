@@ -8,6 +8,7 @@ local numbers = require("pmcsh.numbers")
 local results = require("pmcsh.results")
 local sets = require("pmcsh.compare.sets")
 local statistics = require("pmcsh.statistics")
+local text = require("pmcsh.text")
 
 local check = results.check
 local size = numbers.size
@@ -276,13 +277,27 @@ function M.read_baseline(path)
     return bad("band", b.band, "a fraction of the median, 0 or more, expected")
   end
   for name, m in pairs(b.metrics) do
+    local function field(k) return string.format('metrics["%s"].%s', text.inert(name), k) end
     for _, k in ipairs({"median", "mad", "low", "high"}) do
       if m[k] and not (math.abs(m[k]) <= sets.LIMIT) then
-        return bad(string.format("metrics[%q].%s", name, k), m[k], string.format("past %g, no measurement", sets.LIMIT))
+        return bad(field(k), m[k], string.format("past %g, no measurement", sets.LIMIT))
       end
     end
     if m.low and m.high and m.low > m.high then
-      return bad(string.format("metrics[%q].low", name), m.low, string.format("above its high %.14g", m.high))
+      return bad(field("low"), m.low, string.format("above its high %.14g", m.high))
+    end
+    -- checked against its own median: bounds that exclude it would fail
+    -- every healthy node (a forged baseline drains the fleet)
+    if m.low and m.low > m.median then
+      return bad(field("low"), m.low, string.format("above its own median %.14g", m.median))
+    end
+    if m.high and m.high < m.median then
+      return bad(field("high"), m.high, string.format("below its own median %.14g", m.median))
+    end
+    if m.mad and m.mad < 0 then return bad(field("mad"), m.mad, "a spread, 0 or more, expected") end
+    if m.scale == "log" and not (m.median > 0 and (m.low or 1) > 0) then
+      return bad(field(m.median > 0 and "low" or "median"), m.median > 0 and m.low or m.median,
+        "a log-scale metric's median and bounds are positive")
     end
   end
   return b

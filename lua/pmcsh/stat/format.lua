@@ -99,9 +99,9 @@ local MODES = {
     json = function(a) return string.format('"node" : "N%d", "aggregate-number" : %d, ', a.node, a.nr) end,
     header = "#           time node   cpus             counts unit events"},
   -- a thread's name is the thread's to choose (prctl PR_SET_NAME): inert
-  -- in the table and -x, a JSON string in --json
+  -- in the table, a CSV field for -x's separator, a JSON string in --json
   thread = {key = function(i) return string.format("%010d", i.tid) end,
-    csv = function(a) return {text.inert(a.comm) .. "-" .. a.tid} end,
+    csv = function(a, sep) return {text.csv(a.comm .. "-" .. a.tid, sep)} end,
     std = function(a) return string.format("%16s-%-8d ", text.inert(a.comm), a.tid) end,
     json = function(a) return string.format('"thread" : %s, ', json.string(a.comm .. "-" .. a.tid, true)) end,
     header = "#           time             comm-pid                  counts unit events"},
@@ -172,7 +172,7 @@ local function csv_row(c, w)
   local f = {}
   -- perf's --summary table in -x: each row marked, unless --no-csv-summary
   if w.pre then f[1] = w.pre elseif c.summary and not c.no_csv_summary then f[1] = string.format("%16s", "summary") end
-  for _, x in ipairs(c.M.csv(w.a)) do f[#f + 1] = x end
+  for _, x in ipairs(c.M.csv(w.a, c.sep)) do f[#f + 1] = x end
   f[#f + 1] = w.status or fmtnum(w.v, w.unit, c.scale[w.name])
   f[#f + 1] = w.unit
   f[#f + 1] = w.name
@@ -371,7 +371,7 @@ M.summary = print_summary
 -- in C while the command ran.  A named event is perf's, not pmcsh's.
 local SAID = {enabled = "Events enabled", disabled = "Events disabled", malformed = "failed: wrong command"}
 
-function M.said_control(log)
+function M.said_control(log, dropped)
   local named = false
   for _, what in ipairs(log or {}) do
     if SAID[what] then io.stderr:write(SAID[what], "\n")
@@ -381,6 +381,7 @@ function M.said_control(log)
         "pmcsh switches all events together ('enable', 'disable')\n")
     end
   end
+  if dropped then io.stderr:write("pmcsh stat: ", dropped, " more control commands done, not listed\n") end
 end
 
 -- perf -v's lines after a run: each event's count, enabled and running
