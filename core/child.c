@@ -142,6 +142,20 @@ static int pass_signals(struct pmc_child *c, int alive, int *int_sent, struct pm
 	return end;
 }
 
+/* The time left until wake (mono_ns) in *ts, or NULL where nothing is
+ * awaited (wake < 0): ppoll's timeout. */
+static struct timespec *until(double wake, struct timespec *ts)
+{
+	if (wake < 0)
+		return NULL;
+	double left = wake - mono_ns();
+	if (left < 0)
+		left = 0;
+	ts->tv_sec = (time_t)(left / 1e9);
+	ts->tv_nsec = (long)(left - (double)ts->tv_sec * 1e9);
+	return ts;
+}
+
 /* Polls the pidfd of the process whose end ends the count (none: only a
  * signal ends it), and the control channel, with the next interval tick
  * or the delay's end as its timeout.  A control command is done before
@@ -160,18 +174,11 @@ static void watch(struct pmc_child *c, const struct pmc_child_wait_opts *o, pid_
 	double start = t0 + (delaying ? ctl->delay_ms : 0) * 1e6;
 	int listening = ctl && ctl->ctl >= 0;
 	for (;;) {
-		struct timespec ts, *timeout = NULL;
+		struct timespec ts;
 		double wake = ticking ? next : -1;
 		if (delaying && (wake < 0 || start < wake))
 			wake = start;
-		if (wake >= 0) {
-			double left = wake - mono_ns();
-			if (left < 0)
-				left = 0;
-			ts.tv_sec = (time_t)(left / 1e9);
-			ts.tv_nsec = (long)(left - (double)ts.tv_sec * 1e9);
-			timeout = &ts;
-		}
+		struct timespec *timeout = until(wake, &ts);
 		struct pollfd p[2];
 		int np = 0, cp = -1;
 		if (pfd >= 0)

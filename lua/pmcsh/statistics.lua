@@ -271,8 +271,10 @@ local function check_numbers(arg, name, list, n)
   for i = 1, n do
     local v = list[i]
     if type(v) ~= "number" then
+      -- its kind: a protected metatable's name (__metatable, as a reading's) or __name
       local mt = getmetatable(v)
-      local got = type(mt) == "table" and type(rawget(mt, "__name")) == "string" and rawget(mt, "__name")
+      local got = type(mt) == "string" and mt
+        or type(mt) == "table" and type(rawget(mt, "__name")) == "string" and rawget(mt, "__name")
         or (v == nil and "nil" or type(v))
       errors.argument("two_window", arg, string.format("%s[%d]: a number expected, got %s%s", name, i, got,
         type(v) == "table" and " (a count per window: a reading's is r[1].value)" or ""), 2)
