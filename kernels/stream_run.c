@@ -556,6 +556,43 @@ static size_t set_heads(struct stream *s)
 	return d;
 }
 
+/* Sets every part's span to [at, at + len) of it, clipped to the part. */
+static void set_slice(struct stream *s, size_t at, size_t len)
+{
+	for (int i = 0; i < s->threads; i++) {
+		struct part *p = &s->parts[i];
+		p->off = at < p->cnt ? at : p->cnt;
+		p->len = p->cnt - p->off < len ? p->cnt - p->off : len;
+	}
+}
+
+/* The shortest part: slices must fit every part. */
+static size_t shortest_part(const struct stream *s)
+{
+	size_t m = s->parts[0].cnt;
+	for (int i = 1; i < s->threads; i++)
+		if (s->parts[i].cnt < m)
+			m = s->parts[i].cnt;
+	return m;
+}
+
+/* The rest of a round of length slices, from `at` to each part's end,
+ * outside every window: each element has then run once more.  Returns the
+ * kernel's sum over it. */
+static double finish_round(struct stream *s, size_t at, stream_fn fn, const struct stream_kernel *k, int ref)
+{
+	double t = 0;
+	for (int i = 0; i < s->threads; i++) {
+		struct part *p = &s->parts[i];
+		p->off = at < p->cnt ? at : p->cnt;
+		p->len = p->cnt - p->off;
+	}
+	t = pass(s);
+	if (fn)
+		advance(s, !ref && k->replay ? k->replay : fn);
+	return t;
+}
+
 int stream_run(struct stream *s, const struct stream_kernel *k, int ref,
 	       int reps, int warmup, const struct stream_shape *shape, const struct kwindow *w,
 	       double *times, uint64_t *work, uint64_t *tsc, double *sum, int *done)
@@ -564,14 +601,23 @@ int stream_run(struct stream *s, const struct stream_kernel *k, int ref,
 	int own = !ref && !fn && k->own;
 	int rc = 0, timed = 0, tscok = tsc != NULL;
 	int passes = shape && shape->passes > 1 ? shape->passes : 1;
-	int alternate = shape && shape->alternate;
-	size_t n = s->n;
+	int alternate = shape ? shape->alternate : ALTERNATE_NONE;
+	size_t slice = shape ? shape->slice : 0;
+	size_t n = s->n, cursor = 0;
+	double round_sum = 0;
 	*done = 0;
 	*sum = 0;
 	if (!fn && !own)
 		return -EOPNOTSUPP;
-	if (alternate && set_heads(s) == 0)
+	if (slice) {
+		size_t longest = alternate == ALTERNATE_LENGTH ? 2 * slice : slice;
+		if (longest > shortest_part(s))
+			return -EINVAL;
+		if (alternate == ALTERNATE_PASSES && s->touched)
+			return -EBUSY;
+	} else if (alternate && set_heads(s) == 0) {
 		return -EINVAL;
+	}
 	if ((rc = session_begin(s)) < 0)
 		return rc;
 	s->kfn = fn;
@@ -588,8 +634,26 @@ int stream_run(struct stream *s, const struct stream_kernel *k, int ref,
 			rc = -EINTR;
 			break;
 		}
-		int shortw = alternate && r >= 0 && r % 2 == 0;
-		set_span(s, shortw ? SPAN_HEAD : SPAN_ALL);
+		int odd = r >= 0 && r % 2 == 1;
+		int shortw = !slice && alternate && r >= 0 && !odd;
+		int np = slice && alternate == ALTERNATE_PASSES && odd ? 2 : passes;
+		size_t len = 0;
+		if (slice && r >= 0) {
+			len = alternate == ALTERNATE_LENGTH && odd ? 2 * slice : slice;
+			if (cursor + len > shortest_part(s)) {
+				if (alternate == ALTERNATE_PASSES) {
+					rc = -ENOSPC;
+					break;
+				}
+				round_sum += finish_round(s, cursor, fn, k, ref);
+				*sum = round_sum;
+				round_sum = 0;
+				cursor = 0;
+			}
+			set_slice(s, cursor, len);
+		} else {
+			set_span(s, shortw ? SPAN_HEAD : SPAN_ALL);
+		}
 		/* the clocks outside the counters: a vDSO clock read retries
 		 * while the kernel updates its time, user instructions that
 		 * would count in one window and not the next */
@@ -598,7 +662,7 @@ int stream_run(struct stream *s, const struct stream_kernel *k, int ref,
 		if (r >= 0 && (rc = kwindow_begin(w, r)) < 0)
 			break;
 		double t = 0;
-		for (int p = 0; p < passes; p++)
+		for (int p = 0; p < np; p++)
 			t = pass(s);
 		if (r >= 0)
 			rc = kwindow_end(w, r);
@@ -609,7 +673,13 @@ int stream_run(struct stream *s, const struct stream_kernel *k, int ref,
 			if (tscok)
 				tsc[r] = c1 - c0;
 			size_t in = n;
-			if (shortw) {	/* the rest of the pass, outside the window */
+			if (slice) {
+				in = 0;
+				for (int i = 0; i < s->threads; i++)
+					in += s->parts[i].len;
+				cursor += len;
+				round_sum += t;
+			} else if (shortw) {	/* the rest of the pass, outside the window */
 				in = 0;
 				for (int i = 0; i < s->threads; i++)
 					in += s->parts[i].head;
@@ -618,15 +688,20 @@ int stream_run(struct stream *s, const struct stream_kernel *k, int ref,
 					t += pass(s);
 			}
 			if (work)
-				work[r] = (uint64_t)in * passes;
-			*sum = t;
+				work[r] = (uint64_t)in * np;
+			if (!slice)
+				*sum = t;
 			timed++;
 		}
-		for (int p = 0; p < passes && fn; p++)
+		/* slices advance the values once a round (below), not a window */
+		for (int p = 0; p < passes && fn && !(slice && r >= 0); p++)
 			advance(s, !ref && k->replay ? k->replay : fn);
 		if (rc < 0)
 			break;
 	}
+	/* the round finished: every element has run as often as every other */
+	if (slice && alternate != ALTERNATE_PASSES && timed > 0)
+		*sum = round_sum + finish_round(s, cursor, fn, k, ref);
 	if (own) {
 		s->job = JOB_OWN_FINI;
 		dispatch(s);

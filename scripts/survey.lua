@@ -66,7 +66,7 @@ difference as the noise floor.
     {name = "cflags", type = "string", help = "the flags --loop builds a .c/.s file with (default -O3 -march=native -shared -fPIC)"},
     {name = "chase", type = "string",
      help = "the chase: ORDER:SIZE[:STRIDE], default random:256M:64; adds chase to the kernels"},
-    limits.sample_ms, limits.n, limits.reps, limits.threads, limits.pages,
+    limits.sample_ms, limits.n, limits.reps, limits.threads, limits.pages, limits.budget,
     {name = "fresh", type = "flag", help = "fresh arrays per run, no warm-up: first touch inside the first timed repetition"},
     {name = "no-baseline", type = "flag", help = "skip the runs with no counters"},
     {name = "out", short = "o", type = "string",
@@ -106,7 +106,7 @@ difference as the noise floor.
         events = opts.events, pattern = opts.pattern, umasks = opts.umasks, group = opts.group,
         chase = opts.chase, sample_ms = opts.sample_ms,
         split = not opts["no-split"], pairs = opts.pairs, kernels = opts.kernels, loops = opts.loop, cflags = opts.cflags,
-        n = opts.n, reps = opts.reps, threads = opts.threads, pages = opts.pages,
+        n = opts.n, reps = opts.reps, threads = opts.threads, pages = opts.pages, budget = opts.budget,
         fresh = opts.fresh, baseline = not opts["no-baseline"],
         out = opts.out, resume = opts.resume, typed = recipe.typed(opts),
       }

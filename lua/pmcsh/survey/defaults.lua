@@ -11,5 +11,6 @@ return {
   threads = 1,
   pages = "4k",
   sample_ms = 20,               -- a chase's timed sample
+  budget = 20,                  -- seconds of runs: more pairs are made until enough are kept or it is spent
   chase = {order = "random", size = 256 * 1024 * 1024},
 }
