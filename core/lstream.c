@@ -64,7 +64,7 @@ static size_t opt_n(lua_State *L)
  * first allowed ones); returns the thread count. */
 static int opt_cpus(lua_State *L, const int *allowed, int nallowed, int *cpus)
 {
-	lua_Integer threads = pmcsh_optint(L, 1, 1, "threads", nallowed);
+	lua_Integer threads = pmcsh_optint(L, 1, 1, "threads", STREAM_DEFAULT_THREADS);
 	pmcsh_argcheck(L, threads >= 1, 1, lua_pushfstring(L, "threads: must be at least 1, got %I", threads));
 	int tcpu = lua_getfield(L, 1, "cpus");
 	if (tcpu == LUA_TNIL) {

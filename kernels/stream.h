@@ -112,6 +112,7 @@ double ref_stream_fill(double *a, double *b, double *c, double s, size_t n);
 struct stream_opts {
 	size_t n;		/* elements per array */
 	int threads;		/* parts; part 0 runs on the calling thread */
+#define STREAM_DEFAULT_THREADS 1	/* stream.new's and the survey's: one */
 	const int *cpus;	/* cpu of each part (threads entries) */
 	int pages;		/* enum pages_policy (pages.h) */
 	size_t offset;		/* bytes added to each array start (multiple of 8) */

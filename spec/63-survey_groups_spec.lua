@@ -97,10 +97,12 @@ describe("survey of a pointer chase", function()
       assert.are.equal(k, w.name)
       assert.is_string(w.title); assert.is_string(w.unit); assert.is_function(w.run)
       local res = assert(w.run(g, 2))
-      assert.are.equal(2, #res.times)
+      -- the loops' windows in pairs, at least the pair asked for; the chase's 2 samples
+      if k == "chase" then assert.are.equal(2, #res.times) end
+      assert.is_true(#res.times >= 2 and #res.times % 2 == 0, k)
       assert.is_true(res.iterations > 0)
       assert.is_number(res.counts["task-clock"].value)
-      assert.are.equal(2, #res.per_rep)
+      assert.are.equal(#res.times, #res.per_rep)
     end
     assert.are.equal(24, ws.triad.bytes)
     assert.is_nil(ws.chase.bytes)
@@ -229,9 +231,10 @@ describe("survey --group", function()
         return
       end
     end
+    local pages = st.header.slice / 512   -- each window's slice of the fresh arrays
     for k, arrays in pairs({copy = 2, triad = 3}) do
       local c = st.cells["page-faults"][k]
-      assert.is_true(c.intercept >= arrays * n / 512 and c.intercept <= arrays * (n / 512 + 1),
+      assert.is_true(c.intercept >= arrays * pages and c.intercept <= arrays * (pages + 1),
         string.format("%s: %.1f faults per window", k, c.intercept))
       assert.are.equal("pass", c.verdict)
     end

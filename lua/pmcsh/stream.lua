@@ -124,8 +124,8 @@ Three arrays a, b, c of n doubles (default: STREAM's rule, each array 4x the
 sum of the last-level caches, capped at 1/8 of the memory available:
 stream.default_n; a smaller n given is warned about, once a process, unless
 rule=false: a recipe whose user chose the n).  threads workers
-(default: every cpu this process may run on), each pinned to its cpu (cpus=
-names them), stream a static part; the calling thread runs part 0.
+(default 1, as the survey's; at most every cpu this process may run on, or
+as many as cpus= names), each pinned to its cpu (cpus= names them), stream a static part; the calling thread runs part 0.
 pages: "4k" (default, as the survey and the chases: MADV_NOHUGEPAGE), "thp"
 (MADV_HUGEPAGE), "2m" or "1g"
 (hugetlbfs pages, which must be reserved).  offset: bytes added to each array

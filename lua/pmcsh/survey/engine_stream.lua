@@ -39,20 +39,20 @@ end
 -- of a few hundred microseconds between two of the scheduler's slices),
 -- over arrays of STREAM's size: a window runs a slice of each thread's part,
 -- the next slice on, so its data comes from memory (engine: stream:run's
--- slice).  Elements per thread in a short window (2 MiB of each array; 512
+-- slice).  Elements per thread in a short window (4 MiB of each array; 512
 -- KiB fresh: 128 first-touch faults of each array), and how many times the
 -- windows of one call pass over the arrays (that call's validation, a pass
 -- that reads them all, is then a small part of it).
-M.SLICE, M.SLICE_FRESH, M.ROUNDS = 256 * 1024, 64 * 1024, 8
+M.SLICE, M.SLICE_FRESH, M.ROUNDS = 512 * 1024, 64 * 1024, 8
 M.MAX_CALL_PAIRS = 1024   -- a call's pairs at most, however large n
 
 -- The slice of a survey of n elements over threads (a header's: fixed when
 -- it is planned): the default, or less where the parts are short (a round
--- of at least 4 pairs: 3 slices a pair warm, 2 fresh), a multiple of 512
--- elements (4 KiB) where it can be.
+-- of at least 2 pairs warm, 3 slices a pair; 4 pairs fresh, 2 a pair), a
+-- multiple of 512 elements (4 KiB) where it can be.
 function M.slice(n, threads, fresh)
   local part = n // threads - 8   -- the shortest part (boundaries on 8 elements)
-  local most = part // (fresh and 8 or 12)
+  local most = part // (fresh and 8 or 6)
   local s = math.min(fresh and M.SLICE_FRESH or M.SLICE, most)
   if s >= 512 then s = s // 512 * 512 end
   return math.max(1, s)
@@ -80,7 +80,7 @@ end
 -- over untouched slices, so first touch is the window's fixed cost (the
 -- intercept).  At least cell.pairs(reps) pairs a call.
 local function stream_pairs(k, hdr, get, group, reps, more)
-  local out, slice = {times = {}, work = {}, iterations = 0}, hdr.slice
+  local out, slice = {times = {}, work = {}, iterations = 0}, hdr.slice or M.slice(hdr.n, hdr.threads, hdr.fresh)
   local want = cell.pairs(reps)
   repeat
     local s, err, errno = get()
@@ -183,13 +183,22 @@ function stream_engine.workloads(hdr, env, cols)
 end
 
 -- A run or baseline record read from a file: its windows must be the
--- header's n (the table shows that n for it).  Warm arrays: the long
--- windows are n iterations (a short one is each thread's head); fresh:
--- the one-pass windows are n (the two-pass ones 2n).  True, or nil, why.
+-- header's.  Slices (the header says its slice): the short windows are a
+-- slice of each thread's part.  An older file's: warm arrays, the long
+-- windows are n iterations (a short one is each thread's head); fresh, the
+-- one-pass windows are n (the two-pass ones 2n).  True, or nil, why.
 function stream_engine.check_record(hdr, rec)
   if not rec.work or #rec.work == 0 then return true end
   local lo, hi = math.huge, -math.huge
   for _, w in ipairs(rec.work) do lo, hi = math.min(lo, w), math.max(hi, w) end
+  if hdr.slice then
+    local want = hdr.slice * (hdr.threads or 1)
+    if lo ~= want or hi ~= 2 * want then
+      return nil, string.format("%s windows of %.0f to %.0f iterations where the header's slice makes %d and %d",
+        rec.kernel, lo, hi, want, 2 * want)
+    end
+    return true
+  end
   local n = hdr.fresh and lo or hi
   if n ~= hdr.n then
     return nil, string.format("%s windows of %.0f iterations where the header's n is %s", rec.kernel, n,

@@ -116,7 +116,7 @@ local STAT_NAME = {trimmed = "trimmed mean", value = "trimmed mean", mean = "mea
 local function heading(o) return string.format("Events per loop iteration (%s)", STAT_NAME[o.stat or D.stat]) end
 M.heading = heading
 
-local function event_lines(ix, kernels, o, cols, w)
+local function event_lines(ix, kernels, o, cols, w, threads)
   local line = {text.pad(heading(o), w)}
   for _, k in ipairs(kernels) do line[#line + 1] = string.format("%10s%-7s", cols[k].title, "") end
   line[#line + 1] = " class"
@@ -129,6 +129,8 @@ local function event_lines(ix, kernels, o, cols, w)
     said = said or kt ~= nil
     line[#line + 1] = " " .. text.pad(string.format("%15s", kt or ""), 16)
   end
+  -- and the threads each window ran on, where the class column is
+  line[#line + 1] = string.format(" %d thread%s", threads, threads == 1 and "" or "s")
   if said then out[#out + 1] = trim(table.concat(line)) end
   for _, key in ipairs(ix.keys) do
     local byk = ix.events[key]
@@ -387,7 +389,7 @@ function M.report(st, o)
   local w = math.max(26, #heading(o) + 1)
   for _, r in ipairs(rates) do w = math.max(w, #r[1] + 1) end
   for _, key in ipairs(ix.keys) do w = math.max(w, #M.label(key, ix.events[key]) + 1) end
-  local out, shown, zero = event_lines(ix, kernels, o, cols, w)
+  local out, shown, zero = event_lines(ix, kernels, o, cols, w, st.header.threads or 1)
   for _, l in ipairs(below_rows(st, recs, zero)) do out[#out + 1] = l end
   out[#out + 1] = ""
   local wrapped = {}
