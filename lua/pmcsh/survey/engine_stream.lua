@@ -42,8 +42,9 @@ end
 -- slice).  Elements per thread in a short window (4 MiB of each array; 512
 -- KiB fresh: 128 first-touch faults of each array), and how many times the
 -- windows of one call pass over the arrays (that call's validation, a pass
--- that reads them all, is then a small part of it).
-M.SLICE, M.SLICE_FRESH, M.ROUNDS = 512 * 1024, 64 * 1024, 8
+-- that reads them all, is then a small part of it), fewer where the run's
+-- share of the budget would not hold them at the pace measured so far.
+M.SLICE, M.SLICE_FRESH, M.ROUNDS = 512 * 1024, 64 * 1024, 16
 M.MAX_CALL_PAIRS = 1024   -- a call's pairs at most, however large n
 
 -- The slice of a survey of n elements over threads (a header's: fixed when
@@ -78,8 +79,10 @@ end
 -- passes of slices, each pair a slice and two; fresh arrays, one call per
 -- new arrays (untouched: made without a fault), each pair a pass and two
 -- over untouched slices, so first touch is the window's fixed cost (the
--- intercept).  At least cell.pairs(reps) pairs a call.
-local function stream_pairs(k, hdr, get, group, reps, more)
+-- intercept).  At least cell.pairs(reps) pairs a call.  deadline (sys.now's
+-- clock, or nil): when the run's share of the budget ends.
+local per_round   -- seconds a round of slices took in this process's last call
+local function stream_pairs(k, hdr, get, group, reps, more, deadline)
   local out, slice = {times = {}, work = {}, iterations = 0}, hdr.slice or M.slice(hdr.n, hdr.threads, hdr.fresh)
   local want = cell.pairs(reps)
   repeat
@@ -92,10 +95,16 @@ local function stream_pairs(k, hdr, get, group, reps, more)
         slice = slice})
       s:close()
     else
-      local round = (hdr.n // hdr.threads - 8) // (3 * slice)
-      local pairs = math.min(math.max(M.MAX_CALL_PAIRS, want), math.max(want, M.ROUNDS * round))
+      local round = math.max(1, (hdr.n // hdr.threads - 8) // (3 * slice))
+      local rounds = M.ROUNDS
+      if per_round and deadline then
+        rounds = math.max(1, math.min(rounds, (deadline - sys.now()) // per_round))
+      end
+      local pairs = math.min(math.max(M.MAX_CALL_PAIRS, want), math.max(want, rounds * round))
+      local t0 = sys.now()
       r, err, errno = s:run(k, {reps = 2 * pairs, group = group, warmup = false,
         alternate = true, slice = slice})
+      per_round = (sys.now() - t0) / math.max(1, pairs / round)
     end
     if not r then return nil, err, errno end
     append(out, r)
@@ -141,10 +150,10 @@ end
 -- (a built-in's name, or a user's loop), bytes per iteration as its
 -- descriptor says (nil: unknown).
 local function stream_run(hdr, get, kernel, bytes)
-  return function(group, reps, more)
+  return function(group, reps, more, deadline)
     local k, kerr, kerrno = kernel()
     if not k then return nil, kerr, kerrno end
-    local r, err, errno = stream_pairs(k, hdr, get, group, reps, more)
+    local r, err, errno = stream_pairs(k, hdr, get, group, reps, more, deadline)
     if not r then return nil, err, errno end
     -- seconds per iteration, per pair: the time's own two-window slope
     local secs = statistics.two_window(r.work, r.times)

@@ -275,7 +275,7 @@ local function measure(w, g, hdr, deadline)
     for _, quiet in pairs(undisturbed(res, nlabels)) do kept = kept + (quiet and 1 or 0) end
     return kept < want
   end
-  local ok, res, e2, e3 = pcall(w.run, group, reps, more)
+  local ok, res, e2, e3 = pcall(w.run, group, reps, more, deadline)
   if group then group:close() end
   -- Ctrl-C (the REPL's hook raises it anywhere) is known by the flag, and
   -- said without the location the hook's error carries
@@ -354,10 +354,9 @@ function M.run(o)
   if ok then ok, err = begin(st, f, unopened, o.resume) end
   if not ok then return stop(nil, err, errno) end
   local todo, warned = work_list(st, groups), {}
-  -- the budget, shared by the counted runs left: each may make more pairs
-  -- until its share is spent (a run makes its first call whatever is left)
-  local counted_left, budget_end = 0, clock.now() + (hdr.budget or 0)
-  for _, job in ipairs(todo) do if job.group then counted_left = counted_left + 1 end end
+  -- the budget, shared by the runs left: a counted run may make more pairs
+  -- until its share is spent, any run makes its first call whatever is left
+  local budget_end = clock.now() + (hdr.budget or 0)
   local sized = false
   for _, w in ipairs(ws) do sized = sized or w.sized end
   if sized and hdr.n and not o.quiet then io.stderr:write(plan.size_line(hdr.n, note, engine_stream.own_data_only(hdr))) end
@@ -373,11 +372,7 @@ function M.run(o)
     loops.note(string.format("survey run %d of %d (%s, %s)%s", i, #todo, job.kernel,
       job.group and ("group " .. job.group) or "no counters", file and string.format("; the runs finished are " ..
       "kept in %s: pmcsh survey --resume %s continues", file, file) or ""))
-    local deadline
-    if job.group then
-      deadline = clock.now() + math.max(0, budget_end - clock.now()) / counted_left
-      counted_left = counted_left - 1
-    end
+    local deadline = clock.now() + math.max(0, budget_end - clock.now()) / (#todo - i + 1)
     local rec, merr, merrno = measure(ws[job.kernel], groups[job.group], hdr, deadline)
     if not rec then return stop(nil, merr, merrno) end
     local kinds = merr or {}   -- measure's second value: the kind of each of rec.warnings
