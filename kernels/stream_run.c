@@ -605,29 +605,80 @@ static double finish_round(struct stream *s, size_t at, stream_fn fn, const stru
 	return t;
 }
 
+/* Where the windows of a call are: its shape, the slices' cursor and the
+ * sum of the round of slices run so far (a reduction's is a whole round). */
+struct placing {
+	int passes, alternate;
+	size_t slice, cursor;
+	double round_sum;
+};
+
+/* Sets the spans of timed window r (r < 0: a warm-up, over all n) and
+ * returns the passes it runs; *len the slice's length (0: whole parts).
+ * Where the next slice does not fit, the round is finished first (length
+ * slices) or -ENOSPC returned (untouched slices). */
+static int place(struct stream *s, struct placing *pl, int r, size_t *len, stream_fn fn,
+		 const struct stream_kernel *k, int ref, double *sum)
+{
+	int odd = r >= 0 && r % 2 == 1;
+	*len = 0;
+	if (!pl->slice || r < 0) {
+		set_span(s, !pl->slice && pl->alternate && r >= 0 && !odd ? SPAN_HEAD : SPAN_ALL);
+		return pl->passes;
+	}
+	*len = pl->alternate == ALTERNATE_LENGTH && odd ? 2 * pl->slice : pl->slice;
+	if (pl->cursor + *len > shortest_part(s)) {
+		if (pl->alternate == ALTERNATE_PASSES)
+			return -ENOSPC;
+		*sum = pl->round_sum + finish_round(s, pl->cursor, fn, k, ref);
+		pl->round_sum = 0;
+		pl->cursor = 0;
+	}
+	set_slice(s, pl->cursor, *len);
+	return pl->alternate == ALTERNATE_PASSES && odd ? 2 : pl->passes;
+}
+
+/* After timed window r: the iterations it counted; a head window's tail
+ * (whole parts, alternate) runs now, outside it, adding to *t. */
+static size_t placed(struct stream *s, struct placing *pl, int r, size_t len, double *t)
+{
+	size_t in = 0;
+	if (pl->slice) {
+		for (int i = 0; i < s->threads; i++)
+			in += s->parts[i].len;
+		pl->cursor += len;
+		pl->round_sum += *t;
+		return in;
+	}
+	if (!pl->alternate || r % 2 == 1)
+		return s->n;
+	for (int i = 0; i < s->threads; i++)
+		in += s->parts[i].head;
+	set_span(s, SPAN_TAIL);
+	for (int p = 0; p < pl->passes; p++)
+		*t += pass(s);
+	return in;
+}
+
 int stream_run(struct stream *s, const struct stream_kernel *k, int ref,
 	       int reps, int warmup, const struct stream_shape *shape, const struct kwindow *w,
 	       double *times, uint64_t *work, uint64_t *tsc, double *sum, int *done)
 {
 	stream_fn fn = ref ? k->ref : k->fn;
 	int own = !ref && !fn && k->own;
-	int rc = 0, timed = 0, tscok = tsc != NULL;
-	int passes = shape && shape->passes > 1 ? shape->passes : 1;
-	int alternate = shape ? shape->alternate : ALTERNATE_NONE;
-	size_t slice = shape ? shape->slice : 0;
-	size_t n = s->n, cursor = 0;
-	double round_sum = 0;
+	int rc = 0, timed = 0;
+	struct placing pl = {shape && shape->passes > 1 ? shape->passes : 1, shape ? shape->alternate : ALTERNATE_NONE,
+			     shape ? shape->slice : 0, 0, 0};
 	*done = 0;
 	*sum = 0;
 	if (!fn && !own)
 		return -EOPNOTSUPP;
-	if (slice) {
-		size_t longest = alternate == ALTERNATE_LENGTH ? 2 * slice : slice;
-		if (longest > shortest_part(s))
+	if (pl.slice) {
+		if ((pl.alternate == ALTERNATE_LENGTH ? 2 * pl.slice : pl.slice) > shortest_part(s))
 			return -EINVAL;
-		if (alternate == ALTERNATE_PASSES && s->touched)
+		if (pl.alternate == ALTERNATE_PASSES && s->touched)
 			return -EBUSY;
-	} else if (alternate && set_heads(s) == 0) {
+	} else if (pl.alternate && set_heads(s) == 0) {
 		return -EINVAL;
 	}
 	if ((rc = session_begin(s)) < 0)
@@ -641,30 +692,12 @@ int stream_run(struct stream *s, const struct stream_kernel *k, int ref,
 		s->touched = 1;	/* from here on the arrays hold kernel results */
 	}
 	s->job = JOB_KERNEL;
-	for (int r = -(warmup > 0 ? warmup : 0); r < reps; r++) {
-		if (pmcsh_stop_requested()) {
-			rc = -EINTR;
+	for (int r = -(warmup > 0 ? warmup : 0); r < reps && rc >= 0; r++) {
+		size_t len;
+		int np = pmcsh_stop_requested() ? -EINTR : place(s, &pl, r, &len, fn, k, ref, sum);
+		if (np < 0) {
+			rc = np;
 			break;
-		}
-		int odd = r >= 0 && r % 2 == 1;
-		int shortw = !slice && alternate && r >= 0 && !odd;
-		int np = slice && alternate == ALTERNATE_PASSES && odd ? 2 : passes;
-		size_t len = 0;
-		if (slice && r >= 0) {
-			len = alternate == ALTERNATE_LENGTH && odd ? 2 * slice : slice;
-			if (cursor + len > shortest_part(s)) {
-				if (alternate == ALTERNATE_PASSES) {
-					rc = -ENOSPC;
-					break;
-				}
-				round_sum += finish_round(s, cursor, fn, k, ref);
-				*sum = round_sum;
-				round_sum = 0;
-				cursor = 0;
-			}
-			set_slice(s, cursor, len);
-		} else {
-			set_span(s, shortw ? SPAN_HEAD : SPAN_ALL);
 		}
 		/* the clocks outside the counters: a vDSO clock read retries
 		 * while the kernel updates its time, user instructions that
@@ -682,38 +715,22 @@ int stream_run(struct stream *s, const struct stream_kernel *k, int ref,
 		int64_t t1 = mono_ns64();
 		if (r >= 0) {
 			times[r] = (t1 - t0) * 1e-9;
-			if (tscok)
+			if (tsc)
 				tsc[r] = c1 - c0;
-			size_t in = n;
-			if (slice) {
-				in = 0;
-				for (int i = 0; i < s->threads; i++)
-					in += s->parts[i].len;
-				cursor += len;
-				round_sum += t;
-			} else if (shortw) {	/* the rest of the pass, outside the window */
-				in = 0;
-				for (int i = 0; i < s->threads; i++)
-					in += s->parts[i].head;
-				set_span(s, SPAN_TAIL);
-				for (int p = 0; p < passes; p++)
-					t += pass(s);
-			}
+			size_t in = placed(s, &pl, r, len, &t);
 			if (work)
 				work[r] = (uint64_t)in * np;
-			if (!slice)
+			if (!pl.slice)
 				*sum = t;
 			timed++;
 		}
-		/* slices advance the values once a round (below), not a window */
-		for (int p = 0; p < passes && fn && !(slice && r >= 0); p++)
+		/* slices advance the values once a round (finish_round), not a window */
+		for (int p = 0; p < pl.passes && fn && !(pl.slice && r >= 0); p++)
 			advance(s, !ref && k->replay ? k->replay : fn);
-		if (rc < 0)
-			break;
 	}
 	/* the round finished: every element has run as often as every other */
-	if (slice && alternate != ALTERNATE_PASSES && timed > 0)
-		*sum = round_sum + finish_round(s, cursor, fn, k, ref);
+	if (pl.slice && pl.alternate != ALTERNATE_PASSES && timed > 0)
+		*sum = pl.round_sum + finish_round(s, pl.cursor, fn, k, ref);
 	if (own) {
 		s->job = JOB_OWN_FINI;
 		dispatch(s);
