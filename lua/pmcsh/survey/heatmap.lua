@@ -140,8 +140,8 @@ local function legend(o)
     report.heading(o) .. "; per column the pairs kept / made (below)",
     "colour: value / the row's scale (right: its class, and the value coloured fully), red +, blue -; " ..
       "below one count: as 0",
-    string.format("faded and hatched: noisy, multiplexed (*), fewer than %d pairs kept (?) or every pair " ..
-      "disturbed (!); cross-hatched: no value (dropped: no window counted)", cell.MIN_KEPT),
+    string.format("faded and hatched: noisy, multiplexed (*), under %d pairs kept (?) or all disturbed (!); " ..
+      "cross-hatched: no value (dropped)", cell.MIN_KEPT),
     "± = (max - min) / mean over the pairs kept (-- undefined)",
   }
 end
