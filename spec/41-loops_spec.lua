@@ -206,9 +206,13 @@ describe("survey --loop", function()
       for _, rec in ipairs(select(2, h.json_lines(r.out))) do if rec.name == "page-faults:u" then row = rec end end
       assert.is_not_nil(row, r.out)
       if not h.need(row.pairs_kept > 0, "every pair was disturbed on this busy machine") then return end
-      -- every window on fresh state: the faults are its cost, not per element
-      assert.are.equal(t.pages, row.intercept, "OWN_TOUCHED=" .. t.touched)
-      assert.are.equal(0, row.value)
+      -- every window on fresh state: the faults are its cost, not per element (a
+      -- slice of 127 pages meets the pattern of 8 where it falls: a page either way)
+      assert.is_true(math.abs(t.pages - row.intercept) <= (t.touched % 8 == 0 and 0 or 1),
+        string.format("OWN_TOUCHED=%d: %.2f faults per window, want %.2f", t.touched, row.intercept, t.pages))
+      -- per element none: a pair's windows differ by a page at most, over a slice's elements
+      local slack = t.touched % 8 == 0 and 0 or 1 / (pages * PAGE / 8)
+      assert.is_true(math.abs(row.value) <= slack * (1 + 1e-9), "OWN_TOUCHED=" .. t.touched .. ": " .. row.value)
     end
   end)
 
