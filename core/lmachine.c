@@ -139,6 +139,20 @@ static int l_tsc(lua_State *L)
 	return 1;
 }
 
+/* machine.tsc_hz([ms]) -> Hz, or nil where no usable TSC answers. */
+static int l_tsc_hz(lua_State *L)
+{
+	lua_Integer ms = pmcsh_optinteger(L, 1, 50);
+	double hz;
+	pmcsh_argcheck(L, ms >= 1 && ms <= 10000, 1, "ms: between 1 and 10000");
+	machine_tsc_hz((int)ms, &hz);
+	if (hz > 0)
+		lua_pushnumber(L, hz);
+	else
+		lua_pushnil(L);
+	return 1;
+}
+
 static int l_model(lua_State *L)
 {
 	char buf[256];
@@ -250,6 +264,7 @@ static const luaL_Reg funcs[] = {
 	{"mem_available", l_mem_available},
 	{"clock_tick", l_clock_tick},
 	{"tsc", l_tsc},
+	{"tsc_hz", l_tsc_hz},
 	{"model", l_model},
 	{"hypervisor", l_hypervisor},
 	{"arch", l_arch},

@@ -65,7 +65,7 @@ static size_t opt_n(lua_State *L)
  * first allowed ones); returns the thread count. */
 static int opt_cpus(lua_State *L, const int *allowed, int nallowed, int *cpus)
 {
-	lua_Integer threads = pmcsh_optint(L, 1, 1, "threads", nallowed);
+	lua_Integer threads = pmcsh_optint(L, 1, 1, "threads", STREAM_DEFAULT_THREADS);
 	pmcsh_argcheck(L, threads >= 1, 1, lua_pushfstring(L, "threads: must be at least 1, got %I", threads));
 	int tcpu = lua_getfield(L, 1, "cpus");
 	if (tcpu == LUA_TNIL) {
@@ -256,7 +256,7 @@ struct run_opts {
 };
 
 /* The one list of s:run's options (the facade passes them through). */
-static const char *const run_keys[] = {"reps", "warmup", "group", "reference", "passes", "alternate", NULL};
+static const char *const run_keys[] = {"reps", "warmup", "group", "reference", "passes", "alternate", "slice", NULL};
 
 /* Reads the kernel (arg 2) and the option table (arg 3, made when absent)
  * into *o; leaves the stack as 1 stream, 2 kernel, 3 options, 4 the group
@@ -282,7 +282,20 @@ static void run_opts(lua_State *L, const LStream *ls, struct run_opts *o)
 	lua_Integer passes = pmcsh_optint(L, 3, 3, "passes", 1);
 	pmcsh_argcheck(L, passes >= 1 && passes <= 1000, 3, "passes: between 1 and 1000");
 	o->shape.passes = (int)passes;
-	o->shape.alternate = pmcsh_optbool(L, 3, "alternate", 0);
+	/* alternate: true (the odd windows twice as long), or "passes" (twice the passes) */
+	if (lua_getfield(L, 3, "alternate") == LUA_TSTRING) {
+		pmcsh_argcheck(L, strcmp(lua_tostring(L, -1), "passes") == 0, 3,
+			       "alternate: true, false or \"passes\"");
+		o->shape.alternate = ALTERNATE_PASSES;
+	} else {
+		o->shape.alternate = lua_toboolean(L, -1) ? ALTERNATE_LENGTH : ALTERNATE_NONE;
+	}
+	lua_pop(L, 1);
+	lua_Integer slice = pmcsh_optint(L, 3, 3, "slice", 0);
+	pmcsh_argcheck(L, slice >= 0, 3, "slice: elements per thread in a window, at least 1 (0: whole parts)");
+	o->shape.slice = (size_t)slice;
+	pmcsh_argcheck(L, o->shape.alternate != ALTERNATE_PASSES || slice > 0, 3,
+		       "alternate: \"passes\" needs slice=");
 	if (lua_getfield(L, 3, "group") != LUA_TNIL)
 		pmcsh_argcheck(L, luaL_testudata(L, 4, "pmcsh.group"), 3, lua_pushfstring(L,
 			 "group: a pmcsh.group expected (pmc.group{...}), got %s", luaL_typename(L, 4)));
@@ -335,7 +348,12 @@ static void push_raw(lua_State *L, LStream *ls, const struct run_opts *o, int do
 	}
 	lua_setfield(L, -2, "work");
 	pmcsh_setint(L, "passes", o->shape.passes);
-	pmcsh_setbool(L, "alternate", o->shape.alternate);
+	if (o->shape.alternate == ALTERNATE_PASSES)
+		pmcsh_setstr(L, "alternate", "passes");
+	else
+		pmcsh_setbool(L, "alternate", o->shape.alternate);
+	if (o->shape.slice)
+		pmcsh_setint(L, "slice", (lua_Integer)o->shape.slice);
 	if (k->own) {	/* the loop's own word, where no arrays say it */
 		if (k->bytes > 0)
 			pmcsh_setnum(L, "bytes_per_iter", k->bytes);
@@ -436,9 +454,18 @@ static int stream_measure(lua_State *L)
 		guard_disarm();
 	if (rc == -EINTR)
 		return pmcsh_fail(L, "interrupted", EINTR);
+	if (rc == -EINVAL && o.shape.slice)
+		return luaL_error(L, "slice=%d: a window must fit each thread's part of n (n = %d, %d threads)",
+				  (int)o.shape.slice, (int)stream_n(ls->s), stream_threads(ls->s));
 	if (rc == -EINVAL)
 		return luaL_error(L, "alternate windows need at least 1024 elements per thread (n = %d, %d threads)",
 				  (int)stream_n(ls->s), stream_threads(ls->s));
+	if (rc == -EBUSY)
+		return luaL_error(L, "alternate=\"passes\" slices need untouched arrays (stream.new{touch=false}, "
+				  "no run before)");
+	if (rc == -ENOSPC)
+		return luaL_error(L, "reps=%d: the untouched elements ran out after %d windows of slice=%d; "
+				  "fewer reps, a smaller slice or new arrays", (int)o.reps, done, (int)o.shape.slice);
 	if (rc < 0)
 		return pmcsh_fail(L, lua_pushfstring(L, "counter window failed during %s: %s", o.k->name,
 						     strerror(-rc)), -rc);

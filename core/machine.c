@@ -20,6 +20,7 @@
 #include <unistd.h>
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
+#include <x86intrin.h>
 #endif
 
 #define CPU_DIR "/sys/devices/system/cpu"
@@ -292,6 +293,49 @@ static int cpuinfo(const char *root, const char *key, char *buf, size_t len)
 	}
 	fclose(f);
 	return found;
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+/* One end: the rdtsc read between two clock reads closest together, of
+ * 16 tries; its time is their midpoint.  Returns the bracket's width (ns). */
+static int64_t tsc_end(uint64_t *ticks, double *ns)
+{
+	int64_t best = INT64_MAX;
+	for (int i = 0; i < 16; i++) {
+		int64_t a = mono_ns64();
+		uint64_t c = __rdtsc();
+		int64_t b = mono_ns64();
+		if (b - a < best) {
+			best = b - a;
+			*ticks = c;
+			*ns = 0.5 * ((double)a + (double)b);
+		}
+	}
+	return best;
+}
+#endif
+
+int machine_tsc_hz(int ms, double *hz)
+{
+	*hz = 0;
+	if (ms < 1 || ms > 10000)
+		return -EINVAL;
+#if defined(__x86_64__) || defined(__i386__)
+	if (!machine_tsc_usable(NULL))
+		return 0;
+	uint64_t c0, c1;
+	double t0, t1;
+	int64_t w0 = tsc_end(&c0, &t0);
+	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+	int64_t w1 = tsc_end(&c1, &t1);
+	/* each end known to its bracket: within 0.1% of the interval, or no answer */
+	if (t1 <= t0 || (double)(w0 + w1) > 1e-3 * (t1 - t0))
+		return 0;
+	*hz = (double)(c1 - c0) / ((t1 - t0) * 1e-9);
+#endif
+	return 0;
 }
 
 int machine_tsc_usable(const char *root)

@@ -54,6 +54,13 @@ double machine_clock_tick(void);
 /* 1 when the TSC ticks at a constant rate through idle states (cpuinfo
  * flags constant_tsc and nonstop_tsc); 0 elsewhere or off x86. */
 int machine_tsc_usable(const char *root);
+
+/* The TSC's rate (Hz) as the stream engine sees it: rdtsc ticks over
+ * CLOCK_MONOTONIC, each end the tightest of a few bracketing reads, `ms`
+ * milliseconds apart (a sleep: the TSC runs whether or not this task does).
+ * 0 when a usable TSC is not there (machine_tsc_usable) or the brackets
+ * stayed wide; -EINVAL for ms out of 1..10000. */
+int machine_tsc_hz(int ms, double *hz);
 /* The cpu's model name from cpuinfo ("unknown" when none is given). */
 void machine_model(const char *root, char *buf, size_t len);
 /* The hypervisor this runs under, into buf: on x86 without a root, cpuid's

@@ -114,6 +114,7 @@ double ref_stream_fill(double *a, double *b, double *c, double s, size_t n);
 struct stream_opts {
 	size_t n;		/* elements per array */
 	int threads;		/* parts; part 0 runs on the calling thread */
+#define STREAM_DEFAULT_THREADS 1	/* stream.new's and the survey's: one */
 	const int *cpus;	/* cpu of each part (threads entries) */
 	int pages;		/* enum pages_policy (pages.h) */
 	size_t offset;		/* bytes added to each array start (multiple of 8) */
@@ -167,9 +168,21 @@ int stream_pageinfo(const struct stream *s, int which, struct stream_pageinfo *p
  * of cnt) and finish the rest right after the window closes, odd windows
  * the whole part: two neighbouring windows differ only in the elements
  * counted, with the same call, set-up and tail code. */
+enum stream_alternate { ALTERNATE_NONE, ALTERNATE_LENGTH, ALTERNATE_PASSES };
+
+/* With `slice` (elements), window r runs each part's [cursor, cursor + len)
+ * only, the cursor moving on from window to window, so short windows over
+ * arrays of STREAM's size still take their data from memory.  len is slice,
+ * or 2 * slice in the odd windows of ALTERNATE_LENGTH; the odd windows of
+ * ALTERNATE_PASSES run 2 passes over slice (the arrays must be untouched:
+ * first touch in every window, the cursor never wraps: -ENOSPC).  Length
+ * windows run each element once a round: where the next window does not fit
+ * the rest of the round runs outside the windows and the cursor starts over,
+ * and the call ends by finishing its round (validation holds for any loop). */
 struct stream_shape {
 	int passes;		/* >= 1 */
-	int alternate;
+	int alternate;		/* enum stream_alternate */
+	size_t slice;		/* 0: each window over whole parts */
 };
 
 /* Runs `k` (its variant's loop, or the reference loop with ref; a loop on
@@ -182,9 +195,11 @@ struct stream_shape {
  * TSC is constant), tsc[r] (ticks).  *sum gets a reduction's last timed sum.
  * Between repetitions checks the interrupt flag: returns -EINTR with
  * *done the timed reps completed; -EINVAL when alternate finds parts too
- * short to shorten (under 1024 elements); -EOPNOTSUPP when the loop is
- * not there.  The expected array values advance for every pass that ran,
- * by the same loop run over one element of each. */
+ * short to shorten (under 1024 elements) or a slice longer than a part;
+ * -EBUSY for ALTERNATE_PASSES slices on touched arrays, -ENOSPC when their
+ * untouched elements run out; -EOPNOTSUPP when the loop is not there.
+ * The expected array values advance for every pass (every round of slices)
+ * that ran, by the same loop run over one element of each. */
 int stream_run(struct stream *s, const struct stream_kernel *k, int ref,
 	       int reps, int warmup, const struct stream_shape *shape, const struct kwindow *w,
 	       double *times, uint64_t *work, uint64_t *tsc, double *sum, int *done);

@@ -137,14 +137,26 @@ static void part_work(struct stream *s, int i)
 	case JOB_CHECK: {
 		double *x[3] = {p->a, p->b, p->c};
 		for (int k = 0; k < 3; k++) {
-			double e = s->expect[k], lim = STREAM_EPS * (e != 0 ? fabs(e) : 1), sum = 0;
-			size_t bad = (size_t)-1;
-			for (size_t j = 0; j < p->cnt; j++) {
-				double d = fabs(x[k][j] - e);
-				sum += d;
-				if (d > lim && bad == (size_t)-1)
-					bad = p->lo + j;
+			double e = s->expect[k], lim = STREAM_EPS * (e != 0 ? fabs(e) : 1);
+			const double *v = x[k];
+			size_t j = 0, bad = (size_t)-1;
+			/* four sums, so the adds do not wait on each other: memory's pace */
+			double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+			for (; j + 4 <= p->cnt; j += 4) {
+				s0 += fabs(v[j] - e);
+				s1 += fabs(v[j + 1] - e);
+				s2 += fabs(v[j + 2] - e);
+				s3 += fabs(v[j + 3] - e);
 			}
+			for (; j < p->cnt; j++)
+				s0 += fabs(v[j] - e);
+			double sum = (s0 + s1) + (s2 + s3);
+			/* no element is off by more than the sum: look for the first only then */
+			for (j = 0; sum > lim && j < p->cnt; j++)
+				if (fabs(v[j] - e) > lim) {
+					bad = p->lo + j;
+					break;
+				}
 			p->err[k] = sum;
 			p->bad[k] = bad;
 		}
@@ -595,22 +607,119 @@ static size_t set_heads(struct stream *s)
 	return d;
 }
 
+/* Sets every part's span to [at, at + len) of it, clipped to the part. */
+static void set_slice(struct stream *s, size_t at, size_t len)
+{
+	for (int i = 0; i < s->threads; i++) {
+		struct part *p = &s->parts[i];
+		p->off = at < p->cnt ? at : p->cnt;
+		p->len = p->cnt - p->off < len ? p->cnt - p->off : len;
+	}
+}
+
+/* The shortest part: slices must fit every part. */
+static size_t shortest_part(const struct stream *s)
+{
+	size_t m = s->parts[0].cnt;
+	for (int i = 1; i < s->threads; i++)
+		if (s->parts[i].cnt < m)
+			m = s->parts[i].cnt;
+	return m;
+}
+
+/* The rest of a round of length slices, from `at` to each part's end,
+ * outside every window: each element has then run once more.  Returns the
+ * kernel's sum over it. */
+static double finish_round(struct stream *s, size_t at, stream_fn fn, const struct stream_kernel *k, int ref)
+{
+	double t = 0;
+	for (int i = 0; i < s->threads; i++) {
+		struct part *p = &s->parts[i];
+		p->off = at < p->cnt ? at : p->cnt;
+		p->len = p->cnt - p->off;
+	}
+	t = pass(s);
+	if (fn)
+		advance(s, !ref && k->replay ? k->replay : fn);
+	return t;
+}
+
+/* Where the windows of a call are: its shape, the slices' cursor and the
+ * sum of the round of slices run so far (a reduction's is a whole round). */
+struct placing {
+	int passes, alternate;
+	size_t slice, cursor;
+	double round_sum;
+};
+
+/* Sets the spans of timed window r (r < 0: a warm-up, over all n) and
+ * returns the passes it runs; *len the slice's length (0: whole parts).
+ * Where the next slice does not fit, the round is finished first (length
+ * slices) or -ENOSPC returned (untouched slices). */
+static int place(struct stream *s, struct placing *pl, int r, size_t *len, stream_fn fn,
+		 const struct stream_kernel *k, int ref, double *sum)
+{
+	int odd = r >= 0 && r % 2 == 1;
+	*len = 0;
+	if (!pl->slice || r < 0) {
+		set_span(s, !pl->slice && pl->alternate && r >= 0 && !odd ? SPAN_HEAD : SPAN_ALL);
+		return pl->passes;
+	}
+	*len = pl->alternate == ALTERNATE_LENGTH && odd ? 2 * pl->slice : pl->slice;
+	if (pl->cursor + *len > shortest_part(s)) {
+		if (pl->alternate == ALTERNATE_PASSES)
+			return -ENOSPC;
+		*sum = pl->round_sum + finish_round(s, pl->cursor, fn, k, ref);
+		pl->round_sum = 0;
+		pl->cursor = 0;
+	}
+	set_slice(s, pl->cursor, *len);
+	return pl->alternate == ALTERNATE_PASSES && odd ? 2 : pl->passes;
+}
+
+/* After timed window r: the iterations it counted; a head window's tail
+ * (whole parts, alternate) runs now, outside it, adding to *t. */
+static size_t placed(struct stream *s, struct placing *pl, int r, size_t len, double *t)
+{
+	size_t in = 0;
+	if (pl->slice) {
+		for (int i = 0; i < s->threads; i++)
+			in += s->parts[i].len;
+		pl->cursor += len;
+		pl->round_sum += *t;
+		return in;
+	}
+	if (!pl->alternate || r % 2 == 1)
+		return s->n;
+	for (int i = 0; i < s->threads; i++)
+		in += s->parts[i].head;
+	set_span(s, SPAN_TAIL);
+	for (int p = 0; p < pl->passes; p++)
+		*t += pass(s);
+	return in;
+}
+
 int stream_run(struct stream *s, const struct stream_kernel *k, int ref,
 	       int reps, int warmup, const struct stream_shape *shape, const struct kwindow *w,
 	       double *times, uint64_t *work, uint64_t *tsc, double *sum, int *done)
 {
 	stream_fn fn = ref ? k->ref : k->fn;
 	int own = !ref && !fn && k->own;
-	int rc = 0, timed = 0, tscok = tsc != NULL;
-	int passes = shape && shape->passes > 1 ? shape->passes : 1;
-	int alternate = shape && shape->alternate;
-	size_t n = s->n;
+	int rc = 0, timed = 0;
+	struct placing pl = {shape && shape->passes > 1 ? shape->passes : 1, shape ? shape->alternate : ALTERNATE_NONE,
+			     shape ? shape->slice : 0, 0, 0};
 	*done = 0;
 	*sum = 0;
 	if (!fn && !own)
 		return -EOPNOTSUPP;
-	if (alternate && set_heads(s) == 0)
+	if (pl.slice) {
+		if ((pl.alternate == ALTERNATE_LENGTH ? 2 * pl.slice : pl.slice) > shortest_part(s))
+			return -EINVAL;
+		if (pl.alternate == ALTERNATE_PASSES && s->touched)
+			return -EBUSY;
+	} else if (pl.alternate && set_heads(s) == 0) {
 		return -EINVAL;
+	}
 	if ((rc = session_begin(s)) < 0)
 		return rc;
 	s->kfn = fn;
@@ -622,13 +731,13 @@ int stream_run(struct stream *s, const struct stream_kernel *k, int ref,
 		s->touched = 1;	/* from here on the arrays hold kernel results */
 	}
 	s->job = JOB_KERNEL;
-	for (int r = -(warmup > 0 ? warmup : 0); r < reps; r++) {
-		if (pmcsh_stop_requested()) {
-			rc = -EINTR;
+	for (int r = -(warmup > 0 ? warmup : 0); r < reps && rc >= 0; r++) {
+		size_t len;
+		int np = pmcsh_stop_requested() ? -EINTR : place(s, &pl, r, &len, fn, k, ref, sum);
+		if (np < 0) {
+			rc = np;
 			break;
 		}
-		int shortw = alternate && r >= 0 && r % 2 == 0;
-		set_span(s, shortw ? SPAN_HEAD : SPAN_ALL);
 		/* the clocks outside the counters: a vDSO clock read retries
 		 * while the kernel updates its time, user instructions that
 		 * would count in one window and not the next */
@@ -637,7 +746,7 @@ int stream_run(struct stream *s, const struct stream_kernel *k, int ref,
 		if (r >= 0 && (rc = kwindow_begin(w, r)) < 0)
 			break;
 		double t = 0;
-		for (int p = 0; p < passes; p++)
+		for (int p = 0; p < np; p++)
 			t = pass(s);
 		if (r >= 0)
 			rc = kwindow_end(w, r);
@@ -645,27 +754,22 @@ int stream_run(struct stream *s, const struct stream_kernel *k, int ref,
 		int64_t t1 = mono_ns64();
 		if (r >= 0) {
 			times[r] = (t1 - t0) * 1e-9;
-			if (tscok)
+			if (tsc)
 				tsc[r] = c1 - c0;
-			size_t in = n;
-			if (shortw) {	/* the rest of the pass, outside the window */
-				in = 0;
-				for (int i = 0; i < s->threads; i++)
-					in += s->parts[i].head;
-				set_span(s, SPAN_TAIL);
-				for (int p = 0; p < passes; p++)
-					t += pass(s);
-			}
+			size_t in = placed(s, &pl, r, len, &t);
 			if (work)
-				work[r] = (uint64_t)in * passes;
-			*sum = t;
+				work[r] = (uint64_t)in * np;
+			if (!pl.slice)
+				*sum = t;
 			timed++;
 		}
-		for (int p = 0; p < passes && fn; p++)
+		/* slices advance the values once a round (finish_round), not a window */
+		for (int p = 0; p < pl.passes && fn && !(pl.slice && r >= 0); p++)
 			advance(s, !ref && k->replay ? k->replay : fn);
-		if (rc < 0)
-			break;
 	}
+	/* the round finished: every element has run as often as every other */
+	if (pl.slice && pl.alternate != ALTERNATE_PASSES && timed > 0)
+		*sum = pl.round_sum + finish_round(s, pl.cursor, fn, k, ref);
 	if (own) {
 		s->job = JOB_OWN_FINI;
 		dispatch(s);

@@ -77,7 +77,8 @@ beside the bytes the controllers saw.  Needs a memory-controller PMU
     end
     local window, s
     if opts.kernel then
-      local so = {n = opts.n, threads = opts.threads}
+      -- every allowed cpu unless told (stream.new's own default is one thread)
+      local so = {n = opts.n, threads = opts.threads or #stream.machine().cpus}
       local err
       s, err = stream.new(so)
       if not s then return nil, err end

@@ -433,7 +433,7 @@ an OpenMP build is run at each --threads count (OMP_NUM_THREADS).]],
     local n = opts.n or m.default_n
     local worst, worst_paired = math.huge, math.huge
     for _, t in ipairs(threads) do
-      local s, err = stream.new{n = n, threads = t, pages = opts.pages, isa = opts.isa}
+      local s, err = stream.new{n = n, threads = t, pages = opts.pages, isa = opts.isa, rule = opts.n == nil}
       if not s then
         return nil, err
       end

@@ -60,29 +60,19 @@ local function topology()
 end
 
 -- The clocks a measurement reads: the clock source, the frequency driver
--- and governor, and the TSC's rate counted against CLOCK_MONOTONIC over
--- 100 ms of spinning where msr/tsc/ counts (nil elsewhere).
+-- and governor, and the TSC's rate as the stream engine counts it (rdtsc
+-- over CLOCK_MONOTONIC: machine.tsc_hz; not msr/tsc/, which counts only
+-- while this task runs, over wall time).
 local function clocks()
-  local c = {
+  local hz = machine.tsc_hz()
+  return {
     clocksource = read("/sys/devices/system/clocksource/clocksource0/current_clocksource"),
     cpufreq_driver = read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_driver"),
     governor = read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"),
     min_khz = tonumber(read("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_min_freq") or ""),
     max_khz = tonumber(read("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq") or ""),
+    tsc_mhz = hz and hz / 1e6,
   }
-  local g = pmc.group{"msr/tsc/"}
-  if g then
-    -- msr/tsc/ counts while this task runs: a spin, not a sleep
-    g:start()
-    local t0 = sys.now()
-    local dt
-    repeat dt = sys.now() - t0 until dt >= 0.1
-    g:stop()
-    local r = g:read()
-    g:close()
-    if r and r[1].value > 0 and dt > 0 then c.tsc_mhz = r[1].value / dt / 1e6 end
-  end
-  return c
 end
 
 local PARANOID = {
@@ -171,7 +161,7 @@ return {
     print(string.format("huge pages   2M reserved %d, 1G reserved %d; THP %s", m.hugepages_2m,
       m.hugepages_1g, m.thp or "?"))
     print(string.format("TSC          %s%s", m.constant_tsc and "constant and nonstop" or "not constant",
-      m.clocks.tsc_mhz and string.format(", %.1f MHz (msr/tsc/ over 100 ms)", m.clocks.tsc_mhz) or ""))
+      m.clocks.tsc_mhz and string.format(", %.1f MHz (rdtsc over CLOCK_MONOTONIC, 50 ms)", m.clocks.tsc_mhz) or ""))
     local cl = m.clocks
     print(string.format("clocks       clock source %s; frequency driver %s, governor %s%s", cl.clocksource or "?",
       cl.cpufreq_driver or "none", cl.governor or "none",

@@ -21,14 +21,17 @@ return {
   description = "every-event survey of the STREAM loops: events per loop iteration",
   help = string.format([[
 Counts each event over each kernel in pairs of windows, as nanoBench does: one
-over all n elements, one over each thread's first half or so (the rest runs
-right after it, uncounted).  An event's value per loop iteration is the pair's
-difference over the difference in elements: the window's own cost (enable,
-disable, the loop's set-up, with --fresh the first touch) cancels, and is
-kept as the intercept (--csv/--json).  A cell is the trimmed mean over the
-pairs (--stat); a pair that counted a context switch, a migration or an SMI is
-dropped, and a cell with every pair dropped says "dropped": no value, no class,
-no check passed.  A cell kept on %d pairs or more is classed exact, linear,
+over a slice of each thread's part of the arrays, one over twice that (with
+--fresh: a pass and two over untouched slices), each window on the next
+slice, so short windows still read memory.  An event's value per loop
+iteration is the pair's difference over the difference in elements: the
+window's own cost (enable, disable, the loop's set-up, with --fresh the first
+touch) cancels, and is kept as the intercept (--csv/--json).  A cell is the
+trimmed mean over the pairs (--stat); a pair that counted a context switch, a
+migration or an SMI is dropped, and pairs are made until --reps/2 are kept or
+the run's share of --budget is spent.  A cell whose every pair was disturbed
+shows their estimate marked "!": no class, no check passed; "dropped" is a
+cell with no window counted.  A cell kept on %d pairs or more is classed exact, linear,
 noisy, zero or multiplexed; each column says its pairs kept of made.  User
 (:u) and OS (:k) are rows of their own (--no-split joins them).  Events are
 packed into as few groups as the PMU schedules without multiplexing; events
@@ -70,7 +73,7 @@ difference as the noise floor.
      help = "build --loop with --cflags alone (then -shared -fPIC are yours to give)"},
     {name = "chase", type = "string",
      help = "the chase: ORDER:SIZE[:STRIDE], default random:256M:64; adds chase to the kernels"},
-    limits.sample_ms, limits.n, limits.reps, limits.threads, limits.pages,
+    limits.sample_ms, limits.n, limits.reps, limits.threads, limits.pages, limits.budget,
     {name = "fresh", type = "flag", help = "fresh arrays per run, no warm-up: first touch inside the first timed repetition"},
     {name = "no-baseline", type = "flag", help = "skip the runs with no counters"},
     {name = "out", short = "o", type = "string",
@@ -111,7 +114,7 @@ difference as the noise floor.
         chase = opts.chase, sample_ms = opts.sample_ms,
         split = not opts["no-split"], pairs = opts.pairs, kernels = opts.kernels, loops = opts.loop, cflags = opts.cflags,
         default_cflags = not opts["no-default-cflags"],
-        n = opts.n, reps = opts.reps, threads = opts.threads, pages = opts.pages,
+        n = opts.n, reps = opts.reps, threads = opts.threads, pages = opts.pages, budget = opts.budget,
         fresh = opts.fresh, baseline = not opts["no-baseline"],
         out = opts.out, resume = opts.resume, typed = recipe.typed(opts),
       }

@@ -788,13 +788,15 @@ describe("pmc.overhead", function()
     -- group: start, stop and read are the three system calls C makes, plus
     -- two Lua calls (g:start(); g:stop(r)) or three, and a refill that
     -- stores each entry's value and the group's times.  Interleaved
-    -- blocks, median ratio; the bound is one a loaded machine keeps.
+    -- blocks, median ratio; the bound is one a loaded machine keeps (2.07
+    -- seen with a busy loop on each of 2 cpus: a preempted block's time
+    -- lands on one side of the ratio; quiet it is about 1.2).
     local events = {"task-clock", "page-faults", "context-switches", "minor-faults"}
     local g <close> = assert(pmc.group(events))
     assert.are.equal(1, select(2, g:events()))
     local o = assert(pmc.overhead{events = events, n = 20000})
-    assert.truthy(o.lua_ratio < 2, ("Lua window %.0f ns, %.2f x the C window"):format(o.lua_window_ns, o.lua_ratio))
-    assert.truthy(o.lua_read_ratio < 2,
+    assert.truthy(o.lua_ratio < 3, ("Lua window %.0f ns, %.2f x the C window"):format(o.lua_window_ns, o.lua_ratio))
+    assert.truthy(o.lua_read_ratio < 3,
       ("Lua window with g:read(r) %.0f ns, %.2f x the C window"):format(o.lua_read_window_ns, o.lua_read_ratio))
   end)
 

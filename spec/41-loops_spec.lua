@@ -188,14 +188,17 @@ describe("survey --loop", function()
     local row
     for _, rec in ipairs(select(2, h.json_lines(r.out))) do if rec.name == "page-faults:u" and rec.context.kernel == "triad2" then row = rec end end
     assert.is_not_nil(row, r.out)
-    assert.are.equal(3 * 64 * 1024 * 8 / PAGE, row.expected)
+    -- each window touches its slice of each array (the survey's slice of n, fresh)
+    local slice = require("pmcsh.survey.engine_stream").slice(64 * 1024, 1, true)
+    assert.are.equal(3 * slice * 8 / PAGE, row.expected)
     if not h.need(row.pairs_kept > 0, "every pair was disturbed on this busy machine") then return end
     assert.are.equal("pass", row.verdict)
   end)
 
   kit("an own-data loop faults in its windows on the pages its init left untouched, none where init touched all", function()
-    local n = 512 * 1024
-    for _, t in ipairs({{touched = 0, pages = n * 8 / PAGE}, {touched = 3, pages = n * 8 / PAGE * 5 / 8}, {touched = 8, pages = 0}}) do
+    -- each window runs a slice of the loop's fresh state: its pages, less those init touched (t of every 8)
+    local pages = require("pmcsh.survey.engine_stream").slice(512 * 1024, 1, true) * 8 / PAGE
+    for _, t in ipairs({{touched = 0, pages = pages}, {touched = 3, pages = pages * 5 / 8}, {touched = 8, pages = 0}}) do
       local r = run({"survey", "--loop", "own.c:fillown", "-e", "page-faults", "--fresh", "--n", "512K", "-r", "6", "-t", "1",
         "--json"}, "OWN_TOUCHED=" .. t.touched)
       assert.are.equal(0, r.code, r.err)
@@ -203,15 +206,20 @@ describe("survey --loop", function()
       for _, rec in ipairs(select(2, h.json_lines(r.out))) do if rec.name == "page-faults:u" then row = rec end end
       assert.is_not_nil(row, r.out)
       if not h.need(row.pairs_kept > 0, "every pair was disturbed on this busy machine") then return end
-      -- every window on fresh state: the faults are its cost, not per element
-      assert.are.equal(t.pages, row.intercept, "OWN_TOUCHED=" .. t.touched)
-      assert.are.equal(0, row.value)
+      -- every window on fresh state: the faults are its cost, not per element (a
+      -- slice of 127 pages meets the pattern of 8 where it falls: a page either way)
+      assert.is_true(math.abs(t.pages - row.intercept) <= (t.touched % 8 == 0 and 0 or 1),
+        string.format("OWN_TOUCHED=%d: %.2f faults per window, want %.2f", t.touched, row.intercept, t.pages))
+      -- per element none: a pair's windows differ by a page at most, over a slice's elements
+      local slack = t.touched % 8 == 0 and 0 or 1 / (pages * PAGE / 8)
+      assert.is_true(math.abs(row.value) <= slack * (1 + 1e-9), "OWN_TOUCHED=" .. t.touched .. ": " .. row.value)
     end
   end)
 
   it("keeps the runs a crashing loop finished, names the loop, the signal and the run, and --report shows them", function()
+    -- no runs without counters: the loop's first run, a counted one, makes its 21st call
     local r = run({"survey", "--loop", "crash.c:boom", "-k", "copy", "-e", "task-clock", "--n", "64K", "-r", "4",
-      "--out", "cr.jsonl"})
+      "--no-baseline", "--out", "cr.jsonl"})
     assert.are_not.equal(0, r.code)
     assert.matches("the loop boom of [^ ]*crash%.c crashed: SIGSEGV", r.err)
     assert.matches("survey run %d+ of %d+ %(boom, group 1%)", r.err)
@@ -295,6 +303,7 @@ describe("events known by what they count", function()
     for _, rec in ipairs(select(2, h.json_lines(r.out))) do if rec.name == "perf::FAULTS:u" then row = rec end end
     assert.is_not_nil(row, r.out)
     if not h.need(row.pairs_kept > 0, "every pair was disturbed on this busy machine") then return end
-    assert.are.same({3 * 256 * 1024 * 8 / PAGE, "pass"}, {row.expected, row.verdict})
+    local slice = require("pmcsh.survey.engine_stream").slice(256 * 1024, 1, true)
+    assert.are.same({3 * slice * 8 / PAGE, "pass"}, {row.expected, row.verdict})
   end)
 end)

@@ -156,8 +156,10 @@ end
 
 kinds["pmcsh.stream_result"] = function(r, indent)
   indent = indent or ""
-  local head = string.format("%s%s: %.1f MB/s (best of %d reps, median %.1f), %d B/iteration, n = %d, " ..
-    "%d thread%s, %s pages, %s loop%s", indent, r.kernel, r.mbps or 0, r.reps or 0,
+  local rate = r.mbps and string.format("%.1f MB/s (%s of %d reps", r.mbps, r.mbps_stat or "best", r.reps or 0) or
+    string.format("no MB/s (%s; %d reps", r.mbps_why or "not measured", r.reps or 0)
+  local head = string.format("%s%s: %s, median %.1f), %d B/iteration, n = %d, " ..
+    "%d thread%s, %s pages, %s loop%s", indent, r.kernel, rate,
     (r.bytes_per_iter or 0) * (r.n or 0) / (r.median or 1) * 1e-6, r.bytes_per_iter or 0, r.n or 0,
     r.threads or 0, r.threads == 1 and "" or "s", r.pages or "?", r.isa or "?",
     r.reference and " (reference)" or "")

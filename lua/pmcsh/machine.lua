@@ -143,6 +143,11 @@ M.tsc = doc(errors.facade("tsc", function(root) return C.tsc(root) end), "machin
 machine.tsc([root]) -> true when the TSC is constant and nonstop (cpuinfo
 flags), so ticks measure time.]])
 
+M.tsc_hz = doc(errors.facade("tsc_hz", function(ms) return C.tsc_hz(ms) end), "machine.tsc_hz", [[
+machine.tsc_hz([ms]) -> the TSC's rate in Hz: rdtsc ticks over CLOCK_MONOTONIC
+across a sleep of ms (default 50), as the stream engine's tsc_hz counts them;
+nil where the TSC is not constant and nonstop, or off x86.]])
+
 M.model = doc(errors.facade("model", function(root) return C.model(root) end), "machine.model", [[
 machine.model([root]) -> the cpu's model name from /proc/cpuinfo, or "unknown".]])
 
@@ -268,5 +273,5 @@ return doc(M, "machine", [[
 machine facts: cpus, caches, huge pages, memory, clock and TSC
   machine.cpus(), machine.online(), machine.of(cpu), machine.caches(),
   machine.llc(), machine.hugepages(), machine.thp(), machine.mem_available(),
-  machine.clock_tick(), machine.tsc(), machine.model(), machine.fingerprint()
+  machine.clock_tick(), machine.tsc(), machine.tsc_hz(), machine.model(), machine.fingerprint()
 `pmcsh machine` prints them with the PMUs and permissions.]])

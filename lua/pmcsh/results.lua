@@ -278,7 +278,7 @@ local SHAPES = {
     format = "string", kernels = {list = "string", min = 1}, ["n?"] = "integer", reps = "integer",
     ["threads?"] = "integer", ["pages?"] = "string", ["fresh?"] = "boolean", ["split?"] = "boolean",
     ["started?"] = "number", ["emulated?"] = "string", ["fingerprint?"] = FINGERPRINT, ["baseline?"] = "boolean",
-    ["sample_ms?"] = "number", ["group?"] = "string",
+    ["sample_ms?"] = "number", ["group?"] = "string", ["slice?"] = "integer", ["budget?"] = "number",
     ["chase?"] = {fields = {size = "integer", ["stride?"] = "integer", ["order?"] = "string"}},
     ["aliases?"] = {list = {fields = {event = "string", also = {list = "string"}}}},
     ["loops?"] = {list = {fields = {name = "string", path = "string", symbol = "string", ["convention?"] = "string",

@@ -83,20 +83,23 @@ local function with_n(opts)
   return o
 end
 
+local rule_said = {}   -- each n below STREAM's rule is said once a process
 M.new = doc(errors.facade("new", function(opts)
   opts = opts or {}
   if type(opts) ~= "table" then
     errors.argument("new", 1, "table of options expected, got " .. type(opts) .. "", 1)
   end
-  -- the options are checked once, by the engine (core/lstream.c)
+  -- the options are checked once, by the engine (core/lstream.c); rule is the facade's
   local copt = {}
   for k, v in pairs(opts) do copt[k] = v end
+  copt.rule = nil
   if copt.isa == nil then copt.isa = default_isa() end
   local s, msg, errno = C.new(with_n(copt))
   if not s then return nil, msg, errno end
   if not opts.quiet then
     local m = M.machine()
-    if opts.n and math.type(opts.n) and opts.n < m.default_n then
+    if opts.n and math.type(opts.n) and opts.n < m.default_n and opts.rule ~= false and not rule_said[opts.n] then
+      rule_said[opts.n] = true
       warn(string.format("n=%d breaks STREAM's rule: each array (%.1f MiB) should be at least 4x "
         .. "the last-level caches (%.1f MiB in %d), n >= %d; the arrays partly stay in cache",
         opts.n, opts.n * 8 / 2^20, m.llc_bytes / 2^20, m.llc_count, m.default_n))
@@ -115,13 +118,14 @@ M.new = doc(errors.facade("new", function(opts)
   end
   return s
 end), "stream.new", [[
-stream.new{n=, threads=, cpus=, pages=, offset=, touch=, pin=, isa=, quiet=}
+stream.new{n=, threads=, cpus=, pages=, offset=, touch=, pin=, isa=, quiet=, rule=}
   -> stream, or nil, message, errno
 Three arrays a, b, c of n doubles (default: STREAM's rule, each array 4x the
 sum of the last-level caches, capped at 1/8 of the memory available:
-stream.default_n; a smaller n given is warned about).  threads workers
-(default: every cpu this process may run on), each pinned to its cpu (cpus=
-names them), stream a static part; the calling thread runs part 0.
+stream.default_n; a smaller n given is warned about, once a process, unless
+rule=false: a recipe whose user chose the n).  threads workers
+(default 1, as the survey's; at most every cpu this process may run on, or
+as many as cpus= names), each pinned to its cpu (cpus= names them), stream a static part; the calling thread runs part 0.
 pages: "4k" (default, as the survey and the chases: MADV_NOHUGEPAGE), "thp"
 (MADV_HUGEPAGE), "2m" or "1g"
 (hugetlbfs pages, which must be reserved).  offset: bytes added to each array
@@ -154,16 +158,27 @@ local RESULT = format.kind("pmcsh.stream_result")
 -- The statistics of a raw result r (in place): min, median, max, avg of the
 -- times, STREAM's MB/s from the descriptor's bytes and the best time, the
 -- TSC rate, and a warning when the best time is too few clock ticks.
--- With alternate windows the time of an iteration is each pair's slope
--- (statistics.two_window), without the window's own cost; otherwise a
--- window's time over its iterations.
+-- With alternate windows the time of an iteration is the median of the
+-- pairs' slopes (statistics.two_window), without the window's own cost (the
+-- smallest slope is noise's, not the best run's: a disturbed pair's may be
+-- 0 or less); otherwise the best window's time over its iterations.  A
+-- result without mbps says why in mbps_why.
 local function summarise(r)
   local st = stats(r.times)
   r.min, r.median, r.max, r.avg = st.min, st.median, st.max, st.mean
-  local per_iter = {}
-  if r.alternate then per_iter = two_window(r.work, r.times)
-  else for i, t in ipairs(r.times) do per_iter[i] = t / r.work[i] end end
-  local best = stats(per_iter).min
+  local per_iter, best = {}, nil
+  if r.alternate then
+    per_iter = two_window(r.work, r.times)
+    best, r.mbps_stat = stats(per_iter).median, "median slope"
+    if not best then r.mbps_why = "alternate windows with no pair: reps=2 or more"
+    elseif best <= 0 then r.mbps_why = "the pairs' median time slope is not positive: noise outweighed the " ..
+      "difference in work (longer windows, or more reps)" end
+  else
+    for i, t in ipairs(r.times) do per_iter[i] = t / r.work[i] end
+    best, r.mbps_stat = stats(per_iter).min, "best"
+    if best and best <= 0 then r.mbps_why = "a window took no measurable time: use a larger n" end
+  end
+  if not r.bytes_per_iter then r.mbps_why = r.mbps_why or "the loop does not say its bytes per iteration" end
   r.mbps = best and best > 0 and r.bytes_per_iter and 1e-6 * r.bytes_per_iter / best or nil
   r.mbps_wa = best and best > 0 and r.bytes_per_iter_wa and 1e-6 * r.bytes_per_iter_wa / best or nil
   if r.tsc then
@@ -201,13 +216,14 @@ methods.run = errors.facade("run", function(s, kernel, opts)
 end, -1)
 
 doc(methods.run, "stream:run", [[
-s:run(kernel, {reps=10, warmup=true, group=g, reference=false, passes=1, alternate=false})
+s:run(kernel, {reps=10, warmup=true, group=g, reference=false, passes=1, alternate=false, slice=0})
   -> result, or nil, message, errno
 Runs warm-up then reps timed repetitions of kernel, all in one C call; the
 pmc group g (optional) is enabled only around each timed repetition's loop,
 on the calling thread and (by copies) on every worker.  The result:
   times (s, per timed rep), min, median, max, avg, mbps (STREAM: bytes from
-  the descriptor * n / min time, MB = 1e6 bytes), mbps_wa (with
+  the descriptor * n / min time, MB = 1e6 bytes; alternate: over the
+  median slope; mbps_stat says which, mbps_why why there is none), mbps_wa (with
   write-allocate), bytes_per_iter, bytes_per_iter_wa, work (iterations in
   each window), iterations (their sum),
   tsc (ticks per rep) and tsc_hz where the TSC is constant, tick (clock
@@ -229,7 +245,12 @@ windows pairs that differ only in the elements counted (odd windows each
 thread's first half or so, the rest run right after the window; even
 windows all n): statistics.two_window(r.work, counts) then gives exact counts
 per iteration and the window's own cost, and mbps comes from the pairs'
-time differences.  s:measure is the engine's call beneath.]])
+time differences.  slice=S makes each window run S elements of each
+thread's part (2S in the odd windows of alternate=true), the next window
+the next S on, so short windows over large arrays still read memory; the
+call ends by running the rest of the pass.  alternate="passes" with slice
+runs the odd windows twice over S, on untouched arrays (stream.new{touch=
+false}) only: first touch is in every window.  s:measure is the engine's call beneath.]])
 doc(methods.measure, "stream:measure", [[
 s:measure(kernel, opts) -> raw result, or nil, message, errno: the engine's
 call beneath s:run, with its options, without the statistics (times, work,

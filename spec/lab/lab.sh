@@ -142,8 +142,12 @@ image() {
 	[ -e /proc/sys/kernel/perf_user_access ] && echo 1 >/proc/sys/kernel/perf_user_access
 	export HOME=/root PATH=/bin PMCSH_EMULATED="QEMU TCG, -icount shift=0, Cortex-A57"
 	cd /p
-	sh /cmd </dev/null
-	echo "@@lab-exit $?@@"
+	# the console is a terminal in here, the host's file is not: the
+	# command's output goes through a file, so nothing draws a progress meter
+	sh /cmd </dev/null >/tmp/lab.out 2>&1
+	st=$?
+	cat /tmp/lab.out
+	echo "@@lab-exit $st@@"
 	poweroff -f
 	EOF
 	chmod 755 "$fs/init"

@@ -52,16 +52,24 @@ function M.floor(c, run)
   return n > 0 and sum / n or nil
 end
 
--- Whether every pair of a cell's windows was disturbed (nothing left under
--- it: no value), as the run marks it or an older file's counts say.
+-- Whether a cell has nothing under it: no window counted (no value; an
+-- older file's cell whose every pair was disturbed also kept none).
 function M.dropped(c)
-  return c ~= nil and (c.disturbed == true or (c.kept == 0 and (c.dropped or 0) > 0))
+  return c ~= nil and c.value == nil and (c.disturbed == true or (c.kept or 0) == 0)
 end
 
--- What keeps a cell from a class, or nil: "dropped" (every pair disturbed)
--- or "few" (fewer than MIN_KEPT kept, and not zero).
+-- Whether every pair of a cell's windows was disturbed and its value is
+-- the best estimate those allow (their statistics): no class, no check.
+function M.disturbed(c)
+  return c ~= nil and c.value ~= nil and (c.disturbed == true or (c.kept == 0 and (c.dropped or 0) > 0))
+end
+
+-- What keeps a cell from a class, or nil: "dropped" (no window at all),
+-- "disturbed" (every pair disturbed: a value, no class) or "few" (fewer
+-- than MIN_KEPT kept, and not zero).
 function M.standing(c)
   if M.dropped(c) then return "dropped" end
+  if M.disturbed(c) then return "disturbed" end
   if c and c.kept and c.kept < M.MIN_KEPT and not (c.zero or c.class == "zero") then return "few" end
   return nil
 end
@@ -70,7 +78,11 @@ end
 function M.why(c)
   local s = M.standing(c)
   if s == "dropped" then
-    return string.format("every pair of windows disturbed (0 of %d kept)", c.dropped or 0)
+    return string.format("no window counted (0 of %d %s kept, none left to estimate from)", c.dropped or 0,
+      M.samples(c))
+  elseif s == "disturbed" then
+    return string.format("every pair of windows disturbed (0 of %d kept): the value is the disturbed pairs' " ..
+      "estimate, no class", c.dropped or 0)
   elseif s == "few" then
     local kept, total = M.kept(c)
     return string.format("%d of %d %s kept: too few to class (at least %d)", kept, total, M.samples(c), M.MIN_KEPT)

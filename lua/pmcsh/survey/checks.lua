@@ -3,8 +3,8 @@
 -- that fit it (pmcsh.survey.workloads: its descriptor's `checks`); each is
 -- check(cell, {w=, rec=, res=, hdr=}) and sets c.expected, c.check,
 -- c.basis and c.verdict where it applies.  A check that applies but
--- cannot be made (every pair of windows disturbed) says so: unresolved,
--- with the reason in its basis, never passed.
+-- cannot be made (every pair of windows disturbed, or none counted) says
+-- so: unresolved, with the reason in its basis, never passed.
 local cell = require("pmcsh.survey.cell")
 local statistics = require("pmcsh.statistics")
 local paths = require("pmcsh.paths")
@@ -31,9 +31,13 @@ local function is(kind, name)
 end
 
 -- A check that applies to c but has nothing to judge: unresolved, saying
--- why (every pair of windows disturbed).  True when so.
+-- why (every pair of windows disturbed, or none counted).  True when so.
+local function untrusted(c)
+  local s = cell.standing(c)
+  return s == "dropped" or s == "disturbed"
+end
 local function unmade(c)
-  if not cell.dropped(c) then return false end
+  if not untrusted(c) then return false end
   c.verdict = "unresolved"
   c.basis = (c.basis and c.basis .. "; " or "") .. cell.why(c) .. ": nothing to check"
   return true
@@ -49,14 +53,19 @@ function M.first_touch(c, x)
   local base = p and p.form == "name" and (p.modifiers == "" or p.modifiers == "u") and p.plain
   if not (hdr.fresh and hdr.pages == "4k" and base and is("faults", base) and w.bytes and hdr.n) then return end
   local arrays = w.bytes // 8
-  c.expected = arrays * math.ceil(hdr.n * 8 / 4096)
-  c.check, c.basis = "intercept", string.format("first touch: %d arrays of %d pages", arrays, math.ceil(hdr.n * 8 / 4096))
+  -- a window over a slice of each thread's part touches that slice only
+  local elements = hdr.slice and hdr.slice * (hdr.threads or 1) or hdr.n
+  local pages = math.ceil(elements * 8 / 4096)
+  c.expected = arrays * pages
+  c.check, c.basis = "intercept", string.format("first touch: %d arrays of %d pages%s", arrays, pages,
+    hdr.slice and " (each window's slice)" or "")
   if unmade(c) then return end
   -- an array's first page may start mid-page (its offset): one more each;
   -- a sanitized pmcsh (make asan) faults in up to a shadow page per 8 too,
   -- in the process's first window only: twice that in the intercept
   local shadow = paths.sanitized and math.ceil(c.expected / 4) or 0
-  c.verdict = c.intercept >= c.expected - 0.5 and c.intercept <= c.expected + arrays + shadow + 0.5 and "pass" or "fail"
+  local edge = arrays * (hdr.slice and (hdr.threads or 1) or 1)   -- a slice may start mid-page: one more each
+  c.verdict = c.intercept >= c.expected - 0.5 and c.intercept <= c.expected + edge + shadow + 0.5 and "pass" or "fail"
 end
 
 -- The TSC counter against the engine's own rdtsc around the same windows
@@ -97,8 +106,9 @@ function M.clock(c, x)
   local gap, edge = statistics.stats(apart).median, statistics.stats(edges).median
   if gap < M.CLOCK_RESOLUTION * edge then
     c.verdict = "unresolved"
-    c.basis = string.format("%s; windows %.0f ticks apart, edges %.0f (under %dx): too close to judge %g%%, "
-      .. "raise --n", c.basis, gap, edge, M.CLOCK_RESOLUTION, M.CLOCK_TOLERANCE * 100)
+    -- slices of a survey's own size (x.hdr.slice) do not grow with n
+    c.basis = string.format("%s; windows %.0f ticks apart, edges %.0f (under %dx): too close to judge %g%%%s",
+      c.basis, gap, edge, M.CLOCK_RESOLUTION, M.CLOCK_TOLERANCE * 100, x.hdr and x.hdr.slice and "" or ", raise --n")
     return
   end
   c.verdict = math.abs(statistics.stats(ratios).median - 1) <= M.CLOCK_TOLERANCE and "pass" or "fail"
@@ -117,7 +127,7 @@ function M.instructions(c, x)
   local p = c.event and pmc.parse_name(c.event)
   local base = p and p.privilege == "u" and p.plain
   if not (base and w.disasm and is("instructions", base)) then return end
-  if cell.dropped(c) then
+  if untrusted(c) then
     c.check, c.basis = "value", "the loop's disassembly"
     unmade(c)
     return

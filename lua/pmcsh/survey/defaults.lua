@@ -8,8 +8,9 @@ return {
   stat = "trimmed",             -- nanoBench's trimmed mean of the pairs' slopes: a cell's value
   reps = 10,                    -- timed windows per run (5 pairs)
   max_reps = 1000000,
-  threads = 1,
+  threads = 1,                  -- stream.new's default too (STREAM_DEFAULT_THREADS): one
   pages = "4k",
   sample_ms = 20,               -- a chase's timed sample
+  budget = 20,                  -- seconds of runs: more pairs are made until enough are kept or it is spent
   chase = {order = "random", size = 256 * 1024 * 1024},
 }

@@ -1,6 +1,7 @@
 -- The survey group's metrics (an events/ file's formulas), evaluated per
 -- workload after the runs, on the runs' cells: what the records of kind
 -- "metric" show.
+local cell = require("pmcsh.survey.cell")
 local errors = require("pmcsh.errors")
 local events = require("pmcsh.events")
 local figures = require("pmcsh.survey.figures")
@@ -28,11 +29,12 @@ local function privileged(name)
 end
 
 -- The reading of a list of cells: value(c) per event, and a :u and a :k
--- row of one event also summed under the plain name.
+-- row of one event also summed under the plain name.  A cell whose every
+-- pair was disturbed gives a formula nothing (the metric says it is absent).
 local function reading_of(cells, value)
   local reading, sums = {}, {}
   for _, c in ipairs(cells) do
-    local v = c.event and value(c)
+    local v = c.event and not cell.disturbed(c) and value(c)
     if v then   -- a cell naming no event (the file may omit it) gives no formula one
       reading[c.event] = {value = v}
       local p = privileged(c.event)

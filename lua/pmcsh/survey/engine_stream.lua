@@ -36,16 +36,97 @@ function M.own_data_only(hdr)
   return #hdr.kernels > 0
 end
 
--- The arrays: one stream for the survey, or a new one per window when
--- fresh (first touch inside the window).  Warns about a small n once.
--- Returns the getter and the function that frees them.
+
+-- Windows short enough that most are undisturbed on a busy node (a window
+-- of a few hundred microseconds between two of the scheduler's slices),
+-- over arrays of STREAM's size: a window runs a slice of each thread's part,
+-- the next slice on, so its data comes from memory (engine: stream:run's
+-- slice).  Elements per thread in a short window (4 MiB of each array; 512
+-- KiB fresh: 128 first-touch faults of each array), and how many times the
+-- windows of one call pass over the arrays (that call's validation, a pass
+-- that reads them all, is then a small part of it), fewer where the run's
+-- share of the budget would not hold them at the pace measured so far.
+M.SLICE, M.SLICE_FRESH, M.ROUNDS = 512 * 1024, 64 * 1024, 16
+M.MAX_CALL_PAIRS = 1024   -- a call's pairs at most, however large n
+
+-- The slice of a survey of n elements over threads (a header's: fixed when
+-- it is planned): the default, or less where the parts are short (a round
+-- of at least 2 pairs warm, 3 slices a pair; 4 pairs fresh, 2 a pair), a
+-- multiple of 512 elements (4 KiB) where it can be.
+function M.slice(n, threads, fresh)
+  local part = n // threads - 8   -- the shortest part (boundaries on 8 elements)
+  local most = part // (fresh and 8 or 6)
+  local s = math.min(fresh and M.SLICE_FRESH or M.SLICE, most)
+  if s >= 512 then s = s // 512 * 512 end
+  return math.max(1, s)
+end
+
+-- Appends a call's windows to out (the run so far).
+local function append(out, r)
+  for _, f in ipairs({"times", "work", "tsc", "per_rep"}) do
+    if r[f] then
+      out[f] = out[f] or {}
+      for _, v in ipairs(r[f]) do out[f][#out[f] + 1] = v end
+    end
+  end
+  out.iterations = (out.iterations or 0) + r.iterations
+  for _, f in ipairs({"bytes_per_iter", "bytes_per_iter_wa", "isa", "tick", "warnings", "warning_kinds"}) do
+    out[f] = r[f]
+  end
+end
+
+-- The windows of a run, in pairs that differ only in the amount of the
+-- same work (two-window estimate: statistics.two_window), made in calls
+-- (batches) while more(out) says so: warm arrays, one call over ROUNDS
+-- passes of slices, each pair a slice and two; fresh arrays, one call per
+-- new arrays (untouched: made without a fault), each pair a pass and two
+-- over untouched slices, so first touch is the window's fixed cost (the
+-- intercept).  At least cell.pairs(reps) pairs a call.  deadline (sys.now's
+-- clock, or nil): when the run's share of the budget ends.
+local per_round   -- seconds a round of slices took in this process's last call
+local function stream_pairs(k, hdr, get, group, reps, more, deadline)
+  local out, slice = {times = {}, work = {}, iterations = 0}, hdr.slice or M.slice(hdr.n, hdr.threads, hdr.fresh)
+  local want = cell.pairs(reps)
+  repeat
+    local s, err, errno = get()
+    if not s then return nil, err, errno end
+    local r
+    if hdr.fresh then
+      local fit = (hdr.n // hdr.threads - 8) // slice // 2
+      r, err, errno = s:run(k, {reps = 2 * math.min(M.MAX_CALL_PAIRS, math.max(1, fit)), group = group, warmup = false, alternate = "passes",
+        slice = slice})
+      s:close()
+    else
+      local round = math.max(1, (hdr.n // hdr.threads - 8) // (3 * slice))
+      local rounds = M.ROUNDS
+      if per_round and deadline then
+        rounds = math.max(1, math.min(rounds, (deadline - sys.now()) // per_round))
+      end
+      local pairs = math.min(math.max(M.MAX_CALL_PAIRS, want), math.max(want, rounds * round))
+      local t0 = sys.now()
+      r, err, errno = s:run(k, {reps = 2 * pairs, group = group, warmup = false,
+        alternate = true, slice = slice})
+      per_round = (sys.now() - t0) / math.max(1, pairs / round)
+    end
+    if not r then return nil, err, errno end
+    append(out, r)
+  until not (more and more(out))
+  out.counts = group and group:read()
+  return out
+end
+
+-- The arrays: one stream for the survey, or a new one per call when
+-- fresh (untouched, first touch inside the windows).  Warns about a small
+-- n once.  Returns the getter and the function that frees them.
 function M.arrays(hdr, env)
   local shared, made = nil, 0
   -- loops on their own data only: the arrays are mapped, never touched or warned about
   local own = M.own_data_only(hdr)
   return function()
     if shared then return shared end
-    local args = {n = hdr.n, threads = hdr.threads, pages = hdr.pages, quiet = (made > 0 or env.quiet or own) or nil}
+    -- the size line said n (plan.size_line): no word on STREAM's rule
+    local args = {n = hdr.n, threads = hdr.threads, pages = hdr.pages, rule = false,
+      quiet = (made > 0 or env.quiet or own) or nil}
     if hdr.fresh or own then args.touch = false end
     local s, err, errno = stream_module.new(args)
     if not s then return nil, err, errno end
@@ -53,36 +134,6 @@ function M.arrays(hdr, env)
     if not hdr.fresh then shared = s end
     return s
   end, function() if shared then shared:close(); shared = nil end end
-end
-
--- The windows of a run, in pairs that differ only in the amount of the
--- same work (two-window estimate: statistics.two_window).  Warm arrays: one
--- call, each pair a window over each thread's head and one over all n
--- (stream's alternate).  Fresh arrays: each window on new arrays, one pass
--- then two, so first touch is the window's fixed cost (the intercept).
--- cell.pairs(reps) pairs: the same elements run as reps windows of n.
-local function stream_pairs(k, hdr, get, group, reps)
-  local pairs = cell.pairs(reps)
-  if not hdr.fresh then
-    local s, err, errno = get()
-    if not s then return nil, err, errno end
-    return s:run(k, {reps = 2 * pairs, group = group, warmup = true, alternate = true})
-  end
-  local out = {times = {}, work = {}, per_rep = {}, tsc = {}, iterations = 0}
-  for w = 1, 2 * pairs do
-    local s, err, errno = get()
-    if not s then return nil, err, errno end
-    local r
-    r, err, errno = s:run(k, {reps = 1, group = group, warmup = false, passes = 2 - w % 2})
-    s:close()
-    if not r then return nil, err, errno end
-    out.times[w], out.work[w], out.per_rep[w] = r.times[1], r.work[1], r.per_rep and r.per_rep[1]
-    out.tsc[w] = r.tsc and r.tsc[1]
-    out.iterations = out.iterations + r.iterations
-    for _, f in ipairs({"bytes_per_iter", "bytes_per_iter_wa", "isa", "tick", "warnings", "warning_kinds"}) do out[f] = r[f] end
-  end
-  out.counts = group and group:read()
-  return out
 end
 
 -- The arrays the header asks for, checked by the engine before anything is
@@ -101,10 +152,10 @@ end
 -- (a built-in's name, or a user's loop), bytes per iteration as its
 -- descriptor says (nil: unknown).
 local function stream_run(hdr, get, kernel, bytes)
-  return function(group, reps)
+  return function(group, reps, more, deadline)
     local k, kerr, kerrno = kernel()
     if not k then return nil, kerr, kerrno end
-    local r, err, errno = stream_pairs(k, hdr, get, group, reps)
+    local r, err, errno = stream_pairs(k, hdr, get, group, reps, more, deadline)
     if not r then return nil, err, errno end
     -- seconds per iteration, per pair: the time's own two-window slope
     local secs = statistics.two_window(r.work, r.times)
@@ -143,13 +194,22 @@ function stream_engine.workloads(hdr, env, cols)
 end
 
 -- A run or baseline record read from a file: its windows must be the
--- header's n (the table shows that n for it).  Warm arrays: the long
--- windows are n iterations (a short one is each thread's head); fresh:
--- the one-pass windows are n (the two-pass ones 2n).  True, or nil, why.
+-- header's.  Slices (the header says its slice): the short windows are a
+-- slice of each thread's part.  An older file's: warm arrays, the long
+-- windows are n iterations (a short one is each thread's head); fresh, the
+-- one-pass windows are n (the two-pass ones 2n).  True, or nil, why.
 function stream_engine.check_record(hdr, rec)
   if not rec.work or #rec.work == 0 then return true end
   local lo, hi = math.huge, -math.huge
   for _, w in ipairs(rec.work) do lo, hi = math.min(lo, w), math.max(hi, w) end
+  if hdr.slice then
+    local want = hdr.slice * (hdr.threads or 1)
+    if lo ~= want or hi ~= 2 * want then
+      return nil, string.format("%s windows of %.0f to %.0f iterations where the header's slice makes %d and %d",
+        rec.kernel, lo, hi, want, 2 * want)
+    end
+    return true
+  end
   local n = hdr.fresh and lo or hi
   if n ~= hdr.n then
     return nil, string.format("%s windows of %.0f iterations where the header's n is %s", rec.kernel, n,

@@ -16,7 +16,7 @@ local gq, datum = text.gnuplot, text.gnuplot_datum
 
 -- How a cell (its record) is drawn: "none" (no value: dropped, or no
 -- cell), "faint" (a value its class does not vouch for: noisy, multiplexed,
--- too few pairs) or "firm" (exact, linear, zero, or a file's cell without
+-- too few pairs, every pair disturbed) or "firm" (exact, linear, zero, or a file's cell without
 -- class).
 local function look(c, v)
   if v == nil or c.standing == "dropped" then return "none" end
@@ -140,8 +140,8 @@ local function legend(o)
     report.heading(o) .. "; per column the pairs kept / made (below)",
     "colour: value / the row's scale (right: its class, and the value coloured fully), red +, blue -; " ..
       "below one count: as 0",
-    string.format("faded and hatched: noisy, multiplexed (*) or fewer than %d pairs kept (?); cross-hatched: " ..
-      "no value (dropped: every pair disturbed)", cell.MIN_KEPT),
+    string.format("faded and hatched: noisy, multiplexed (*), under %d pairs kept (?) or all disturbed (!); " ..
+      "cross-hatched: no value (dropped)", cell.MIN_KEPT),
     "± = (max - min) / mean over the pairs kept (-- undefined)",
   }
 end

@@ -12,8 +12,8 @@
 --   stat       which statistic value is (--stat: trimmed, median, min, max,
 --              mean; a figure: median slope, median sample, median run)
 --   value      the cell as the table shows it: events per iteration; null
---              (and so are intercept to spread) where every pair was
---              dropped (table: "dropped")
+--              (and so are intercept to spread) where no window was
+--              counted (table: "dropped")
 --   intercept  events per window beyond its iterations (the window's own
 --              cost; first touch of fresh arrays), same statistic
 --   mean median min max  over the kept pairs of windows
@@ -31,6 +31,9 @@
 --   note       why a metric or a cell has no value, or a cell no class
 --   pairs_kept, pairs_total   pairs of windows kept and made (null for a
 --              chase, whose windows are each a sample: reps)
+--   disturbed  true where every pair was disturbed: value and the rest are
+--              those pairs' (the best estimate they allow), class null,
+--              no check passed (table: "!")
 -- Numbers in a CSV column share one notation and about 5 significant
 -- digits; JSON numbers keep 6 significant digits.  The JSON lines start
 -- with the fingerprint of the machine that measured (pmcsh.results.head).
@@ -43,7 +46,7 @@ local M = {}
 
 M.FIELDS = {"kind", "name", "unit", "kernel", "stat", "value", "intercept", "mean", "median", "min", "max", "spread",
   "class", "expected", "verdict", "reps", "dropped", "n", "isa", "multiplexed", "mbps", "mbps_no_counters",
-  "ns_per_iteration", "ns_per_iteration_no_counters", "note", "pairs_kept", "pairs_total"}
+  "ns_per_iteration", "ns_per_iteration_no_counters", "note", "pairs_kept", "pairs_total", "disturbed"}
 
 -- A JSON line's fields: the typed metric's, then the rest of FIELDS (the
 -- kernel is the metric's context).

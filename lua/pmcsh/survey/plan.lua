@@ -9,6 +9,7 @@ local options = require("pmcsh.options")
 local pmc = require("pmcsh.pmc")
 local stream = require("pmcsh.stream")
 local workloads = require("pmcsh.survey.workloads")
+local engine_stream = require("pmcsh.survey.engine_stream")
 local D = require("pmcsh.survey.defaults")
 local text = require("pmcsh.text")
 local results = require("pmcsh.results")
@@ -36,6 +37,8 @@ M.OPTIONS = {
     help = "timed windows per run: the loops' in pairs (10: 5 pairs), a chase's a sample each"},
   threads = {name = "threads", short = "t", type = "int", default = D.threads, min = 1, max = 1024, help = "stream threads"},
   pages = {name = "pages", type = "string", choices = {"4k", "thp", "2m", "1g"}, default = D.pages, help = "page policy"},
+  budget = {name = "budget", type = "number", default = D.budget, min = 0, max = 86400,
+    help = "seconds the runs may take: pairs are made until --reps/2 are kept, or this is spent"},
 }
 
 -------------------------------------------------------------------------------
@@ -354,6 +357,9 @@ function M.header(o)
   local n, note = opt.n, nil
   if not n then n, note = M.default_n(stream.machine().default_n, mem_available()) end
   hdr.n, hdr.reps, hdr.threads, hdr.pages = n, opt.reps, opt.threads, opt.pages
+  hdr.budget = o.budget or D.budget
+  -- the loops' windows: a slice of each thread's part (pmcsh.survey.engine_stream)
+  hdr.slice = engine_stream.slice(n, opt.threads, opt.fresh)
   hdr.fresh, hdr.split, hdr.baseline = opt.fresh or false, opt.split or false, opt.baseline ~= false
   hdr.units, hdr.rows, hdr.started, hdr.emulated = units, rows, os.time(), os.getenv("PMCSH_EMULATED")
   hdr.group = opt.group and (events.own(gpath) or realpath(gpath))   -- a name of events/, or the path
@@ -379,7 +385,7 @@ local KINDS = {single = true, split = true, pair = true}
 -- pmcsh.options), its units and rows by the shapes plan() makes, then by
 -- each engine.  true, or nil and what is wrong.
 function M.check_header(hdr)
-  for _, k in ipairs({"n", "reps", "threads", "sample_ms", "pages"}) do
+  for _, k in ipairs({"n", "reps", "threads", "sample_ms", "pages", "budget"}) do
     if hdr[k] ~= nil then
       local ok, e = pcall(options.convert, M.OPTIONS[k], hdr[k])
       if not ok then return nil, string.format("%s %s: %s", k, tostring(hdr[k]), errors.message(e)) end

@@ -61,6 +61,7 @@ local function event_record(hdr, row, k, c, run, rate, col, stat)
     -- the typed metric's own: what the value rests on, the event it counts
     samples = v.per_rep, event = c.event, floor = cell.floor(c, run),
     -- what a renderer asks of a cell
+    disturbed = cell.standing(c) == "disturbed",
     standing = cell.standing(c), zero = zero_cell(c), kept = kept, made = made, sample_kind = cell.samples(c),
     resolution = c.resolution, count = c.count, count_unit = c.unit, check = c.check, basis = c.basis,
     checked = c.check == "intercept" and c.intercept or c.value}

@@ -43,7 +43,8 @@ end
 
 -- A cell's spread as the table prints it: "--" where a relative spread
 -- means nothing (the mean is 0, or the pairs straddle it so that the
--- spread passes 999%); "*" multiplexed, "?" too few pairs kept to class.
+-- spread passes 999%); "*" multiplexed, "?" too few pairs kept to class,
+-- "!" every pair disturbed (the value their estimate, no class).
 -- Empty for no cell or one with nothing under it.
 function M.spread_text(c)
   if not c or c.standing == "dropped" or c.mean == nil then return "" end
@@ -55,11 +56,12 @@ function M.spread_text(c)
   else s = string.format("±%.0f%%", c.spread * 100) end
   if c.multiplexed then s = s .. "*" end
   if c.standing == "few" then s = s .. "?" end
+  if c.standing == "disturbed" then s = s .. "!" end
   return s
 end
 
 -- A cell's value as a row prints it (num: the row's notation, row_format):
--- "dropped" where every pair was disturbed.
+-- "dropped" where no window was counted.
 function M.value_text(c, v, num)
   if c and c.standing == "dropped" then return string.format("%9s", "dropped") end
   return num(v)
@@ -114,7 +116,7 @@ local STAT_NAME = {trimmed = "trimmed mean", value = "trimmed mean", mean = "mea
 local function heading(o) return string.format("Events per loop iteration (%s)", STAT_NAME[o.stat or D.stat]) end
 M.heading = heading
 
-local function event_lines(ix, kernels, o, cols, w)
+local function event_lines(ix, kernels, o, cols, w, threads)
   local line = {text.pad(heading(o), w)}
   for _, k in ipairs(kernels) do line[#line + 1] = string.format("%10s%-7s", cols[k].title, "") end
   line[#line + 1] = " class"
@@ -127,6 +129,8 @@ local function event_lines(ix, kernels, o, cols, w)
     said = said or kt ~= nil
     line[#line + 1] = " " .. text.pad(string.format("%15s", kt or ""), 16)
   end
+  -- and the threads each window ran on, where the class column is
+  line[#line + 1] = string.format(" %d thread%s", threads, threads == 1 and "" or "s")
   if said then out[#out + 1] = trim(table.concat(line)) end
   for _, key in ipairs(ix.keys) do
     local byk = ix.events[key]
@@ -258,25 +262,35 @@ local function notes(st, o, cols)
   local paired = false
   for _, k in ipairs(hdr.kernels) do paired = paired or cols[k].sized == true end
   local pairs = cell.pairs(hdr.reps)
-  local out = {string.format("n = %s, %s per run (--reps %d)%s, %d thread%s, %s%s; %s",
-    tostring(hdr.n or "default"), paired and string.format("%d pair%s of windows", pairs, pairs == 1 and "" or "s")
-    or string.format("%d windows", hdr.reps), hdr.reps,
+  local made = hdr.slice and string.format("at least %d pair%s of windows kept", pairs, pairs == 1 and "" or "s") or
+    string.format("%d pair%s of windows", pairs, pairs == 1 and "" or "s")
+  local out = {string.format("n = %s, %s per run (--reps %d%s)%s, %d thread%s, %s%s; %s",
+    tostring(hdr.n or "default"), paired and made or string.format("%d windows", hdr.reps), hdr.reps,
+    hdr.budget and string.format(", --budget %gs", hdr.budget) or "",
     hdr.fresh and " (fresh arrays, no warm-up)" or "",
     hdr.threads or 1, (hdr.threads or 1) == 1 and "" or "s",
     hdr.pages and (hdr.pages .. " pages") or "page policy not recorded",
     hdr.split and ", :u user / :k OS" or "",
     (o.stat and o.stat ~= D.stat) and ("showing the " .. o.stat) or "showing the trimmed mean (20th-80th percentile)")}
-  out[#out + 1] = hdr.fresh and
+  out[#out + 1] = hdr.slice and (hdr.fresh and string.format(
+    "value = (count of a 2-pass window - count of a 1-pass window) / their difference in elements, each window " ..
+    "over %d untouched elements of each thread's part of fresh arrays; first touch is the window's cost " ..
+    "(intercept, in --csv/--json)", hdr.slice) or string.format(
+    "value = (count of a window over %d elements of each thread's part - count of one over %d) / their " ..
+    "difference in elements, each window on elements not touched since a whole pass over the arrays (from " ..
+    "memory): the window's own cost cancels (intercept, in --csv/--json)", 2 * hdr.slice, hdr.slice)) or
+    hdr.fresh and
     "value = (count of a 2-pass window - count of a 1-pass window) / n, each window on fresh arrays; " ..
     "first touch is the window's cost (intercept, in --csv/--json)" or
     "value = (count of a window over n - count of one over each thread's first half or so) / their difference " ..
     "in elements: the window's own cost cancels (intercept, in --csv/--json)"
-  out[#out + 1] = string.format("a pair that counted a context switch, a migration or an SMI is dropped: " ..
-    "dropped = every pair of the cell's run, no value; ± = (max - min) / mean over the pairs kept, -- " ..
+  out[#out + 1] = string.format("a pair that counted a context switch, a migration or an SMI is dropped%s: " ..
+    "! = every pair of the cell's run disturbed: the value is theirs, no class, no check; dropped = no window " ..
+    "counted, no value; ± = (max - min) / mean over the pairs kept, -- " ..
     "where that is undefined (a mean of 0, or past 999%%); * = multiplexed; ? = fewer than %d pairs kept, no class; " ..
     "class, of the cells with one: zero (no count in a kept window), exact (every pair the same, to one count), " ..
-    "linear (within %d%%), noisy",
-    cell.MIN_KEPT, math.floor(cell.LINEAR * 100 + 0.5))
+    "linear (within %d%%), noisy", hdr.slice and " (pairs are made until enough are kept or the budget is spent)"
+    or "", cell.MIN_KEPT, math.floor(cell.LINEAR * 100 + 0.5))
   for _, k in ipairs(hdr.kernels) do
     if cols[k].note then out[#out + 1] = cols[k].note end
   end
@@ -375,7 +389,7 @@ function M.report(st, o)
   local w = math.max(26, #heading(o) + 1)
   for _, r in ipairs(rates) do w = math.max(w, #r[1] + 1) end
   for _, key in ipairs(ix.keys) do w = math.max(w, #M.label(key, ix.events[key]) + 1) end
-  local out, shown, zero = event_lines(ix, kernels, o, cols, w)
+  local out, shown, zero = event_lines(ix, kernels, o, cols, w, st.header.threads or 1)
   for _, l in ipairs(below_rows(st, recs, zero)) do out[#out + 1] = l end
   out[#out + 1] = ""
   local wrapped = {}

@@ -11,6 +11,7 @@
 --   {"type":"done"}
 local sys = require("pmcsh._sys")
 local EINTR = sys.EINTR
+local clock = require("pmcsh.sys")
 local statistics = require("pmcsh.statistics")
 local results = require("pmcsh.results")
 local pmc = require("pmcsh.pmc")
@@ -73,6 +74,11 @@ end
 -- open here (msr/smi/ is Intel's, and needs privilege).
 M.DISTURBANCES = {"context-switches", "cpu-migrations", "msr/smi/"}
 
+-- The windows after which a run makes no more calls (its last call may
+-- add up to engine_stream.MAX_CALL_PAIRS pairs): its record stays well
+-- under a results line's bound (results.fits).
+M.MAX_WINDOWS = 6144
+
 -- Whether event `name` counts one of the disturbances, known by what it
 -- counts (pmc.identity: cs, context-switches:k and perf::CONTEXT-SWITCHES
 -- are one); false for a name that does not encode here.
@@ -121,7 +127,7 @@ end
 -- slopes and intercepts per kept pair (statistics.two_window), their
 -- statistics, the numbers of the pairs kept (kept_pairs[j]: the pair of
 -- per_rep[j]) and the window counts for the file.  Where every pair was
--- disturbed nothing is left under the cell: no value, marked disturbed.
+-- disturbed the cell rests on them all, marked disturbed (no class).
 local function pair_cell(res, i, keep)
   local windows, mux, zero = {}, false, true
   for w, rd in ipairs(res.per_rep) do
@@ -140,9 +146,13 @@ local function pair_cell(res, i, keep)
   local c = {windows = windows, kept = #ks, dropped = #slopes - #ks, multiplexed = mux, zero = zero,
     method = "two-window"}
   if #ks == 0 and #slopes > 0 then
-    c.disturbed = true
+    -- every pair disturbed: the best estimate they allow, marked, no class
+    ks, ki, c.disturbed, c.zero = slopes, intercepts, true, false
   else
-    c.per_rep, c.intercepts, c.kept_pairs = ks, ki, kp
+    c.kept_pairs = kp
+  end
+  if #ks > 0 then
+    c.per_rep, c.intercepts = ks, ki
     local st, it = statistics.stats(ks), statistics.stats(ki)
     c.value, c.trimmed, c.median, c.min, c.max, c.mean, c.spread = st.trimmed, st.trimmed, st.median, st.min, st.max,
       st.mean, st.spread
@@ -248,7 +258,7 @@ end
 -- errno (an interrupt: nil, "interrupted", EINTR from the engine).  A
 -- failed validation raises inside the engine, and so may Ctrl-C outside it
 -- (the REPL's hook): the same tiers come out.
-local function measure(w, g, hdr)
+local function measure(w, g, hdr, deadline)
   local reps = hdr.reps
   local group, err, errno
   if g then
@@ -258,7 +268,15 @@ local function measure(w, g, hdr)
     if not group then group, err, errno = pmc.group(g.labels) end
     if not group then return nil, err, errno end
   end
-  local ok, res, e2, e3 = pcall(w.run, group, reps)
+  -- more pairs while fewer than the header's are kept and time is left
+  local want, nlabels = cell.pairs(reps), g and #g.labels
+  local function more(res)
+    if not (group and deadline) or clock.now() >= deadline or #res.times >= M.MAX_WINDOWS // 2 then return false end
+    local kept = 0
+    for _, quiet in pairs(undisturbed(res, nlabels)) do kept = kept + (quiet and 1 or 0) end
+    return kept < want
+  end
+  local ok, res, e2, e3 = pcall(w.run, group, reps, more, deadline)
   if group then group:close() end
   -- Ctrl-C (the REPL's hook raises it anywhere) is known by the flag, and
   -- said without the location the hook's error carries
@@ -312,7 +330,7 @@ function M.run(o)
   local groups, unopened = plan.pack(hdr.units, plan.try)
   -- a record the file's readers would refuse is refused before measuring
   for _, g in ipairs(f and groups or {}) do
-    local fits, most = results.fits(#g.keys, hdr.reps)
+    local fits, most = results.fits(#g.keys, math.max(cell.pairs(hdr.reps), M.MAX_WINDOWS // 2))
     if not fits then
       f:close()
       plan.usage(string.format("--reps %d: a run of %d counts would write a record over the %d MiB a results " ..
@@ -337,6 +355,9 @@ function M.run(o)
   if ok then ok, err = begin(st, f, unopened, o.resume) end
   if not ok then return stop(nil, err, errno) end
   local todo, warned = work_list(st, groups), {}
+  -- the budget, shared by the runs left: a counted run may make more pairs
+  -- until its share is spent, any run makes its first call whatever is left
+  local budget_end = clock.now() + (hdr.budget or 0)
   local sized = false
   for _, w in ipairs(ws) do sized = sized or w.sized end
   if sized and hdr.n and not o.quiet then io.stderr:write(plan.size_line(hdr.n, note, engine_stream.own_data_only(hdr))) end
@@ -352,7 +373,8 @@ function M.run(o)
     loops.note(string.format("survey run %d of %d (%s, %s)%s", i, #todo, job.kernel,
       job.group and ("group " .. job.group) or "no counters", file and string.format("; the runs finished are " ..
       "kept in %s: pmcsh survey --resume %s continues", file, file) or ""))
-    local rec, merr, merrno = measure(ws[job.kernel], groups[job.group], hdr)
+    local deadline = clock.now() + math.max(0, budget_end - clock.now()) / (#todo - i + 1)
+    local rec, merr, merrno = measure(ws[job.kernel], groups[job.group], hdr, deadline)
     if not rec then return stop(nil, merr, merrno) end
     local kinds = merr or {}   -- measure's second value: the kind of each of rec.warnings
     for i, w in ipairs(rec.warnings or {}) do   -- each kind said once
