@@ -74,6 +74,8 @@ describe("start-up", function()
   -- relocations lua5.4 does not pay).
   it("costs within 3x of lua5.4 -e '', median of 21 interleaved pairs' ratios", function()
     if not h.need(have_lua(), "lua5.4 is not installed to compare with") then return end
+    if not h.need(not h.sanitized, "built with the sanitizer (make asan): its shadow memory is set up at every "
+      .. "start, a cost the plain build does not pay") then return end
     local function cpu(cmd)
       local reading, info = assert(pmc.run{events = {"task-clock"}, cmd = cmd})
       assert.are.equal(0, info.status)
