@@ -586,12 +586,7 @@ describe("chase latency", function()
     local g, msg = pmc.group{"task-clock"}
     if not helpers.need(g, "no task-clock: " .. tostring(msg)) then return end
     -- the scheduler's own account of this thread: ns on cpu, ns waiting to run
-    local function schedstat()
-      local f = io.open("/proc/thread-self/schedstat")
-      if not f then return nil end
-      local run, wait = f:read("n", "n"); f:close()
-      return run, wait
-    end
+    local schedstat = helpers.schedstat
     local run0, wait0 = schedstat()
     local r = assert(chase.latency{size = "4M", samples = 8, sample_ms = 20, group = g})
     local run1, wait1 = schedstat()

@@ -22,12 +22,7 @@ end
 -- of the clock by what the machine took, which a window that saw no
 -- context switch of its own can still hide: where the thread waited, a
 -- check that disagrees is the machine's, said as pending.
-local function schedstat()
-  local f = io.open("/proc/thread-self/schedstat")
-  if not f then return nil end
-  local run, wait = f:read("n", "n"); f:close()
-  return run, wait
-end
+local schedstat = helpers.schedstat
 local function waited(f)
   local run0, wait0 = schedstat()
   local r = f()

@@ -95,6 +95,15 @@ local function caller_pending()
   error("helpers.need: no busted pending() on the stack (called outside a spec?)", 3)
 end
 
+-- The scheduler's own account of the calling thread: ns on a cpu and ns
+-- waiting to run (/proc/thread-self/schedstat), or nil where there is none.
+function M.schedstat()
+  local f = io.open("/proc/thread-self/schedstat")
+  if not f then return nil end
+  local run, wait = f:read("n", "n"); f:close()
+  return run, wait
+end
+
 -- The one way a spec skips: pending with `reason` (what this host lacks: a
 -- PMU, a tool, root, huge pages, a quiet machine) unless `cond` holds.
 -- Returns cond, so a spec reads: if not h.need(ok, why) then return end.
