@@ -402,10 +402,7 @@ an OpenMP build is run at each --threads count (OMP_NUM_THREADS).]],
     {name = "loop", type = "list",
      help = "your own loop, FILE[:SYMBOL] (STREAM's convention; SYMBOL default: loop): pmcsh against a plain C " ..
        "driver, one thread"},
-    {name = "cflags", type = "string", help = "flags added to those --loop builds a .c/.s file with (-O3 " ..
-      "-march=native -shared -fPIC, and -I for <pmcsh/loop.h>)"},
-    {name = "no-default-cflags", type = "flag",
-     help = "build --loop with --cflags alone (then -shared -fPIC are yours to give)"},
+    loops.OPTIONS.cflags, loops.OPTIONS.no_default,
     {name = "stream", type = "string",
      help = "STREAM's own binary (stream.c, any build): it against pmcsh's kernels, each a fresh process, interleaved"},
   },

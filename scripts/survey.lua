@@ -7,6 +7,7 @@ local sys = require("pmcsh.sys")
 -- the bounds of the options a results file's header repeats, declared once
 -- (pmcsh.survey.plan) and checked here and on --resume/--report alike
 local limits = require("pmcsh.survey.plan").OPTIONS
+local loops = require("pmcsh.loops")
 local MIN_KEPT = require("pmcsh.survey.cell").MIN_KEPT
 local defaults = require("pmcsh.survey.defaults")
 
@@ -67,10 +68,7 @@ difference as the noise floor.
     {name = "loop", type = "list",
      help = "your own loop, FILE[:SYMBOL] (a .so, or a .c/.s file built with $CC; SYMBOL default: loop): a column " ..
        "each; alone, in place of the kernels; one that fails validation is left out, with what to do"},
-    {name = "cflags", type = "string", help = "flags added to those --loop builds a .c/.s file with (-O3 " ..
-      "-march=native -shared -fPIC, and -I for <pmcsh/loop.h>)"},
-    {name = "no-default-cflags", type = "flag",
-     help = "build --loop with --cflags alone (then -shared -fPIC are yours to give)"},
+    loops.OPTIONS.cflags, loops.OPTIONS.no_default,
     {name = "chase", type = "string",
      help = "the chase: ORDER:SIZE[:STRIDE], default random:256M:64; adds chase to the kernels"},
     limits.sample_ms, limits.n, limits.reps, limits.threads, limits.pages, limits.budget,

@@ -16,6 +16,13 @@ local M = {}
 M.CC = "cc"
 M.CFLAGS = "-O3 -march=native -shared -fPIC"
 M.MAX_SOURCE = 16 << 20   -- bytes of a loop's source; its preprocessed text at most 4 times that
+-- The build's options, as every recipe with --loop declares them.
+M.OPTIONS = {
+  cflags = {name = "cflags", type = "string", help = "flags added to those --loop builds a .c/.s file with (" ..
+    M.CFLAGS .. ", and -I for <pmcsh/loop.h>)"},
+  no_default = {name = "no-default-cflags", type = "flag",
+    help = "build --loop with --cflags alone (then -shared -fPIC are yours to give)"},
+}
 local PRIVATE = 448       -- 0700
 local STALE = 3600        -- seconds after which a .build-* folder no build uses is swept
 
